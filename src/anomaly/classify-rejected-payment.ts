@@ -1,0 +1,19 @@
+import { OrderStatus } from '../order/order-status';
+import { PaymentOrder } from '../order/payment-order.entity';
+import { AnomalyType } from './anomaly.entity';
+
+/**
+ * Why a payment the platform took could not pay its order, read from the order's committed
+ * state after the compare-and-set failed. Every answer means money to give back.
+ */
+export function classifyRejectedPayment(order: PaymentOrder): AnomalyType {
+  switch (order.status) {
+    case OrderStatus.Paid:
+      return AnomalyType.DuplicatePayment;
+    case OrderStatus.Closed:
+      return AnomalyType.PaidAfterClose;
+    case OrderStatus.WaitPay:
+      // The CAS matches WAIT_PAY with the exact amount and currency; only a mismatch fails it here.
+      return AnomalyType.AmountMismatch;
+  }
+}

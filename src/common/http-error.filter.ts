@@ -1,0 +1,76 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import { FastifyReply, FastifyRequest } from 'fastify';
+import { QueryFailedError } from 'typeorm';
+import { DomainError } from './domain-error';
+
+interface ErrorAnswer {
+  status: number;
+  code: string;
+  message: string;
+}
+
+/** Connection-level failures of the database driver: transient, the caller should retry. */
+const TRANSIENT_DRIVER_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'PROTOCOL_CONNECTION_LOST', 'POOL_CLOSED']);
+
+/**
+ * The one place errors become HTTP answers: domain errors and client mistakes keep their 4xx,
+ * database trouble is a retryable 503, anything else a 500 without internals. Each platform's
+ * endpoint answers in the format that platform expects, so it retries.
+ */
+@Catch()
+export class HttpErrorFilter implements ExceptionFilter {
+  private readonly logger = new Logger(HttpErrorFilter.name);
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const request = host.switchToHttp().getRequest<FastifyRequest>();
+    const reply = host.switchToHttp().getResponse<FastifyReply>();
+    const answer = describe(exception);
+    this.log(answer, exception, request);
+
+    const path = request.url.split('?')[0];
+    if (path.startsWith('/health/') && exception instanceof HttpException) {
+      reply.status(answer.status).send(exception.getResponse()); // terminus' per-check details
+    } else if (path === '/notify/alipay') {
+      reply.status(answer.status).header('content-type', 'text/plain; charset=utf-8').header('x-fail-reason', asciiHeader(answer.message)).send('fail');
+    } else if (path === '/notify/wechatpay') {
+      reply.status(answer.status).send({ code: 'FAIL', message: answer.message });
+    } else {
+      reply.status(answer.status).send({ statusCode: answer.status, error: answer.code, message: answer.message });
+    }
+  }
+
+  private log(answer: ErrorAnswer, exception: unknown, request: FastifyRequest): void {
+    const line = `${request.method} ${request.url.split('?')[0]} → ${answer.status} ${answer.code}: ${answer.message}`;
+    // Expected refusals (disabled channel, unknown order) are warnings; only the unexpected carries a stack.
+    if (answer.status >= 500 && !(exception instanceof DomainError)) this.logger.error(line, (exception as Error)?.stack);
+    else this.logger.warn(line);
+  }
+}
+
+function describe(exception: unknown): ErrorAnswer {
+  if (exception instanceof DomainError) {
+    return { status: exception.status, code: exception.code, message: exception.message };
+  }
+  if (exception instanceof HttpException) {
+    return { status: exception.getStatus(), code: exception.name, message: httpExceptionMessage(exception) };
+  }
+  const statusCode = (exception as { statusCode?: number })?.statusCode;
+  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
+    // Fastify's own client errors: malformed JSON, body too large, unsupported media type.
+    return { status: statusCode, code: (exception as { code?: string }).code ?? 'BadRequest', message: (exception as Error).message };
+  }
+  if (exception instanceof QueryFailedError || TRANSIENT_DRIVER_CODES.has((exception as { code?: string })?.code ?? '')) {
+    return { status: HttpStatus.SERVICE_UNAVAILABLE, code: 'DatabaseUnavailable', message: 'database temporarily unavailable; retry later' };
+  }
+  return { status: HttpStatus.INTERNAL_SERVER_ERROR, code: 'InternalError', message: 'internal error; retry later' };
+}
+
+function httpExceptionMessage(exception: HttpException): string {
+  const response = exception.getResponse();
+  const message = typeof response === 'object' && response !== null ? (response as { message?: unknown }).message : response;
+  return Array.isArray(message) ? message.join('; ') : String(message ?? exception.message);
+}
+
+function asciiHeader(text: string): string {
+  return text.replace(/[^\x20-\x7e]/g, '?').slice(0, 200);
+}

@@ -1,0 +1,30 @@
+import { join } from 'node:path';
+import { DataSourceOptions } from 'typeorm';
+import { PaymentAnomaly } from '../anomaly/anomaly.entity';
+import { DatabaseConfig } from '../config/database.config';
+import { OutboxEvent } from '../events/outbox-event.entity';
+import { CallbackDelivery } from '../idempotency/callback-delivery.entity';
+import { PaymentCallback } from '../idempotency/payment-callback.entity';
+import { PaymentOrder } from '../order/payment-order.entity';
+
+export const ENTITIES = [PaymentOrder, PaymentCallback, CallbackDelivery, PaymentAnomaly, OutboxEvent];
+
+/** The one place the TypeORM options are built: the app, the migration CLI (ormconfig.ts) and tests use it. */
+export function buildDataSourceOptions(config: DatabaseConfig): DataSourceOptions {
+  return {
+    type: 'mysql',
+    url: config.url,
+    entities: ENTITIES,
+    migrations: [join(__dirname, 'migrations', '*.{ts,js}')],
+    migrationsTableName: 'schema_migrations',
+    synchronize: false,
+    migrationsRun: false,
+    poolSize: config.poolSize,
+    // Dates travel as UTC; the app writes every timestamp itself, so the server's zone never matters.
+    timezone: 'Z',
+    charset: 'utf8mb4_unicode_ci',
+    supportBigNumbers: true,
+    bigNumberStrings: true,
+    connectTimeout: 5000,
+  };
+}

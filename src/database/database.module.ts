@@ -1,0 +1,23 @@
+import { Module } from '@nestjs/common';
+import { ConfigModule, ConfigType } from '@nestjs/config';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { databaseConfig } from '../config/database.config';
+import { buildDataSourceOptions } from './data-source-options';
+import { MigrationRunner } from './migration-runner';
+
+@Module({
+  imports: [
+    TypeOrmModule.forRootAsync({
+      imports: [ConfigModule.forFeature(databaseConfig)],
+      inject: [databaseConfig.KEY],
+      useFactory: (config: ConfigType<typeof databaseConfig>) => ({
+        ...buildDataSourceOptions(config),
+        retryAttempts: 3,
+        retryDelay: 1000,
+      }),
+    }),
+    ConfigModule.forFeature(databaseConfig),
+  ],
+  providers: [MigrationRunner],
+})
+export class DatabaseModule {}

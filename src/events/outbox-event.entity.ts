@@ -1,0 +1,32 @@
+import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+
+/**
+ * After-payment events, written in the same transaction as the state change that caused them and
+ * published afterwards by a relay: an event exists if and only if its cause committed.
+ */
+@Entity('outbox_event')
+@Index('ix_outbox_event_unpublished', ['publishedAt', 'id'])
+export class OutboxEvent {
+  @PrimaryGeneratedColumn({ type: 'bigint' })
+  id: string;
+
+  @Index('uq_outbox_event_event_id', { unique: true })
+  @Column({ name: 'event_id', type: 'char', length: 36 })
+  eventId: string;
+
+  @Column({ type: 'varchar', length: 64 })
+  type: string;
+
+  @Index('ix_outbox_event_order_no')
+  @Column({ name: 'order_no', type: 'varchar', length: 64 })
+  orderNo: string;
+
+  @Column({ type: 'json' })
+  payload: Record<string, unknown>;
+
+  @Column({ name: 'created_at', type: 'datetime', precision: 3 })
+  createdAt: Date;
+
+  @Column({ name: 'published_at', type: 'datetime', precision: 3, nullable: true })
+  publishedAt: Date | null;
+}

@@ -1,0 +1,30 @@
+import { randomUUID } from 'node:crypto';
+import { PaymentNotification } from '../signature/verified-notification';
+
+export const EventType = { PaymentSucceeded: 'payment.succeeded' } as const;
+export type EventType = (typeof EventType)[keyof typeof EventType];
+
+/** The message body other services receive; the contract is documented in the README. */
+export interface PaymentEvent {
+  eventId: string;
+  type: EventType;
+  occurredAt: string;
+  orderNo: string;
+  transactionId: string;
+  channel: string;
+  amount: number;
+  currency: string;
+}
+
+export function paymentSucceeded(payment: PaymentNotification): PaymentEvent {
+  return {
+    eventId: randomUUID(),
+    type: EventType.PaymentSucceeded,
+    occurredAt: payment.paidAt.toISOString(),
+    orderNo: payment.outTradeNo,
+    transactionId: payment.transactionId,
+    channel: payment.channel,
+    amount: payment.amount,
+    currency: payment.currency,
+  };
+}

@@ -1,0 +1,35 @@
+import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+
+/** Every accepted delivery, with the exact bytes received, for reconciliation. Append-only. */
+@Entity('callback_delivery')
+@Index('ix_callback_delivery_transaction', ['channel', 'transactionId'])
+export class CallbackDelivery {
+  @PrimaryGeneratedColumn({ type: 'bigint' })
+  id: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  channel: string;
+
+  @Column({ name: 'event_type', type: 'varchar', length: 64 })
+  eventType: string;
+
+  @Column({ name: 'transaction_id', type: 'varchar', length: 64, nullable: true })
+  transactionId: string | null;
+
+  @Index('ix_callback_delivery_order_no')
+  @Column({ name: 'order_no', type: 'varchar', length: 64, nullable: true })
+  orderNo: string | null;
+
+  /** What this delivery did: PAID, DUPLICATE, NOT_PAYING, or an anomaly type. */
+  @Column({ type: 'varchar', length: 32 })
+  outcome: string;
+
+  @Column({ name: 'raw_body', type: 'mediumblob' })
+  rawBody: Buffer;
+
+  @Column({ type: 'json' })
+  headers: Record<string, string>;
+
+  @Column({ name: 'received_at', type: 'datetime', precision: 3 })
+  receivedAt: Date;
+}

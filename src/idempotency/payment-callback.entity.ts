@@ -1,0 +1,38 @@
+import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { bigintAmount } from '../common/money';
+
+/**
+ * One row per payment (channel, transaction id), however often it was delivered. The unique key is
+ * the idempotency guarantee: the first delivery inserts it, every other one finds it.
+ */
+@Entity('payment_callback')
+@Index('uq_payment_callback_channel_transaction', ['channel', 'transactionId'], { unique: true })
+export class PaymentCallback {
+  @PrimaryGeneratedColumn({ type: 'bigint' })
+  id: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  channel: string;
+
+  @Column({ name: 'transaction_id', type: 'varchar', length: 64 })
+  transactionId: string;
+
+  @Index('ix_payment_callback_order_no')
+  @Column({ name: 'order_no', type: 'varchar', length: 64 })
+  orderNo: string;
+
+  @Column({ type: 'bigint', transformer: bigintAmount })
+  amount: number;
+
+  @Column({ type: 'char', length: 3 })
+  currency: string;
+
+  @Column({ name: 'delivery_count', type: 'int', unsigned: true, default: 1 })
+  deliveryCount: number;
+
+  @Column({ name: 'first_received_at', type: 'datetime', precision: 3 })
+  firstReceivedAt: Date;
+
+  @Column({ name: 'last_received_at', type: 'datetime', precision: 3 })
+  lastReceivedAt: Date;
+}

@@ -1,0 +1,30 @@
+import { randomUUID } from 'node:crypto';
+import { IncomingMessage } from 'node:http';
+import { Module } from '@nestjs/common';
+import { LoggerModule } from 'nestjs-pino';
+
+/**
+ * Structured JSON logs with a correlation id per request (X-Request-Id when the caller sends one).
+ * Requests are logged as method, url and id only: headers and bodies carry signatures, tokens and
+ * payer data, and never reach a log.
+ */
+@Module({
+  imports: [
+    LoggerModule.forRoot({
+      pinoHttp: {
+        level: process.env.LOG_LEVEL ?? 'info',
+        genReqId: (req: IncomingMessage) => {
+          const given = req.headers['x-request-id'];
+          return typeof given === 'string' && /^[\w\-]{1,64}$/.test(given) ? given : randomUUID();
+        },
+        serializers: {
+          req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+          res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+        },
+        redact: ['req.headers.authorization', 'req.headers["wechatpay-signature"]'],
+        autoLogging: { ignore: (req: IncomingMessage) => req.url === '/metrics' || (req.url ?? '').startsWith('/health/') },
+      },
+    }),
+  ],
+})
+export class LoggingModule {}

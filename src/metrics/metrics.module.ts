@@ -1,0 +1,32 @@
+import { Global, Module } from '@nestjs/common';
+import { getToken, makeCounterProvider, makeHistogramProvider, PrometheusModule } from '@willsoto/nestjs-prometheus';
+import { register } from 'prom-client';
+
+export const NOTIFICATIONS_TOTAL = 'payment_notifications_total';
+export const NOTIFICATION_SECONDS = 'payment_notification_duration_seconds';
+
+@Global()
+@Module({
+  imports: [
+    PrometheusModule.register({
+      path: '/metrics',
+      // Process metrics are registered once per process (tests run two apps in one process).
+      defaultMetrics: { enabled: register.getSingleMetric('process_cpu_user_seconds_total') === undefined },
+    }),
+  ],
+  providers: [
+    makeCounterProvider({
+      name: NOTIFICATIONS_TOTAL,
+      help: 'Platform notifications answered, by channel and outcome (PAID, DUPLICATE, NOT_PAYING, an anomaly type, or FAILED)',
+      labelNames: ['channel', 'outcome'],
+    }),
+    makeHistogramProvider({
+      name: NOTIFICATION_SECONDS,
+      help: 'Time from a verified notification to its committed outcome',
+      labelNames: ['channel'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    }),
+  ],
+  exports: [getToken(NOTIFICATIONS_TOTAL), getToken(NOTIFICATION_SECONDS)],
+})
+export class MetricsModule {}

@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { AnomalyModule } from '../anomaly/anomaly.module';
+import { EventsModule } from '../events/events.module';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { OrderModule } from '../order/order.module';
+import { SignatureModule } from '../signature/signature.module';
+import { AckInterceptor } from './ack.interceptor';
+import { NotifyController } from './notify.controller';
+import { PaymentNotificationService } from './payment-notification.service';
+
+@Module({
+  imports: [SignatureModule, IdempotencyModule, OrderModule, AnomalyModule, EventsModule],
+  controllers: [NotifyController],
+  providers: [PaymentNotificationService, AckInterceptor],
+})
+export class NotifyModule {}

@@ -1,0 +1,22 @@
+import { IsInt, IsString, Matches, Max, Min } from 'class-validator';
+import { MAX_AMOUNT } from '../../common/money';
+
+export class CreatePaymentOrderDto {
+  @IsString()
+  @Matches(/^[A-Za-z0-9_\-]{1,64}$/, { message: 'orderNo must be 1 to 64 letters, digits, _ or -' })
+  orderNo: string;
+
+  @IsString()
+  @Matches(/^\S{1,64}$/, { message: 'userId must be 1 to 64 characters without spaces' })
+  userId: string;
+
+  /** Integer minor units (fen, cents). */
+  @IsInt({ message: 'amount must be an integer in minor units (e.g. 1999 for 19.99)' })
+  @Min(1, { message: 'amount must be greater than zero' })
+  @Max(MAX_AMOUNT, { message: `amount must be at most ${MAX_AMOUNT}` })
+  amount: number;
+
+  @IsString()
+  @Matches(/^[A-Z]{3}$/, { message: 'currency must be an ISO 4217 code such as CNY' })
+  currency: string;
+}

@@ -1,0 +1,84 @@
+import { Injectable } from '@nestjs/common';
+import { TransactionHost } from '@nestjs-cls/transactional';
+import { isDuplicateKey, Tx, WriteResult } from '../database/sql';
+import { PaymentNotification } from '../signature/verified-notification';
+import { OrderEvent, OrderStatus, TRANSITIONS } from './order-status';
+import { PaymentOrder } from './payment-order.entity';
+
+export interface NewPaymentOrder {
+  orderNo: string;
+  userId: string;
+  amount: number;
+  currency: string;
+}
+
+@Injectable()
+export class PaymentOrderRepository {
+  constructor(private readonly txHost: TransactionHost) {}
+
+  private get tx() {
+    return (this.txHost as Tx).tx;
+  }
+
+  /** Inserts the order in WAIT_PAY; false when the order number already exists. */
+  async insertIfAbsent(order: NewPaymentOrder): Promise<boolean> {
+    const now = new Date();
+    try {
+      await this.tx.query(
+        `INSERT INTO payment_order (order_no, user_id, amount, currency, status, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        [order.orderNo, order.userId, order.amount, order.currency, OrderStatus.WaitPay, now, now],
+      );
+      return true;
+    } catch (error) {
+      if (isDuplicateKey(error)) return false;
+      throw error;
+    }
+  }
+
+  async find(orderNo: string): Promise<PaymentOrder | null> {
+    return this.tx.getRepository(PaymentOrder).findOneBy({ orderNo });
+  }
+
+  /** A locking read: the order as committed now, held until the transaction ends. */
+  async findForUpdate(orderNo: string): Promise<PaymentOrder | null> {
+    return this.tx
+      .getRepository(PaymentOrder)
+      .createQueryBuilder('o')
+      .setLock('pessimistic_write')
+      .where('o.order_no = :orderNo', { orderNo })
+      .getOne();
+  }
+
+  /**
+   * Compare-and-set WAIT_PAY → PAID, only for the exact amount and currency: true when this
+   * payment moved the order; false when the order is elsewhere, absent, or the amount differs.
+   */
+  async markPaidIfWaiting(payment: PaymentNotification): Promise<boolean> {
+    return this.transition(payment.outTradeNo, OrderEvent.Pay, {
+      set: { channel: payment.channel, transaction_id: payment.transactionId, paid_at: payment.paidAt },
+      where: { amount: payment.amount, currency: payment.currency },
+    });
+  }
+
+  async closeIfWaiting(orderNo: string): Promise<boolean> {
+    return this.transition(orderNo, OrderEvent.Close, { set: {}, where: {} });
+  }
+
+  /** The state machine as one conditional UPDATE; the affected-row count is the answer. */
+  private async transition(
+    orderNo: string,
+    event: OrderEvent,
+    columns: { set: Record<string, unknown>; where: Record<string, unknown> },
+  ): Promise<boolean> {
+    const { from, to } = TRANSITIONS[event];
+    const set = Object.keys(columns.set).map((c) => `, ${c} = ?`).join('');
+    const where = Object.keys(columns.where).map((c) => ` AND ${c} = ?`).join('');
+    const result: WriteResult = await this.tx.query(
+      `UPDATE payment_order SET status = ?, updated_at = ?${set}
+       WHERE order_no = ? AND status IN (${from.map(() => '?').join(', ')})${where}`,
+      [to, new Date(), ...Object.values(columns.set), orderNo, ...from, ...Object.values(columns.where)],
+    );
+    return result.affectedRows === 1;
+  }
+}

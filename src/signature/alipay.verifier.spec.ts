@@ -1,0 +1,229 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { DomainError } from '../common/domain-error';
+import { AlipayConfig } from '../config/alipay.config';
+import { alipayDelivery, alipayTradeParams, generateRsaKeyPair, RsaKeyPair } from '../../test/support/platform-signers';
+import { AlipayVerifier, parseForm } from './alipay.verifier';
+import { RawDelivery } from './verified-notification';
+
+const VECTORS = path.resolve(__dirname, '../../../shared/vectors');
+const FORM = 'application/x-www-form-urlencoded; charset=utf-8';
+const APP_ID = '2021004100000001';
+const SELLER_ID = '2088621900000001';
+const PAID_AT = new Date('2025-03-01T12:00:00Z');
+
+/** The error code a call throws, so that a wrong code or no error at all shows up in the assertion. */
+function codeOf(call: () => unknown): string {
+  try {
+    call();
+  } catch (error) {
+    return error instanceof DomainError ? error.code : `non-domain error: ${String(error)}`;
+  }
+  return 'no error';
+}
+
+function form(body: string, contentType = FORM): RawDelivery {
+  return { headers: { 'content-type': contentType }, body: Buffer.from(body, 'utf8') };
+}
+
+describe(AlipayVerifier.name, () => {
+  let dir: string;
+
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'alipay-verifier-'));
+  });
+
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  describe('real vector from alipay-sdk-nodejs-all', () => {
+    const vectorBody = readFileSync(path.join(VECTORS, 'alipay-2019-trade-success.form'), 'utf8').trim();
+    let sut: AlipayVerifier;
+
+    beforeEach(() => {
+      sut = new AlipayVerifier({
+        appId: '2019073166072302',
+        sellerId: '2088531891668739',
+        publicKeyPath: path.join(VECTORS, 'alipay-2019-public-key.pem'),
+      });
+    });
+
+    it('should verify the notification as it is', () => {
+      const delivery = form(vectorBody);
+
+      const result = sut.verify(delivery);
+
+      expect(result).toEqual({
+        channel: 'ALIPAY',
+        merchantId: '2019073166072302',
+        eventType: 'TRADE_SUCCESS',
+        paid: true,
+        outTradeNo: '20190815155618536-564-57',
+        transactionId: '2019081522001468450512505578',
+        amount: 10,
+        currency: 'CNY',
+        paidAt: new Date('2019-08-15T07:56:24Z'),
+        rawBody: delivery.body,
+        headers: { 'content-type': FORM },
+      });
+    });
+
+    it.each([
+      ['total_amount', 'total_amount=0.10', 'total_amount=0.11'],
+      ['out_trade_no', 'out_trade_no=20190815155618536-564-57', 'out_trade_no=20190815155618536-564-58'],
+      ['trade_no', 'trade_no=2019081522001468450512505578', 'trade_no=2019081522001468450512505579'],
+      ['buyer_id', 'buyer_id=2088102534368455', 'buyer_id=2088102534368456'],
+      ['subject (a UTF-8 byte)', 'subject=%E8%AF%AD', 'subject=%E8%AF%AE'],
+      ['gmt_payment', 'gmt_payment=2019-08-15+15%3A56%3A24', 'gmt_payment=2019-08-15+15%3A56%3A25'],
+      ['fund_bill_list', '%22fundChannel%22%3A%22ALIPAYACCOUNT', '%22fundChannel%22%3A%22ALIPAYACCOUNU'],
+      ['point_amount (last parameter)', 'point_amount=0.00', 'point_amount=0.01'],
+      ['the signature itself', 'sign=QfTb8', 'sign=QfTb9'],
+    ])('should reject the notification with one character of %s changed', (_what, from, to) => {
+      expect(vectorBody.split(from)).toHaveLength(2);
+      const tampered = vectorBody.replace(from, to);
+      expect(tampered.length).toBe(vectorBody.length);
+      expect([...tampered].filter((char, i) => char !== vectorBody[i])).toHaveLength(1);
+
+      expect(codeOf(() => sut.verify(form(tampered)))).toBe('InvalidSignature');
+    });
+  });
+
+  describe('generated deliveries', () => {
+    let alipay: RsaKeyPair;
+    let stranger: RsaKeyPair;
+    let sut: AlipayVerifier;
+
+    beforeAll(() => {
+      alipay = generateRsaKeyPair();
+      stranger = generateRsaKeyPair();
+      writeFileSync(path.join(dir, 'alipay-public-key.pem'), alipay.publicKeyPem);
+    });
+
+    const config = (overrides: Partial<AlipayConfig> = {}): AlipayConfig => ({
+      appId: APP_ID,
+      sellerId: SELLER_ID,
+      publicKeyPath: path.join(dir, 'alipay-public-key.pem'),
+      ...overrides,
+    });
+    const trade = (overrides: Partial<Parameters<typeof alipayTradeParams>[0]> = {}) =>
+      alipayTradeParams({
+        appId: APP_ID,
+        sellerId: SELLER_ID,
+        outTradeNo: 'ORD20250301120000001',
+        tradeNo: '2025030122001468451400000001',
+        totalAmount: '88.88',
+        paidAt: PAID_AT,
+        ...overrides,
+      });
+
+    beforeEach(() => {
+      sut = new AlipayVerifier(config());
+    });
+
+    it('should return the normalized payment fields', () => {
+      const delivery = form(alipayDelivery(alipay.privateKey, trade()));
+
+      const result = sut.verify(delivery);
+
+      expect(result).toEqual({
+        channel: 'ALIPAY',
+        merchantId: APP_ID,
+        eventType: 'TRADE_SUCCESS',
+        paid: true,
+        outTradeNo: 'ORD20250301120000001',
+        transactionId: '2025030122001468451400000001',
+        amount: 8888,
+        currency: 'CNY',
+        paidAt: PAID_AT,
+        rawBody: delivery.body,
+        headers: { 'content-type': FORM },
+      });
+    });
+
+    it.each([
+      ['TRADE_SUCCESS', true],
+      ['TRADE_FINISHED', true],
+      ['WAIT_BUYER_PAY', false],
+      ['TRADE_CLOSED', false],
+    ])('should report trade_status %s as paid=%s', (tradeStatus, paid) => {
+      const result = sut.verify(form(alipayDelivery(alipay.privateKey, trade({ tradeStatus }))));
+
+      expect(result).toMatchObject({ eventType: tradeStatus, paid });
+    });
+
+    it('should reject another app_id', () => {
+      const body = alipayDelivery(alipay.privateKey, trade({ appId: '2021004100000002' }));
+
+      expect(codeOf(() => sut.verify(form(body)))).toBe('MerchantMismatch');
+    });
+
+    it('should reject another seller_id', () => {
+      const body = alipayDelivery(alipay.privateKey, trade({ sellerId: '2088621900000002' }));
+
+      expect(codeOf(() => sut.verify(form(body)))).toBe('MerchantMismatch');
+    });
+
+    it('should reject sign_type RSA even when its SHA1withRSA signature is genuine', () => {
+      const body = alipayDelivery(alipay.privateKey, trade(), { signType: 'RSA' });
+
+      expect(codeOf(() => sut.verify(form(body)))).toBe('InvalidSignature');
+    });
+
+    it('should reject sign_type RSA even over a signature that verifies as RSA2', () => {
+      // sign_type is not part of the signed content, so relabelling keeps the SHA256withRSA signature valid.
+      const body = alipayDelivery(alipay.privateKey, trade());
+      expect(body.split('&sign_type=RSA2')).toHaveLength(2);
+
+      expect(codeOf(() => sut.verify(form(body.replace('&sign_type=RSA2', '&sign_type=RSA'))))).toBe('InvalidSignature');
+    });
+
+    it('should reject a notification signed by another key', () => {
+      const body = alipayDelivery(stranger.privateKey, trade());
+
+      expect(codeOf(() => sut.verify(form(body)))).toBe('InvalidSignature');
+    });
+
+    it('should reject a notification without sign', () => {
+      const body = alipayDelivery(alipay.privateKey, trade()).replace(/&sign=[^&]*/, '');
+
+      expect(codeOf(() => sut.verify(form(body)))).toBe('MalformedRequest');
+    });
+
+    it.each(['1e2', '-1', '0.001', '', '1.2.3', ' 1.00', '0.00'])(
+      'should reject a validly signed total_amount of "%s"',
+      (totalAmount) => {
+        const body = alipayDelivery(alipay.privateKey, trade({ totalAmount }));
+        expect(codeOf(() => sut.verifySignature(parseForm(Buffer.from(body))))).toBe('no error');
+
+        expect(() => sut.verify(form(body))).toThrow(
+          expect.objectContaining({ code: 'MalformedRequest', message: expect.stringContaining('total_amount') }),
+        );
+      },
+    );
+
+    it.each(['application/json', 'text/plain', ''])('should reject the content type "%s"', (contentType) => {
+      const body = alipayDelivery(alipay.privateKey, trade());
+
+      expect(codeOf(() => sut.verify(form(body, contentType)))).toBe('MalformedRequest');
+    });
+
+    it('should reject a parameter that appears twice', () => {
+      const body = alipayDelivery(alipay.privateKey, trade());
+
+      expect(codeOf(() => sut.verify(form(`${body}&trade_status=TRADE_SUCCESS`)))).toBe('MalformedRequest');
+      expect(codeOf(() => sut.verify(form(`out_trade_no=ORD20250301120000002&${body}`)))).toBe('MalformedRequest');
+    });
+
+    it.each(['gbk', 'GB2312', 'iso-8859-1'])('should reject charset %s', (charset) => {
+      const body = alipayDelivery(alipay.privateKey, { ...trade(), charset });
+
+      expect(codeOf(() => sut.verify(form(body)))).toBe('MalformedRequest');
+    });
+
+    it('should accept charset UTF-8 in upper case', () => {
+      const body = alipayDelivery(alipay.privateKey, { ...trade(), charset: 'UTF-8' });
+
+      expect(codeOf(() => sut.verify(form(body)))).toBe('no error');
+    });
+  });
+});

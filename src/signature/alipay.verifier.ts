@@ -1,0 +1,116 @@
+import { KeyObject, verify } from 'node:crypto';
+import { DomainError } from '../common/domain-error';
+import { parseDecimalAmount } from '../common/money';
+import { AlipayConfig } from '../config/alipay.config';
+import { headerValue, loadPublicKey } from './key-loading';
+import { Channel, NotificationVerifier, RawDelivery, VerifiedNotification } from './verified-notification';
+
+const PAID_STATUSES = new Set(['TRADE_SUCCESS', 'TRADE_FINISHED']);
+const UNPAID_STATUSES = new Set(['WAIT_BUYER_PAY', 'TRADE_CLOSED']);
+/** Alipay's timestamps are Beijing time without a zone. */
+const ALIPAY_TIME = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})$/;
+const FORM_CONTENT_TYPE = 'application/x-www-form-urlencoded';
+
+/** Alipay asynchronous notification: RSA2 (SHA256withRSA) over the sorted, decoded parameters. */
+export class AlipayVerifier implements NotificationVerifier {
+  readonly channel = Channel.Alipay;
+  readonly enabled: boolean;
+  private readonly publicKey?: KeyObject;
+
+  constructor(private readonly config: AlipayConfig | undefined) {
+    this.enabled = config !== undefined;
+    if (config) this.publicKey = loadPublicKey(config.publicKeyPath, 'ALIPAY_PUBLIC_KEY_PATH');
+  }
+
+  verify(delivery: RawDelivery): VerifiedNotification {
+    const contentType = headerValue(delivery.headers, 'content-type') ?? '';
+    if (!contentType.toLowerCase().startsWith(FORM_CONTENT_TYPE)) {
+      throw new DomainError('MalformedRequest', `Alipay notifications must be ${FORM_CONTENT_TYPE}`);
+    }
+    const params = parseForm(delivery.body);
+    this.verifySignature(params);
+    this.checkMerchant(params);
+    return {
+      channel: this.channel,
+      merchantId: params.get('app_id')!,
+      ...readTrade(params),
+      rawBody: delivery.body,
+      headers: { 'content-type': contentType },
+    };
+  }
+
+  verifySignature(params: Map<string, string>): void {
+    const sign = params.get('sign');
+    if (!sign) throw new DomainError('MalformedRequest', 'missing parameter sign');
+    const signType = params.get('sign_type') ?? 'RSA2';
+    if (signType !== 'RSA2') throw new DomainError('InvalidSignature', `sign_type ${signType} is not accepted, only RSA2`);
+    if (!verify('sha256', Buffer.from(signedContent(params), 'utf8'), this.publicKey!, Buffer.from(sign, 'base64'))) {
+      throw new DomainError('InvalidSignature', 'sign does not verify with the Alipay public key');
+    }
+  }
+
+  private checkMerchant(params: Map<string, string>): void {
+    const appId = params.get('app_id');
+    if (appId !== this.config!.appId) throw new DomainError('MerchantMismatch', `app_id ${appId ?? '(none)'} is not this application`);
+    const sellerId = this.config!.sellerId;
+    if (sellerId && params.get('seller_id') !== sellerId) {
+      throw new DomainError('MerchantMismatch', `seller_id ${params.get('seller_id') ?? '(none)'} is not this seller`);
+    }
+  }
+}
+
+/** All parameters but sign and sign_type, non-empty values only, sorted by key, `k=v` joined with `&`. */
+export function signedContent(params: Map<string, string>): string {
+  return [...params.entries()]
+    .filter(([key, value]) => key !== 'sign' && key !== 'sign_type' && value !== '')
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([key, value]) => `${key}=${value}`)
+    .join('&');
+}
+
+export function parseForm(body: Buffer): Map<string, string> {
+  const text = body.toString('latin1');
+  // A form body is percent-encoded ASCII; raw bytes beyond that mean a client that did not encode it.
+  if (!/^[\x20-\x7e]+$/.test(text)) throw new DomainError('MalformedRequest', 'form body must be non-empty, percent-encoded ASCII');
+  const params = new Map<string, string>();
+  for (const [key, value] of new URLSearchParams(text)) {
+    if (params.has(key)) throw new DomainError('MalformedRequest', `parameter ${key} appears twice`);
+    params.set(key, value);
+  }
+  const charset = (params.get('charset') ?? 'utf-8').toLowerCase();
+  if (charset !== 'utf-8' && charset !== 'utf8') {
+    throw new DomainError('MalformedRequest', `charset ${charset} is not supported; configure the Alipay app for utf-8`);
+  }
+  return params;
+}
+
+function readTrade(params: Map<string, string>) {
+  const eventType = params.get('trade_status');
+  if (!eventType) throw new DomainError('MalformedRequest', 'missing parameter trade_status');
+  if (!PAID_STATUSES.has(eventType) && !UNPAID_STATUSES.has(eventType)) {
+    throw new DomainError('MalformedRequest', `unknown trade_status ${eventType}`);
+  }
+  const totalAmount = params.get('total_amount');
+  return {
+    eventType,
+    paid: PAID_STATUSES.has(eventType),
+    outTradeNo: requireParam(params, 'out_trade_no'),
+    transactionId: requireParam(params, 'trade_no'),
+    amount: parseDecimalAmount(totalAmount ?? '', 'total_amount'),
+    currency: 'CNY',
+    paidAt: parseAlipayTime(params.get('gmt_payment') ?? requireParam(params, 'notify_time')),
+  };
+}
+
+function requireParam(params: Map<string, string>, name: string): string {
+  const value = params.get(name);
+  if (!value || value.length > 64) throw new DomainError('MalformedRequest', `parameter ${name} must be 1 to 64 characters`);
+  return value;
+}
+
+function parseAlipayTime(text: string): Date {
+  const match = ALIPAY_TIME.exec(text);
+  const date = match ? new Date(`${match[1]}T${match[2]}+08:00`) : new Date(NaN);
+  if (Number.isNaN(date.getTime())) throw new DomainError('MalformedRequest', `time ${text} is not yyyy-MM-dd HH:mm:ss`);
+  return date;
+}

@@ -1,0 +1,50 @@
+export const Channel = { Wechatpay: 'WECHATPAY', Alipay: 'ALIPAY' } as const;
+export type Channel = (typeof Channel)[keyof typeof Channel];
+
+/** What a channel's verifier produces once the signature holds: the same shape for every channel. */
+export interface VerifiedNotification {
+  channel: Channel;
+  /** WeChat mchid, or Alipay app_id. */
+  merchantId: string;
+  /** WeChat event_type (TRANSACTION.SUCCESS, ...) or Alipay trade_status (TRADE_SUCCESS, ...). */
+  eventType: string;
+  /** Whether this notification says money was taken; only those consume the payment's dedup key. */
+  paid: boolean;
+  /** Present on every trade notification; absent on events that are not about a trade. */
+  outTradeNo?: string;
+  transactionId?: string;
+  /** Integer minor units. */
+  amount?: number;
+  currency?: string;
+  paidAt?: Date;
+  rawBody: Buffer;
+  /** The headers that reconciliation needs (signature headers, content type). */
+  headers: Record<string, string>;
+}
+
+/** A notification that pays: the fields the payment pipeline needs are all present. */
+export type PaymentNotification = VerifiedNotification &
+  Required<Pick<VerifiedNotification, 'outTradeNo' | 'transactionId' | 'amount' | 'currency' | 'paidAt'>> & {
+    paid: true;
+  };
+
+export function isPayment(n: VerifiedNotification): n is PaymentNotification {
+  return n.paid;
+}
+
+export interface RawDelivery {
+  body: Buffer;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+export interface NotificationVerifier {
+  readonly channel: Channel;
+  /** False when the channel has no keys configured; its endpoint then answers 503. */
+  readonly enabled: boolean;
+  verify(delivery: RawDelivery): VerifiedNotification;
+}
+
+export const NOTIFICATION_VERIFIERS = Symbol('NOTIFICATION_VERIFIERS');
+export const CLOCK = Symbol('CLOCK');
+/** Milliseconds since the epoch; injected so that tests can verify notifications signed in the past. */
+export type Clock = () => number;

@@ -1,0 +1,343 @@
+import { createDecipheriv } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { DomainError } from '../common/domain-error';
+import { WechatpayConfig } from '../config/wechatpay.config';
+import {
+  generateCertificate,
+  generateRsaKeyPair,
+  RsaKeyPair,
+  signWechatpayBody,
+  wechatpayDelivery,
+  WechatpayEvent,
+  WechatpaySigner,
+  wechatpayTransaction,
+} from '../../test/support/platform-signers';
+import { RawDelivery } from './verified-notification';
+import { WechatpayVerifier } from './wechatpay.verifier';
+
+const VECTORS = path.resolve(__dirname, '../../../shared/vectors');
+const PUBLIC_KEY_ID = 'PUB_KEY_ID_0114232134912410000000000000';
+const CERT_SERIAL = '5157F09EFDC096DE15EBE81A47057A7232F1B8E1';
+const MCHID = '1900009191';
+const APPID = 'wxd678efh567hg6787';
+const API_V3_KEY = 'a7cde1ZJB1kG2e7VfTs3jQzaWizur8Gb';
+const OTHER_API_V3_KEY = 'Qx7Lm2Vb9Rt4Wn6Pz8Ks1Hd3Fg5Jc0Ye';
+/** 2025-03-01T12:00:00Z: every generated delivery is signed for this instant and verified against it. */
+const NOW_MS = Date.UTC(2025, 2, 1, 12, 0, 0);
+const NOW_S = NOW_MS / 1000;
+const fixedClock = () => NOW_MS;
+
+/** The error code a call throws, so that a wrong code or no error at all shows up in the assertion. */
+function codeOf(call: () => unknown): string {
+  try {
+    call();
+  } catch (error) {
+    return error instanceof DomainError ? error.code : `non-domain error: ${String(error)}`;
+  }
+  return 'no error';
+}
+
+function asRaw({ headers, body }: { headers: Record<string, string>; body: string }): RawDelivery {
+  return { headers, body: Buffer.from(body, 'utf8') };
+}
+
+describe(WechatpayVerifier.name, () => {
+  let dir: string;
+  let platform: RsaKeyPair;
+  let rotated: RsaKeyPair;
+  let stranger: RsaKeyPair;
+  let publicKeyPath: string;
+  let certPath: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'wechatpay-verifier-'));
+    platform = generateRsaKeyPair();
+    rotated = generateRsaKeyPair();
+    stranger = generateRsaKeyPair();
+    publicKeyPath = path.join(dir, 'platform-public-key.pem');
+    writeFileSync(publicKeyPath, platform.publicKeyPem);
+    certPath = path.join(dir, 'platform-cert.pem');
+    writeFileSync(certPath, await generateCertificate(rotated, CERT_SERIAL));
+  });
+
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const config = (overrides: Partial<WechatpayConfig> = {}): WechatpayConfig => ({
+    mchid: MCHID,
+    appid: APPID,
+    apiV3Key: API_V3_KEY,
+    publicKey: { id: PUBLIC_KEY_ID, path: publicKeyPath },
+    platformCertPaths: [],
+    ...overrides,
+  });
+  const publicKeySigner = (): WechatpaySigner => ({ privateKey: platform.privateKey, serial: PUBLIC_KEY_ID, apiV3Key: API_V3_KEY });
+  const certSigner = (): WechatpaySigner => ({ privateKey: rotated.privateKey, serial: CERT_SERIAL, apiV3Key: API_V3_KEY });
+  const payment = (overrides: Partial<Parameters<typeof wechatpayTransaction>[0]> = {}) =>
+    wechatpayTransaction({
+      mchid: MCHID,
+      appid: APPID,
+      outTradeNo: 'ORD20250301120000001',
+      transactionId: '4200002345202503011234567890',
+      total: 8888,
+      successTime: new Date(NOW_MS - 3000),
+      ...overrides,
+    });
+  const deliver = (signer: WechatpaySigner, event: Partial<WechatpayEvent> = {}) =>
+    asRaw(wechatpayDelivery(signer, { resource: payment(), timestamp: NOW_S, ...event }));
+
+  describe('platform public key mode', () => {
+    let sut: WechatpayVerifier;
+    beforeEach(() => {
+      sut = new WechatpayVerifier(config(), fixedClock);
+    });
+
+    it('should accept a delivery signed with the platform key', () => {
+      expect(codeOf(() => sut.verify(deliver(publicKeySigner())))).toBe('no error');
+    });
+
+    it('should return the normalized payment fields', () => {
+      const delivery = deliver(publicKeySigner());
+
+      const result = sut.verify(delivery);
+
+      expect(result).toEqual({
+        channel: 'WECHATPAY',
+        eventType: 'TRANSACTION.SUCCESS',
+        merchantId: MCHID,
+        paid: true,
+        outTradeNo: 'ORD20250301120000001',
+        transactionId: '4200002345202503011234567890',
+        amount: 8888,
+        currency: 'CNY',
+        paidAt: new Date(NOW_MS - 3000),
+        rawBody: delivery.body,
+        headers: delivery.headers,
+      });
+      expect(Number.isInteger(result.amount)).toBe(true);
+      expect(result.paidAt).toBeInstanceOf(Date);
+    });
+
+    it('should accept a timestamp exactly 5 minutes off in either direction', () => {
+      expect(codeOf(() => sut.verify(deliver(publicKeySigner(), { timestamp: NOW_S - 300 })))).toBe('no error');
+      expect(codeOf(() => sut.verify(deliver(publicKeySigner(), { timestamp: NOW_S + 300 })))).toBe('no error');
+    });
+
+    it('should reject a body with one byte changed', () => {
+      const delivery = deliver(publicKeySigner());
+      expect(codeOf(() => sut.verify(delivery))).toBe('no error');
+      const body = Buffer.from(delivery.body);
+      body[body.indexOf('encrypt-resource') + 'encrypt-'.length] ^= 0x01; // 'r' -> 's'
+
+      expect(codeOf(() => sut.verify({ headers: delivery.headers, body }))).toBe('InvalidSignature');
+    });
+
+    it('should reject a serial that names no configured key', () => {
+      const signer = { ...publicKeySigner(), serial: 'PUB_KEY_ID_0114232134912410000000000001' };
+
+      expect(codeOf(() => sut.verify(deliver(signer)))).toBe('UnknownSigningKey');
+    });
+
+    it('should reject a timestamp more than 5 minutes in the past', () => {
+      expect(codeOf(() => sut.verify(deliver(publicKeySigner(), { timestamp: NOW_S - 301 })))).toBe('TimestampExpired');
+    });
+
+    it('should reject a timestamp more than 5 minutes in the future', () => {
+      expect(codeOf(() => sut.verify(deliver(publicKeySigner(), { timestamp: NOW_S + 301 })))).toBe('TimestampExpired');
+    });
+
+    it('should reject a delivery signed by another private key under the right serial', () => {
+      const signer = { ...publicKeySigner(), privateKey: stranger.privateKey };
+
+      expect(codeOf(() => sut.verify(deliver(signer)))).toBe('InvalidSignature');
+    });
+
+    it('should reject the WECHATPAY/SIGNTEST/ signature probe', () => {
+      const delivery = deliver(publicKeySigner());
+      delivery.headers['wechatpay-signature'] = `WECHATPAY/SIGNTEST/${delivery.headers['wechatpay-signature']}`;
+
+      expect(codeOf(() => sut.verify(delivery))).toBe('InvalidSignature');
+    });
+
+    it.each(['wechatpay-timestamp', 'wechatpay-nonce', 'wechatpay-signature', 'wechatpay-serial'])(
+      'should reject a delivery without the %s header',
+      (header) => {
+        const delivery = deliver(publicKeySigner());
+        delete delivery.headers[header];
+
+        expect(codeOf(() => sut.verify(delivery))).toBe('MalformedRequest');
+      },
+    );
+
+    it('should reject a transaction for another mchid', () => {
+      const delivery = deliver(publicKeySigner(), { resource: payment({ mchid: '1900009192' }) });
+
+      expect(codeOf(() => sut.verify(delivery))).toBe('MerchantMismatch');
+    });
+
+    it('should reject a transaction for another appid', () => {
+      const delivery = deliver(publicKeySigner(), { resource: payment({ appid: 'wx0000000000000000' }) });
+
+      expect(codeOf(() => sut.verify(delivery))).toBe('MerchantMismatch');
+    });
+
+    it('should reject a resource encrypted with another APIv3 key', () => {
+      const signer = { ...publicKeySigner(), apiV3Key: OTHER_API_V3_KEY };
+
+      expect(codeOf(() => sut.verify(deliver(signer)))).toBe('Undecryptable');
+    });
+
+    it('should reject a validly signed delivery whose ciphertext was tampered with', () => {
+      const envelope = JSON.parse(wechatpayDelivery(publicKeySigner(), { resource: payment(), timestamp: NOW_S }).body);
+      const sealed = Buffer.from(envelope.resource.ciphertext, 'base64');
+      sealed[5] ^= 0x01;
+      envelope.resource.ciphertext = sealed.toString('base64');
+      const body = JSON.stringify(envelope);
+      const headers = signWechatpayBody(publicKeySigner(), body, { timestamp: NOW_S });
+
+      expect(codeOf(() => sut.verifySignature(asRaw({ headers, body })))).toBe('no error');
+      expect(codeOf(() => sut.verify(asRaw({ headers, body })))).toBe('Undecryptable');
+    });
+
+    it('should report an event other than TRANSACTION.SUCCESS as not paid', () => {
+      const refund = {
+        mchid: MCHID,
+        out_trade_no: 'ORD20250301120000001',
+        transaction_id: '4200002345202503011234567890',
+        out_refund_no: 'RF20250301120000001',
+        refund_id: '50000000382019052709732678859',
+        refund_status: 'SUCCESS',
+        success_time: '2025-03-01T20:00:00+08:00',
+        user_received_account: '招商银行信用卡0403',
+        amount: { total: 8888, refund: 8888, payer_total: 8888, payer_refund: 8888 },
+      };
+      const delivery = deliver(publicKeySigner(), { eventType: 'REFUND.SUCCESS', resource: refund, originalType: 'refund' });
+
+      const result = sut.verify(delivery);
+
+      expect(result).toMatchObject({
+        eventType: 'REFUND.SUCCESS',
+        paid: false,
+        merchantId: MCHID,
+        outTradeNo: 'ORD20250301120000001',
+        transactionId: '4200002345202503011234567890',
+      });
+      expect(result.amount).toBeUndefined();
+    });
+
+    it('should report a TRANSACTION.SUCCESS whose trade_state is not SUCCESS as not paid', () => {
+      const delivery = deliver(publicKeySigner(), { resource: payment({ tradeState: 'NOTPAY' }) });
+
+      expect(sut.verify(delivery).paid).toBe(false);
+    });
+  });
+
+  describe('platform certificate mode', () => {
+    let sut: WechatpayVerifier;
+    beforeEach(() => {
+      sut = new WechatpayVerifier(config({ publicKey: undefined, platformCertPaths: [certPath] }), fixedClock);
+    });
+
+    it('should accept a delivery signed with the certificate key under its serial', () => {
+      const result = sut.verify(deliver(certSigner()));
+
+      expect(result).toMatchObject({ paid: true, amount: 8888, merchantId: MCHID });
+    });
+
+    it('should reject the public key id when only certificates are configured', () => {
+      expect(codeOf(() => sut.verify(deliver(publicKeySigner())))).toBe('UnknownSigningKey');
+    });
+
+    it('should reject a delivery signed by another key under the certificate serial', () => {
+      const signer = { ...certSigner(), privateKey: stranger.privateKey };
+
+      expect(codeOf(() => sut.verify(deliver(signer)))).toBe('InvalidSignature');
+    });
+  });
+
+  describe('key rotation (public key and certificate at once)', () => {
+    let sut: WechatpayVerifier;
+    beforeEach(() => {
+      sut = new WechatpayVerifier(config({ platformCertPaths: [certPath] }), fixedClock);
+    });
+
+    it('should accept deliveries signed by either key under its own serial', () => {
+      expect(codeOf(() => sut.verify(deliver(publicKeySigner())))).toBe('no error');
+      expect(codeOf(() => sut.verify(deliver(certSigner())))).toBe('no error');
+    });
+
+    it('should reject a key presented under the other key serial', () => {
+      const swappedA = { ...publicKeySigner(), serial: CERT_SERIAL };
+      const swappedB = { ...certSigner(), serial: PUBLIC_KEY_ID };
+
+      expect(codeOf(() => sut.verify(deliver(swappedA)))).toBe('InvalidSignature');
+      expect(codeOf(() => sut.verify(deliver(swappedB)))).toBe('InvalidSignature');
+    });
+  });
+
+  describe('real vector from wechatpay-go', () => {
+    const vector = JSON.parse(readFileSync(path.join(VECTORS, 'wechatpay-go-notify.json'), 'utf8')) as {
+      headers: Record<string, string>;
+      body: string;
+      verify_at_unix: number;
+    };
+    const vectorCertPath = path.join(VECTORS, 'wechatpay-go-cert.pem');
+    // Node's HTTP server hands headers over lower-cased; the vector records them as sent.
+    const headers = () => Object.fromEntries(Object.entries(vector.headers).map(([k, v]) => [k.toLowerCase(), v]));
+    const delivery = (): RawDelivery => ({ headers: headers(), body: Buffer.from(vector.body, 'utf8') });
+    const vectorConfig = (apiV3Key = API_V3_KEY) =>
+      config({ mchid: '1234567890', appid: undefined, apiV3Key, publicKey: undefined, platformCertPaths: [vectorCertPath] });
+    const atSigningTime = () => vector.verify_at_unix * 1000;
+
+    it('should verify the signature as it is when the clock reads verify_at_unix', () => {
+      const sut = new WechatpayVerifier(vectorConfig(), atSigningTime);
+
+      expect(codeOf(() => sut.verifySignature(delivery()))).toBe('no error');
+    });
+
+    it('should hold an AES-128-GCM resource, as its README says', () => {
+      const resource = JSON.parse(vector.body).resource;
+      const sealed = Buffer.from(resource.ciphertext, 'base64');
+      const decipher = createDecipheriv('aes-128-gcm', Buffer.from('testMchAPIv3Key0', 'utf8'), Buffer.from(resource.nonce, 'utf8'));
+      decipher.setAuthTag(sealed.subarray(sealed.length - 16));
+      decipher.setAAD(Buffer.from(resource.associated_data, 'utf8'));
+      const plaintext = Buffer.concat([decipher.update(sealed.subarray(0, sealed.length - 16)), decipher.final()]).toString('utf8');
+
+      expect(JSON.parse(plaintext)).toMatchObject({ mchid: '1234567890' });
+    });
+
+    it('should refuse to decrypt the AES-128 resource with its AES-256 decryptor', () => {
+      const sut = new WechatpayVerifier(vectorConfig(), atSigningTime);
+
+      expect(codeOf(() => sut.verify(delivery()))).toBe('Undecryptable');
+    });
+
+    it('should refuse to decrypt the AES-128 resource even when given its 16-byte key', () => {
+      const sut = new WechatpayVerifier(vectorConfig('testMchAPIv3Key0'), atSigningTime);
+
+      expect(codeOf(() => sut.verify(delivery()))).toBe('Undecryptable');
+    });
+
+    it.each([
+      ['the event type', '"event_type":"PAYSCORE.USER_OPEN_SERVICE"', '"event_type":"PAYSCORE.USER_OPEN_SERVICF"'],
+      ['the id', '"id":"3119dfba', '"id":"3119dfbb'],
+      ['the ciphertext', '"ciphertext":"YDS3', '"ciphertext":"YDS4'],
+      ['the nonce', '"nonce":"Kj7QIyUiYx1q"', '"nonce":"Kj7QIyUiYx1r"'],
+    ])('should reject the vector with one byte of %s changed', (_what, from, to) => {
+      const sut = new WechatpayVerifier(vectorConfig(), atSigningTime);
+      const body = Buffer.from(vector.body.replace(from, to), 'utf8');
+      const original = Buffer.from(vector.body, 'utf8');
+      expect(body.length).toBe(original.length);
+      expect(body.filter((byte, i) => byte !== original[i]).length).toBe(1);
+
+      expect(codeOf(() => sut.verify({ headers: headers(), body }))).toBe('InvalidSignature');
+    });
+
+    it('should reject the vector as expired under the real clock', () => {
+      const sut = new WechatpayVerifier(vectorConfig());
+
+      expect(codeOf(() => sut.verify(delivery()))).toBe('TimestampExpired');
+    });
+  });
+});

@@ -1,0 +1,173 @@
+import { createDecipheriv, KeyObject, verify } from 'node:crypto';
+import { Logger } from '@nestjs/common';
+import { DomainError } from '../common/domain-error';
+import { isValidMinorAmount } from '../common/money';
+import { WechatpayConfig } from '../config/wechatpay.config';
+import { headerValue, loadCertificate, loadPublicKey } from './key-loading';
+import { Channel, Clock, NotificationVerifier, RawDelivery, VerifiedNotification } from './verified-notification';
+
+const MAX_CLOCK_SKEW_MS = 5 * 60 * 1000;
+const SIGNATURE_PROBE_PREFIX = 'WECHATPAY/SIGNTEST/';
+const GCM_TAG_BYTES = 16;
+const KEPT_HEADERS = ['wechatpay-serial', 'wechatpay-signature', 'wechatpay-timestamp', 'wechatpay-nonce', 'content-type'];
+
+interface EncryptedResource {
+  algorithm: string;
+  ciphertext: string;
+  nonce: string;
+  associated_data?: string;
+}
+
+/** WeChat Pay APIv3: SHA256withRSA over `timestamp\nnonce\nbody\n`, then AEAD_AES_256_GCM resource decryption. */
+export class WechatpayVerifier implements NotificationVerifier {
+  readonly channel = Channel.Wechatpay;
+  readonly enabled: boolean;
+  private readonly keysBySerial = new Map<string, KeyObject>();
+  private readonly apiV3Key?: Buffer;
+
+  constructor(
+    private readonly config: WechatpayConfig | undefined,
+    private readonly now: Clock = Date.now,
+  ) {
+    this.enabled = config !== undefined;
+    if (!config) return;
+    this.apiV3Key = Buffer.from(config.apiV3Key, 'utf8');
+    if (config.publicKey) {
+      this.keysBySerial.set(config.publicKey.id, loadPublicKey(config.publicKey.path, 'WECHATPAY_PUBLIC_KEY_PATH'));
+    }
+    for (const path of config.platformCertPaths) {
+      const cert = loadCertificate(path, 'WECHATPAY_PLATFORM_CERT_PATHS');
+      if (cert.validTo.getTime() < now()) {
+        new Logger(WechatpayVerifier.name).warn(`platform certificate ${cert.serial} expired on ${cert.validTo.toISOString()}`);
+      }
+      this.keysBySerial.set(cert.serial, cert.publicKey);
+    }
+  }
+
+  verify(delivery: RawDelivery): VerifiedNotification {
+    this.verifySignature(delivery);
+    const envelope = parseJsonObject(delivery.body.toString('utf8'), 'notification body');
+    const eventType = requireString(envelope, 'event_type', 'notification');
+    const resource = this.decrypt(requireResource(envelope));
+    const base = { channel: this.channel, eventType, rawBody: delivery.body, headers: keptHeaders(delivery) };
+
+    if (eventType === 'TRANSACTION.SUCCESS') return { ...base, ...this.readTransaction(resource) };
+    return {
+      ...base,
+      paid: false,
+      merchantId: optionalString(resource, 'mchid') ?? this.config!.mchid,
+      outTradeNo: optionalString(resource, 'out_trade_no'),
+      transactionId: optionalString(resource, 'transaction_id'),
+    };
+  }
+
+  verifySignature({ body, headers }: RawDelivery): void {
+    const [timestamp, nonce, signature, serial] = ['timestamp', 'nonce', 'signature', 'serial'].map((name) => {
+      const value = headerValue(headers, `wechatpay-${name}`);
+      if (!value) throw new DomainError('MalformedRequest', `missing header Wechatpay-${name[0].toUpperCase()}${name.slice(1)}`);
+      return value;
+    });
+    if (signature.startsWith(SIGNATURE_PROBE_PREFIX)) {
+      throw new DomainError('InvalidSignature', 'signature probe (WECHATPAY/SIGNTEST/) rejected as required');
+    }
+    if (!/^\d{1,12}$/.test(timestamp)) throw new DomainError('MalformedRequest', 'Wechatpay-Timestamp must be Unix seconds');
+    if (Math.abs(this.now() - Number(timestamp) * 1000) > MAX_CLOCK_SKEW_MS) {
+      throw new DomainError('TimestampExpired', 'Wechatpay-Timestamp is more than 5 minutes off');
+    }
+    const key = this.keysBySerial.get(serial);
+    if (!key) throw new DomainError('UnknownSigningKey', `no platform key or certificate with serial ${serial}`);
+    const message = Buffer.concat([Buffer.from(`${timestamp}\n${nonce}\n`), body, Buffer.from('\n')]);
+    if (!verify('sha256', message, key, Buffer.from(signature, 'base64'))) {
+      throw new DomainError('InvalidSignature', 'Wechatpay-Signature does not verify');
+    }
+  }
+
+  private decrypt(resource: EncryptedResource): Record<string, unknown> {
+    if (resource.algorithm !== 'AEAD_AES_256_GCM') {
+      throw new DomainError('Undecryptable', `unsupported resource algorithm ${resource.algorithm}`);
+    }
+    const sealed = Buffer.from(resource.ciphertext, 'base64');
+    let plaintext: string;
+    try {
+      if (sealed.length <= GCM_TAG_BYTES) throw new Error('ciphertext too short');
+      const decipher = createDecipheriv('aes-256-gcm', this.apiV3Key!, Buffer.from(resource.nonce, 'utf8'));
+      decipher.setAuthTag(sealed.subarray(sealed.length - GCM_TAG_BYTES));
+      decipher.setAAD(Buffer.from(resource.associated_data ?? '', 'utf8'));
+      plaintext = Buffer.concat([decipher.update(sealed.subarray(0, sealed.length - GCM_TAG_BYTES)), decipher.final()]).toString('utf8');
+    } catch {
+      throw new DomainError('Undecryptable', 'resource does not decrypt with the APIv3 key');
+    }
+    return parseJsonObject(plaintext, 'decrypted resource');
+  }
+
+  private readTransaction(tx: Record<string, unknown>) {
+    const mchid = requireString(tx, 'mchid', 'transaction');
+    if (mchid !== this.config!.mchid) throw new DomainError('MerchantMismatch', `mchid ${mchid} is not this merchant`);
+    const appid = optionalString(tx, 'appid');
+    if (this.config!.appid && appid !== this.config!.appid) {
+      throw new DomainError('MerchantMismatch', `appid ${appid ?? '(none)'} is not this application`);
+    }
+    const amount = tx.amount as Record<string, unknown> | undefined;
+    if (typeof amount !== 'object' || amount === null || !isValidMinorAmount(amount.total)) {
+      throw new DomainError('MalformedRequest', 'transaction amount.total must be a positive integer (fen)');
+    }
+    const successTime = new Date(requireString(tx, 'success_time', 'transaction'));
+    if (Number.isNaN(successTime.getTime())) throw new DomainError('MalformedRequest', 'success_time is not a date');
+    return {
+      merchantId: mchid,
+      paid: requireString(tx, 'trade_state', 'transaction') === 'SUCCESS',
+      outTradeNo: requireString(tx, 'out_trade_no', 'transaction'),
+      transactionId: requireString(tx, 'transaction_id', 'transaction'),
+      amount: amount.total as number,
+      currency: typeof amount.currency === 'string' ? amount.currency : 'CNY',
+      paidAt: successTime,
+    };
+  }
+}
+
+function keptHeaders({ headers }: RawDelivery): Record<string, string> {
+  return Object.fromEntries(KEPT_HEADERS.flatMap((name) => {
+    const value = headerValue(headers, name);
+    return value === undefined ? [] : [[name, value]];
+  }));
+}
+
+function parseJsonObject(text: string, what: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new DomainError('MalformedRequest', `${what} is not valid JSON`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new DomainError('MalformedRequest', `${what} must be a JSON object`);
+  }
+  return value as Record<string, unknown>;
+}
+
+function requireString(obj: Record<string, unknown>, field: string, what: string): string {
+  const value = obj[field];
+  if (typeof value !== 'string' || value === '' || value.length > 64) {
+    throw new DomainError('MalformedRequest', `${what} field ${field} must be a non-empty string of at most 64 characters`);
+  }
+  return value;
+}
+
+function optionalString(obj: Record<string, unknown>, field: string): string | undefined {
+  return obj[field] === undefined ? undefined : requireString(obj, field, 'resource');
+}
+
+function requireResource(envelope: Record<string, unknown>): EncryptedResource {
+  const resource = envelope.resource;
+  if (typeof resource !== 'object' || resource === null) {
+    throw new DomainError('MalformedRequest', 'notification field resource must be an object');
+  }
+  const r = resource as Record<string, unknown>;
+  for (const field of ['algorithm', 'ciphertext', 'nonce']) {
+    if (typeof r[field] !== 'string') throw new DomainError('MalformedRequest', `resource.${field} must be a string`);
+  }
+  if (r.associated_data !== undefined && typeof r.associated_data !== 'string') {
+    throw new DomainError('MalformedRequest', 'resource.associated_data must be a string');
+  }
+  return r as unknown as EncryptedResource;
+}

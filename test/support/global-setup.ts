@@ -1,0 +1,10 @@
+import { randomBytes } from 'node:crypto';
+import { assertTestDatabase, databaseUrl, TEST_DATABASE_PREFIX, withAdminConnection } from './test-database';
+
+/** Each test run makes its own database; global-teardown drops it. Suites apply the migrations by starting the app. */
+export default async function globalSetup(): Promise<void> {
+  const name = assertTestDatabase(`${TEST_DATABASE_PREFIX}${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`);
+  await withAdminConnection((conn) => conn.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`));
+  process.env.TEST_DATABASE_NAME = name;
+  process.env.DATABASE_URL = databaseUrl(name);
+}

@@ -1,0 +1,27 @@
+import { createConnection } from 'mysql2/promise';
+
+/** Every test database's name starts with this; nothing else is ever created or dropped by the tests. */
+export const TEST_DATABASE_PREFIX = 'pcs_test_';
+
+/** The server the tests may create databases on: root on the local MariaDB unless .ci/run says otherwise. */
+export const ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? 'mysql://root@127.0.0.1:3306';
+
+export function databaseUrl(name: string): string {
+  return `${ADMIN_URL.replace(/\/$/, '')}/${name}`;
+}
+
+export function assertTestDatabase(name: string | undefined): string {
+  if (!name || !name.startsWith(TEST_DATABASE_PREFIX) || !/^\w+$/.test(name)) {
+    throw new Error(`refusing to touch database "${name}": test databases must be named ${TEST_DATABASE_PREFIX}*`);
+  }
+  return name;
+}
+
+export async function withAdminConnection<T>(fn: (conn: Awaited<ReturnType<typeof createConnection>>) => Promise<T>): Promise<T> {
+  const conn = await createConnection({ uri: ADMIN_URL });
+  try {
+    return await fn(conn);
+  } finally {
+    await conn.end();
+  }
+}
