@@ -10,20 +10,28 @@ import { LoggerModule } from 'nestjs-pino';
  */
 @Module({
   imports: [
-    LoggerModule.forRoot({
-      pinoHttp: {
-        level: process.env.LOG_LEVEL ?? 'info',
-        genReqId: (req: IncomingMessage) => {
-          const given = req.headers['x-request-id'];
-          return typeof given === 'string' && /^[\w\-]{1,64}$/.test(given) ? given : randomUUID();
+    LoggerModule.forRootAsync({
+      useFactory: () => ({
+        pinoHttp: {
+          level: process.env.LOG_LEVEL ?? 'info',
+          genReqId: (req: IncomingMessage) => {
+            const given = req.headers['x-request-id'];
+            return typeof given === 'string' && /^[\w\-]{1,64}$/.test(given) ? given : randomUUID();
+          },
+          serializers: {
+            req: (req: { id: string; method: string; url: string }) => ({
+              id: req.id,
+              method: req.method,
+              url: req.url,
+            }),
+            res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+          },
+          redact: ['req.headers.authorization', 'req.headers["wechatpay-signature"]'],
+          autoLogging: {
+            ignore: (req: IncomingMessage) => req.url === '/metrics' || (req.url ?? '').startsWith('/health/'),
+          },
         },
-        serializers: {
-          req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
-          res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-        },
-        redact: ['req.headers.authorization', 'req.headers["wechatpay-signature"]'],
-        autoLogging: { ignore: (req: IncomingMessage) => req.url === '/metrics' || (req.url ?? '').startsWith('/health/') },
-      },
+      }),
     }),
   ],
 })

@@ -1,0 +1,156 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { createPool, Pool, RowDataPacket } from 'mysql2/promise';
+import { createApp } from '../../src/app.factory';
+import {
+  alipayDelivery,
+  alipayTradeParams,
+  AlipayTradeParams,
+  generateCertificate,
+  generateRsaKeyPair,
+  randomAlphanumeric,
+  wechatpayDelivery,
+  WechatpaySigner,
+  wechatpayTransaction,
+  WechatpayTransactionParams,
+} from './platform-signers';
+import { assertTestDatabase } from './test-database';
+
+/** The platforms as the tests play them: real keys, written to files the app loads like production keys. */
+export interface TestPlatforms {
+  wechatpay: { mchid: string; appid: string; apiV3Key: string; publicKeySigner: WechatpaySigner; certSigner: WechatpaySigner };
+  alipay: { appId: string; sellerId: string; privateKey: import('node:crypto').KeyObject };
+  internalApiToken: string;
+  env: Record<string, string>;
+}
+
+export async function createTestPlatforms(): Promise<TestPlatforms> {
+  const dir = mkdtempSync(join(tmpdir(), 'pcs-keys-'));
+  const apiV3Key = randomAlphanumeric(32);
+  const wechatPublicKey = generateRsaKeyPair();
+  const wechatCertKey = generateRsaKeyPair();
+  const alipayKey = generateRsaKeyPair();
+  const certSerial = `5157F09EFDC096DE15EBE81A47057A72${randomBytes(4).toString('hex').toUpperCase()}`;
+  const publicKeyId = 'PUB_KEY_ID_0114232134912410000000000000';
+  writeFileSync(join(dir, 'wechatpay-pub.pem'), wechatPublicKey.publicKeyPem);
+  writeFileSync(join(dir, 'wechatpay-cert.pem'), await generateCertificate(wechatCertKey, certSerial));
+  writeFileSync(join(dir, 'alipay-pub.pem'), alipayKey.publicKeyPem);
+  const platforms = {
+    wechatpay: {
+      mchid: '1900009191',
+      appid: 'wxd678efh567hg6787',
+      apiV3Key,
+      publicKeySigner: { privateKey: wechatPublicKey.privateKey, serial: publicKeyId, apiV3Key },
+      certSigner: { privateKey: wechatCertKey.privateKey, serial: certSerial, apiV3Key },
+    },
+    alipay: { appId: '2021000117600001', sellerId: '2088531891668739', privateKey: alipayKey.privateKey },
+    internalApiToken: randomAlphanumeric(40),
+  };
+  return {
+    ...platforms,
+    env: {
+      WECHATPAY_MCHID: platforms.wechatpay.mchid,
+      WECHATPAY_APPID: platforms.wechatpay.appid,
+      WECHATPAY_APIV3_KEY: apiV3Key,
+      WECHATPAY_PUBLIC_KEY_ID: publicKeyId,
+      WECHATPAY_PUBLIC_KEY_PATH: join(dir, 'wechatpay-pub.pem'),
+      WECHATPAY_PLATFORM_CERT_PATHS: join(dir, 'wechatpay-cert.pem'),
+      ALIPAY_APP_ID: platforms.alipay.appId,
+      ALIPAY_PUBLIC_KEY_PATH: join(dir, 'alipay-pub.pem'),
+      ALIPAY_SELLER_ID: platforms.alipay.sellerId,
+      INTERNAL_API_TOKEN: platforms.internalApiToken,
+    },
+  };
+}
+
+const CONFIG_VARIABLES = /^(WECHATPAY_|ALIPAY_|INTERNAL_API_TOKEN$|PORT$|DATABASE_POOL_SIZE$|MIGRATIONS_RUN$)/;
+
+export interface RunningApp {
+  app: NestFastifyApplication;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Starts the real application (Fastify, HTTP on a free loopback port) against the run's test database. */
+export async function startApp(env: Record<string, string>): Promise<RunningApp> {
+  assertTestDatabase(process.env.TEST_DATABASE_NAME);
+  for (const name of Object.keys(process.env)) if (CONFIG_VARIABLES.test(name)) delete process.env[name];
+  Object.assign(process.env, { LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' }, env);
+  const app = await createApp();
+  await app.listen(0, '127.0.0.1');
+  const address = app.getHttpServer().address() as { port: number };
+  return { app, url: `http://127.0.0.1:${address.port}`, close: () => app.close() };
+}
+
+/** A direct connection to the test database, for asserting effects (never for arranging them behind the app's back). */
+export function testDatabasePool(): Pool {
+  assertTestDatabase(process.env.TEST_DATABASE_NAME);
+  return createPool({ uri: process.env.DATABASE_URL!, connectionLimit: 4, supportBigNumbers: true, bigNumberStrings: false });
+}
+
+export async function count(pool: Pool, sql: string, params: unknown[] = []): Promise<number> {
+  const [rows] = await pool.query<RowDataPacket[]>(sql, params);
+  return Number(Object.values(rows[0])[0]);
+}
+
+/** Unique per call, so that suites sharing the run's database never see each other's rows. */
+export function uniqueId(prefix: string): string {
+  return `${prefix}${Date.now().toString(36)}${randomBytes(5).toString('hex')}`;
+}
+
+export interface HttpAnswer {
+  status: number;
+  body: string;
+  json<T = Record<string, unknown>>(): T;
+}
+
+async function answer(response: Response): Promise<HttpAnswer> {
+  const body = await response.text();
+  return { status: response.status, body, json: () => JSON.parse(body) };
+}
+
+/** Speaks to a running app the way the platforms and the internal callers do. */
+export class TestClient {
+  constructor(
+    readonly baseUrl: string,
+    readonly platforms: TestPlatforms,
+  ) {}
+
+  async registerOrder(order: { orderNo: string; amount: number; userId?: string; currency?: string }): Promise<HttpAnswer> {
+    return this.api('POST', '/payment-orders', { userId: 'u-1', currency: 'CNY', ...order });
+  }
+
+  async api(method: string, path: string, body?: unknown, token = this.platforms.internalApiToken): Promise<HttpAnswer> {
+    const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    return answer(await fetch(this.baseUrl + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }));
+  }
+
+  /** A signed, encrypted TRANSACTION.SUCCESS (or `eventType`) notification for this merchant. */
+  wechatpayPayment(
+    p: Omit<WechatpayTransactionParams, 'mchid'> & { mchid?: string },
+    options: { signer?: WechatpaySigner; eventType?: string } = {},
+  ) {
+    const { wechatpay } = this.platforms;
+    return wechatpayDelivery(options.signer ?? wechatpay.publicKeySigner, {
+      eventType: options.eventType,
+      resource: wechatpayTransaction({ mchid: wechatpay.mchid, appid: wechatpay.appid, ...p }),
+    });
+  }
+
+  alipayPayment(p: Omit<AlipayTradeParams, 'appId'> & { appId?: string }): string {
+    const { alipay } = this.platforms;
+    return alipayDelivery(alipay.privateKey, alipayTradeParams({ appId: alipay.appId, sellerId: alipay.sellerId, ...p }));
+  }
+
+  async postWechatpay(delivery: { headers: Record<string, string>; body: string }): Promise<HttpAnswer> {
+    return answer(await fetch(`${this.baseUrl}/notify/wechatpay`, { method: 'POST', headers: delivery.headers, body: delivery.body }));
+  }
+
+  async postAlipay(form: string, contentType = 'application/x-www-form-urlencoded; charset=utf-8'): Promise<HttpAnswer> {
+    return answer(await fetch(`${this.baseUrl}/notify/alipay`, { method: 'POST', headers: { 'content-type': contentType }, body: form }));
+  }
+}
