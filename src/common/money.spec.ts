@@ -24,15 +24,30 @@ describe(parseDecimalAmount.name, () => {
     expect(Number.isSafeInteger(result)).toBe(true);
   });
 
-  it.each(['1.005', '1e2', '-1', '0.001', '', '0', '0.00', '01.00', '.5', '5.', 'abc', ' 1', '1 ', '1,00', '+1', '100000000000.00', '0x10'])(
-    'should reject "%s" with MalformedRequest',
-    (text) => {
-      expect(() => sut(text, 'total_amount')).toThrow(DomainError);
-      expect(() => sut(text, 'total_amount')).toThrow(
-        expect.objectContaining({ code: 'MalformedRequest', message: expect.stringContaining('total_amount') }),
-      );
-    },
-  );
+  it.each([
+    '1.005',
+    '1e2',
+    '-1',
+    '0.001',
+    '',
+    '0',
+    '0.00',
+    '01.00',
+    '.5',
+    '5.',
+    'abc',
+    ' 1',
+    '1 ',
+    '1,00',
+    '+1',
+    '100000000000.00',
+    '0x10',
+  ])('should reject "%s" with MalformedRequest', (text) => {
+    expect(() => sut(text, 'total_amount')).toThrow(DomainError);
+    expect(() => sut(text, 'total_amount')).toThrow(
+      expect.objectContaining({ code: 'MalformedRequest', message: expect.stringContaining('total_amount') }),
+    );
+  });
 });
 
 describe('bigintAmount', () => {

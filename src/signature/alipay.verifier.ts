@@ -98,7 +98,7 @@ function readTrade(params: Map<string, string>) {
     transactionId: requireParam(params, 'trade_no'),
     amount: parseDecimalAmount(totalAmount ?? '', 'total_amount'),
     currency: 'CNY',
-    paidAt: parseAlipayTime(params.get('gmt_payment') ?? requireParam(params, 'notify_time')),
+    paidAt: parseAlipayTime(params.get('gmt_payment') || requireParam(params, 'notify_time')),
   };
 }
 

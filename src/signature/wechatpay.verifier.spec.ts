@@ -72,8 +72,16 @@ describe(WechatpayVerifier.name, () => {
     platformCertPaths: [],
     ...overrides,
   });
-  const publicKeySigner = (): WechatpaySigner => ({ privateKey: platform.privateKey, serial: PUBLIC_KEY_ID, apiV3Key: API_V3_KEY });
-  const certSigner = (): WechatpaySigner => ({ privateKey: rotated.privateKey, serial: CERT_SERIAL, apiV3Key: API_V3_KEY });
+  const publicKeySigner = (): WechatpaySigner => ({
+    privateKey: platform.privateKey,
+    serial: PUBLIC_KEY_ID,
+    apiV3Key: API_V3_KEY,
+  });
+  const certSigner = (): WechatpaySigner => ({
+    privateKey: rotated.privateKey,
+    serial: CERT_SERIAL,
+    apiV3Key: API_V3_KEY,
+  });
   const payment = (overrides: Partial<Parameters<typeof wechatpayTransaction>[0]> = {}) =>
     wechatpayTransaction({
       mchid: MCHID,
@@ -200,6 +208,15 @@ describe(WechatpayVerifier.name, () => {
       expect(codeOf(() => sut.verify(asRaw({ headers, body })))).toBe('Undecryptable');
     });
 
+    it('should reject a resource that declares an algorithm other than AEAD_AES_256_GCM', () => {
+      const envelope = JSON.parse(wechatpayDelivery(publicKeySigner(), { resource: payment(), timestamp: NOW_S }).body);
+      envelope.resource.algorithm = 'AEAD_AES_128_GCM';
+      const body = JSON.stringify(envelope);
+      const headers = signWechatpayBody(publicKeySigner(), body, { timestamp: NOW_S });
+
+      expect(codeOf(() => sut.verify(asRaw({ headers, body })))).toBe('Undecryptable');
+    });
+
     it('should report an event other than TRANSACTION.SUCCESS as not paid', () => {
       const refund = {
         mchid: MCHID,
@@ -212,7 +229,11 @@ describe(WechatpayVerifier.name, () => {
         user_received_account: '招商银行信用卡0403',
         amount: { total: 8888, refund: 8888, payer_total: 8888, payer_refund: 8888 },
       };
-      const delivery = deliver(publicKeySigner(), { eventType: 'REFUND.SUCCESS', resource: refund, originalType: 'refund' });
+      const delivery = deliver(publicKeySigner(), {
+        eventType: 'REFUND.SUCCESS',
+        resource: refund,
+        originalType: 'refund',
+      });
 
       const result = sut.verify(delivery);
 
@@ -287,7 +308,13 @@ describe(WechatpayVerifier.name, () => {
     const headers = () => Object.fromEntries(Object.entries(vector.headers).map(([k, v]) => [k.toLowerCase(), v]));
     const delivery = (): RawDelivery => ({ headers: headers(), body: Buffer.from(vector.body, 'utf8') });
     const vectorConfig = (apiV3Key = API_V3_KEY) =>
-      config({ mchid: '1234567890', appid: undefined, apiV3Key, publicKey: undefined, platformCertPaths: [vectorCertPath] });
+      config({
+        mchid: '1234567890',
+        appid: undefined,
+        apiV3Key,
+        publicKey: undefined,
+        platformCertPaths: [vectorCertPath],
+      });
     const atSigningTime = () => vector.verify_at_unix * 1000;
 
     it('should verify the signature as it is when the clock reads verify_at_unix', () => {
@@ -299,10 +326,17 @@ describe(WechatpayVerifier.name, () => {
     it('should hold an AES-128-GCM resource, as its README says', () => {
       const resource = JSON.parse(vector.body).resource;
       const sealed = Buffer.from(resource.ciphertext, 'base64');
-      const decipher = createDecipheriv('aes-128-gcm', Buffer.from('testMchAPIv3Key0', 'utf8'), Buffer.from(resource.nonce, 'utf8'));
+      const decipher = createDecipheriv(
+        'aes-128-gcm',
+        Buffer.from('testMchAPIv3Key0', 'utf8'),
+        Buffer.from(resource.nonce, 'utf8'),
+      );
       decipher.setAuthTag(sealed.subarray(sealed.length - 16));
       decipher.setAAD(Buffer.from(resource.associated_data, 'utf8'));
-      const plaintext = Buffer.concat([decipher.update(sealed.subarray(0, sealed.length - 16)), decipher.final()]).toString('utf8');
+      const plaintext = Buffer.concat([
+        decipher.update(sealed.subarray(0, sealed.length - 16)),
+        decipher.final(),
+      ]).toString('utf8');
 
       expect(JSON.parse(plaintext)).toMatchObject({ mchid: '1234567890' });
     });

@@ -52,10 +52,14 @@ export class WechatpayVerifier implements NotificationVerifier {
     const base = { channel: this.channel, eventType, rawBody: delivery.body, headers: keptHeaders(delivery) };
 
     if (eventType === 'TRANSACTION.SUCCESS') return { ...base, ...this.readTransaction(resource) };
+    const mchid = optionalString(resource, 'mchid');
+    if (mchid !== undefined && mchid !== this.config!.mchid) {
+      throw new DomainError('MerchantMismatch', `mchid ${mchid} is not this merchant`);
+    }
     return {
       ...base,
       paid: false,
-      merchantId: optionalString(resource, 'mchid') ?? this.config!.mchid,
+      merchantId: this.config!.mchid,
       outTradeNo: optionalString(resource, 'out_trade_no'),
       transactionId: optionalString(resource, 'transaction_id'),
     };

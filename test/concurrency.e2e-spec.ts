@@ -1,0 +1,124 @@
+import { Pool, RowDataPacket } from 'mysql2/promise';
+import { count, createTestPlatforms, HttpAnswer, RunningApp, startApp, TestClient, testDatabasePool, uniqueId } from './support/test-app';
+
+const ORDERS = 200;
+const DELIVERIES_PER_PAYMENT = 8;
+const PAYMENTS_IN_FLIGHT = 25;
+
+interface Payment {
+  orderNo: string;
+  transactionId: string;
+  channel: 'WECHATPAY' | 'ALIPAY';
+}
+
+/** Two application instances, each with its own connection pool, sharing one database: as replicas run. */
+describe('exactly-once under concurrent duplicate deliveries', () => {
+  let instances: RunningApp[];
+  let clients: TestClient[];
+  let pool: Pool;
+
+  beforeAll(async () => {
+    const platforms = await createTestPlatforms();
+    instances = [await startApp(platforms.env), await startApp(platforms.env)];
+    clients = instances.map((i) => new TestClient(i.url, platforms));
+    pool = testDatabasePool();
+  });
+  afterAll(async () => {
+    await Promise.all(instances?.map((i) => i.close()) ?? []);
+    await pool?.end();
+  });
+
+  /** Every delivery of one payment fired at the same moment, spread over both instances. */
+  async function deliverConcurrently(payment: Payment, amountFen: number): Promise<HttpAnswer[]> {
+    return Promise.all(
+      Array.from({ length: DELIVERIES_PER_PAYMENT }, (_, i) => {
+        const client = clients[i % clients.length];
+        if (payment.channel === 'WECHATPAY') {
+          // WeChat signs each retry afresh: new nonce and timestamp, same transaction.
+          return client.postWechatpay(
+            client.wechatpayPayment({ outTradeNo: payment.orderNo, transactionId: payment.transactionId, total: amountFen }),
+          );
+        }
+        return client.postAlipay(
+          client.alipayPayment({ outTradeNo: payment.orderNo, tradeNo: payment.transactionId, totalAmount: '12.34' }),
+        );
+      }),
+    );
+  }
+
+  it(`should pay each of ${ORDERS} orders exactly once when every payment arrives ${DELIVERIES_PER_PAYMENT} times at once`, async () => {
+    const payments: Payment[] = Array.from({ length: ORDERS }, (_, i) => ({
+      orderNo: uniqueId('C'),
+      transactionId: uniqueId('T'),
+      channel: i % 2 === 0 ? 'WECHATPAY' : 'ALIPAY',
+    }));
+    for (const p of payments) expect((await clients[0].registerOrder({ orderNo: p.orderNo, amount: 1234 })).status).toBe(201);
+
+    const answers: HttpAnswer[] = [];
+    for (let i = 0; i < payments.length; i += PAYMENTS_IN_FLIGHT) {
+      const batch = payments.slice(i, i + PAYMENTS_IN_FLIGHT);
+      answers.push(...(await Promise.all(batch.map((p) => deliverConcurrently(p, 1234)))).flat());
+    }
+
+    const failures = answers.filter((a) => !(a.status === 204 || (a.status === 200 && a.body === 'success')));
+    expect(failures).toEqual([]);
+    expect(answers).toHaveLength(ORDERS * DELIVERIES_PER_PAYMENT);
+
+    const orderNos = payments.map((p) => p.orderNo);
+    expect(await count(pool, `SELECT COUNT(*) FROM payment_order WHERE status = 'PAID' AND order_no IN (?)`, [orderNos])).toBe(ORDERS);
+    const [events] = await pool.query<RowDataPacket[]>(
+      `SELECT order_no, COUNT(*) AS n FROM outbox_event WHERE order_no IN (?) GROUP BY order_no`,
+      [orderNos],
+    );
+    expect(events).toHaveLength(ORDERS);
+    expect(events.every((e) => Number(e.n) === 1)).toBe(true);
+    const [transitions] = await pool.query<RowDataPacket[]>(
+      `SELECT order_no, SUM(outcome = 'PAID') AS paid, SUM(outcome = 'DUPLICATE') AS duplicates
+       FROM callback_delivery WHERE order_no IN (?) GROUP BY order_no`,
+      [orderNos],
+    );
+    expect(transitions).toHaveLength(ORDERS);
+    for (const t of transitions) {
+      expect([Number(t.paid), Number(t.duplicates)]).toEqual([1, DELIVERIES_PER_PAYMENT - 1]);
+    }
+    expect(
+      await count(pool, `SELECT COUNT(*) FROM payment_callback WHERE order_no IN (?) AND delivery_count = ?`, [
+        orderNos,
+        DELIVERIES_PER_PAYMENT,
+      ]),
+    ).toBe(ORDERS);
+    expect(await count(pool, `SELECT COUNT(*) FROM payment_anomaly WHERE order_no IN (?)`, [orderNos])).toBe(0);
+  });
+
+  it('should end a concurrent close and payment of the same order in exactly one of the two allowed states', async () => {
+    const orderNos = Array.from({ length: 40 }, () => uniqueId('R'));
+    for (const orderNo of orderNos) await clients[0].registerOrder({ orderNo, amount: 1234 });
+
+    const results = await Promise.all(
+      orderNos.map(async (orderNo, i) => {
+        const [close, pay] = await Promise.all([
+          clients[i % 2].api('POST', `/payment-orders/${orderNo}/close`),
+          deliverConcurrently({ orderNo, transactionId: uniqueId('T'), channel: i % 4 < 2 ? 'WECHATPAY' : 'ALIPAY' }, 1234),
+        ]);
+        return { orderNo, closeStatus: close.status, payAcked: pay.every((a) => a.status === 204 || a.body === 'success') };
+      }),
+    );
+
+    for (const r of results) {
+      expect(r.payAcked).toBe(true);
+      const [[order]] = await pool.query<RowDataPacket[]>(`SELECT status FROM payment_order WHERE order_no = ?`, [r.orderNo]);
+      const anomalies = await count(pool, `SELECT COUNT(*) FROM payment_anomaly WHERE order_no = ? AND type = 'PAID_AFTER_CLOSE'`, [r.orderNo]);
+      const events = await count(pool, `SELECT COUNT(*) FROM outbox_event WHERE order_no = ?`, [r.orderNo]);
+      if (order.status === 'PAID') {
+        expect({ closeStatus: r.closeStatus, anomalies, events }).toEqual({ closeStatus: 409, anomalies: 0, events: 1 });
+      } else {
+        expect({ status: order.status, closeStatus: r.closeStatus, anomalies, events }).toEqual({
+          status: 'CLOSED',
+          closeStatus: 200,
+          anomalies: 1,
+          events: 0,
+        });
+      }
+    }
+  });
+});
