@@ -1,0 +1,140 @@
+import { createConnection, Pool, RowDataPacket } from 'mysql2/promise';
+import { count, createTestPlatforms, RunningApp, startApp, TestClient, testDatabasePool, uniqueId } from './support/test-app';
+
+/**
+ * The dedup claim, the order's compare-and-set and the outbox insert must commit together or not at
+ * all, and the platform must hear "success" only after the commit. These tests make the database
+ * itself fail or stall between the steps (a trigger, a row lock held by the test) and look at what
+ * was kept.
+ */
+describe('one transaction per delivery', () => {
+  let running: RunningApp;
+  let client: TestClient;
+  let pool: Pool;
+
+  beforeAll(async () => {
+    const platforms = await createTestPlatforms();
+    running = await startApp(platforms.env);
+    client = new TestClient(running.url, platforms);
+    pool = testDatabasePool();
+  });
+  afterAll(async () => {
+    await running?.close();
+    await pool?.end();
+  });
+
+  async function effects(orderNo: string, transactionId: string) {
+    const [[order]] = await pool.query<RowDataPacket[]>('SELECT status FROM payment_order WHERE order_no = ?', [orderNo]);
+    return {
+      status: order.status,
+      claims: await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE transaction_id = ?', [transactionId]),
+      deliveries: await count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE transaction_id = ?', [transactionId]),
+      events: await count(pool, 'SELECT COUNT(*) FROM outbox_event WHERE order_no = ?', [orderNo]),
+    };
+  }
+
+  /** A trigger that makes one statement fail for one order only, as a crashed step would. */
+  async function withFailingTrigger(name: string, definition: string, run: () => Promise<void>): Promise<void> {
+    await pool.query(`CREATE TRIGGER ${name} ${definition}`);
+    try {
+      await run();
+    } finally {
+      await pool.query(`DROP TRIGGER IF EXISTS ${name}`);
+    }
+  }
+
+  it('should keep nothing, and answer failure, when the order update fails after the dedup insert', async () => {
+    const orderNo = uniqueId('X');
+    const transactionId = uniqueId('T');
+    await client.registerOrder({ orderNo, amount: 500 });
+    const delivery = () => client.postWechatpay(client.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 500 }));
+
+    await withFailingTrigger(
+      'fail_pay_update',
+      `BEFORE UPDATE ON payment_order FOR EACH ROW
+       IF NEW.order_no = '${orderNo}' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'injected failure'; END IF`,
+      async () => {
+        const failed = await delivery();
+        expect(failed.status).toBeGreaterThanOrEqual(500);
+        expect(failed.json()).toEqual({ code: 'FAIL', message: expect.any(String) });
+        expect(await effects(orderNo, transactionId)).toEqual({ status: 'WAIT_PAY', claims: 0, deliveries: 0, events: 0 });
+      },
+    );
+
+    // Had the claim survived the rollback, the retry would be taken for a duplicate and never pay.
+    expect((await delivery()).status).toBe(204);
+    expect(await effects(orderNo, transactionId)).toEqual({ status: 'PAID', claims: 1, deliveries: 1, events: 1 });
+  });
+
+  it('should keep neither the claim nor the PAID status when the outbox insert fails', async () => {
+    const orderNo = uniqueId('Y');
+    const tradeNo = uniqueId('T');
+    await client.registerOrder({ orderNo, amount: 1999 });
+    const delivery = () => client.postAlipay(client.alipayPayment({ outTradeNo: orderNo, tradeNo, totalAmount: '19.99' }));
+
+    await withFailingTrigger(
+      'fail_outbox_insert',
+      `BEFORE INSERT ON outbox_event FOR EACH ROW
+       IF NEW.order_no = '${orderNo}' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'injected failure'; END IF`,
+      async () => {
+        const failed = await delivery();
+        expect([failed.status >= 500, failed.body]).toEqual([true, 'fail']);
+        expect(await effects(orderNo, tradeNo)).toEqual({ status: 'WAIT_PAY', claims: 0, deliveries: 0, events: 0 });
+      },
+    );
+
+    expect((await delivery()).body).toBe('success');
+    expect(await effects(orderNo, tradeNo)).toEqual({ status: 'PAID', claims: 1, deliveries: 1, events: 1 });
+  });
+
+  it('should hold both the claim and every duplicate unacknowledged until the order update commits', async () => {
+    const orderNo = uniqueId('Z');
+    const transactionId = uniqueId('T');
+    await client.registerOrder({ orderNo, amount: 700 });
+    const delivery = () => client.postWechatpay(client.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 700 }));
+
+    // The test holds the order's row lock, so the first delivery stalls between its claim and its CAS.
+    const blocker = await createConnection({ uri: process.env.DATABASE_URL! });
+    try {
+      await blocker.beginTransaction();
+      await blocker.query('SELECT order_no FROM payment_order WHERE order_no = ? FOR UPDATE', [orderNo]);
+      const first = delivery();
+      await waitForStatement(/^\s*UPDATE payment_order/);
+      const duplicate = delivery();
+      await waitForStatement(/^\s*INSERT INTO payment_callback/);
+
+      const settled = await Promise.race([Promise.all([first, duplicate]).then(() => 'answered'), sleep(300).then(() => 'pending')]);
+      expect(settled).toBe('pending'); // no ack while the transaction is open
+      // Uncommitted: invisible to everyone else, because the claim lives in the stalled transaction.
+      expect(await effects(orderNo, transactionId)).toEqual({ status: 'WAIT_PAY', claims: 0, deliveries: 0, events: 0 });
+
+      await blocker.commit();
+      const answers = await Promise.all([first, duplicate]);
+      expect(answers.map((a) => a.status)).toEqual([204, 204]);
+    } finally {
+      await blocker.end();
+    }
+    expect(await effects(orderNo, transactionId)).toEqual({ status: 'PAID', claims: 1, deliveries: 2, events: 1 });
+    const [outcomes] = await pool.query<RowDataPacket[]>(
+      'SELECT outcome FROM callback_delivery WHERE transaction_id = ? ORDER BY id',
+      [transactionId],
+    );
+    expect(outcomes.map((o) => o.outcome)).toEqual(['PAID', 'DUPLICATE']);
+  });
+
+  /** Waits until one of the app's connections is executing (and so blocked in) a statement like `pattern`. */
+  async function waitForStatement(pattern: RegExp): Promise<void> {
+    for (let attempt = 0; attempt < 200; attempt++) {
+      const [rows] = await pool.query<RowDataPacket[]>(
+        `SELECT INFO FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND INFO IS NOT NULL`,
+      );
+      if (rows.some((r) => pattern.test(String(r.INFO)))) return;
+      await sleep(25);
+    }
+    throw new Error(`no connection ever ran ${pattern}`);
+  }
+});
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
