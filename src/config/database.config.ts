@@ -4,8 +4,8 @@ import { validateEnv } from './validate-env';
 
 class DatabaseEnv {
   @IsOptional()
-  @Matches(/^mysql:\/\/[^/]+\/[A-Za-z0-9_]+(\?.*)?$/, {
-    message: 'DATABASE_URL must look like mysql://user:password@host:3306/database',
+  @Matches(/^(mysql|mariadb):\/\/[^/]+\/[A-Za-z0-9_]+(\?.*)?$/, {
+    message: 'DATABASE_URL must look like mysql://user:password@host:3306/database (mariadb:// for a MariaDB server)',
   })
   DATABASE_URL?: string;
 
@@ -17,13 +17,14 @@ class DatabaseEnv {
 }
 
 export interface DatabaseConfig {
+  /** mysql://… for MySQL, mariadb://… for MariaDB: TypeORM reads each one's schema metadata its own way. */
   url: string;
   poolSize: number;
   /** Apply pending migrations at start, under a database lock so that replicas don't race. */
   runMigrations: boolean;
 }
 
-export const DEFAULT_DATABASE_URL = 'mysql://root@127.0.0.1:3306/payments';
+export const DEFAULT_DATABASE_URL = 'mariadb://root@127.0.0.1:3306/payments';
 
 export function loadDatabaseConfig(env: NodeJS.ProcessEnv = process.env): DatabaseConfig {
   const vars = validateEnv(DatabaseEnv, env);

@@ -12,7 +12,7 @@ export const ENTITIES = [PaymentOrder, PaymentCallback, CallbackDelivery, Paymen
 /** The one place the TypeORM options are built: the app, the migration CLI (ormconfig.ts) and tests use it. */
 export function buildDataSourceOptions(config: DatabaseConfig): DataSourceOptions {
   return {
-    type: 'mysql',
+    type: config.url.startsWith('mariadb:') ? 'mariadb' : 'mysql',
     url: config.url,
     entities: ENTITIES,
     migrations: [join(__dirname, 'migrations', '*.{ts,js}')],

@@ -6,8 +6,10 @@ export const TEST_DATABASE_PREFIX = 'pcs_test_';
 /** The server the tests may create databases on: root on the local MariaDB unless .ci/run says otherwise. */
 export const ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? 'mysql://root@127.0.0.1:3306';
 
+/** The app's URL for a test database; mariadb:// when the server is MariaDB (see DatabaseConfig.url). */
 export function databaseUrl(name: string): string {
-  return `${ADMIN_URL.replace(/\/$/, '')}/${name}`;
+  const scheme = process.env.TEST_DATABASE_SERVER === 'mariadb' ? 'mariadb:' : 'mysql:';
+  return `${ADMIN_URL.replace(/\/$/, '').replace(/^\w+:/, scheme)}/${name}`;
 }
 
 export function assertTestDatabase(name: string | undefined): string {
