@@ -29,7 +29,11 @@ export class NotificationGuard implements CanActivate {
       throw new DomainError('ChannelDisabled', `${channel} notifications are disabled: no keys are configured for this channel`);
     }
     const request = context.switchToHttp().getRequest<RequestWithNotification>();
-    if (!request.rawBody || request.rawBody.length === 0) throw new DomainError('MalformedRequest', 'empty request body');
+    // rawBody is captured for JSON and form bodies only; other content types never reach a verifier.
+    if (!request.rawBody) {
+      throw new DomainError('MalformedRequest', `unsupported Content-Type ${request.headers['content-type'] ?? '(none)'}`);
+    }
+    if (request.rawBody.length === 0) throw new DomainError('MalformedRequest', 'empty request body');
     request.notification = verifier.verify({ body: request.rawBody, headers: request.headers });
     return true;
   }

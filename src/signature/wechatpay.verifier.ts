@@ -45,6 +45,10 @@ export class WechatpayVerifier implements NotificationVerifier {
   }
 
   verify(delivery: RawDelivery): VerifiedNotification {
+    const contentType = headerValue(delivery.headers, 'content-type') ?? '';
+    if (!contentType.toLowerCase().startsWith('application/json')) {
+      throw new DomainError('MalformedRequest', 'WeChat Pay notifications must be application/json');
+    }
     this.verifySignature(delivery);
     const envelope = parseJsonObject(delivery.body.toString('utf8'), 'notification body');
     const eventType = requireString(envelope, 'event_type', 'notification');
