@@ -8,6 +8,11 @@ import { MetricsModule } from './metrics/metrics.module';
 import { NotifyModule } from './notify/notify.module';
 import { OrderModule } from './order/order.module';
 import { TransactionModule } from './transaction/transaction.module';
+import { EventsModule } from './events/events.module';
+import { RabbitmqModule } from './rabbitmq/rabbitmq.module';
+import { CouponsModule } from './after-payment/coupons/coupons.module';
+import { PointsModule } from './after-payment/points/points.module';
+import { ShippingModule } from './after-payment/shipping/shipping.module';
 
 @Module({
   imports: [
@@ -16,8 +21,13 @@ import { TransactionModule } from './transaction/transaction.module';
     DatabaseModule,
     TransactionModule,
     MetricsModule,
+    RabbitmqModule,
     OrderModule,
     NotifyModule,
+    EventsModule,
+    PointsModule,
+    CouponsModule,
+    ShippingModule,
     HealthModule,
   ],
 })

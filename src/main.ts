@@ -11,7 +11,7 @@ async function bootstrap(): Promise<void> {
 
 bootstrap().catch((error: unknown) => {
   // A configuration mistake deserves one clear line, not a stack trace.
-  const message = error instanceof ConfigurationError ? error.message : (error as Error)?.stack ?? String(error);
+  const message = error instanceof ConfigurationError ? error.message : ((error as Error)?.stack ?? String(error));
   process.stderr.write(`payment-callback-service failed to start: ${message}\n`);
   process.exit(1);
 });

@@ -10,7 +10,13 @@ interface ErrorAnswer {
 }
 
 /** Connection-level failures of the database driver: transient, the caller should retry. */
-const TRANSIENT_DRIVER_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'PROTOCOL_CONNECTION_LOST', 'POOL_CLOSED']);
+const TRANSIENT_DRIVER_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'PROTOCOL_CONNECTION_LOST',
+  'POOL_CLOSED',
+]);
 
 /**
  * The one place errors become HTTP answers: domain errors and client mistakes keep their 4xx,
@@ -31,7 +37,11 @@ export class HttpErrorFilter implements ExceptionFilter {
     if (path.startsWith('/health/') && exception instanceof HttpException) {
       reply.status(answer.status).send(exception.getResponse()); // terminus' per-check details
     } else if (path === '/notify/alipay') {
-      reply.status(answer.status).header('content-type', 'text/plain; charset=utf-8').header('x-fail-reason', asciiHeader(answer.message)).send('fail');
+      reply
+        .status(answer.status)
+        .header('content-type', 'text/plain; charset=utf-8')
+        .header('x-fail-reason', asciiHeader(answer.message))
+        .send('fail');
     } else if (path === '/notify/wechatpay') {
       reply.status(answer.status).send({ code: 'FAIL', message: answer.message });
     } else {
@@ -42,7 +52,8 @@ export class HttpErrorFilter implements ExceptionFilter {
   private log(answer: ErrorAnswer, exception: unknown, request: FastifyRequest): void {
     const line = `${request.method} ${request.url.split('?')[0]} → ${answer.status} ${answer.code}: ${answer.message}`;
     // Expected refusals (disabled channel, unknown order) are warnings; only the unexpected carries a stack.
-    if (answer.status >= 500 && !(exception instanceof DomainError)) this.logger.error(line, (exception as Error)?.stack);
+    if (answer.status >= 500 && !(exception instanceof DomainError))
+      this.logger.error(line, (exception as Error)?.stack);
     else this.logger.warn(line);
   }
 }
@@ -57,17 +68,29 @@ function describe(exception: unknown): ErrorAnswer {
   const statusCode = (exception as { statusCode?: number })?.statusCode;
   if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
     // Fastify's own client errors: malformed JSON, body too large, unsupported media type.
-    return { status: statusCode, code: (exception as { code?: string }).code ?? 'BadRequest', message: (exception as Error).message };
+    return {
+      status: statusCode,
+      code: (exception as { code?: string }).code ?? 'BadRequest',
+      message: (exception as Error).message,
+    };
   }
-  if (exception instanceof QueryFailedError || TRANSIENT_DRIVER_CODES.has((exception as { code?: string })?.code ?? '')) {
-    return { status: HttpStatus.SERVICE_UNAVAILABLE, code: 'DatabaseUnavailable', message: 'database temporarily unavailable; retry later' };
+  if (
+    exception instanceof QueryFailedError ||
+    TRANSIENT_DRIVER_CODES.has((exception as { code?: string })?.code ?? '')
+  ) {
+    return {
+      status: HttpStatus.SERVICE_UNAVAILABLE,
+      code: 'DatabaseUnavailable',
+      message: 'database temporarily unavailable; retry later',
+    };
   }
   return { status: HttpStatus.INTERNAL_SERVER_ERROR, code: 'InternalError', message: 'internal error; retry later' };
 }
 
 function httpExceptionMessage(exception: HttpException): string {
   const response = exception.getResponse();
-  const message = typeof response === 'object' && response !== null ? (response as { message?: unknown }).message : response;
+  const message =
+    typeof response === 'object' && response !== null ? (response as { message?: unknown }).message : response;
   return Array.isArray(message) ? message.join('; ') : String(message ?? exception.message);
 }
 

@@ -14,7 +14,10 @@ export function isValidMinorAmount(value: unknown): value is number {
 export function parseDecimalAmount(text: string, field: string): number {
   const match = /^(0|[1-9]\d{0,10})(?:\.(\d{1,2}))?$/.exec(text);
   if (!match) {
-    throw new DomainError('MalformedRequest', `${field} must be a decimal amount with at most 2 decimals, got "${text}"`);
+    throw new DomainError(
+      'MalformedRequest',
+      `${field} must be a decimal amount with at most 2 decimals, got "${text}"`,
+    );
   }
   const minor = Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'));
   if (minor <= 0) throw new DomainError('MalformedRequest', `${field} must be greater than zero, got "${text}"`);

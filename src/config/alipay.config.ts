@@ -3,13 +3,16 @@ import { IsOptional, IsString, Matches } from 'class-validator';
 import { requireAll, validateEnv } from './validate-env';
 
 class AlipayEnv {
-  @IsOptional() @Matches(/^\d+$/, { message: 'ALIPAY_APP_ID must be digits' })
+  @IsOptional()
+  @Matches(/^\d+$/, { message: 'ALIPAY_APP_ID must be digits' })
   ALIPAY_APP_ID?: string;
 
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   ALIPAY_PUBLIC_KEY_PATH?: string;
 
-  @IsOptional() @Matches(/^\d+$/, { message: 'ALIPAY_SELLER_ID must be digits' })
+  @IsOptional()
+  @Matches(/^\d+$/, { message: 'ALIPAY_SELLER_ID must be digits' })
   ALIPAY_SELLER_ID?: string;
 }
 

@@ -9,10 +9,14 @@ class DatabaseEnv {
   })
   DATABASE_URL?: string;
 
-  @IsOptional() @IsInt() @Min(1) @Max(500)
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(500)
   DATABASE_POOL_SIZE?: number;
 
-  @IsOptional() @IsIn(['true', 'false'])
+  @IsOptional()
+  @IsIn(['true', 'false'])
   MIGRATIONS_RUN?: string;
 }
 

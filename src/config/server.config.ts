@@ -3,10 +3,15 @@ import { IsInt, IsOptional, IsString, Max, Min, MinLength } from 'class-validato
 import { validateEnv } from './validate-env';
 
 class ServerEnv {
-  @IsOptional() @IsInt() @Min(0) @Max(65535)
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(65535)
   PORT?: number;
 
-  @IsOptional() @IsString() @MinLength(16, { message: 'INTERNAL_API_TOKEN must be at least 16 characters' })
+  @IsOptional()
+  @IsString()
+  @MinLength(16, { message: 'INTERNAL_API_TOKEN must be at least 16 characters' })
   INTERNAL_API_TOKEN?: string;
 }
 

@@ -4,18 +4,13 @@ import { validateSync } from 'class-validator';
 export class ConfigurationError extends Error {}
 
 /** Validates the environment variables one namespace reads; the error names every bad variable. */
-export function validateEnv<T extends object>(
-  schema: new () => T,
-  env: NodeJS.ProcessEnv,
-): T {
+export function validateEnv<T extends object>(schema: new () => T, env: NodeJS.ProcessEnv): T {
   const values = plainToInstance(schema, emptyToUndefined(env), {
     enableImplicitConversion: true,
   });
   const errors = validateSync(values, { skipMissingProperties: false });
   if (errors.length > 0) {
-    const lines = errors.flatMap((e) =>
-      Object.values(e.constraints ?? {}).map((msg) => `  - ${e.property}: ${msg}`),
-    );
+    const lines = errors.flatMap((e) => Object.values(e.constraints ?? {}).map((msg) => `  - ${e.property}: ${msg}`));
     throw new ConfigurationError(`Invalid configuration:\n${lines.join('\n')}`);
   }
   return values;

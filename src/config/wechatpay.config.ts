@@ -3,22 +3,28 @@ import { IsOptional, IsString, Length, Matches } from 'class-validator';
 import { requireAll, validateEnv } from './validate-env';
 
 class WechatpayEnv {
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   WECHATPAY_MCHID?: string;
 
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   WECHATPAY_APPID?: string;
 
-  @IsOptional() @Length(32, 32, { message: 'WECHATPAY_APIV3_KEY must be exactly 32 characters (AES-256 key)' })
+  @IsOptional()
+  @Length(32, 32, { message: 'WECHATPAY_APIV3_KEY must be exactly 32 characters (AES-256 key)' })
   WECHATPAY_APIV3_KEY?: string;
 
-  @IsOptional() @Matches(/^PUB_KEY_ID_\w+$/, { message: 'WECHATPAY_PUBLIC_KEY_ID must start with PUB_KEY_ID_' })
+  @IsOptional()
+  @Matches(/^PUB_KEY_ID_\w+$/, { message: 'WECHATPAY_PUBLIC_KEY_ID must start with PUB_KEY_ID_' })
   WECHATPAY_PUBLIC_KEY_ID?: string;
 
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   WECHATPAY_PUBLIC_KEY_PATH?: string;
 
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   WECHATPAY_PLATFORM_CERT_PATHS?: string;
 }
 

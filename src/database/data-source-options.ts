@@ -6,8 +6,24 @@ import { OutboxEvent } from '../events/outbox-event.entity';
 import { CallbackDelivery } from '../idempotency/callback-delivery.entity';
 import { PaymentCallback } from '../idempotency/payment-callback.entity';
 import { PaymentOrder } from '../order/payment-order.entity';
+import { CouponIssue } from '../after-payment/coupons/coupon-issue.entity';
+import { PointsGrant } from '../after-payment/points/points-grant.entity';
+import { ShipmentRequest } from '../after-payment/shipping/shipment-request.entity';
+import { HandlerRetry } from '../subscribers/handler-retry.entity';
+import { ProcessedEvent } from '../subscribers/processed-event.entity';
 
-export const ENTITIES = [PaymentOrder, PaymentCallback, CallbackDelivery, PaymentAnomaly, OutboxEvent];
+export const ENTITIES = [
+  PaymentOrder,
+  PaymentCallback,
+  CallbackDelivery,
+  PaymentAnomaly,
+  OutboxEvent,
+  ProcessedEvent,
+  HandlerRetry,
+  PointsGrant,
+  CouponIssue,
+  ShipmentRequest,
+];
 
 /** The one place the TypeORM options are built: the app, the migration CLI (ormconfig.ts) and tests use it. */
 export function buildDataSourceOptions(config: DatabaseConfig): DataSourceOptions {

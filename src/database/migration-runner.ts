@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
 import { DataSource } from 'typeorm';
 import { databaseConfig } from '../config/database.config';
@@ -11,7 +11,7 @@ const LOCK_TIMEOUT_SECONDS = 120;
  * serialised by a MySQL named lock; the ones that wait find nothing left to do.
  */
 @Injectable()
-export class MigrationRunner implements OnApplicationBootstrap {
+export class MigrationRunner implements OnModuleInit {
   private readonly logger = new Logger(MigrationRunner.name);
 
   constructor(
@@ -19,11 +19,15 @@ export class MigrationRunner implements OnApplicationBootstrap {
     @Inject(databaseConfig.KEY) private readonly config: ConfigType<typeof databaseConfig>,
   ) {}
 
-  async onApplicationBootstrap(): Promise<void> {
+  /** Before any onApplicationBootstrap hook, so that no worker ever polls an unmigrated schema. */
+  async onModuleInit(): Promise<void> {
     if (!this.config.runMigrations) return;
     const runner = this.dataSource.createQueryRunner();
     try {
-      const [{ locked }] = await runner.query('SELECT GET_LOCK(?, ?) AS locked', [MIGRATION_LOCK, LOCK_TIMEOUT_SECONDS]);
+      const [{ locked }] = await runner.query('SELECT GET_LOCK(?, ?) AS locked', [
+        MIGRATION_LOCK,
+        LOCK_TIMEOUT_SECONDS,
+      ]);
       if (Number(locked) !== 1) throw new Error(`could not take the migration lock within ${LOCK_TIMEOUT_SECONDS}s`);
       try {
         const applied = await this.dataSource.runMigrations({ transaction: 'each' });

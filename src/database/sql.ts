@@ -1,8 +1,3 @@
-import { TransactionHost } from '@nestjs-cls/transactional';
-import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
-
-export type Tx = TransactionHost<TransactionalAdapterTypeOrm>;
-
 /** What mysql2 answers to INSERT/UPDATE/DELETE. */
 export interface WriteResult {
   affectedRows: number;

@@ -1,8 +1,27 @@
 import { Module } from '@nestjs/common';
+import { RabbitmqConnection } from '../rabbitmq/rabbitmq.connection';
+import { EventDispatcher } from '../subscribers/event-dispatcher';
+import { SubscribersModule } from '../subscribers/subscribers.module';
+import { EVENT_PUBLISHER } from './event-publisher';
+import { InProcessPublisher } from './in-process.publisher';
+import { OutboxRelay } from './outbox.relay';
+import { OutboxRepository } from './outbox.repository';
 import { OutboxWriter } from './outbox.writer';
+import { RabbitmqPublisher } from './rabbitmq.publisher';
 
 @Module({
-  providers: [OutboxWriter],
-  exports: [OutboxWriter],
+  imports: [SubscribersModule],
+  providers: [
+    OutboxWriter,
+    OutboxRepository,
+    OutboxRelay,
+    {
+      provide: EVENT_PUBLISHER,
+      inject: [RabbitmqConnection, EventDispatcher],
+      useFactory: (connection: RabbitmqConnection, dispatcher: EventDispatcher) =>
+        connection.configured ? new RabbitmqPublisher(connection) : new InProcessPublisher(dispatcher),
+    },
+  ],
+  exports: [OutboxWriter, OutboxRepository],
 })
 export class EventsModule {}

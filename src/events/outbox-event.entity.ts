@@ -29,4 +29,18 @@ export class OutboxEvent {
 
   @Column({ name: 'published_at', type: 'datetime', precision: 3, nullable: true })
   publishedAt: Date | null;
+
+  /** Failed publish attempts while the broker was reachable. */
+  @Column({ type: 'int', unsigned: true, default: 0 })
+  attempts: number;
+
+  @Column({ name: 'next_attempt_at', type: 'datetime', precision: 3, nullable: true })
+  nextAttemptAt: Date | null;
+
+  @Column({ name: 'last_error', type: 'varchar', length: 500, nullable: true })
+  lastError: string | null;
+
+  /** Set after too many failed attempts: kept, listed and replayable, never dropped. */
+  @Column({ name: 'dead_lettered_at', type: 'datetime', precision: 3, nullable: true })
+  deadLetteredAt: Date | null;
 }

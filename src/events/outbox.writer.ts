@@ -1,15 +1,15 @@
 import { Injectable } from '@nestjs/common';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
-import { Tx } from '../database/sql';
 import { PaymentEvent } from './payment-events';
 
 /** Appends an event to the outbox in the caller's transaction; the relay publishes it after commit. */
 @Injectable()
 export class OutboxWriter {
-  constructor(private readonly txHost: TransactionHost) {}
+  constructor(private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>) {}
 
   async append(event: PaymentEvent): Promise<void> {
-    await (this.txHost as Tx).tx.query(
+    await this.txHost.tx.query(
       `INSERT INTO outbox_event (event_id, type, order_no, payload, created_at) VALUES (?, ?, ?, ?, ?)`,
       [event.eventId, event.type, event.orderNo, JSON.stringify(event), new Date()],
     );

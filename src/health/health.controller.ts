@@ -1,11 +1,13 @@
 import { Controller, Get } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { EventsHealthIndicator } from './events.health';
 
 @Controller('health')
 export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
     private readonly database: TypeOrmHealthIndicator,
+    private readonly events: EventsHealthIndicator,
   ) {}
 
   /** Liveness: the process answers. Never checks dependencies, so a database outage restarts nothing. */
@@ -15,10 +17,14 @@ export class HealthController {
     return this.health.check([]);
   }
 
-  /** Readiness: take traffic only while the database answers. */
+  /** Readiness: the database answers and, when configured, the broker is connected; plus the outbox backlog. */
   @Get('ready')
   @HealthCheck()
   ready() {
-    return this.health.check([() => this.database.pingCheck('database', { timeout: 1500 })]);
+    return this.health.check([
+      () => this.database.pingCheck('database', { timeout: 1500 }),
+      () => this.events.broker(),
+      () => this.events.backlog(),
+    ]);
   }
 }

@@ -1,9 +1,12 @@
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
+import { EventsModule } from '../events/events.module';
+import { EventsHealthIndicator } from './events.health';
 import { HealthController } from './health.controller';
 
 @Module({
-  imports: [TerminusModule],
+  imports: [TerminusModule, EventsModule],
   controllers: [HealthController],
+  providers: [EventsHealthIndicator],
 })
 export class HealthModule {}

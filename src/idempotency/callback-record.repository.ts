@@ -1,15 +1,12 @@
 import { Injectable } from '@nestjs/common';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
-import { Tx, WriteResult } from '../database/sql';
+import { WriteResult } from '../database/sql';
 import { PaymentNotification, VerifiedNotification } from '../signature/verified-notification';
 
 @Injectable()
 export class CallbackRecordRepository {
-  constructor(private readonly txHost: TransactionHost) {}
-
-  private get tx() {
-    return (this.txHost as Tx).tx;
-  }
+  constructor(private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>) {}
 
   /**
    * Claims the payment's idempotency key in the caller's transaction: true for the first delivery
@@ -17,7 +14,7 @@ export class CallbackRecordRepository {
    * read: a concurrent duplicate blocks on the key until the first one commits or rolls back.
    */
   async claimPayment(payment: PaymentNotification, receivedAt: Date): Promise<boolean> {
-    const result: WriteResult = await this.tx.query(
+    const result: WriteResult = await this.txHost.tx.query(
       `INSERT INTO payment_callback
          (channel, transaction_id, order_no, amount, currency, delivery_count, first_received_at, last_received_at)
        VALUES (?, ?, ?, ?, ?, 1, ?, ?)
@@ -38,7 +35,7 @@ export class CallbackRecordRepository {
   }
 
   async recordDelivery(notification: VerifiedNotification, outcome: string, receivedAt: Date): Promise<void> {
-    await this.tx.query(
+    await this.txHost.tx.query(
       `INSERT INTO callback_delivery
          (channel, event_type, transaction_id, order_no, outcome, raw_body, headers, received_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,

@@ -33,7 +33,9 @@ export class PaymentNotificationService {
   async apply(notification: VerifiedNotification): Promise<DeliveryOutcome> {
     const receivedAt = new Date();
     // A notification that pays nothing must not take the payment's dedup key.
-    const outcome = isPayment(notification) ? await this.applyPayment(notification, receivedAt) : DeliveryOutcome.NotPaying;
+    const outcome = isPayment(notification)
+      ? await this.applyPayment(notification, receivedAt)
+      : DeliveryOutcome.NotPaying;
     await this.callbacks.recordDelivery(notification, outcome, receivedAt);
     return outcome;
   }
@@ -47,7 +49,10 @@ export class PaymentNotificationService {
     const order = await this.orders.findForUpdate(payment.outTradeNo);
     if (!order) {
       // Rolls the claim back with everything else: the platform retries, perhaps after the order exists.
-      throw new DomainError('OrderNotFound', `order ${payment.outTradeNo} is not registered; the platform should retry`);
+      throw new DomainError(
+        'OrderNotFound',
+        `order ${payment.outTradeNo} is not registered; the platform should retry`,
+      );
     }
     const anomaly = classifyRejectedPayment(order);
     await this.anomalies.record(anomaly, order, payment);

@@ -13,5 +13,4 @@ describe(nextStatus.name, () => {
   it.each(cases)('should move %s on %s to %s', (from, event, expected) => {
     expect(nextStatus(from, event)).toBe(expected);
   });
-
 });

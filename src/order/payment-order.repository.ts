@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
-import { isDuplicateKey, Tx, WriteResult } from '../database/sql';
+import { isDuplicateKey, WriteResult } from '../database/sql';
 import { PaymentNotification } from '../signature/verified-notification';
 import { OrderEvent, OrderStatus, TRANSITIONS } from './order-status';
 import { PaymentOrder } from './payment-order.entity';
@@ -14,17 +15,13 @@ export interface NewPaymentOrder {
 
 @Injectable()
 export class PaymentOrderRepository {
-  constructor(private readonly txHost: TransactionHost) {}
-
-  private get tx() {
-    return (this.txHost as Tx).tx;
-  }
+  constructor(private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>) {}
 
   /** Inserts the order in WAIT_PAY; false when the order number already exists. */
   async insertIfAbsent(order: NewPaymentOrder): Promise<boolean> {
     const now = new Date();
     try {
-      await this.tx.query(
+      await this.txHost.tx.query(
         `INSERT INTO payment_order (order_no, user_id, amount, currency, status, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?)`,
         [order.orderNo, order.userId, order.amount, order.currency, OrderStatus.WaitPay, now, now],
@@ -37,12 +34,12 @@ export class PaymentOrderRepository {
   }
 
   async find(orderNo: string): Promise<PaymentOrder | null> {
-    return this.tx.getRepository(PaymentOrder).findOneBy({ orderNo });
+    return this.txHost.tx.getRepository(PaymentOrder).findOneBy({ orderNo });
   }
 
   /** A locking read: the order as committed now, held until the transaction ends. */
   async findForUpdate(orderNo: string): Promise<PaymentOrder | null> {
-    return this.tx
+    return this.txHost.tx
       .getRepository(PaymentOrder)
       .createQueryBuilder('o')
       .setLock('pessimistic_write')
@@ -72,9 +69,13 @@ export class PaymentOrderRepository {
     columns: { set: Record<string, unknown>; where: Record<string, unknown> },
   ): Promise<boolean> {
     const { from, to } = TRANSITIONS[event];
-    const set = Object.keys(columns.set).map((c) => `, ${c} = ?`).join('');
-    const where = Object.keys(columns.where).map((c) => ` AND ${c} = ?`).join('');
-    const result: WriteResult = await this.tx.query(
+    const set = Object.keys(columns.set)
+      .map((c) => `, ${c} = ?`)
+      .join('');
+    const where = Object.keys(columns.where)
+      .map((c) => ` AND ${c} = ?`)
+      .join('');
+    const result: WriteResult = await this.txHost.tx.query(
       `UPDATE payment_order SET status = ?, updated_at = ?${set}
        WHERE order_no = ? AND status IN (${from.map(() => '?').join(', ')})${where}`,
       [to, new Date(), ...Object.values(columns.set), orderNo, ...from, ...Object.values(columns.where)],

@@ -14,7 +14,10 @@ export class PaymentOrderService {
     const created = await this.orders.insertIfAbsent(dto);
     const order = await this.get(dto.orderNo);
     if (!created && (order.userId !== dto.userId || order.amount !== dto.amount || order.currency !== dto.currency)) {
-      throw new DomainError('OrderConflict', `order ${dto.orderNo} already exists with a different userId, amount or currency`);
+      throw new DomainError(
+        'OrderConflict',
+        `order ${dto.orderNo} already exists with a different userId, amount or currency`,
+      );
     }
     return { order, created };
   }

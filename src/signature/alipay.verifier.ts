@@ -43,7 +43,8 @@ export class AlipayVerifier implements NotificationVerifier {
     const sign = params.get('sign');
     if (!sign) throw new DomainError('MalformedRequest', 'missing parameter sign');
     const signType = params.get('sign_type') ?? 'RSA2';
-    if (signType !== 'RSA2') throw new DomainError('InvalidSignature', `sign_type ${signType} is not accepted, only RSA2`);
+    if (signType !== 'RSA2')
+      throw new DomainError('InvalidSignature', `sign_type ${signType} is not accepted, only RSA2`);
     if (!verify('sha256', Buffer.from(signedContent(params), 'utf8'), this.publicKey!, Buffer.from(sign, 'base64'))) {
       throw new DomainError('InvalidSignature', 'sign does not verify with the Alipay public key');
     }
@@ -51,7 +52,8 @@ export class AlipayVerifier implements NotificationVerifier {
 
   private checkMerchant(params: Map<string, string>): void {
     const appId = params.get('app_id');
-    if (appId !== this.config!.appId) throw new DomainError('MerchantMismatch', `app_id ${appId ?? '(none)'} is not this application`);
+    if (appId !== this.config!.appId)
+      throw new DomainError('MerchantMismatch', `app_id ${appId ?? '(none)'} is not this application`);
     const sellerId = this.config!.sellerId;
     if (sellerId && params.get('seller_id') !== sellerId) {
       throw new DomainError('MerchantMismatch', `seller_id ${params.get('seller_id') ?? '(none)'} is not this seller`);
@@ -71,7 +73,8 @@ export function signedContent(params: Map<string, string>): string {
 export function parseForm(body: Buffer): Map<string, string> {
   const text = body.toString('latin1');
   // A form body is percent-encoded ASCII; raw bytes beyond that mean a client that did not encode it.
-  if (!/^[\x20-\x7e]+$/.test(text)) throw new DomainError('MalformedRequest', 'form body must be non-empty, percent-encoded ASCII');
+  if (!/^[\x20-\x7e]+$/.test(text))
+    throw new DomainError('MalformedRequest', 'form body must be non-empty, percent-encoded ASCII');
   const params = new Map<string, string>();
   for (const [key, value] of new URLSearchParams(text)) {
     if (params.has(key)) throw new DomainError('MalformedRequest', `parameter ${key} appears twice`);
@@ -79,7 +82,10 @@ export function parseForm(body: Buffer): Map<string, string> {
   }
   const charset = (params.get('charset') ?? 'utf-8').toLowerCase();
   if (charset !== 'utf-8' && charset !== 'utf8') {
-    throw new DomainError('MalformedRequest', `charset ${charset} is not supported; configure the Alipay app for utf-8`);
+    throw new DomainError(
+      'MalformedRequest',
+      `charset ${charset} is not supported; configure the Alipay app for utf-8`,
+    );
   }
   return params;
 }
@@ -104,13 +110,15 @@ function readTrade(params: Map<string, string>) {
 
 function requireParam(params: Map<string, string>, name: string): string {
   const value = params.get(name);
-  if (!value || value.length > 64) throw new DomainError('MalformedRequest', `parameter ${name} must be 1 to 64 characters`);
+  if (!value || value.length > 64)
+    throw new DomainError('MalformedRequest', `parameter ${name} must be 1 to 64 characters`);
   return value;
 }
 
 function parseAlipayTime(text: string): Date {
   const match = ALIPAY_TIME.exec(text);
   const date = match ? new Date(`${match[1]}T${match[2]}+08:00`) : new Date(NaN);
-  if (Number.isNaN(date.getTime())) throw new DomainError('MalformedRequest', `time ${text} is not yyyy-MM-dd HH:mm:ss`);
+  if (Number.isNaN(date.getTime()))
+    throw new DomainError('MalformedRequest', `time ${text} is not yyyy-MM-dd HH:mm:ss`);
   return date;
 }

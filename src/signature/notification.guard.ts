@@ -1,4 +1,13 @@
-import { applyDecorators, CanActivate, createParamDecorator, ExecutionContext, Inject, Injectable, SetMetadata, UseGuards } from '@nestjs/common';
+import {
+  applyDecorators,
+  CanActivate,
+  createParamDecorator,
+  ExecutionContext,
+  Inject,
+  Injectable,
+  SetMetadata,
+  UseGuards,
+} from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { FastifyRequest } from 'fastify';
 import { DomainError } from '../common/domain-error';
@@ -26,12 +35,18 @@ export class NotificationGuard implements CanActivate {
     const channel = this.reflector.get<Channel>(CHANNEL_KEY, context.getHandler());
     const verifier = this.verifiers.get(channel);
     if (!verifier?.enabled) {
-      throw new DomainError('ChannelDisabled', `${channel} notifications are disabled: no keys are configured for this channel`);
+      throw new DomainError(
+        'ChannelDisabled',
+        `${channel} notifications are disabled: no keys are configured for this channel`,
+      );
     }
     const request = context.switchToHttp().getRequest<RequestWithNotification>();
     // rawBody is captured for JSON and form bodies only; other content types never reach a verifier.
     if (!request.rawBody) {
-      throw new DomainError('MalformedRequest', `unsupported Content-Type ${request.headers['content-type'] ?? '(none)'}`);
+      throw new DomainError(
+        'MalformedRequest',
+        `unsupported Content-Type ${request.headers['content-type'] ?? '(none)'}`,
+      );
     }
     if (request.rawBody.length === 0) throw new DomainError('MalformedRequest', 'empty request body');
     request.notification = verifier.verify({ body: request.rawBody, headers: request.headers });
@@ -45,5 +60,6 @@ export const ReceivesNotifications = (channel: Channel) =>
 
 /** Handler parameter: the notification NotificationGuard verified. */
 export const Notification = createParamDecorator(
-  (_data: unknown, context: ExecutionContext) => context.switchToHttp().getRequest<RequestWithNotification>().notification!,
+  (_data: unknown, context: ExecutionContext) =>
+    context.switchToHttp().getRequest<RequestWithNotification>().notification!,
 );

@@ -8,7 +8,8 @@ import { Channel, CLOCK, Clock, NOTIFICATION_VERIFIERS } from './verified-notifi
 import { WechatpayVerifier } from './wechatpay.verifier';
 
 const DISABLED_HINT: Record<Channel, string> = {
-  [Channel.Wechatpay]: 'set WECHATPAY_MCHID, WECHATPAY_APIV3_KEY and WECHATPAY_PUBLIC_KEY_ID + WECHATPAY_PUBLIC_KEY_PATH or WECHATPAY_PLATFORM_CERT_PATHS to enable',
+  [Channel.Wechatpay]:
+    'set WECHATPAY_MCHID, WECHATPAY_APIV3_KEY and WECHATPAY_PUBLIC_KEY_ID + WECHATPAY_PUBLIC_KEY_PATH or WECHATPAY_PLATFORM_CERT_PATHS to enable',
   [Channel.Alipay]: 'set ALIPAY_APP_ID and ALIPAY_PUBLIC_KEY_PATH to enable',
 };
 

@@ -9,7 +9,13 @@ import { Channel, Clock, NotificationVerifier, RawDelivery, VerifiedNotification
 const MAX_CLOCK_SKEW_MS = 5 * 60 * 1000;
 const SIGNATURE_PROBE_PREFIX = 'WECHATPAY/SIGNTEST/';
 const GCM_TAG_BYTES = 16;
-const KEPT_HEADERS = ['wechatpay-serial', 'wechatpay-signature', 'wechatpay-timestamp', 'wechatpay-nonce', 'content-type'];
+const KEPT_HEADERS = [
+  'wechatpay-serial',
+  'wechatpay-signature',
+  'wechatpay-timestamp',
+  'wechatpay-nonce',
+  'content-type',
+];
 
 interface EncryptedResource {
   algorithm: string;
@@ -38,7 +44,9 @@ export class WechatpayVerifier implements NotificationVerifier {
     for (const path of config.platformCertPaths) {
       const cert = loadCertificate(path, 'WECHATPAY_PLATFORM_CERT_PATHS');
       if (cert.validTo.getTime() < now()) {
-        new Logger(WechatpayVerifier.name).warn(`platform certificate ${cert.serial} expired on ${cert.validTo.toISOString()}`);
+        new Logger(WechatpayVerifier.name).warn(
+          `platform certificate ${cert.serial} expired on ${cert.validTo.toISOString()}`,
+        );
       }
       this.keysBySerial.set(cert.serial, cert.publicKey);
     }
@@ -72,13 +80,15 @@ export class WechatpayVerifier implements NotificationVerifier {
   verifySignature({ body, headers }: RawDelivery): void {
     const [timestamp, nonce, signature, serial] = ['timestamp', 'nonce', 'signature', 'serial'].map((name) => {
       const value = headerValue(headers, `wechatpay-${name}`);
-      if (!value) throw new DomainError('MalformedRequest', `missing header Wechatpay-${name[0].toUpperCase()}${name.slice(1)}`);
+      if (!value)
+        throw new DomainError('MalformedRequest', `missing header Wechatpay-${name[0].toUpperCase()}${name.slice(1)}`);
       return value;
     });
     if (signature.startsWith(SIGNATURE_PROBE_PREFIX)) {
       throw new DomainError('InvalidSignature', 'signature probe (WECHATPAY/SIGNTEST/) rejected as required');
     }
-    if (!/^\d{1,12}$/.test(timestamp)) throw new DomainError('MalformedRequest', 'Wechatpay-Timestamp must be Unix seconds');
+    if (!/^\d{1,12}$/.test(timestamp))
+      throw new DomainError('MalformedRequest', 'Wechatpay-Timestamp must be Unix seconds');
     if (Math.abs(this.now() - Number(timestamp) * 1000) > MAX_CLOCK_SKEW_MS) {
       throw new DomainError('TimestampExpired', 'Wechatpay-Timestamp is more than 5 minutes off');
     }
@@ -101,7 +111,10 @@ export class WechatpayVerifier implements NotificationVerifier {
       const decipher = createDecipheriv('aes-256-gcm', this.apiV3Key!, Buffer.from(resource.nonce, 'utf8'));
       decipher.setAuthTag(sealed.subarray(sealed.length - GCM_TAG_BYTES));
       decipher.setAAD(Buffer.from(resource.associated_data ?? '', 'utf8'));
-      plaintext = Buffer.concat([decipher.update(sealed.subarray(0, sealed.length - GCM_TAG_BYTES)), decipher.final()]).toString('utf8');
+      plaintext = Buffer.concat([
+        decipher.update(sealed.subarray(0, sealed.length - GCM_TAG_BYTES)),
+        decipher.final(),
+      ]).toString('utf8');
     } catch {
       throw new DomainError('Undecryptable', 'resource does not decrypt with the APIv3 key');
     }
@@ -134,10 +147,12 @@ export class WechatpayVerifier implements NotificationVerifier {
 }
 
 function keptHeaders({ headers }: RawDelivery): Record<string, string> {
-  return Object.fromEntries(KEPT_HEADERS.flatMap((name) => {
-    const value = headerValue(headers, name);
-    return value === undefined ? [] : [[name, value]];
-  }));
+  return Object.fromEntries(
+    KEPT_HEADERS.flatMap((name) => {
+      const value = headerValue(headers, name);
+      return value === undefined ? [] : [[name, value]];
+    }),
+  );
 }
 
 function parseJsonObject(text: string, what: string): Record<string, unknown> {
@@ -156,7 +171,10 @@ function parseJsonObject(text: string, what: string): Record<string, unknown> {
 function requireString(obj: Record<string, unknown>, field: string, what: string): string {
   const value = obj[field];
   if (typeof value !== 'string' || value === '' || value.length > 64) {
-    throw new DomainError('MalformedRequest', `${what} field ${field} must be a non-empty string of at most 64 characters`);
+    throw new DomainError(
+      'MalformedRequest',
+      `${what} field ${field} must be a non-empty string of at most 64 characters`,
+    );
   }
   return value;
 }

@@ -36,5 +36,7 @@ export class TransactionInterceptor implements NestInterceptor {
 }
 
 function isRetryableLockConflict(error: unknown): boolean {
-  return error instanceof QueryFailedError && RETRYABLE_ERRNOS.has((error.driverError as { errno?: number }).errno ?? 0);
+  return (
+    error instanceof QueryFailedError && RETRYABLE_ERRNOS.has((error.driverError as { errno?: number }).errno ?? 0)
+  );
 }

@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { ModuleMetadata } from '@nestjs/common';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createPool, Pool, RowDataPacket } from 'mysql2/promise';
 import { createApp } from '../../src/app.factory';
@@ -21,7 +22,13 @@ import { assertTestDatabase } from './test-database';
 
 /** The platforms as the tests play them: real keys, written to files the app loads like production keys. */
 export interface TestPlatforms {
-  wechatpay: { mchid: string; appid: string; apiV3Key: string; publicKeySigner: WechatpaySigner; certSigner: WechatpaySigner };
+  wechatpay: {
+    mchid: string;
+    appid: string;
+    apiV3Key: string;
+    publicKeySigner: WechatpaySigner;
+    certSigner: WechatpaySigner;
+  };
   alipay: { appId: string; sellerId: string; privateKey: import('node:crypto').KeyObject };
   internalApiToken: string;
   env: Record<string, string>;
@@ -66,7 +73,8 @@ export async function createTestPlatforms(): Promise<TestPlatforms> {
   };
 }
 
-const CONFIG_VARIABLES = /^(WECHATPAY_|ALIPAY_|INTERNAL_API_TOKEN$|PORT$|DATABASE_POOL_SIZE$|MIGRATIONS_RUN$)/;
+const CONFIG_VARIABLES =
+  /^(WECHATPAY_|ALIPAY_|INTERNAL_API_TOKEN$|PORT$|DATABASE_POOL_SIZE$|MIGRATIONS_RUN$|RABBITMQ_URL$|OUTBOX_|HANDLER_|RETRY_)/;
 
 export interface RunningApp {
   app: NestFastifyApplication;
@@ -75,11 +83,14 @@ export interface RunningApp {
 }
 
 /** Starts the real application (Fastify, HTTP on a free loopback port) against the run's test database. */
-export async function startApp(env: Record<string, string>): Promise<RunningApp> {
+export async function startApp(
+  env: Record<string, string>,
+  extraImports: ModuleMetadata['imports'] = [],
+): Promise<RunningApp> {
   assertTestDatabase(process.env.TEST_DATABASE_NAME);
   for (const name of Object.keys(process.env)) if (CONFIG_VARIABLES.test(name)) delete process.env[name];
   Object.assign(process.env, { LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' }, env);
-  const app = await createApp();
+  const app = await createApp(extraImports);
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   return { app, url: `http://127.0.0.1:${address.port}`, close: () => app.close() };
@@ -88,7 +99,12 @@ export async function startApp(env: Record<string, string>): Promise<RunningApp>
 /** A direct connection to the test database, for asserting effects (never for arranging them behind the app's back). */
 export function testDatabasePool(): Pool {
   assertTestDatabase(process.env.TEST_DATABASE_NAME);
-  return createPool({ uri: process.env.DATABASE_URL!, connectionLimit: 4, supportBigNumbers: true, bigNumberStrings: false });
+  return createPool({
+    uri: process.env.DATABASE_URL!,
+    connectionLimit: 4,
+    supportBigNumbers: true,
+    bigNumberStrings: false,
+  });
 }
 
 export async function count(pool: Pool, sql: string, params: unknown[] = []): Promise<number> {
@@ -119,14 +135,30 @@ export class TestClient {
     readonly platforms: TestPlatforms,
   ) {}
 
-  async registerOrder(order: { orderNo: string; amount: number; userId?: string; currency?: string }): Promise<HttpAnswer> {
+  async registerOrder(order: {
+    orderNo: string;
+    amount: number;
+    userId?: string;
+    currency?: string;
+  }): Promise<HttpAnswer> {
     return this.api('POST', '/payment-orders', { userId: 'u-1', currency: 'CNY', ...order });
   }
 
-  async api(method: string, path: string, body?: unknown, token = this.platforms.internalApiToken): Promise<HttpAnswer> {
+  async api(
+    method: string,
+    path: string,
+    body?: unknown,
+    token = this.platforms.internalApiToken,
+  ): Promise<HttpAnswer> {
     const headers: Record<string, string> = { authorization: `Bearer ${token}` };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    return answer(await fetch(this.baseUrl + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }));
+    return answer(
+      await fetch(this.baseUrl + path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }),
+    );
   }
 
   /** A signed, encrypted TRANSACTION.SUCCESS (or `eventType`) notification for this merchant. */
@@ -143,14 +175,32 @@ export class TestClient {
 
   alipayPayment(p: Omit<AlipayTradeParams, 'appId'> & { appId?: string }): string {
     const { alipay } = this.platforms;
-    return alipayDelivery(alipay.privateKey, alipayTradeParams({ appId: alipay.appId, sellerId: alipay.sellerId, ...p }));
+    return alipayDelivery(
+      alipay.privateKey,
+      alipayTradeParams({ appId: alipay.appId, sellerId: alipay.sellerId, ...p }),
+    );
   }
 
   async postWechatpay(delivery: { headers: Record<string, string>; body: string }): Promise<HttpAnswer> {
-    return answer(await fetch(`${this.baseUrl}/notify/wechatpay`, { method: 'POST', headers: delivery.headers, body: delivery.body }));
+    return answer(
+      await fetch(`${this.baseUrl}/notify/wechatpay`, {
+        method: 'POST',
+        headers: delivery.headers,
+        body: delivery.body,
+      }),
+    );
   }
 
-  async postAlipay(form: string, contentType = 'application/x-www-form-urlencoded; charset=utf-8'): Promise<HttpAnswer> {
-    return answer(await fetch(`${this.baseUrl}/notify/alipay`, { method: 'POST', headers: { 'content-type': contentType }, body: form }));
+  async postAlipay(
+    form: string,
+    contentType = 'application/x-www-form-urlencoded; charset=utf-8',
+  ): Promise<HttpAnswer> {
+    return answer(
+      await fetch(`${this.baseUrl}/notify/alipay`, {
+        method: 'POST',
+        headers: { 'content-type': contentType },
+        body: form,
+      }),
+    );
   }
 }

@@ -1,7 +1,7 @@
-import { MigrationInterface, QueryRunner } from "typeorm";
+import { MigrationInterface, QueryRunner } from 'typeorm';
 
 export class InitialSchema1795985239725 implements MigrationInterface {
-  name = "InitialSchema1795985239725";
+  name = 'InitialSchema1795985239725';
 
   public async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(
@@ -23,39 +23,19 @@ export class InitialSchema1795985239725 implements MigrationInterface {
 
   public async down(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`DROP TABLE \`payment_order\``);
-    await queryRunner.query(
-      `DROP INDEX \`uq_payment_callback_channel_transaction\` ON \`payment_callback\``,
-    );
-    await queryRunner.query(
-      `DROP INDEX \`ix_payment_callback_order_no\` ON \`payment_callback\``,
-    );
+    await queryRunner.query(`DROP INDEX \`uq_payment_callback_channel_transaction\` ON \`payment_callback\``);
+    await queryRunner.query(`DROP INDEX \`ix_payment_callback_order_no\` ON \`payment_callback\``);
     await queryRunner.query(`DROP TABLE \`payment_callback\``);
-    await queryRunner.query(
-      `DROP INDEX \`ix_callback_delivery_transaction\` ON \`callback_delivery\``,
-    );
-    await queryRunner.query(
-      `DROP INDEX \`ix_callback_delivery_order_no\` ON \`callback_delivery\``,
-    );
+    await queryRunner.query(`DROP INDEX \`ix_callback_delivery_transaction\` ON \`callback_delivery\``);
+    await queryRunner.query(`DROP INDEX \`ix_callback_delivery_order_no\` ON \`callback_delivery\``);
     await queryRunner.query(`DROP TABLE \`callback_delivery\``);
-    await queryRunner.query(
-      `DROP INDEX \`ix_outbox_event_unpublished\` ON \`outbox_event\``,
-    );
-    await queryRunner.query(
-      `DROP INDEX \`ix_outbox_event_order_no\` ON \`outbox_event\``,
-    );
-    await queryRunner.query(
-      `DROP INDEX \`uq_outbox_event_event_id\` ON \`outbox_event\``,
-    );
+    await queryRunner.query(`DROP INDEX \`ix_outbox_event_unpublished\` ON \`outbox_event\``);
+    await queryRunner.query(`DROP INDEX \`ix_outbox_event_order_no\` ON \`outbox_event\``);
+    await queryRunner.query(`DROP INDEX \`uq_outbox_event_event_id\` ON \`outbox_event\``);
     await queryRunner.query(`DROP TABLE \`outbox_event\``);
-    await queryRunner.query(
-      `DROP INDEX \`uq_payment_anomaly_channel_transaction\` ON \`payment_anomaly\``,
-    );
-    await queryRunner.query(
-      `DROP INDEX \`ix_payment_anomaly_status\` ON \`payment_anomaly\``,
-    );
-    await queryRunner.query(
-      `DROP INDEX \`ix_payment_anomaly_order_no\` ON \`payment_anomaly\``,
-    );
+    await queryRunner.query(`DROP INDEX \`uq_payment_anomaly_channel_transaction\` ON \`payment_anomaly\``);
+    await queryRunner.query(`DROP INDEX \`ix_payment_anomaly_status\` ON \`payment_anomaly\``);
+    await queryRunner.query(`DROP INDEX \`ix_payment_anomaly_order_no\` ON \`payment_anomaly\``);
     await queryRunner.query(`DROP TABLE \`payment_anomaly\``);
   }
 }

@@ -1,0 +1,5 @@
+import { Module } from '@nestjs/common';
+import { IssueCouponHandler } from './issue-coupon.handler';
+
+@Module({ providers: [IssueCouponHandler] })
+export class CouponsModule {}

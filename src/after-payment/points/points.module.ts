@@ -1,0 +1,5 @@
+import { Module } from '@nestjs/common';
+import { GrantPointsHandler } from './grant-points.handler';
+
+@Module({ providers: [GrantPointsHandler] })
+export class PointsModule {}

@@ -1,0 +1,48 @@
+import { BeforeApplicationShutdown, Logger, OnApplicationBootstrap } from '@nestjs/common';
+
+/**
+ * A background loop for work claimed from the database: runs `pollOnce` until it reports less
+ * than a full batch, then sleeps `intervalMs`. One round at a time; shutdown waits for the
+ * round in progress, so a batch is never abandoned half-done by a clean stop.
+ */
+export abstract class PollingWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  protected abstract readonly logger: Logger;
+  private running = false;
+  private timer?: NodeJS.Timeout;
+  private round?: Promise<void>;
+
+  protected abstract get intervalMs(): number;
+  /** Should this instance run the loop at all. */
+  protected abstract get enabled(): boolean;
+  /** One round; true when there may be more work right away. */
+  protected abstract pollOnce(): Promise<boolean>;
+
+  onApplicationBootstrap(): void {
+    if (!this.enabled) return;
+    this.running = true;
+    this.schedule(0);
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.running = false;
+    clearTimeout(this.timer);
+    await this.round;
+  }
+
+  private schedule(delayMs: number): void {
+    if (!this.running) return;
+    this.timer = setTimeout(() => {
+      this.round = this.runRound();
+    }, delayMs);
+  }
+
+  private async runRound(): Promise<void> {
+    let more = false;
+    try {
+      more = await this.pollOnce();
+    } catch (error) {
+      this.logger.error(`round failed: ${(error as Error).message}`);
+    }
+    this.schedule(more ? 0 : this.intervalMs);
+  }
+}

@@ -1,0 +1,54 @@
+import { DataSource } from 'typeorm';
+
+export interface DeadLetter {
+  /** `outbox` (never published) or the name of the handler that kept failing. */
+  stage: string;
+  eventId: string;
+  type: string;
+  orderNo: string;
+  attempts: number;
+  lastError: string | null;
+  deadLetteredAt: Date;
+}
+
+/** Dead-lettered events, outbox and handlers alike, oldest first. */
+export async function listDeadLetters(dataSource: DataSource): Promise<DeadLetter[]> {
+  const rows: Array<Record<string, unknown>> = await dataSource.query(
+    `SELECT 'outbox' AS stage, event_id, type, order_no, attempts, last_error, dead_lettered_at
+       FROM outbox_event WHERE dead_lettered_at IS NOT NULL
+     UNION ALL
+     SELECT consumer, event_id, JSON_VALUE(payload, '$.type'), JSON_VALUE(payload, '$.orderNo'), attempts, last_error, dead_lettered_at
+       FROM handler_retry WHERE dead_lettered_at IS NOT NULL
+     ORDER BY dead_lettered_at`,
+  );
+  return rows.map((r) => ({
+    stage: String(r.stage),
+    eventId: String(r.event_id),
+    type: String(r.type),
+    orderNo: String(r.order_no),
+    attempts: Number(r.attempts),
+    lastError: r.last_error === null ? null : String(r.last_error),
+    deadLetteredAt: new Date(r.dead_lettered_at as string),
+  }));
+}
+
+/**
+ * Puts dead-lettered events back in line with a fresh attempt count: the relay publishes them
+ * again, the retry worker runs their handlers again. `eventIds` empty means all of them.
+ * Safe to run twice: consumers deduplicate by eventId.
+ */
+export async function replayDeadLetters(dataSource: DataSource, eventIds: string[] = []): Promise<number> {
+  const only = eventIds.length > 0 ? ' AND event_id IN (?)' : '';
+  const params = eventIds.length > 0 ? [eventIds] : [];
+  return dataSource.transaction(async (tx) => {
+    const outbox = await tx.query(
+      `UPDATE outbox_event SET dead_lettered_at = NULL, attempts = 0, next_attempt_at = NULL WHERE dead_lettered_at IS NOT NULL${only}`,
+      params,
+    );
+    const handlers = await tx.query(
+      `UPDATE handler_retry SET dead_lettered_at = NULL, attempts = 0, next_attempt_at = ? WHERE dead_lettered_at IS NOT NULL${only}`,
+      [new Date(), ...params],
+    );
+    return Number(outbox.affectedRows) + Number(handlers.affectedRows);
+  });
+}

@@ -1,0 +1,53 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { ConfigType } from '@nestjs/config';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { TransactionHost } from '@nestjs-cls/transactional';
+import { PollingWorker } from '../common/polling-worker';
+import { eventsConfig } from '../config/events.config';
+import { EVENT_PUBLISHER, EventPublisher } from './event-publisher';
+import { OutboxRepository } from './outbox.repository';
+
+/**
+ * Publishes committed outbox events, in every instance. A batch is claimed FOR UPDATE SKIP
+ * LOCKED and stays locked while it is published, so no two relays ever hold the same row; a row
+ * is marked published only after the destination confirmed it. An instance that dies mid-batch
+ * leaves its rows unpublished (the transaction rolls back) and another relay publishes them
+ * again: delivery is at least once, and consumers deduplicate by eventId.
+ */
+@Injectable()
+export class OutboxRelay extends PollingWorker {
+  protected readonly logger = new Logger(OutboxRelay.name);
+
+  constructor(
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly outbox: OutboxRepository,
+    @Inject(EVENT_PUBLISHER) private readonly publisher: EventPublisher,
+    @Inject(eventsConfig.KEY) private readonly config: ConfigType<typeof eventsConfig>,
+  ) {
+    super();
+  }
+
+  protected get intervalMs(): number {
+    return this.config.pollIntervalMs;
+  }
+
+  protected get enabled(): boolean {
+    return true;
+  }
+
+  protected async pollOnce(): Promise<boolean> {
+    // A broker outage is nobody's attempt: wait for it without counting towards the dead letter.
+    if (!this.publisher.isAvailable()) return false;
+    return this.txHost.withTransaction({ isolationLevel: 'READ COMMITTED' }, async () => {
+      const batch = await this.outbox.claimDue(this.config.batchSize);
+      const results = await Promise.allSettled(batch.map((claimed) => this.publisher.publish(claimed.event)));
+      await this.outbox.markPublished(batch.filter((_, i) => results[i].status === 'fulfilled').map((c) => c.id));
+      for (const [i, result] of results.entries()) {
+        if (result.status === 'fulfilled' || !this.publisher.isAvailable()) continue;
+        this.logger.warn(`publishing event ${batch[i].event.eventId} failed: ${(result.reason as Error)?.message}`);
+        await this.outbox.markFailed(batch[i], result.reason);
+      }
+      return batch.length === this.config.batchSize;
+    });
+  }
+}

@@ -1,0 +1,89 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ConfigType } from '@nestjs/config';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { TransactionHost } from '@nestjs-cls/transactional';
+import { eventsConfig, retryDelayMs } from '../config/events.config';
+import { errorText } from '../subscribers/handler-retry.repository';
+import { PaymentEvent } from './payment-events';
+
+export interface ClaimedEvent {
+  id: string;
+  attempts: number;
+  event: PaymentEvent;
+}
+
+export interface OutboxBacklog {
+  pending: number;
+  oldestPendingAgeSeconds: number;
+  deadLettered: number;
+}
+
+@Injectable()
+export class OutboxRepository {
+  constructor(
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    @Inject(eventsConfig.KEY) private readonly config: ConfigType<typeof eventsConfig>,
+  ) {}
+
+  /**
+   * Locks a batch of due events for this relay; other instances skip the locked rows. An event
+   * is due only when no earlier event of the same order is still waiting, so each order's events
+   * leave in the order they were written even with several relays.
+   */
+  async claimDue(limit: number): Promise<ClaimedEvent[]> {
+    const rows: Array<{ id: string; attempts: number; payload: PaymentEvent | string }> = await this.txHost.tx.query(
+      `SELECT e.id, e.attempts, e.payload FROM outbox_event e
+       WHERE e.published_at IS NULL AND e.dead_lettered_at IS NULL
+         AND (e.next_attempt_at IS NULL OR e.next_attempt_at <= ?)
+         AND NOT EXISTS (
+           SELECT 1 FROM outbox_event earlier
+           WHERE earlier.order_no = e.order_no AND earlier.id < e.id
+             AND earlier.published_at IS NULL AND earlier.dead_lettered_at IS NULL)
+       ORDER BY e.id LIMIT ?
+       FOR UPDATE SKIP LOCKED`,
+      [new Date(), limit],
+    );
+    return rows.map((r) => ({
+      id: String(r.id),
+      attempts: Number(r.attempts),
+      // MariaDB's JSON is LONGTEXT underneath: mysql2 hands it back as text there.
+      event: typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload,
+    }));
+  }
+
+  async markPublished(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.txHost.tx.query('UPDATE outbox_event SET published_at = ? WHERE id IN (?)', [new Date(), ids]);
+  }
+
+  async markFailed(claimed: ClaimedEvent, error: unknown): Promise<void> {
+    const attempts = claimed.attempts + 1;
+    const now = new Date();
+    const deadLettered = attempts >= this.config.outboxMaxAttempts;
+    await this.txHost.tx.query(
+      'UPDATE outbox_event SET attempts = ?, last_error = ?, next_attempt_at = ?, dead_lettered_at = ? WHERE id = ?',
+      [
+        attempts,
+        errorText(error),
+        new Date(now.getTime() + retryDelayMs(this.config, attempts)),
+        deadLettered ? now : null,
+        claimed.id,
+      ],
+    );
+  }
+
+  async backlog(): Promise<OutboxBacklog> {
+    const [row] = await this.txHost.tx.query(
+      `SELECT
+         (SELECT COUNT(*) FROM outbox_event WHERE published_at IS NULL AND dead_lettered_at IS NULL) AS pending,
+         (SELECT MIN(created_at) FROM outbox_event WHERE published_at IS NULL AND dead_lettered_at IS NULL) AS oldest,
+         (SELECT COUNT(*) FROM outbox_event WHERE dead_lettered_at IS NOT NULL) AS dead_lettered`,
+    );
+    const oldest = row.oldest ? new Date(row.oldest).getTime() : Date.now();
+    return {
+      pending: Number(row.pending),
+      oldestPendingAgeSeconds: Math.max(0, Math.round((Date.now() - oldest) / 1000)),
+      deadLettered: Number(row.dead_lettered),
+    };
+  }
+}

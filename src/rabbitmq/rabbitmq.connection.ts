@@ -1,0 +1,48 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { ConfigType } from '@nestjs/config';
+import { AmqpConnectionManager, ChannelWrapper, connect, CreateChannelOpts } from 'amqp-connection-manager';
+import { eventsConfig } from '../config/events.config';
+
+/** The topic exchange every event is published to, with the event type as routing key. */
+export const EXCHANGE = 'payments';
+
+/**
+ * One broker connection per instance, re-established automatically by amqp-connection-manager
+ * (channels and consumers are set up again on every reconnect). Absent without RABBITMQ_URL.
+ */
+@Injectable()
+export class RabbitmqConnection implements OnApplicationShutdown {
+  private readonly logger = new Logger(RabbitmqConnection.name);
+  private readonly manager?: AmqpConnectionManager;
+
+  constructor(@Inject(eventsConfig.KEY) config: ConfigType<typeof eventsConfig>) {
+    if (!config.rabbitmqUrl) {
+      this.logger.log('RABBITMQ_URL is not set: events go to the in-process handlers only (embedded mode)');
+      return;
+    }
+    this.manager = connect([config.rabbitmqUrl], { heartbeatIntervalInSeconds: 5, reconnectTimeInSeconds: 1 });
+    // The URL carries the password: log the broker's words, never the URL.
+    this.manager.on('connect', () => this.logger.log('connected to RabbitMQ'));
+    this.manager.on('disconnect', ({ err }) =>
+      this.logger.warn(`RabbitMQ connection lost: ${err?.message ?? 'closed'}`),
+    );
+    this.manager.on('connectFailed', ({ err }) => this.logger.warn(`cannot reach RabbitMQ: ${err?.message}`));
+  }
+
+  get configured(): boolean {
+    return this.manager !== undefined;
+  }
+
+  isConnected(): boolean {
+    return this.manager?.isConnected() ?? false;
+  }
+
+  createChannel(options: CreateChannelOpts): ChannelWrapper {
+    if (!this.manager) throw new Error('RabbitMQ is not configured');
+    return this.manager.createChannel(options);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.manager?.close();
+  }
+}
