@@ -8,6 +8,10 @@ class EventsEnv {
   RABBITMQ_URL?: string;
 
   @IsOptional()
+  @Matches(/^[a-z][a-z0-9_.\-]{0,100}$/, { message: 'RABBITMQ_EXCHANGE must be lowercase letters, digits, _ . -' })
+  RABBITMQ_EXCHANGE?: string;
+
+  @IsOptional()
   @IsInt()
   @Min(1)
   @Max(1000)
@@ -47,6 +51,8 @@ class EventsEnv {
 export interface EventsConfig {
   /** Undefined: events go to the in-process handlers only (the embedded default). */
   rabbitmqUrl?: string;
+  /** The topic exchange (default `payments`); handler queues are named `<exchange>.<consumer>`. */
+  exchange: string;
   batchSize: number;
   pollIntervalMs: number;
   /** Publish attempts of an outbox event before it is dead-lettered (broker outages do not count). */
@@ -61,6 +67,7 @@ export function loadEventsConfig(env: NodeJS.ProcessEnv = process.env): EventsCo
   const vars = validateEnv(EventsEnv, env);
   return {
     rabbitmqUrl: vars.RABBITMQ_URL,
+    exchange: vars.RABBITMQ_EXCHANGE ?? 'payments',
     batchSize: vars.OUTBOX_BATCH_SIZE ?? 100,
     pollIntervalMs: vars.OUTBOX_POLL_INTERVAL_MS ?? 200,
     outboxMaxAttempts: vars.OUTBOX_MAX_ATTEMPTS ?? 10,

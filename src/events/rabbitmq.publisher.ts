@@ -1,6 +1,6 @@
 import { ChannelWrapper } from 'amqp-connection-manager';
 import { ConfirmChannel } from 'amqplib';
-import { EXCHANGE, RabbitmqConnection } from '../rabbitmq/rabbitmq.connection';
+import { RabbitmqConnection } from '../rabbitmq/rabbitmq.connection';
 import { EventPublisher } from './event-publisher';
 import { PaymentEvent } from './payment-events';
 
@@ -14,7 +14,7 @@ export class RabbitmqPublisher implements EventPublisher {
     this.channel = connection.createChannel({
       name: 'outbox-publisher',
       confirm: true,
-      setup: (channel: ConfirmChannel) => channel.assertExchange(EXCHANGE, 'topic', { durable: true }),
+      setup: (channel: ConfirmChannel) => channel.assertExchange(connection.exchange, 'topic', { durable: true }),
     });
   }
 
@@ -23,7 +23,7 @@ export class RabbitmqPublisher implements EventPublisher {
   }
 
   async publish(event: PaymentEvent): Promise<void> {
-    await this.channel.publish(EXCHANGE, event.type, Buffer.from(JSON.stringify(event)), {
+    await this.channel.publish(this.connection.exchange, event.type, Buffer.from(JSON.stringify(event)), {
       persistent: true,
       messageId: event.eventId,
       type: event.type,

@@ -3,9 +3,6 @@ import { ConfigType } from '@nestjs/config';
 import { AmqpConnectionManager, ChannelWrapper, connect, CreateChannelOpts } from 'amqp-connection-manager';
 import { eventsConfig } from '../config/events.config';
 
-/** The topic exchange every event is published to, with the event type as routing key. */
-export const EXCHANGE = 'payments';
-
 /**
  * One broker connection per instance, re-established automatically by amqp-connection-manager
  * (channels and consumers are set up again on every reconnect). Absent without RABBITMQ_URL.
@@ -14,8 +11,11 @@ export const EXCHANGE = 'payments';
 export class RabbitmqConnection implements OnApplicationShutdown {
   private readonly logger = new Logger(RabbitmqConnection.name);
   private readonly manager?: AmqpConnectionManager;
+  /** The topic exchange every event is published to, with the event type as routing key. */
+  readonly exchange: string;
 
   constructor(@Inject(eventsConfig.KEY) config: ConfigType<typeof eventsConfig>) {
+    this.exchange = config.exchange;
     if (!config.rabbitmqUrl) {
       this.logger.log('RABBITMQ_URL is not set: events go to the in-process handlers only (embedded mode)');
       return;

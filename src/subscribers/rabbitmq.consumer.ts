@@ -2,19 +2,15 @@ import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap }
 import { ChannelWrapper } from 'amqp-connection-manager';
 import { Channel, ConsumeMessage } from 'amqplib';
 import { PaymentEvent } from '../events/payment-events';
-import { EXCHANGE, RabbitmqConnection } from '../rabbitmq/rabbitmq.connection';
+import { RabbitmqConnection } from '../rabbitmq/rabbitmq.connection';
 import { EventDispatcher } from './event-dispatcher';
 import { Subscriber, SubscriberRegistry } from './subscriber-registry';
 
 const PREFETCH = 16;
 const REQUEUE_DELAY_MS = 1000;
 
-export function queueName(consumer: string): string {
-  return `${EXCHANGE}.${consumer}`;
-}
-
 /**
- * With a broker, each handler consumes its own durable queue `payments.<consumer>`, bound to its
+ * With a broker, each handler consumes its own durable queue `<exchange>.<consumer>`, bound to its
  * event types: every instance competes for the same queue, so the work spreads over replicas.
  * A message is acked once the handler's effect committed or its failure was parked for retry.
  */
@@ -36,13 +32,13 @@ export class RabbitmqConsumer implements OnApplicationBootstrap, BeforeApplicati
   }
 
   private async subscribe(subscriber: Subscriber): Promise<void> {
-    const queue = queueName(subscriber.consumer);
+    const queue = this.queueName(subscriber.consumer);
     const channel = this.connection.createChannel({
       name: `consumer-${subscriber.consumer}`,
       setup: async (ch: Channel) => {
-        await ch.assertExchange(EXCHANGE, 'topic', { durable: true });
+        await ch.assertExchange(this.connection.exchange, 'topic', { durable: true });
         await ch.assertQueue(queue, { durable: true });
-        for (const type of subscriber.events) await ch.bindQueue(queue, EXCHANGE, type);
+        for (const type of subscriber.events) await ch.bindQueue(queue, this.connection.exchange, type);
       },
     });
     this.channels.push(channel);
@@ -58,7 +54,7 @@ export class RabbitmqConsumer implements OnApplicationBootstrap, BeforeApplicati
       event = JSON.parse(message.content.toString('utf8'));
     } catch {
       this.logger.error(
-        `dropping a message on ${queueName(subscriber.consumer)} that is not JSON (messageId ${message.properties.messageId})`,
+        `dropping a message on ${this.queueName(subscriber.consumer)} that is not JSON (messageId ${message.properties.messageId})`,
       );
       channel.ack(message);
       return;
@@ -73,6 +69,10 @@ export class RabbitmqConsumer implements OnApplicationBootstrap, BeforeApplicati
       );
       setTimeout(() => channel.nack(message, false, true), REQUEUE_DELAY_MS);
     }
+  }
+
+  queueName(consumer: string): string {
+    return `${this.connection.exchange}.${consumer}`;
   }
 
   private track(work: Promise<void>): void {

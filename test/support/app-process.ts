@@ -1,0 +1,33 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { assertTestDatabase } from './test-database';
+
+export interface AppProcess {
+  url: string;
+  child: ChildProcess;
+  /** Resolves with the exit signal or code. */
+  exited: Promise<string>;
+}
+
+/** Starts the real app in a separate Node process (so that a test can SIGKILL it) against the run's database. */
+export async function startAppProcess(env: Record<string, string>): Promise<AppProcess> {
+  assertTestDatabase(process.env.TEST_DATABASE_NAME);
+  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', join(__dirname, 'app-main.ts')], {
+    cwd: join(__dirname, '../..'),
+    env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<string>((resolve) => child.on('exit', (code, signal) => resolve(signal ?? String(code))));
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const port = await new Promise<number>((resolve, reject) => {
+    let stdout = '';
+    child.stdout!.on('data', (chunk) => {
+      stdout += chunk;
+      const match = /listening (\d+)/.exec(stdout);
+      if (match) resolve(Number(match[1]));
+    });
+    void exited.then((how) => reject(new Error(`app process exited (${how}) before listening:\n${stderr}`)));
+  });
+  return { url: `http://127.0.0.1:${port}`, child, exited };
+}
