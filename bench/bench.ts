@@ -1,0 +1,222 @@
+import 'reflect-metadata';
+import { execSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createConnection } from 'mysql2/promise';
+import { DataSource } from 'typeorm';
+import { buildDataSourceOptions } from '../src/database/data-source-options';
+import { createTestPlatforms } from '../test/support/test-app';
+import { arrivalOrder, Delivery, Payment, planPayments, seededRandom, signPayment } from './delivery-mix';
+import { exactlyOnceViolations } from './exactly-once';
+import { drive, LoadResult, percentile } from './http-load';
+import { prefill } from './prefill';
+import { insertOrdersDirectly, rawSqlRun } from './raw-sql';
+import { startService } from './service-process';
+
+const { values: args } = parseArgs({
+  options: {
+    orders: { type: 'string', default: '20000' },
+    concurrency: { type: 'string', default: '64' },
+    prefill: { type: 'string', default: '0' },
+    'duplicates-only': { type: 'boolean', default: false },
+    rabbitmq: { type: 'string' },
+    port: { type: 'string', default: '3901' },
+  },
+});
+const ORDERS = Number(args.orders);
+const CONCURRENCY = Number(args.concurrency);
+const PREFILL = Number(args.prefill);
+const ADMIN_URL = process.env.BENCH_DATABASE_ADMIN_URL ?? 'mysql://root@127.0.0.1:3306';
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+async function main(): Promise<void> {
+  const runId = Date.now().toString(36);
+  const { scheme, version } = await serverKind();
+  const databases = { service: `pcs_bench_${runId}`, raw: `pcs_bench_${runId}_raw` };
+  const url = (name: string) => `${ADMIN_URL.replace(/^\w+:/, scheme)}/${name}`;
+  await admin(Object.values(databases).map((db) => `CREATE DATABASE ${db}`));
+  try {
+    for (const db of Object.values(databases)) await migrate(url(db));
+    if (PREFILL > 0) {
+      say(`prefilling ${PREFILL} earlier payments in both databases…`);
+      for (const db of Object.values(databases)) await prefill(url(db), PREFILL);
+    }
+    const result = await runBenchmark(runId, url(databases.service), url(databases.raw));
+    report({ ...result, database: version });
+    if (result.violations.length > 0) process.exitCode = 1;
+  } finally {
+    await admin(Object.values(databases).map((db) => `DROP DATABASE IF EXISTS ${db}`));
+  }
+}
+
+async function runBenchmark(runId: string, serviceDb: string, rawDb: string) {
+  const platforms = await createTestPlatforms();
+  const signers = {
+    wechatpay: {
+      mchid: platforms.wechatpay.mchid,
+      appid: platforms.wechatpay.appid,
+      signer: platforms.wechatpay.publicKeySigner,
+    },
+    alipay: platforms.alipay,
+  };
+  const payments = planPayments(ORDERS, runId);
+  const warmup = planPayments(Math.max(500, Math.round(ORDERS / 20)), `${runId}w`);
+  say(`signing ${payments.length + warmup.length} notifications (RSA-2048, AES-256-GCM)…`);
+  const signed = new Map([...warmup, ...payments].map((p) => [p, signPayment(p, signers)] as const));
+  const random = seededRandom(42);
+  const onePerPayment = (list: Payment[]) => list.map((payment) => ({ payment, ...signed.get(payment)! }));
+  let measured: Delivery[] = args['duplicates-only'] ? [] : arrivalOrder(payments, signed, random);
+  if (args['duplicates-only']) {
+    const rekeyed = payments.map((p) => ({ ...p, deliveries: 3 }));
+    measured = arrivalOrder(rekeyed, new Map(rekeyed.map((p, i) => [p, signed.get(payments[i])!])), random);
+  }
+
+  const service = await startService(
+    { ...platforms.env, DATABASE_URL: serviceDb, ...(args.rabbitmq ? { RABBITMQ_URL: args.rabbitmq } : {}) },
+    Number(args.port),
+  );
+  try {
+    say(`registering ${payments.length + warmup.length} orders through the API…`);
+    await registerOrders(service.url, platforms.internalApiToken, [...warmup, ...payments]);
+    say('warming up…');
+    await drive(service.url, arrivalOrder(warmup, signed, random), CONCURRENCY);
+    if (args['duplicates-only']) await drive(service.url, onePerPayment(payments), CONCURRENCY);
+    say(`measuring ${measured.length} deliveries at concurrency ${CONCURRENCY}…`);
+    const cpuBefore = service.cpuSeconds();
+    const load = await drive(service.url, measured, CONCURRENCY);
+    const cpuSeconds = service.cpuSeconds() - cpuBefore;
+    const peakRssMiB = service.peakRssMiB();
+    const violations = await exactlyOnceViolations(serviceDb, payments, measured.length, acknowledged(load));
+    await service.stop();
+
+    say('measuring the raw SQL limit…');
+    await insertOrdersDirectly(rawDb, payments);
+    if (args['duplicates-only']) await rawSqlRun(rawDb, onePerPayment(payments), CONCURRENCY);
+    const raw = await rawSqlRun(rawDb, measured, CONCURRENCY);
+    return { load, measured: measured.length, cpuSeconds, peakRssMiB, rawSeconds: raw.seconds, violations };
+  } finally {
+    if (service.child.exitCode === null && service.child.signalCode === null) await service.stop();
+  }
+}
+
+function acknowledged(load: LoadResult): number {
+  return load.latenciesMs.length - load.nonSuccessAcks;
+}
+
+async function registerOrders(url: string, token: string, payments: Payment[]): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (next < payments.length) {
+        const p = payments[next++];
+        const response = await fetch(`${url}/payment-orders`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+          body: JSON.stringify({ orderNo: p.orderNo, userId: 'bench', amount: p.amount, currency: 'CNY' }),
+        });
+        if (response.status !== 201)
+          throw new Error(`registering ${p.orderNo}: ${response.status} ${await response.text()}`);
+      }
+    }),
+  );
+}
+
+function report(r: Awaited<ReturnType<typeof runBenchmark>> & { database: string }): void {
+  const sorted = [...r.load.latenciesMs].sort((a, b) => a - b);
+  const deliveriesPerSecond = r.measured / r.load.seconds;
+  const rawPerSecond = r.measured / r.rawSeconds;
+  const figures = {
+    mode: args['duplicates-only'] ? 'duplicates-only' : 'mixed (3.2 deliveries per payment)',
+    orders: ORDERS,
+    deliveries: r.measured,
+    concurrency: CONCURRENCY,
+    prefilledPayments: PREFILL,
+    broker: args.rabbitmq ? 'rabbitmq' : 'embedded',
+    deliveriesPerSecond: Math.round(deliveriesPerSecond),
+    paymentsPerSecond: Math.round(ORDERS / r.load.seconds),
+    latencyMs: {
+      p50: percentile(sorted, 50),
+      p95: percentile(sorted, 95),
+      p99: percentile(sorted, 99),
+      max: sorted[sorted.length - 1],
+    },
+    errors: r.load.errors,
+    nonSuccessAcks: r.load.nonSuccessAcks,
+    serviceCpuSeconds: r.cpuSeconds,
+    serviceCpuMsPerDelivery: (r.cpuSeconds * 1000) / r.measured,
+    servicePeakRssMiB: Math.round(r.peakRssMiB),
+    rawDeliveriesPerSecond: Math.round(rawPerSecond),
+    ratioServiceToRaw: Number((deliveriesPerSecond / rawPerSecond).toFixed(2)),
+    exactlyOnce: r.violations.length === 0 ? 'OK' : r.violations,
+  };
+  const machine = {
+    cpus: cpus().length,
+    cpu: cpus()[0]?.model,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    database: r.database,
+  };
+  const commit = git('rev-parse --short HEAD');
+  const dir = join(__dirname, 'results');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${commit}.json`);
+  writeFileSync(file, JSON.stringify({ commit, date: new Date().toISOString(), machine, ...figures }, null, 2));
+
+  const ms = (v: number) => `${v.toFixed(1)} ms`;
+  say('');
+  say(`  mode                  ${figures.mode}, ${figures.broker}, prefill ${PREFILL}`);
+  say(
+    `  deliveries/s          ${figures.deliveriesPerSecond}   (${r.measured} deliveries in ${r.load.seconds.toFixed(1)} s)`,
+  );
+  say(`  payments/s            ${figures.paymentsPerSecond}`);
+  say(
+    `  latency p50/p95/p99   ${ms(figures.latencyMs.p50)} / ${ms(figures.latencyMs.p95)} / ${ms(figures.latencyMs.p99)}   max ${ms(figures.latencyMs.max)}`,
+  );
+  say(`  errors / non-success  ${figures.errors} / ${figures.nonSuccessAcks}`);
+  say(
+    `  service CPU           ${r.cpuSeconds.toFixed(1)} s (${figures.serviceCpuMsPerDelivery.toFixed(2)} ms per delivery), peak RSS ${figures.servicePeakRssMiB} MiB`,
+  );
+  say(`  raw SQL limit         ${figures.rawDeliveriesPerSecond} deliveries/s`);
+  say(`  ratio service/raw = ${figures.ratioServiceToRaw}`);
+  say(r.violations.length === 0 ? 'exactly-once: OK' : `exactly-once: VIOLATED\n  ${r.violations.join('\n  ')}`);
+  say(`results: ${file}`);
+}
+
+async function migrate(url: string): Promise<void> {
+  const dataSource = await new DataSource(
+    buildDataSourceOptions({ url, poolSize: 2, runMigrations: true }),
+  ).initialize();
+  await dataSource.runMigrations({ transaction: 'each' });
+  await dataSource.destroy();
+}
+
+async function serverKind(): Promise<{ scheme: string; version: string }> {
+  const conn = await createConnection({ uri: ADMIN_URL });
+  const [rows] = await conn.query('SELECT VERSION() AS v');
+  await conn.end();
+  const version = String((rows as Array<{ v: string }>)[0].v);
+  return { scheme: /mariadb/i.test(version) ? 'mariadb:' : 'mysql:', version };
+}
+
+async function admin(statements: string[]): Promise<void> {
+  const conn = await createConnection({ uri: ADMIN_URL });
+  for (const sql of statements) await conn.query(sql);
+  await conn.end();
+}
+
+function git(command: string): string {
+  try {
+    return execSync(`git ${command}`, { cwd: __dirname, stdio: ['ignore', 'pipe', 'ignore'] })
+      .toString()
+      .trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+main().catch((error: Error) => {
+  process.stderr.write(`bench failed: ${error.stack}\n`);
+  process.exit(1);
+});

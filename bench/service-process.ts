@@ -1,0 +1,48 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface ServiceProcess {
+  url: string;
+  child: ChildProcess;
+  cpuSeconds(): number;
+  peakRssMiB(): number;
+  stop(): Promise<void>;
+}
+
+const ROOT = join(__dirname, '..');
+const CLOCK_TICKS = 100; // USER_HZ on Linux
+
+/** The production build (`node dist/src/main.js`), configured only by its environment, as a user runs it. */
+export async function startService(env: Record<string, string>, port: number): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, [join(ROOT, 'dist/src/main.js')], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, NODE_ENV: 'production', LOG_LEVEL: 'warn', ...env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(`${url}/health/ready`)).ok) break;
+    } catch {
+      /* not listening yet */
+    }
+    if (i > 300) throw new Error('the service did not become ready in 30 s');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const proc = (file: string) => readFileSync(`/proc/${child.pid}/${file}`, 'utf8');
+  return {
+    url,
+    child,
+    cpuSeconds: () => {
+      const fields = proc('stat').split(') ')[1].split(' ');
+      return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS; // utime + stime
+    },
+    peakRssMiB: () => Number(/VmHWM:\s+(\d+) kB/.exec(proc('status'))![1]) / 1024,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+    },
+  };
+}
