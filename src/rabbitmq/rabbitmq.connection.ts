@@ -39,7 +39,13 @@ export class RabbitmqConnection implements OnApplicationShutdown {
 
   createChannel(options: CreateChannelOpts): ChannelWrapper {
     if (!this.manager) throw new Error('RabbitMQ is not configured');
-    return this.manager.createChannel(options);
+    const channel = this.manager.createChannel(options);
+    // A setup step cut short by a lost connection is emitted as 'error'; unheard, it would end the
+    // process. The manager reconnects and runs the setup again, so logging it is all there is to do.
+    channel.on('error', (error: Error) =>
+      this.logger.warn(`channel ${options.name ?? ''} setup failed: ${error.message}; retrying`),
+    );
+    return channel;
   }
 
   async onApplicationShutdown(): Promise<void> {
