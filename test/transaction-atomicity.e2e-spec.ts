@@ -1,4 +1,5 @@
 import { createConnection, Pool, RowDataPacket } from 'mysql2/promise';
+import { DataSource } from 'typeorm';
 import { count, createTestPlatforms, RunningApp, startApp, TestClient, testDatabasePool, uniqueId } from './support/test-app';
 
 /**
@@ -120,6 +121,20 @@ describe('one transaction per delivery', () => {
       [transactionId],
     );
     expect(outcomes.map((o) => o.outcome)).toEqual(['PAID', 'DUPLICATE']);
+  });
+
+  it('should run every pooled connection at READ COMMITTED without a per-transaction SET', async () => {
+    const dataSource = running.app.get(DataSource);
+    // Twenty at once, so that the pool hands out (and opens) many distinct connections.
+    const levels = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        dataSource.transaction(async (tx) => {
+          const [row] = await tx.query('SELECT @@tx_isolation AS level, CONNECTION_ID() AS id, SLEEP(0.05) AS pause');
+          return `${row.level}`;
+        }),
+      ),
+    );
+    expect(new Set(levels)).toEqual(new Set(['READ-COMMITTED']));
   });
 
   /** Waits until one of the app's connections is executing (and so blocked in) a statement like `pattern`. */

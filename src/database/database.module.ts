@@ -4,6 +4,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { databaseConfig } from '../config/database.config';
 import { buildDataSourceOptions } from './data-source-options';
 import { MigrationRunner } from './migration-runner';
+import { ReadCommittedSessions } from './read-committed-sessions';
 
 @Module({
   imports: [
@@ -18,6 +19,6 @@ import { MigrationRunner } from './migration-runner';
     }),
     ConfigModule.forFeature(databaseConfig),
   ],
-  providers: [MigrationRunner],
+  providers: [ReadCommittedSessions, MigrationRunner],
 })
 export class DatabaseModule {}

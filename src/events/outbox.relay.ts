@@ -38,7 +38,7 @@ export class OutboxRelay extends PollingWorker {
   protected async pollOnce(): Promise<boolean> {
     // A broker outage is nobody's attempt: wait for it without counting towards the dead letter.
     if (!this.publisher.isAvailable()) return false;
-    return this.txHost.withTransaction({ isolationLevel: 'READ COMMITTED' }, async () => {
+    return this.txHost.withTransaction(async () => {
       const batch = await this.outbox.claimDue(this.config.batchSize);
       const results = await Promise.allSettled(batch.map((claimed) => this.publisher.publish(claimed.event)));
       await this.outbox.markPublished(batch.filter((_, i) => results[i].status === 'fulfilled').map((c) => c.id));

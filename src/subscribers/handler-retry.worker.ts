@@ -33,7 +33,7 @@ export class HandlerRetryWorker extends PollingWorker {
   }
 
   protected pollOnce(): Promise<boolean> {
-    return this.txHost.withTransaction({ isolationLevel: 'READ COMMITTED' }, async () => {
+    return this.txHost.withTransaction(async () => {
       const due = await this.retries.claimDue(this.config.batchSize);
       for (const retry of due) {
         const subscriber = this.registry.byConsumer(retry.consumer);

@@ -19,7 +19,7 @@ export class HandlerRunner {
    */
   async run(subscriber: Subscriber, event: PaymentEvent): Promise<HandlerResult> {
     const txHost = this.txHost;
-    return txHost.withTransaction(Propagation.RequiresNew, { isolationLevel: 'READ COMMITTED' }, async () => {
+    return txHost.withTransaction(Propagation.RequiresNew, async () => {
       try {
         await txHost.tx.query('INSERT INTO processed_event (consumer, event_id, processed_at) VALUES (?, ?, ?)', [
           subscriber.consumer,

@@ -26,7 +26,7 @@ export class TransactionInterceptor implements NestInterceptor {
   private async runWithRetry<T>(handler: () => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.txHost.withTransaction({ isolationLevel: 'READ COMMITTED' }, handler);
+        return await this.txHost.withTransaction(handler);
       } catch (error) {
         if (attempt >= MAX_ATTEMPTS || !isRetryableLockConflict(error)) throw error;
         this.logger.warn(`lock conflict (${(error as Error).message}); retrying, attempt ${attempt + 1}`);
