@@ -611,4 +611,47 @@ describe('after-payment events through RabbitMQ', () => {
       await expectOneEffectPerOrder(pool, eventIdByOrder);
     });
   });
+
+  /** A backlog waiting for the first start against a new exchange: no handler queue exists yet. */
+  describe('when events wait for a broker no handler has subscribed on yet', () => {
+    let exchange: string;
+    let tap: ExchangeTap;
+    const instances: RunningApp[] = [];
+
+    beforeAll(async () => {
+      exchange = testExchange();
+      tap = await ExchangeTap.bind(exchange);
+    });
+    afterAll(async () => {
+      await Promise.all(instances.map((i) => i.close()));
+      await tap?.close(EXAMPLE_CONSUMERS);
+    });
+
+    it('should still reach every handler, because the publisher declares their queues before it publishes', async () => {
+      // Port 1: nothing listens, so events pile up unpublished in the outbox.
+      const offline = await startApp(eventsEnv(platforms, exchange, 'amqp://guest:guest@127.0.0.1:1'));
+      instances.push(offline);
+      const client = new TestClient(offline.url, platforms);
+      const payments = newPayments(30, 'Q');
+      const orderNos = payments.map((p) => p.orderNo);
+      await registerAll(client, payments);
+      expect((await payAll([client], payments)).filter((a) => !isAck(a))).toEqual([]);
+      await offline.close();
+      instances.pop();
+      const eventIdByOrder = await outboxEventIds(pool, orderNos);
+
+      // Fast polling, so that the relay publishes before the consumers' own set-up could run.
+      instances.push(
+        await startApp({ ...eventsEnv(platforms, exchange, TEST_RABBITMQ_URL), OUTBOX_POLL_INTERVAL_MS: '10' }),
+      );
+      await eventually(
+        async () => Object.values(await effectCounts(pool, orderNos)).every((n) => n >= 30),
+        '30 effects in every handler table',
+        30000,
+      );
+      await sleep(SETTLE_MS);
+      expect(await effectCounts(pool, orderNos)).toEqual({ points_grant: 30, coupon_issue: 30, shipment_request: 30 });
+      await expectOneEffectPerOrder(pool, eventIdByOrder);
+    });
+  });
 });

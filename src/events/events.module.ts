@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { RabbitmqConnection } from '../rabbitmq/rabbitmq.connection';
 import { EventDispatcher } from '../subscribers/event-dispatcher';
+import { SubscriberRegistry } from '../subscribers/subscriber-registry';
 import { SubscribersModule } from '../subscribers/subscribers.module';
 import { EVENT_PUBLISHER } from './event-publisher';
 import { InProcessPublisher } from './in-process.publisher';
@@ -17,9 +18,9 @@ import { RabbitmqPublisher } from './rabbitmq.publisher';
     OutboxRelay,
     {
       provide: EVENT_PUBLISHER,
-      inject: [RabbitmqConnection, EventDispatcher],
-      useFactory: (connection: RabbitmqConnection, dispatcher: EventDispatcher) =>
-        connection.configured ? new RabbitmqPublisher(connection) : new InProcessPublisher(dispatcher),
+      inject: [RabbitmqConnection, EventDispatcher, SubscriberRegistry],
+      useFactory: (connection: RabbitmqConnection, dispatcher: EventDispatcher, subscribers: SubscriberRegistry) =>
+        connection.configured ? new RabbitmqPublisher(connection, subscribers) : new InProcessPublisher(dispatcher),
     },
   ],
   exports: [OutboxWriter, OutboxRepository],

@@ -1,6 +1,8 @@
 import { ChannelWrapper } from 'amqp-connection-manager';
 import { ConfirmChannel } from 'amqplib';
 import { RabbitmqConnection } from '../rabbitmq/rabbitmq.connection';
+import { declareHandlerQueues } from '../subscribers/handler-queues';
+import { SubscriberRegistry } from '../subscribers/subscriber-registry';
 import { EventPublisher } from './event-publisher';
 import { PaymentEvent } from './payment-events';
 
@@ -8,22 +10,19 @@ const CONFIRM_TIMEOUT_MS = 5000;
 
 /** Persistent messages on a confirm channel: publish() resolves only when the broker has the message. */
 export class RabbitmqPublisher implements EventPublisher {
-  private readonly channel: ChannelWrapper;
+  private channel?: ChannelWrapper;
 
-  constructor(private readonly connection: RabbitmqConnection) {
-    this.channel = connection.createChannel({
-      name: 'outbox-publisher',
-      confirm: true,
-      setup: (channel: ConfirmChannel) => channel.assertExchange(connection.exchange, 'topic', { durable: true }),
-    });
-  }
+  constructor(
+    private readonly connection: RabbitmqConnection,
+    private readonly subscribers: SubscriberRegistry,
+  ) {}
 
   isAvailable(): boolean {
     return this.connection.isConnected();
   }
 
   async publish(event: PaymentEvent): Promise<void> {
-    await this.channel.publish(this.connection.exchange, event.type, Buffer.from(JSON.stringify(event)), {
+    await this.confirmChannel().publish(this.connection.exchange, event.type, Buffer.from(JSON.stringify(event)), {
       persistent: true,
       messageId: event.eventId,
       type: event.type,
@@ -31,5 +30,16 @@ export class RabbitmqPublisher implements EventPublisher {
       timestamp: Math.floor(Date.now() / 1000),
       timeout: CONFIRM_TIMEOUT_MS,
     });
+  }
+
+  /** Opened at the first publish, when every handler is registered; publishes wait for its set-up. */
+  private confirmChannel(): ChannelWrapper {
+    this.channel ??= this.connection.createChannel({
+      name: 'outbox-publisher',
+      confirm: true,
+      setup: (channel: ConfirmChannel) =>
+        declareHandlerQueues(channel, this.connection.exchange, this.subscribers.all()),
+    });
+    return this.channel;
   }
 }

@@ -13,16 +13,18 @@ export class HandlerRetryRepository {
     @Inject(eventsConfig.KEY) private readonly config: ConfigType<typeof eventsConfig>,
   ) {}
 
-  /** The first failure of `consumer` on `event`; a repeated first delivery that fails again counts as one more attempt. */
+  /** The first failure of `consumer` on `event`; a redelivery that fails again counts as one more attempt. */
   async recordFailure(consumer: string, event: PaymentEvent, error: unknown): Promise<void> {
     const now = new Date();
     const next = new Date(now.getTime() + retryDelayMs(this.config, 1));
-    const deadLettered = this.config.handlerMaxAttempts <= 1 ? now : null;
+    const max = this.config.handlerMaxAttempts;
+    // ODKU assignments run left to right: `attempts` in the later ones is already the new count.
     await this.txHost.tx.query(
       `INSERT INTO handler_retry (consumer, event_id, payload, attempts, next_attempt_at, last_error, dead_lettered_at, created_at)
-       VALUES (?, ?, ?, 1, ?, ?, ?, ?)
-       ON DUPLICATE KEY UPDATE attempts = attempts + 1, last_error = ?`,
-      [consumer, event.eventId, JSON.stringify(event), next, errorText(error), deadLettered, now, errorText(error)],
+       VALUES (?, ?, ?, 1, ?, ?, IF(1 >= ?, ?, NULL), ?)
+       ON DUPLICATE KEY UPDATE attempts = attempts + 1, last_error = VALUES(last_error),
+         next_attempt_at = VALUES(next_attempt_at), dead_lettered_at = IF(attempts >= ?, COALESCE(dead_lettered_at, ?), NULL)`,
+      [consumer, event.eventId, JSON.stringify(event), next, errorText(error), max, now, now, max, now],
     );
   }
 

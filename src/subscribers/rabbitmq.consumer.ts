@@ -4,6 +4,7 @@ import { Channel, ConsumeMessage } from 'amqplib';
 import { PaymentEvent } from '../events/payment-events';
 import { RabbitmqConnection } from '../rabbitmq/rabbitmq.connection';
 import { EventDispatcher } from './event-dispatcher';
+import { declareHandlerQueues, handlerQueue } from './handler-queues';
 import { Subscriber, SubscriberRegistry } from './subscriber-registry';
 
 const PREFETCH = 16;
@@ -32,14 +33,10 @@ export class RabbitmqConsumer implements OnApplicationBootstrap, BeforeApplicati
   }
 
   private async subscribe(subscriber: Subscriber): Promise<void> {
-    const queue = this.queueName(subscriber.consumer);
+    const queue = handlerQueue(this.connection.exchange, subscriber.consumer);
     const channel = this.connection.createChannel({
       name: `consumer-${subscriber.consumer}`,
-      setup: async (ch: Channel) => {
-        await ch.assertExchange(this.connection.exchange, 'topic', { durable: true });
-        await ch.assertQueue(queue, { durable: true });
-        for (const type of subscriber.events) await ch.bindQueue(queue, this.connection.exchange, type);
-      },
+      setup: (ch: Channel) => declareHandlerQueues(ch, this.connection.exchange, [subscriber]),
     });
     this.channels.push(channel);
     // ChannelWrapper.consume re-subscribes after every reconnect.
@@ -54,7 +51,7 @@ export class RabbitmqConsumer implements OnApplicationBootstrap, BeforeApplicati
       event = JSON.parse(message.content.toString('utf8'));
     } catch {
       this.logger.error(
-        `dropping a message on ${this.queueName(subscriber.consumer)} that is not JSON (messageId ${message.properties.messageId})`,
+        `dropping a message on ${handlerQueue(this.connection.exchange, subscriber.consumer)} that is not JSON (messageId ${message.properties.messageId})`,
       );
       channel.ack(message);
       return;
@@ -69,10 +66,6 @@ export class RabbitmqConsumer implements OnApplicationBootstrap, BeforeApplicati
       );
       setTimeout(() => channel.nack(message, false, true), REQUEUE_DELAY_MS);
     }
-  }
-
-  queueName(consumer: string): string {
-    return `${this.connection.exchange}.${consumer}`;
   }
 
   private track(work: Promise<void>): void {

@@ -18,6 +18,6 @@ import { SubscriberRegistry } from './subscriber-registry';
     HandlerRetryWorker,
     RabbitmqConsumer,
   ],
-  exports: [EventDispatcher],
+  exports: [EventDispatcher, SubscriberRegistry],
 })
 export class SubscribersModule {}

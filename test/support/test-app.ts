@@ -74,7 +74,7 @@ export async function createTestPlatforms(): Promise<TestPlatforms> {
 }
 
 const CONFIG_VARIABLES =
-  /^(WECHATPAY_|ALIPAY_|INTERNAL_API_TOKEN$|PORT$|DATABASE_POOL_SIZE$|MIGRATIONS_RUN$|RABBITMQ_URL$|OUTBOX_|HANDLER_|RETRY_)/;
+  /^(WECHATPAY_|ALIPAY_|INTERNAL_API_TOKEN$|PORT$|DATABASE_POOL_SIZE$|MIGRATIONS_RUN$|RABBITMQ_|OUTBOX_|HANDLER_|RETRY_)/;
 
 export interface RunningApp {
   app: NestFastifyApplication;
