@@ -22,7 +22,11 @@ const { values: args } = parseArgs({
     prefill: { type: 'string', default: '0' },
     'duplicates-only': { type: 'boolean', default: false },
     rabbitmq: { type: 'string' },
+    /** `off`: run without the example after-payment handlers, to measure the callback path alone. */
+    handlers: { type: 'string', default: 'on' },
     port: { type: 'string', default: '3901' },
+    /** Writes a V8 CPU profile of the service (open it in Chrome DevTools) to bench/results/profiles. */
+    profile: { type: 'boolean', default: false },
   },
 });
 const ORDERS = Number(args.orders);
@@ -74,8 +78,15 @@ async function runBenchmark(runId: string, serviceDb: string, rawDb: string) {
   }
 
   const service = await startService(
-    { ...platforms.env, DATABASE_URL: serviceDb, ...(args.rabbitmq ? { RABBITMQ_URL: args.rabbitmq } : {}) },
+    {
+      ...platforms.env,
+      DATABASE_URL: serviceDb,
+      EXAMPLE_HANDLERS: args.handlers === 'off' ? 'false' : 'true',
+      ...(args.rabbitmq ? { RABBITMQ_URL: args.rabbitmq } : {}),
+    },
     Number(args.port),
+    join(__dirname, 'results', `service-${runId}.log`),
+    args.profile ? join(__dirname, 'results', 'profiles') : undefined,
   );
   try {
     say(`registering ${payments.length + warmup.length} orders through the API…`);
@@ -134,6 +145,7 @@ function report(r: Awaited<ReturnType<typeof runBenchmark>> & { database: string
     concurrency: CONCURRENCY,
     prefilledPayments: PREFILL,
     broker: args.rabbitmq ? 'rabbitmq' : 'embedded',
+    exampleHandlers: args.handlers,
     deliveriesPerSecond: Math.round(deliveriesPerSecond),
     paymentsPerSecond: Math.round(ORDERS / r.load.seconds),
     latencyMs: {
@@ -166,7 +178,9 @@ function report(r: Awaited<ReturnType<typeof runBenchmark>> & { database: string
 
   const ms = (v: number) => `${v.toFixed(1)} ms`;
   say('');
-  say(`  mode                  ${figures.mode}, ${figures.broker}, prefill ${PREFILL}`);
+  say(
+    `  mode                  ${figures.mode}, ${figures.broker}, example handlers ${args.handlers}, prefill ${PREFILL}`,
+  );
   say(
     `  deliveries/s          ${figures.deliveriesPerSecond}   (${r.measured} deliveries in ${r.load.seconds.toFixed(1)} s)`,
   );

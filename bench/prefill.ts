@@ -15,8 +15,8 @@ export async function prefill(databaseUrl: string, rows: number): Promise<void> 
               CONCAT('PRE', seq), NOW(3), NOW(3), NOW(3) FROM ${seq}`,
     );
     await conn.query(
-      `INSERT INTO payment_callback (channel, transaction_id, order_no, amount, currency, delivery_count, first_received_at, last_received_at)
-       SELECT IF(seq % 2, 'ALIPAY', 'WECHATPAY'), CONCAT('PRE', seq), CONCAT('PRE-', seq), 100 + seq % 9900, 'CNY', 3, NOW(3), NOW(3) FROM ${seq}`,
+      `INSERT INTO payment_callback (channel, transaction_id, order_no, amount, currency, first_received_at)
+       SELECT IF(seq % 2, 'ALIPAY', 'WECHATPAY'), CONCAT('PRE', seq), CONCAT('PRE-', seq), 100 + seq % 9900, 'CNY', NOW(3) FROM ${seq}`,
     );
     await conn.query(
       `INSERT INTO callback_delivery (channel, event_type, transaction_id, order_no, outcome, raw_body, headers, received_at)

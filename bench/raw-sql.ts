@@ -41,13 +41,20 @@ async function applyDelivery(conn: Connection, delivery: Delivery): Promise<void
   const { payment } = delivery;
   const now = new Date();
   await conn.query('START TRANSACTION');
-  const [claim] = await conn.execute<ResultSetHeader>(
-    `INSERT INTO payment_callback (channel, transaction_id, order_no, amount, currency, delivery_count, first_received_at, last_received_at)
-     VALUES (?, ?, ?, ?, 'CNY', 1, ?, ?) ON DUPLICATE KEY UPDATE delivery_count = delivery_count + 1, last_received_at = ?`,
-    [payment.channel, payment.transactionId, payment.orderNo, payment.amount, now, now, now],
-  );
+  const claimed = await conn
+    .execute(
+      `INSERT INTO payment_callback (channel, transaction_id, order_no, amount, currency, first_received_at) VALUES (?, ?, ?, ?, 'CNY', ?)`,
+      [payment.channel, payment.transactionId, payment.orderNo, payment.amount, now],
+    )
+    .then(
+      () => true,
+      (error: { errno?: number }) => {
+        if (error.errno === 1062) return false;
+        throw error;
+      },
+    );
   let outcome = 'DUPLICATE';
-  if (claim.affectedRows === 1) {
+  if (claimed) {
     const [cas] = await conn.execute<ResultSetHeader>(
       `UPDATE payment_order SET status = 'PAID', updated_at = ?, channel = ?, transaction_id = ?, paid_at = ?
        WHERE order_no = ? AND status IN ('WAIT_PAY') AND amount = ? AND currency = 'CNY'`,

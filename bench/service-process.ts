@@ -1,5 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface ServiceProcess {
@@ -13,12 +13,18 @@ export interface ServiceProcess {
 const ROOT = join(__dirname, '..');
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
-/** The production build (`node dist/src/main.js`), configured only by its environment, as a user runs it. */
-export async function startService(env: Record<string, string>, port: number): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [join(ROOT, 'dist/src/main.js')], {
+/** The production build (`node dist/src/main.js`), configured only by its environment, as a user runs it; its log goes to `logFile`. */
+export async function startService(
+  env: Record<string, string>,
+  port: number,
+  logFile: string,
+  profileDir?: string,
+): Promise<ServiceProcess> {
+  const profiling = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const child = spawn(process.execPath, [...profiling, join(ROOT, 'dist/src/main.js')], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, NODE_ENV: 'production', LOG_LEVEL: 'warn', ...env, PORT: String(port) },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', openSync(logFile, 'w'), 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
-import { ConfigModule } from '@nestjs/config';
+import { ConditionalModule, ConfigModule } from '@nestjs/config';
+import { AfterPaymentExamplesModule } from './after-payment/after-payment-examples.module';
 import { serverConfig } from './config/server.config';
 import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
@@ -10,9 +11,6 @@ import { OrderModule } from './order/order.module';
 import { TransactionModule } from './transaction/transaction.module';
 import { EventsModule } from './events/events.module';
 import { RabbitmqModule } from './rabbitmq/rabbitmq.module';
-import { CouponsModule } from './after-payment/coupons/coupons.module';
-import { PointsModule } from './after-payment/points/points.module';
-import { ShippingModule } from './after-payment/shipping/shipping.module';
 
 @Module({
   imports: [
@@ -25,9 +23,7 @@ import { ShippingModule } from './after-payment/shipping/shipping.module';
     OrderModule,
     NotifyModule,
     EventsModule,
-    PointsModule,
-    CouponsModule,
-    ShippingModule,
+    ConditionalModule.registerWhen(AfterPaymentExamplesModule, (env) => env.EXAMPLE_HANDLERS !== 'false'),
     HealthModule,
   ],
 })

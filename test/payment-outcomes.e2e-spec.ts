@@ -210,12 +210,15 @@ async function effects(channel: ChannelName, transactionId: string, orderNo: str
 
 const NOTHING = { callbacks: 0, deliveries: 0, anomalies: 0, outbox: 0 };
 
+/** Paying deliveries recorded for a payment; undefined while the payment has no dedup record. */
 async function deliveryCount(channel: ChannelName, transactionId: string): Promise<number | undefined> {
   const [rows] = await pool.query<RowDataPacket[]>(
-    'SELECT delivery_count FROM payment_callback WHERE channel = ? AND transaction_id = ?',
+    `SELECT (SELECT COUNT(*) FROM callback_delivery d
+             WHERE d.channel = c.channel AND d.transaction_id = c.transaction_id AND d.outcome <> 'NOT_PAYING') AS deliveries
+     FROM payment_callback c WHERE c.channel = ? AND c.transaction_id = ?`,
     [channel, transactionId],
   );
-  return rows.length === 1 ? Number(rows[0].delivery_count) : undefined;
+  return rows.length === 1 ? Number(rows[0].deliveries) : undefined;
 }
 
 interface DeliveryRow {

@@ -12,14 +12,16 @@ const MIGRATION_FILES = readdirSync(join(__dirname, '../src/database/migrations'
 describe('schema migrations', () => {
   const name = assertTestDatabase(uniqueId(`${TEST_DATABASE_PREFIX}schema_`).toLowerCase());
   const url = databaseUrl(name);
-  const runWith = <T>(fn: (ds: DataSource) => Promise<T>) => async () => {
-    const dataSource = await new DataSource(buildDataSourceOptions({ ...loadDatabaseConfig(), url })).initialize();
-    try {
-      return await fn(dataSource);
-    } finally {
-      await dataSource.destroy();
-    }
-  };
+  const runWith =
+    <T>(fn: (ds: DataSource) => Promise<T>) =>
+    async () => {
+      const dataSource = await new DataSource(buildDataSourceOptions({ ...loadDatabaseConfig(), url })).initialize();
+      try {
+        return await fn(dataSource);
+      } finally {
+        await dataSource.destroy();
+      }
+    };
 
   beforeAll(() => withAdminConnection((conn) => conn.query(`CREATE DATABASE \`${name}\``)));
   afterAll(() => withAdminConnection((conn) => conn.query(`DROP DATABASE IF EXISTS \`${name}\``)));

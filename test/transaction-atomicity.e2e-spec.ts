@@ -1,6 +1,14 @@
 import { createConnection, Pool, RowDataPacket } from 'mysql2/promise';
 import { DataSource } from 'typeorm';
-import { count, createTestPlatforms, RunningApp, startApp, TestClient, testDatabasePool, uniqueId } from './support/test-app';
+import {
+  count,
+  createTestPlatforms,
+  RunningApp,
+  startApp,
+  TestClient,
+  testDatabasePool,
+  uniqueId,
+} from './support/test-app';
 
 /**
  * The dedup claim, the order's compare-and-set and the outbox insert must commit together or not at
@@ -25,7 +33,9 @@ describe('one transaction per delivery', () => {
   });
 
   async function effects(orderNo: string, transactionId: string) {
-    const [[order]] = await pool.query<RowDataPacket[]>('SELECT status FROM payment_order WHERE order_no = ?', [orderNo]);
+    const [[order]] = await pool.query<RowDataPacket[]>('SELECT status FROM payment_order WHERE order_no = ?', [
+      orderNo,
+    ]);
     return {
       status: order.status,
       claims: await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE transaction_id = ?', [transactionId]),
@@ -48,7 +58,8 @@ describe('one transaction per delivery', () => {
     const orderNo = uniqueId('X');
     const transactionId = uniqueId('T');
     await client.registerOrder({ orderNo, amount: 500 });
-    const delivery = () => client.postWechatpay(client.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 500 }));
+    const delivery = () =>
+      client.postWechatpay(client.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 500 }));
 
     await withFailingTrigger(
       'fail_pay_update',
@@ -58,7 +69,12 @@ describe('one transaction per delivery', () => {
         const failed = await delivery();
         expect(failed.status).toBeGreaterThanOrEqual(500);
         expect(failed.json()).toEqual({ code: 'FAIL', message: expect.any(String) });
-        expect(await effects(orderNo, transactionId)).toEqual({ status: 'WAIT_PAY', claims: 0, deliveries: 0, events: 0 });
+        expect(await effects(orderNo, transactionId)).toEqual({
+          status: 'WAIT_PAY',
+          claims: 0,
+          deliveries: 0,
+          events: 0,
+        });
       },
     );
 
@@ -71,7 +87,8 @@ describe('one transaction per delivery', () => {
     const orderNo = uniqueId('Y');
     const tradeNo = uniqueId('T');
     await client.registerOrder({ orderNo, amount: 1999 });
-    const delivery = () => client.postAlipay(client.alipayPayment({ outTradeNo: orderNo, tradeNo, totalAmount: '19.99' }));
+    const delivery = () =>
+      client.postAlipay(client.alipayPayment({ outTradeNo: orderNo, tradeNo, totalAmount: '19.99' }));
 
     await withFailingTrigger(
       'fail_outbox_insert',
@@ -92,7 +109,8 @@ describe('one transaction per delivery', () => {
     const orderNo = uniqueId('Z');
     const transactionId = uniqueId('T');
     await client.registerOrder({ orderNo, amount: 700 });
-    const delivery = () => client.postWechatpay(client.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 700 }));
+    const delivery = () =>
+      client.postWechatpay(client.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 700 }));
 
     // The test holds the order's row lock, so the first delivery stalls between its claim and its CAS.
     const blocker = await createConnection({ uri: process.env.DATABASE_URL! });
@@ -104,10 +122,18 @@ describe('one transaction per delivery', () => {
       const duplicate = delivery();
       await waitForStatement(/^\s*INSERT INTO payment_callback/);
 
-      const settled = await Promise.race([Promise.all([first, duplicate]).then(() => 'answered'), sleep(300).then(() => 'pending')]);
+      const settled = await Promise.race([
+        Promise.all([first, duplicate]).then(() => 'answered'),
+        sleep(300).then(() => 'pending'),
+      ]);
       expect(settled).toBe('pending'); // no ack while the transaction is open
       // Uncommitted: invisible to everyone else, because the claim lives in the stalled transaction.
-      expect(await effects(orderNo, transactionId)).toEqual({ status: 'WAIT_PAY', claims: 0, deliveries: 0, events: 0 });
+      expect(await effects(orderNo, transactionId)).toEqual({
+        status: 'WAIT_PAY',
+        claims: 0,
+        deliveries: 0,
+        events: 0,
+      });
 
       await blocker.commit();
       const answers = await Promise.all([first, duplicate]);

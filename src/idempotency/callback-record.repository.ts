@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
-import { WriteResult } from '../database/sql';
+import { isDuplicateKey } from '../database/sql';
 import { PaymentNotification, VerifiedNotification } from '../signature/verified-notification';
 
 @Injectable()
@@ -14,24 +14,18 @@ export class CallbackRecordRepository {
    * read: a concurrent duplicate blocks on the key until the first one commits or rolls back.
    */
   async claimPayment(payment: PaymentNotification, receivedAt: Date): Promise<boolean> {
-    const result: WriteResult = await this.txHost.tx.query(
-      `INSERT INTO payment_callback
-         (channel, transaction_id, order_no, amount, currency, delivery_count, first_received_at, last_received_at)
-       VALUES (?, ?, ?, ?, ?, 1, ?, ?)
-       ON DUPLICATE KEY UPDATE delivery_count = delivery_count + 1, last_received_at = ?`,
-      [
-        payment.channel,
-        payment.transactionId,
-        payment.outTradeNo,
-        payment.amount,
-        payment.currency,
-        receivedAt,
-        receivedAt,
-        receivedAt,
-      ],
-    );
-    // MySQL reports 1 for a fresh insert and 2 for an update of an existing row.
-    return result.affectedRows === 1;
+    try {
+      await this.txHost.tx.query(
+        `INSERT INTO payment_callback (channel, transaction_id, order_no, amount, currency, first_received_at)
+         VALUES (?, ?, ?, ?, ?, ?)`,
+        [payment.channel, payment.transactionId, payment.outTradeNo, payment.amount, payment.currency, receivedAt],
+      );
+      return true;
+    } catch (error) {
+      // Only the statement is undone: the transaction goes on, holding a shared lock on the claim.
+      if (isDuplicateKey(error)) return false;
+      throw error;
+    }
   }
 
   async recordDelivery(notification: VerifiedNotification, outcome: string, receivedAt: Date): Promise<void> {

@@ -14,10 +14,10 @@ interface Pending {
 }
 
 /**
- * Records repeated deliveries of committed payments in groups: one transaction writes the raw
- * deliveries and bumps the counters for up to MAX_BATCH of them (group commit). Each caller's
- * promise settles only when its group has committed, so a delivery is never acked before it is
- * on record; a failed group fails all its callers, and the platform retries them.
+ * Records repeated deliveries of committed payments in groups: one INSERT writes up to MAX_BATCH
+ * raw deliveries (group commit). Each caller's promise settles only when its group is written, so
+ * a delivery is never acked before it is on record; a failed group fails all its callers, and the
+ * platform retries them.
  */
 @Injectable()
 export class DuplicateDeliveryRecorder {
@@ -41,17 +41,14 @@ export class DuplicateDeliveryRecorder {
     this.timer = undefined;
     const batch = this.queue.splice(0, MAX_BATCH);
     if (batch.length === 0) return;
-    // One group at a time per instance: groups never contend with each other for the same counters.
+    // One group at a time per instance keeps the writes in arrival order.
     this.flushing = this.flushing.then(() => this.write(batch));
     if (this.queue.length > 0) this.timer = setTimeout(() => this.flush(), 0);
   }
 
   private async write(batch: Pending[]): Promise<void> {
     try {
-      await this.txHost.withTransaction(async () => {
-        await this.insertDeliveries(batch);
-        await this.countDeliveries(batch);
-      });
+      await this.insertDeliveries(batch);
       for (const p of batch) p.resolve();
     } catch (error) {
       this.logger.warn(`recording ${batch.length} repeated deliveries failed: ${(error as Error).message}`);
@@ -59,6 +56,7 @@ export class DuplicateDeliveryRecorder {
     }
   }
 
+  /** One multi-row INSERT: a single statement, so the group is recorded whole or not at all. */
   private async insertDeliveries(batch: Pending[]): Promise<void> {
     const rows = batch.map(({ payment, receivedAt }) => [
       payment.channel,
@@ -73,35 +71,6 @@ export class DuplicateDeliveryRecorder {
     await this.txHost.tx.query(
       `INSERT INTO callback_delivery (channel, event_type, transaction_id, order_no, outcome, raw_body, headers, received_at) VALUES ?`,
       [rows],
-    );
-  }
-
-  /** Only ever UPDATEs existing dedup records: a group can bump a counter, never claim a payment. */
-  private async countDeliveries(batch: Pending[]): Promise<void> {
-    const perKey = new Map<string, { channel: string; transactionId: string; count: number; last: Date }>();
-    for (const { payment, receivedAt } of batch) {
-      const key = `${payment.channel}:${payment.transactionId}`;
-      const entry = perKey.get(key) ?? {
-        channel: payment.channel,
-        transactionId: payment.transactionId,
-        count: 0,
-        last: receivedAt,
-      };
-      entry.count++;
-      entry.last = receivedAt;
-      perKey.set(key, entry);
-    }
-    // Sorted, so that two replicas' groups lock shared rows in the same order.
-    const entries = [...perKey.values()].sort((a, b) =>
-      a.channel + a.transactionId < b.channel + b.transactionId ? -1 : 1,
-    );
-    const derived = entries
-      .map(() => 'SELECT ? AS channel, ? AS transaction_id, ? AS n, ? AS received_at')
-      .join(' UNION ALL ');
-    await this.txHost.tx.query(
-      `UPDATE payment_callback c JOIN (${derived}) d ON c.channel = d.channel AND c.transaction_id = d.transaction_id
-       SET c.delivery_count = c.delivery_count + d.n, c.last_received_at = GREATEST(c.last_received_at, d.received_at)`,
-      entries.flatMap((e) => [e.channel, e.transactionId, e.count, e.last]),
     );
   }
 }

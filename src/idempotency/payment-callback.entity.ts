@@ -3,7 +3,9 @@ import { bigintAmount } from '../common/money';
 
 /**
  * One row per payment (channel, transaction id), however often it was delivered. The unique key is
- * the idempotency guarantee: the first delivery inserts it, every other one finds it.
+ * the idempotency guarantee: the first delivery inserts it, every other one finds it. Deliveries
+ * are counted in callback_delivery, not here: a counter on this row would make every repeat
+ * update it, and concurrent repeats would deadlock on it.
  */
 @Entity('payment_callback')
 @Index('uq_payment_callback_channel_transaction', ['channel', 'transactionId'], { unique: true })
@@ -27,12 +29,6 @@ export class PaymentCallback {
   @Column({ type: 'char', length: 3 })
   currency: string;
 
-  @Column({ name: 'delivery_count', type: 'int', unsigned: true, default: 1 })
-  deliveryCount: number;
-
   @Column({ name: 'first_received_at', type: 'datetime', precision: 3 })
   firstReceivedAt: Date;
-
-  @Column({ name: 'last_received_at', type: 'datetime', precision: 3 })
-  lastReceivedAt: Date;
 }
