@@ -18,17 +18,22 @@ import {
  */
 describe('one transaction per delivery', () => {
   let running: RunningApp;
+  let replica: RunningApp;
   let client: TestClient;
+  let replicaClient: TestClient;
   let pool: Pool;
 
   beforeAll(async () => {
     const platforms = await createTestPlatforms();
     running = await startApp(platforms.env);
+    replica = await startApp(platforms.env);
     client = new TestClient(running.url, platforms);
+    replicaClient = new TestClient(replica.url, platforms);
     pool = testDatabasePool();
   });
   afterAll(async () => {
     await running?.close();
+    await replica?.close();
     await pool?.end();
   });
 
@@ -109,17 +114,18 @@ describe('one transaction per delivery', () => {
     const orderNo = uniqueId('Z');
     const transactionId = uniqueId('T');
     await client.registerOrder({ orderNo, amount: 700 });
-    const delivery = () =>
-      client.postWechatpay(client.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 700 }));
+    const delivery = (via: TestClient) =>
+      via.postWechatpay(via.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 700 }));
 
     // The test holds the order's row lock, so the first delivery stalls between its claim and its CAS.
     const blocker = await createConnection({ uri: process.env.DATABASE_URL! });
     try {
       await blocker.beginTransaction();
       await blocker.query('SELECT order_no FROM payment_order WHERE order_no = ? FOR UPDATE', [orderNo]);
-      const first = delivery();
+      const first = delivery(client);
       await waitForStatement(/^\s*UPDATE payment_order/);
-      const duplicate = delivery();
+      // On another replica, which cannot know the first is in flight: only the database holds it back.
+      const duplicate = delivery(replicaClient);
       await waitForStatement(/^\s*INSERT INTO payment_callback/);
 
       const settled = await Promise.race([
@@ -143,7 +149,8 @@ describe('one transaction per delivery', () => {
     }
     expect(await effects(orderNo, transactionId)).toEqual({ status: 'PAID', claims: 1, deliveries: 2, events: 1 });
     const [outcomes] = await pool.query<RowDataPacket[]>(
-      'SELECT outcome FROM callback_delivery WHERE transaction_id = ? ORDER BY id',
+      // Each replica writes its own delivery log, so the two rows may land in either order.
+      'SELECT outcome FROM callback_delivery WHERE transaction_id = ? ORDER BY outcome DESC',
       [transactionId],
     );
     expect(outcomes.map((o) => o.outcome)).toEqual(['PAID', 'DUPLICATE']);

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { isDuplicateKey } from '../database/sql';
-import { PaymentNotification, VerifiedNotification } from '../signature/verified-notification';
+import { PaymentNotification } from '../signature/verified-notification';
 
 @Injectable()
 export class CallbackRecordRepository {
@@ -26,23 +26,5 @@ export class CallbackRecordRepository {
       if (isDuplicateKey(error)) return false;
       throw error;
     }
-  }
-
-  async recordDelivery(notification: VerifiedNotification, outcome: string, receivedAt: Date): Promise<void> {
-    await this.txHost.tx.query(
-      `INSERT INTO callback_delivery
-         (channel, event_type, transaction_id, order_no, outcome, raw_body, headers, received_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      [
-        notification.channel,
-        notification.eventType,
-        notification.transactionId ?? null,
-        notification.outTradeNo ?? null,
-        outcome,
-        notification.rawBody,
-        JSON.stringify(notification.headers),
-        receivedAt,
-      ],
-    );
   }
 }

@@ -13,19 +13,19 @@ const CAPACITY = 200_000;
 export class CommittedPaymentsCache {
   private readonly keys = new Set<string>();
 
+  static keyOf(payment: PaymentNotification): string {
+    return `${payment.channel}:${payment.transactionId}`;
+  }
+
   has(payment: PaymentNotification): boolean {
-    return this.keys.has(keyOf(payment));
+    return this.keys.has(CommittedPaymentsCache.keyOf(payment));
   }
 
   remember(payment: PaymentNotification): void {
-    const key = keyOf(payment);
+    const key = CommittedPaymentsCache.keyOf(payment);
     if (this.keys.has(key)) return;
     this.keys.add(key);
     // A Set iterates in insertion order: dropping the first entry evicts the oldest key.
     if (this.keys.size > CAPACITY) this.keys.delete(this.keys.values().next().value!);
   }
-}
-
-function keyOf(payment: PaymentNotification): string {
-  return `${payment.channel}:${payment.transactionId}`;
 }

@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
 import { CallbackRecordRepository } from './callback-record.repository';
 import { CommittedPaymentsCache } from './committed-payments.cache';
-import { DuplicateDeliveryRecorder } from './duplicate-delivery.recorder';
+import { DeliveryLog } from './delivery-log';
 
 @Module({
-  providers: [CallbackRecordRepository, CommittedPaymentsCache, DuplicateDeliveryRecorder],
-  exports: [CallbackRecordRepository, CommittedPaymentsCache, DuplicateDeliveryRecorder],
+  providers: [CallbackRecordRepository, CommittedPaymentsCache, DeliveryLog],
+  exports: [CallbackRecordRepository, CommittedPaymentsCache, DeliveryLog],
 })
 export class IdempotencyModule {}

@@ -3,16 +3,17 @@ import { Notification, ReceivesNotifications } from '../signature/notification.g
 import { Channel, VerifiedNotification } from '../signature/verified-notification';
 import { TransactionInterceptor } from '../transaction/transaction.interceptor';
 import { AckInterceptor } from './ack.interceptor';
-import { DuplicateShortcutInterceptor } from './duplicate-shortcut.interceptor';
+import { DeliveryRecordingInterceptor } from './delivery-recording.interceptor';
 import { DeliveryOutcome, PaymentNotificationService } from './payment-notification.service';
 
 /**
- * The platforms' callback endpoints: NotificationGuard verifies, DuplicateShortcutInterceptor
- * answers repeats of committed payments, TransactionInterceptor makes the work atomic,
- * AckInterceptor acks after commit; HttpErrorFilter answers failures in each platform's format.
+ * The platforms' callback endpoints: NotificationGuard verifies, TransactionInterceptor makes the
+ * work atomic, DeliveryRecordingInterceptor records each delivery after commit (and answers repeats
+ * of committed payments without a transaction), AckInterceptor acks; HttpErrorFilter answers
+ * failures in each platform's format.
  */
 @Controller('notify')
-@UseInterceptors(AckInterceptor, DuplicateShortcutInterceptor, TransactionInterceptor)
+@UseInterceptors(AckInterceptor, DeliveryRecordingInterceptor, TransactionInterceptor)
 export class NotifyController {
   constructor(private readonly notifications: PaymentNotificationService) {}
 

@@ -5,13 +5,13 @@ import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { OrderModule } from '../order/order.module';
 import { SignatureModule } from '../signature/signature.module';
 import { AckInterceptor } from './ack.interceptor';
-import { DuplicateShortcutInterceptor } from './duplicate-shortcut.interceptor';
+import { DeliveryRecordingInterceptor } from './delivery-recording.interceptor';
 import { NotifyController } from './notify.controller';
 import { PaymentNotificationService } from './payment-notification.service';
 
 @Module({
   imports: [SignatureModule, IdempotencyModule, OrderModule, AnomalyModule, EventsModule],
   controllers: [NotifyController],
-  providers: [PaymentNotificationService, AckInterceptor, DuplicateShortcutInterceptor],
+  providers: [PaymentNotificationService, AckInterceptor, DeliveryRecordingInterceptor],
 })
 export class NotifyModule {}

@@ -31,17 +31,12 @@ export class PaymentNotificationService {
   ) {}
 
   async apply(notification: VerifiedNotification): Promise<DeliveryOutcome> {
-    const receivedAt = new Date();
     // A notification that pays nothing must not take the payment's dedup key.
-    const outcome = isPayment(notification)
-      ? await this.applyPayment(notification, receivedAt)
-      : DeliveryOutcome.NotPaying;
-    await this.callbacks.recordDelivery(notification, outcome, receivedAt);
-    return outcome;
+    return isPayment(notification) ? this.applyPayment(notification) : DeliveryOutcome.NotPaying;
   }
 
-  private async applyPayment(payment: PaymentNotification, receivedAt: Date): Promise<DeliveryOutcome> {
-    if (!(await this.callbacks.claimPayment(payment, receivedAt))) return DeliveryOutcome.Duplicate;
+  private async applyPayment(payment: PaymentNotification): Promise<DeliveryOutcome> {
+    if (!(await this.callbacks.claimPayment(payment, new Date()))) return DeliveryOutcome.Duplicate;
     if (await this.orders.markPaidIfWaiting(payment)) {
       await this.outbox.append(paymentSucceeded(payment));
       return DeliveryOutcome.Paid;

@@ -1,0 +1,75 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { TransactionHost } from '@nestjs-cls/transactional';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { VerifiedNotification } from '../signature/verified-notification';
+
+const MAX_GROUP = 128;
+const MAX_WAIT_MS = 2;
+
+interface Pending {
+  notification: VerifiedNotification;
+  outcome: string;
+  receivedAt: Date;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * The raw record of every accepted delivery (exact bytes, signature headers, what it did), written
+ * in groups: one INSERT for up to MAX_GROUP deliveries. A caller's promise settles only when its
+ * group is written, so no delivery is acked before it is on record; a failed group fails all its
+ * callers, and the platform retries them (as repeats, which are recorded then).
+ */
+@Injectable()
+export class DeliveryLog {
+  private readonly logger = new Logger(DeliveryLog.name);
+  private queue: Pending[] = [];
+  private timer?: NodeJS.Timeout;
+  private writing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>) {}
+
+  record(notification: VerifiedNotification, outcome: string, receivedAt = new Date()): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ notification, outcome, receivedAt, resolve, reject });
+      if (this.queue.length >= MAX_GROUP) this.flush();
+      else this.timer ??= setTimeout(() => this.flush(), MAX_WAIT_MS);
+    });
+  }
+
+  private flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const group = this.queue.splice(0, MAX_GROUP);
+    if (group.length === 0) return;
+    // One group at a time per instance keeps the rows in arrival order.
+    this.writing = this.writing.then(() => this.write(group));
+    if (this.queue.length > 0) this.timer = setTimeout(() => this.flush(), 0);
+  }
+
+  private async write(group: Pending[]): Promise<void> {
+    try {
+      await this.txHost.tx.query(
+        `INSERT INTO callback_delivery (channel, event_type, transaction_id, order_no, outcome, raw_body, headers, received_at) VALUES ?`,
+        [group.map(toRow)],
+      );
+      for (const p of group) p.resolve();
+    } catch (error) {
+      this.logger.warn(`recording ${group.length} deliveries failed: ${(error as Error).message}`);
+      for (const p of group) p.reject(error);
+    }
+  }
+}
+
+function toRow({ notification, outcome, receivedAt }: Pending): unknown[] {
+  return [
+    notification.channel,
+    notification.eventType,
+    notification.transactionId ?? null,
+    notification.outTradeNo ?? null,
+    outcome,
+    notification.rawBody,
+    JSON.stringify(notification.headers),
+    receivedAt,
+  ];
+}

@@ -1,0 +1,68 @@
+import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import { from, lastValueFrom, Observable } from 'rxjs';
+import { CommittedPaymentsCache } from '../idempotency/committed-payments.cache';
+import { DeliveryLog } from '../idempotency/delivery-log';
+import { isPayment, PaymentNotification, VerifiedNotification } from '../signature/verified-notification';
+import { DeliveryOutcome } from './payment-notification.service';
+
+/**
+ * Sits between AckInterceptor and TransactionInterceptor. Every delivery is written to the
+ * delivery log after its transaction committed and before it is acked. Two thirds of all
+ * deliveries repeat a payment that this instance has already seen commit: those skip the
+ * transaction altogether. A repeat arriving while its first delivery is still in flight here waits
+ * for it instead of queueing on the database's lock; everything the memory does not know falls
+ * through to the database, which alone decides.
+ */
+@Injectable()
+export class DeliveryRecordingInterceptor implements NestInterceptor {
+  private readonly inFlight = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly committed: CommittedPaymentsCache,
+    private readonly deliveries: DeliveryLog,
+  ) {}
+
+  intercept(context: ExecutionContext, next: CallHandler<DeliveryOutcome>): Observable<DeliveryOutcome> {
+    const notification = context.switchToHttp().getRequest<{ notification: VerifiedNotification }>().notification;
+    const receivedAt = new Date();
+    return from(this.handle(notification, receivedAt, () => lastValueFrom(next.handle())));
+  }
+
+  private async handle(
+    notification: VerifiedNotification,
+    receivedAt: Date,
+    apply: () => Promise<DeliveryOutcome>,
+  ): Promise<DeliveryOutcome> {
+    if (!isPayment(notification)) return this.record(notification, await apply(), receivedAt);
+    const key = CommittedPaymentsCache.keyOf(notification);
+    await this.inFlight.get(key)?.catch(() => undefined);
+    if (this.committed.has(notification)) return this.record(notification, DeliveryOutcome.Duplicate, receivedAt);
+
+    const applied = this.applyPayment(notification, apply);
+    this.inFlight.set(key, applied);
+    try {
+      return this.record(notification, await applied, receivedAt);
+    } finally {
+      if (this.inFlight.get(key) === applied) this.inFlight.delete(key);
+    }
+  }
+
+  private async applyPayment(
+    payment: PaymentNotification,
+    apply: () => Promise<DeliveryOutcome>,
+  ): Promise<DeliveryOutcome> {
+    const outcome = await apply();
+    // Every outcome of a payment (paid, duplicate, anomaly) means its dedup record has committed.
+    this.committed.remember(payment);
+    return outcome;
+  }
+
+  private async record(
+    notification: VerifiedNotification,
+    outcome: DeliveryOutcome,
+    receivedAt: Date,
+  ): Promise<DeliveryOutcome> {
+    await this.deliveries.record(notification, outcome, receivedAt);
+    return outcome;
+  }
+}
