@@ -17,17 +17,26 @@ describe(loadWechatpayConfig.name, () => {
   });
 
   it('should accept public key mode, certificate mode, and both at once', () => {
-    expect(loadWechatpayConfig(WECHATPAY)?.publicKey).toEqual({ id: WECHATPAY.WECHATPAY_PUBLIC_KEY_ID, path: '/run/keys/pub.pem' });
+    expect(loadWechatpayConfig(WECHATPAY)?.publicKey).toEqual({
+      id: WECHATPAY.WECHATPAY_PUBLIC_KEY_ID,
+      path: '/run/keys/pub.pem',
+    });
     const { WECHATPAY_PUBLIC_KEY_ID, WECHATPAY_PUBLIC_KEY_PATH, ...certOnly } = WECHATPAY;
-    expect(loadWechatpayConfig({ ...certOnly, WECHATPAY_PLATFORM_CERT_PATHS: 'a.pem, b.pem' })?.platformCertPaths).toEqual(['a.pem', 'b.pem']);
-    expect(loadWechatpayConfig({ ...WECHATPAY, WECHATPAY_PLATFORM_CERT_PATHS: 'a.pem' })?.platformCertPaths).toEqual(['a.pem']);
+    expect(
+      loadWechatpayConfig({ ...certOnly, WECHATPAY_PLATFORM_CERT_PATHS: 'a.pem, b.pem' })?.platformCertPaths,
+    ).toEqual(['a.pem', 'b.pem']);
+    expect(loadWechatpayConfig({ ...WECHATPAY, WECHATPAY_PLATFORM_CERT_PATHS: 'a.pem' })?.platformCertPaths).toEqual([
+      'a.pem',
+    ]);
   });
 
   it('should refuse a partial configuration, naming what is missing', () => {
     expect(() => loadWechatpayConfig({ WECHATPAY_MCHID: '1900009191' })).toThrow(/WECHATPAY_APIV3_KEY/);
     const { WECHATPAY_PUBLIC_KEY_ID, ...noKeyId } = WECHATPAY;
     expect(() => loadWechatpayConfig(noKeyId)).toThrow(/WECHATPAY_PUBLIC_KEY_ID/);
-    expect(() => loadWechatpayConfig({ ...WECHATPAY, WECHATPAY_APIV3_KEY: 'short' })).toThrow(/WECHATPAY_APIV3_KEY must be exactly 32/);
+    expect(() => loadWechatpayConfig({ ...WECHATPAY, WECHATPAY_APIV3_KEY: 'short' })).toThrow(
+      /WECHATPAY_APIV3_KEY must be exactly 32/,
+    );
   });
 });
 
@@ -35,7 +44,9 @@ describe(loadAlipayConfig.name, () => {
   it('should be disabled without variables and refuse half of them', () => {
     expect(loadAlipayConfig({})).toBeUndefined();
     expect(() => loadAlipayConfig({ ALIPAY_APP_ID: '2021000117600001' })).toThrow(/ALIPAY_PUBLIC_KEY_PATH/);
-    expect(() => loadAlipayConfig({ ALIPAY_APP_ID: 'abc', ALIPAY_PUBLIC_KEY_PATH: 'k.pem' })).toThrow(/ALIPAY_APP_ID must be digits/);
+    expect(() => loadAlipayConfig({ ALIPAY_APP_ID: 'abc', ALIPAY_PUBLIC_KEY_PATH: 'k.pem' })).toThrow(
+      /ALIPAY_APP_ID must be digits/,
+    );
   });
 });
 

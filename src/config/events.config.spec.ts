@@ -17,7 +17,12 @@ describe(retryDelayMs.name, () => {
 describe(loadEventsConfig.name, () => {
   it('should default to the embedded mode and the payments exchange', () => {
     const sut = loadEventsConfig({});
-    expect([sut.rabbitmqUrl, sut.exchange, sut.outboxMaxAttempts, sut.handlerMaxAttempts]).toEqual([undefined, 'payments', 10, 5]);
+    expect([sut.rabbitmqUrl, sut.exchange, sut.outboxMaxAttempts, sut.handlerMaxAttempts]).toEqual([
+      undefined,
+      'payments',
+      10,
+      5,
+    ]);
   });
 
   it('should name the variable that is wrong', () => {

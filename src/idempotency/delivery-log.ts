@@ -1,6 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { TransactionHost } from '@nestjs-cls/transactional';
-import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { DataSource } from 'typeorm';
 import { VerifiedNotification } from '../signature/verified-notification';
 
 const MAX_GROUP = 128;
@@ -27,7 +26,8 @@ export class DeliveryLog {
   private timer?: NodeJS.Timeout;
   private writing: Promise<void> = Promise.resolve();
 
-  constructor(private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>) {}
+  /** Never part of a request's transaction: it writes after that one has committed. */
+  constructor(private readonly dataSource: DataSource) {}
 
   record(notification: VerifiedNotification, outcome: string, receivedAt = new Date()): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -49,7 +49,7 @@ export class DeliveryLog {
 
   private async write(group: Pending[]): Promise<void> {
     try {
-      await this.txHost.tx.query(
+      await this.dataSource.query(
         `INSERT INTO callback_delivery (channel, event_type, transaction_id, order_no, outcome, raw_body, headers, received_at) VALUES ?`,
         [group.map(toRow)],
       );

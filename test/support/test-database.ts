@@ -19,7 +19,9 @@ export function assertTestDatabase(name: string | undefined): string {
   return name;
 }
 
-export async function withAdminConnection<T>(fn: (conn: Awaited<ReturnType<typeof createConnection>>) => Promise<T>): Promise<T> {
+export async function withAdminConnection<T>(
+  fn: (conn: Awaited<ReturnType<typeof createConnection>>) => Promise<T>,
+): Promise<T> {
   const conn = await createConnection({ uri: ADMIN_URL });
   try {
     return await fn(conn);
