@@ -1,8 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { createConnection, createServer, Server, Socket } from 'node:net';
-import { connect } from 'amqplib';
 import { Pool, RowDataPacket } from 'mysql2/promise';
-import { EXAMPLE_CONSUMERS, ExchangeTap, TappedMessage, TEST_RABBITMQ_URL, testExchange } from './support/amqp-tap';
+import {
+  EXAMPLE_CONSUMERS,
+  ExchangeTap,
+  handlerQueuesConsumed,
+  TappedMessage,
+  TEST_RABBITMQ_URL,
+  testExchange,
+} from './support/amqp-tap';
 import { TcpProxy } from './support/tcp-proxy';
 import {
   count,
@@ -154,26 +160,6 @@ async function outboxEventIds(pool: Pool, orderNos: string[]): Promise<Map<strin
   expect(rows).toHaveLength(orderNos.length);
   expect(rows.filter((r) => Number(r.n) !== 1)).toEqual([]);
   return new Map(rows.map((r) => [String(r.order_no), String(r.event_id)]));
-}
-
-/** True once every example handler consumes its queue `<exchange>.<consumer>`: the app's channels are set up. */
-async function consumersAttached(exchange: string): Promise<boolean> {
-  const connection = await connect(TEST_RABBITMQ_URL);
-  try {
-    for (const consumer of EXAMPLE_CONSUMERS) {
-      const channel = await connection.createChannel();
-      channel.on('error', () => undefined);
-      const attached = await channel.checkQueue(`${exchange}.${consumer}`).then(
-        (q) => q.consumerCount > 0,
-        () => false,
-      );
-      if (!attached) return false;
-      await channel.close();
-    }
-    return true;
-  } finally {
-    await connection.close().catch(() => undefined);
-  }
 }
 
 const EXCHANGE_DECLARE = { classId: 40, methodId: 10 };
@@ -487,7 +473,7 @@ describe('after-payment events through RabbitMQ', () => {
         15000,
       );
       // The app's channels are set up before the broker goes (losing it during setup is the next test's case).
-      await eventually(() => consumersAttached(exchange), 'the handlers to consume their queues', 15000);
+      await eventually(() => handlerQueuesConsumed(exchange), 'the handlers to consume their queues', 15000);
 
       await proxy.stop();
       await eventually(async () => (await health(instance!.url)).status === 503, 'readiness to fail', 15000);
@@ -586,7 +572,7 @@ describe('after-payment events through RabbitMQ', () => {
       const client = new TestClient(instance.url, platforms);
 
       await eventually(async () => proxy.cutsDone === 2, 'two setups cut short', 15000);
-      await eventually(() => consumersAttached(exchange), 'the handlers to consume their queues', 15000);
+      await eventually(() => handlerQueuesConsumed(exchange), 'the handlers to consume their queues', 15000);
       await eventually(async () => (await health(instance!.url)).status === 200, 'readiness', 15000);
 
       const payments = newPayments(10, 'F');

@@ -1,11 +1,16 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { Type } from '@nestjs/common';
-import { connect } from 'amqplib';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { DataSource } from 'typeorm';
 import { listDeadLetters, replayDeadLetters } from '../src/events/dead-letters';
-import { EXAMPLE_CONSUMERS, ExchangeTap, TEST_RABBITMQ_URL, testExchange } from './support/amqp-tap';
+import {
+  EXAMPLE_CONSUMERS,
+  ExchangeTap,
+  handlerQueuesConsumed,
+  TEST_RABBITMQ_URL,
+  testExchange,
+} from './support/amqp-tap';
 import {
   count,
   createTestPlatforms,
@@ -92,34 +97,6 @@ async function payOrders(pool: Pool, client: TestClient, howMany: number): Promi
   return new Map(orderNos.map((o) => [o, String(rows.find((r) => r.order_no === o)!.event_id)]));
 }
 
-/**
- * The app's consumers declare and bind the handler queues only after connecting, while the relay may
- * already publish: an event published before then is routed to no handler queue. Paying waits for them.
- */
-async function waitForHandlerQueues(exchange: string, consumers: string[]): Promise<void> {
-  const connection = await connect(TEST_RABBITMQ_URL);
-  try {
-    await eventually(`handler queues of ${consumers.join(', ')}`, async () => {
-      for (const consumer of consumers) {
-        // A failed check closes its channel: a fresh one per check.
-        const channel = await connection.createChannel();
-        channel.on('error', () => undefined);
-        try {
-          const { consumerCount } = await channel.checkQueue(`${exchange}.${consumer}`);
-          if (consumerCount === 0) return false;
-        } catch {
-          return false;
-        } finally {
-          await channel.close().catch(() => undefined);
-        }
-      }
-      return true;
-    });
-  } finally {
-    await connection.close();
-  }
-}
-
 const MODES = [
   { mode: 'embedded', broker: false },
   { mode: 'broker', broker: true },
@@ -158,7 +135,10 @@ describe.each(MODES)('handler retries and dead letters ($mode)', ({ broker }) =>
 
   async function start(module: Type, consumer: string, extraEnv: Record<string, string> = {}) {
     const running = await startApp(appEnv(extraEnv), [module]);
-    if (broker) await waitForHandlerQueues(exchange, [...EXAMPLE_CONSUMERS, consumer]);
+    if (broker)
+      await eventually('the handler queues to be consumed', () =>
+        handlerQueuesConsumed(exchange, [...EXAMPLE_CONSUMERS, consumer]),
+      );
     return { running, client: new TestClient(running.url, platforms) };
   }
 

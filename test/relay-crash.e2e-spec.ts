@@ -1,7 +1,12 @@
 import { createServer } from 'node:net';
-import { connect } from 'amqplib';
 import { Pool, RowDataPacket } from 'mysql2/promise';
-import { EXAMPLE_CONSUMERS, ExchangeTap, TEST_RABBITMQ_URL, testExchange } from './support/amqp-tap';
+import {
+  EXAMPLE_CONSUMERS,
+  ExchangeTap,
+  handlerQueuesConsumed,
+  TEST_RABBITMQ_URL,
+  testExchange,
+} from './support/amqp-tap';
 import { AppProcess, startAppProcess } from './support/app-process';
 import { TcpProxy } from './support/tcp-proxy';
 import {
@@ -44,30 +49,6 @@ async function freePort(): Promise<number> {
 function brokerUrlVia(port: number): string {
   const url = new URL(TEST_RABBITMQ_URL);
   return `amqp://${url.username}:${url.password}@127.0.0.1:${port}${url.pathname}`;
-}
-
-/** The handler queues are declared by the app's consumers when they connect; wait until they consume. */
-async function waitForHandlerQueues(exchange: string, consumers: string[]): Promise<void> {
-  const connection = await connect(TEST_RABBITMQ_URL);
-  try {
-    await eventually(`handler queues of ${consumers.join(', ')}`, async () => {
-      for (const consumer of consumers) {
-        // A failed check closes its channel: a fresh one per check.
-        const channel = await connection.createChannel();
-        channel.on('error', () => undefined);
-        try {
-          if ((await channel.checkQueue(`${exchange}.${consumer}`)).consumerCount === 0) return false;
-        } catch {
-          return false;
-        } finally {
-          await channel.close().catch(() => undefined);
-        }
-      }
-      return true;
-    });
-  } finally {
-    await connection.close();
-  }
 }
 
 async function payOrders(client: TestClient, orderNos: string[]): Promise<void> {
@@ -116,7 +97,7 @@ describe('an instance killed in the middle of a relay batch', () => {
     // in any deployment after the first, so every event published from now on reaches them.
     const warmUp = await startApp(appEnv(TEST_RABBITMQ_URL));
     try {
-      await waitForHandlerQueues(exchange, EXAMPLE_CONSUMERS);
+      await eventually('the handler queues to be consumed', () => handlerQueuesConsumed(exchange, EXAMPLE_CONSUMERS));
       const orderNo = uniqueId('W');
       await payOrders(new TestClient(warmUp.url, platforms), [orderNo]);
       await eventually('the warm-up order to reach every example handler', async () => {

@@ -75,3 +75,27 @@ export class ExchangeTap {
 
 /** The example handlers' consumer names (src/after-payment). */
 export const EXAMPLE_CONSUMERS = ['grant-points', 'issue-coupon', 'request-shipment'];
+
+/** True once each of `consumers` has a consumer on its queue `<exchange>.<consumer>`: the app's channels are set up. */
+export async function handlerQueuesConsumed(
+  exchange: string,
+  consumers: string[] = EXAMPLE_CONSUMERS,
+): Promise<boolean> {
+  const connection = await connect(TEST_RABBITMQ_URL);
+  try {
+    for (const consumer of consumers) {
+      // A failed check closes its channel: a fresh one per check.
+      const channel = await connection.createChannel();
+      channel.on('error', () => undefined);
+      const consumed = await channel.checkQueue(`${exchange}.${consumer}`).then(
+        (queue) => queue.consumerCount > 0,
+        () => false,
+      );
+      await channel.close().catch(() => undefined);
+      if (!consumed) return false;
+    }
+    return true;
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
+}
