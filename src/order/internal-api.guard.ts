@@ -1,4 +1,4 @@
-import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Inject, Injectable, Logger } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { FastifyRequest } from 'fastify';
@@ -12,6 +12,7 @@ export class InternalApiGuard implements CanActivate {
 
   constructor(@Inject(serverConfig.KEY) config: ConfigType<typeof serverConfig>) {
     if (config.internalApiToken) this.expectedDigest = digest(config.internalApiToken);
+    else new Logger(InternalApiGuard.name).warn('the order API is disabled: set INTERNAL_API_TOKEN to enable it');
   }
 
   canActivate(context: ExecutionContext): boolean {
