@@ -23,7 +23,15 @@ export async function startService(
   const profiling = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const child = spawn(process.execPath, [...profiling, join(ROOT, 'dist/src/main.js')], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, NODE_ENV: 'production', LOG_LEVEL: 'warn', ...env, PORT: String(port) },
+    // SERVICE_NODE_OPTIONS tries runtime flags (heap sizes, say) on the service alone.
+    env: {
+      PATH: process.env.PATH,
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      NODE_OPTIONS: process.env.SERVICE_NODE_OPTIONS ?? '',
+      ...env,
+      PORT: String(port),
+    },
     stdio: ['ignore', openSync(logFile, 'w'), 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
