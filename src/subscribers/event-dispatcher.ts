@@ -1,7 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
-import { TransactionHost } from '@nestjs-cls/transactional';
-import { Propagation } from '@nestjs-cls/transactional';
+import { Propagation, TransactionHost } from '@nestjs-cls/transactional';
 import { PaymentEvent } from '../events/payment-events';
 import { HandlerRetryRepository } from './handler-retry.repository';
 import { HandlerRunner } from './handler-runner';
