@@ -13,7 +13,9 @@ export abstract class PollingWorker implements OnApplicationBootstrap, BeforeApp
 
   protected abstract get intervalMs(): number;
   /** Should this instance run the loop at all. */
-  protected abstract get enabled(): boolean;
+  protected get enabled(): boolean {
+    return true;
+  }
   /** One round; true when there may be more work right away. */
   protected abstract pollOnce(): Promise<boolean>;
 

@@ -31,10 +31,6 @@ export class OutboxRelay extends PollingWorker {
     return this.config.pollIntervalMs;
   }
 
-  protected get enabled(): boolean {
-    return true;
-  }
-
   protected async pollOnce(): Promise<boolean> {
     // A broker outage is nobody's attempt: wait for it without counting towards the dead letter.
     if (!this.publisher.isAvailable()) return false;

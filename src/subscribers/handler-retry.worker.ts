@@ -28,7 +28,7 @@ export class HandlerRetryWorker extends PollingWorker {
     return this.config.pollIntervalMs;
   }
 
-  protected get enabled(): boolean {
+  protected override get enabled(): boolean {
     return this.registry.all().length > 0;
   }
 
