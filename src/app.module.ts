@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ConditionalModule, ConfigModule } from '@nestjs/config';
+import { AdminModule } from './admin/admin.module';
 import { AfterPaymentExamplesModule } from './after-payment/after-payment-examples.module';
 import { serverConfig } from './config/server.config';
 import { DatabaseModule } from './database/database.module';
@@ -24,6 +25,7 @@ import { RabbitmqModule } from './rabbitmq/rabbitmq.module';
     NotifyModule,
     EventsModule,
     ConditionalModule.registerWhen(AfterPaymentExamplesModule, (env) => env.EXAMPLE_HANDLERS !== 'false'),
+    AdminModule,
     HealthModule,
   ],
 })

@@ -82,14 +82,6 @@ const wechatpay: PaymentChannel = {
     }),
   notPaying: [
     {
-      name: 'a REFUND.SUCCESS event',
-      build: (p) =>
-        client.wechatpayPayment(
-          { outTradeNo: p.orderNo, transactionId: p.transactionId, total: p.amount },
-          { eventType: 'REFUND.SUCCESS' },
-        ),
-    },
-    {
       name: 'a TRANSACTION.SUCCESS event whose trade_state is NOTPAY',
       build: (p) =>
         client.wechatpayPayment({

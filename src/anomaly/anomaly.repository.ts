@@ -3,7 +3,8 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { PaymentOrder } from '../order/payment-order.entity';
 import { PaymentNotification } from '../signature/verified-notification';
-import { AnomalyStatus, AnomalyType } from './anomaly.entity';
+import { WriteResult } from '../database/sql';
+import { AnomalyStatus, AnomalyType, PaymentAnomaly } from './anomaly.entity';
 
 @Injectable()
 export class AnomalyRepository {
@@ -29,5 +30,18 @@ export class AnomalyRepository {
         now,
       ],
     );
+  }
+
+  async findByTransaction(channel: string, transactionId: string): Promise<PaymentAnomaly | null> {
+    return this.txHost.tx.getRepository(PaymentAnomaly).findOneBy({ channel, transactionId });
+  }
+
+  /** Compare-and-set of the anomaly's status: true when it was in one of `from`. */
+  async moveIf(id: string, from: readonly AnomalyStatus[], to: AnomalyStatus): Promise<boolean> {
+    const result: WriteResult = await this.txHost.tx.query(
+      `UPDATE payment_anomaly SET status = ?, updated_at = ? WHERE id = ? AND status IN (?)`,
+      [to, new Date(), id, from],
+    );
+    return result.affectedRows === 1;
   }
 }

@@ -9,6 +9,10 @@ import { AnomalyType } from './anomaly.entity';
 export function classifyRejectedPayment(order: PaymentOrder): AnomalyType {
   switch (order.status) {
     case OrderStatus.Paid:
+    case OrderStatus.Refunding:
+    case OrderStatus.PartiallyRefunded:
+    case OrderStatus.Refunded:
+      // Another transaction paid the order already, whatever has been refunded since.
       return AnomalyType.DuplicatePayment;
     case OrderStatus.Closed:
       return AnomalyType.PaidAfterClose;

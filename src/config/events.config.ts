@@ -80,7 +80,11 @@ export function loadEventsConfig(env: NodeJS.ProcessEnv = process.env): EventsCo
 export const eventsConfig = registerAs('events', () => loadEventsConfig());
 
 /** Exponential backoff with "equal jitter": half the delay fixed, half random, so retries spread out. */
-export function retryDelayMs(config: EventsConfig, attempts: number, random = Math.random): number {
+export function retryDelayMs(
+  config: Pick<EventsConfig, 'retryBaseDelayMs' | 'retryMaxDelayMs'>,
+  attempts: number,
+  random = Math.random,
+): number {
   const ceiling = Math.min(config.retryMaxDelayMs, config.retryBaseDelayMs * 2 ** Math.min(attempts - 1, 30));
   return Math.round(ceiling / 2 + (ceiling / 2) * random());
 }

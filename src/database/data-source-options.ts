@@ -6,6 +6,9 @@ import { OutboxEvent } from '../events/outbox-event.entity';
 import { CallbackDelivery } from '../idempotency/callback-delivery.entity';
 import { PaymentCallback } from '../idempotency/payment-callback.entity';
 import { PaymentOrder } from '../order/payment-order.entity';
+import { OrderStatusChange } from '../order/order-status-change.entity';
+import { Refund } from '../refund/refund.entity';
+import { AdminAudit } from '../admin/audit/admin-audit.entity';
 import { CouponIssue } from '../after-payment/coupons/coupon-issue.entity';
 import { PointsGrant } from '../after-payment/points/points-grant.entity';
 import { ShipmentRequest } from '../after-payment/shipping/shipment-request.entity';
@@ -14,9 +17,12 @@ import { ProcessedEvent } from '../subscribers/processed-event.entity';
 
 export const ENTITIES = [
   PaymentOrder,
+  OrderStatusChange,
   PaymentCallback,
   CallbackDelivery,
   PaymentAnomaly,
+  Refund,
+  AdminAudit,
   OutboxEvent,
   ProcessedEvent,
   HandlerRetry,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { PaymentNotification } from '../signature/verified-notification';
 
-export const EventType = { PaymentSucceeded: 'payment.succeeded' } as const;
+export const EventType = { PaymentSucceeded: 'payment.succeeded', RefundSucceeded: 'refund.succeeded' } as const;
 export type EventType = (typeof EventType)[keyof typeof EventType];
 
 /** The message body other services receive; the contract is documented in the README. */
@@ -12,8 +12,11 @@ export interface PaymentEvent {
   orderNo: string;
   transactionId: string;
   channel: string;
+  /** Minor units: what was paid, or for refund.succeeded what was refunded. */
   amount: number;
   currency: string;
+  /** refund.succeeded only. */
+  refundNo?: string;
 }
 
 export function paymentSucceeded(payment: PaymentNotification): PaymentEvent {
@@ -26,5 +29,26 @@ export function paymentSucceeded(payment: PaymentNotification): PaymentEvent {
     channel: payment.channel,
     amount: payment.amount,
     currency: payment.currency,
+  };
+}
+
+export function refundSucceeded(refund: {
+  orderNo: string;
+  transactionId: string;
+  channel: string;
+  amount: number;
+  currency: string;
+  refundNo: string;
+}): PaymentEvent {
+  return {
+    eventId: randomUUID(),
+    type: EventType.RefundSucceeded,
+    occurredAt: new Date().toISOString(),
+    orderNo: refund.orderNo,
+    transactionId: refund.transactionId,
+    channel: refund.channel,
+    amount: refund.amount,
+    currency: refund.currency,
+    refundNo: refund.refundNo,
   };
 }

@@ -30,6 +30,11 @@ export class CallbackDelivery {
   @Column({ type: 'json' })
   headers: Record<string, string>;
 
+  @Index('ix_callback_delivery_received_at')
   @Column({ name: 'received_at', type: 'datetime', precision: 3 })
   receivedAt: Date;
+
+  /** From the request's arrival to its outcome committed; null for rows written before it was measured. */
+  @Column({ name: 'processing_ms', type: 'int', unsigned: true, nullable: true })
+  processingMs: number | null;
 }

@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
-import { isDuplicateKey } from '../database/sql';
+import { isDuplicateKey, WriteResult } from '../database/sql';
 import { PaymentNotification } from '../signature/verified-notification';
+import { PaymentCallback } from './payment-callback.entity';
 
 @Injectable()
 export class CallbackRecordRepository {
@@ -26,5 +27,33 @@ export class CallbackRecordRepository {
       if (isDuplicateKey(error)) return false;
       throw error;
     }
+  }
+
+  /** The payments (normally one) of an order by the platform's transaction id. */
+  async findPayments(orderNo: string, transactionId: string): Promise<PaymentCallback[]> {
+    return this.txHost.tx.getRepository(PaymentCallback).findBy({ orderNo, transactionId });
+  }
+
+  /**
+   * Takes `amount` from what the payment has left to refund, by a conditional UPDATE: concurrent
+   * refunds on any replica can never take more than the payment was, together. False when it would.
+   */
+  async reserveRefund(channel: string, transactionId: string, amount: number): Promise<boolean> {
+    const result: WriteResult = await this.txHost.tx.query(
+      `UPDATE payment_callback SET refund_reserved_amount = refund_reserved_amount + ?
+       WHERE channel = ? AND transaction_id = ? AND refund_reserved_amount + ? <= amount`,
+      [amount, channel, transactionId, amount],
+    );
+    return result.affectedRows === 1;
+  }
+
+  /** Gives back what a refund the channel closed had reserved. */
+  async releaseRefund(channel: string, transactionId: string, amount: number): Promise<void> {
+    const result: WriteResult = await this.txHost.tx.query(
+      `UPDATE payment_callback SET refund_reserved_amount = refund_reserved_amount - ?
+       WHERE channel = ? AND transaction_id = ? AND refund_reserved_amount >= ?`,
+      [amount, channel, transactionId, amount],
+    );
+    if (result.affectedRows !== 1) throw new Error(`payment ${channel}/${transactionId} has no ${amount} reserved`);
   }
 }

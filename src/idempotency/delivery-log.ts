@@ -9,6 +9,7 @@ interface Pending {
   notification: VerifiedNotification;
   outcome: string;
   receivedAt: Date;
+  processingMs: number;
   resolve(): void;
   reject(error: unknown): void;
 }
@@ -31,7 +32,14 @@ export class DeliveryLog {
 
   record(notification: VerifiedNotification, outcome: string, receivedAt = new Date()): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ notification, outcome, receivedAt, resolve, reject });
+      this.queue.push({
+        notification,
+        outcome,
+        receivedAt,
+        processingMs: Date.now() - receivedAt.getTime(),
+        resolve,
+        reject,
+      });
       if (this.queue.length >= MAX_GROUP) this.flush();
       else this.timer ??= setTimeout(() => this.flush(), MAX_WAIT_MS);
     });
@@ -50,7 +58,7 @@ export class DeliveryLog {
   private async write(group: Pending[]): Promise<void> {
     try {
       await this.dataSource.query(
-        `INSERT INTO callback_delivery (channel, event_type, transaction_id, order_no, outcome, raw_body, headers, received_at) VALUES ?`,
+        `INSERT INTO callback_delivery (channel, event_type, transaction_id, order_no, outcome, raw_body, headers, received_at, processing_ms) VALUES ?`,
         [group.map(toRow)],
       );
       for (const p of group) p.resolve();
@@ -61,7 +69,7 @@ export class DeliveryLog {
   }
 }
 
-function toRow({ notification, outcome, receivedAt }: Pending): unknown[] {
+function toRow({ notification, outcome, receivedAt, processingMs }: Pending): unknown[] {
   return [
     notification.channel,
     notification.eventType,
@@ -71,5 +79,6 @@ function toRow({ notification, outcome, receivedAt }: Pending): unknown[] {
     notification.rawBody,
     JSON.stringify(notification.headers),
     receivedAt,
+    processingMs,
   ];
 }

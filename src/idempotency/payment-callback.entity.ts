@@ -29,6 +29,13 @@ export class PaymentCallback {
   @Column({ type: 'char', length: 3 })
   currency: string;
 
+  /**
+   * What refunds have taken from this payment: pending, in flight or done (a refund the channel
+   * closed gives it back). A conditional UPDATE keeps it at most `amount`, across replicas.
+   */
+  @Column({ name: 'refund_reserved_amount', type: 'bigint', default: 0, transformer: bigintAmount })
+  refundReservedAmount: number;
+
   @Column({ name: 'first_received_at', type: 'datetime', precision: 3 })
   firstReceivedAt: Date;
 }

@@ -4,6 +4,7 @@ import { register } from 'prom-client';
 
 export const NOTIFICATIONS_TOTAL = 'payment_notifications_total';
 export const NOTIFICATION_SECONDS = 'payment_notification_duration_seconds';
+export const REFUND_CALLS_TOTAL = 'refund_channel_calls_total';
 
 @Global()
 @Module({
@@ -26,7 +27,12 @@ export const NOTIFICATION_SECONDS = 'payment_notification_duration_seconds';
       labelNames: ['channel'],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
     }),
+    makeCounterProvider({
+      name: REFUND_CALLS_TOTAL,
+      help: 'Refund requests sent to a channel, by channel and outcome (SUCCEEDED, PROCESSING, CLOSED, ABNORMAL, RETRY)',
+      labelNames: ['channel', 'outcome'],
+    }),
   ],
-  exports: [getToken(NOTIFICATIONS_TOTAL), getToken(NOTIFICATION_SECONDS)],
+  exports: [getToken(NOTIFICATIONS_TOTAL), getToken(NOTIFICATION_SECONDS), getToken(REFUND_CALLS_TOTAL)],
 })
 export class MetricsModule {}

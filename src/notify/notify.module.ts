@@ -3,6 +3,7 @@ import { AnomalyModule } from '../anomaly/anomaly.module';
 import { EventsModule } from '../events/events.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { OrderModule } from '../order/order.module';
+import { RefundModule } from '../refund/refund.module';
 import { SignatureModule } from '../signature/signature.module';
 import { AckInterceptor } from './ack.interceptor';
 import { DeliveryRecordingInterceptor } from './delivery-recording.interceptor';
@@ -10,7 +11,7 @@ import { NotifyController } from './notify.controller';
 import { PaymentNotificationService } from './payment-notification.service';
 
 @Module({
-  imports: [SignatureModule, IdempotencyModule, OrderModule, AnomalyModule, EventsModule],
+  imports: [SignatureModule, IdempotencyModule, OrderModule, AnomalyModule, EventsModule, RefundModule],
   controllers: [NotifyController],
   providers: [PaymentNotificationService, AckInterceptor, DeliveryRecordingInterceptor],
 })

@@ -8,6 +8,7 @@ import { CallbackRecordRepository } from '../idempotency/callback-record.reposit
 import { PaymentOrderRepository } from '../order/payment-order.repository';
 import { isPayment, PaymentNotification, VerifiedNotification } from '../signature/verified-notification';
 import { AnomalyType } from '../anomaly/anomaly.entity';
+import { RefundNoticeOutcome, RefundSettlement } from '../refund/refund-settlement';
 
 export const DeliveryOutcome = {
   Paid: 'PAID',
@@ -15,10 +16,10 @@ export const DeliveryOutcome = {
   NotPaying: 'NOT_PAYING',
   ...AnomalyType,
 } as const;
-export type DeliveryOutcome = (typeof DeliveryOutcome)[keyof typeof DeliveryOutcome];
+export type DeliveryOutcome = (typeof DeliveryOutcome)[keyof typeof DeliveryOutcome] | RefundNoticeOutcome;
 
 /**
- * verify → claim → transition → outbox → ack. Runs inside the transaction TransactionInterceptor
+ * verify → claim → transition → outbox → ack; refund notifications settle their refund once. Runs inside the transaction TransactionInterceptor
  * opened, so every write here commits together or not at all.
  */
 @Injectable()
@@ -28,11 +29,16 @@ export class PaymentNotificationService {
     private readonly orders: PaymentOrderRepository,
     private readonly anomalies: AnomalyRepository,
     private readonly outbox: OutboxWriter,
+    private readonly refunds: RefundSettlement,
   ) {}
 
   async apply(notification: VerifiedNotification): Promise<DeliveryOutcome> {
+    if (isPayment(notification)) return this.applyPayment(notification);
+    if (notification.refund) {
+      return this.refunds.applyNotice(notification.channel, notification.refund, notification.transactionId);
+    }
     // A notification that pays nothing must not take the payment's dedup key.
-    return isPayment(notification) ? this.applyPayment(notification) : DeliveryOutcome.NotPaying;
+    return DeliveryOutcome.NotPaying;
   }
 
   private async applyPayment(payment: PaymentNotification): Promise<DeliveryOutcome> {

@@ -1,14 +1,36 @@
-/** The payment order's life; later issues add the refund states. */
-export const OrderStatus = { WaitPay: 'WAIT_PAY', Paid: 'PAID', Closed: 'CLOSED' } as const;
+/** The payment order's life. */
+export const OrderStatus = {
+  WaitPay: 'WAIT_PAY',
+  Paid: 'PAID',
+  Closed: 'CLOSED',
+  Refunding: 'REFUNDING',
+  PartiallyRefunded: 'PARTIALLY_REFUNDED',
+  Refunded: 'REFUNDED',
+} as const;
 export type OrderStatus = (typeof OrderStatus)[keyof typeof OrderStatus];
 
-export const OrderEvent = { Pay: 'PAY', Close: 'CLOSE' } as const;
+export const OrderEvent = {
+  Pay: 'PAY',
+  Close: 'CLOSE',
+  /** A refund of the paying transaction was requested. */
+  RequestRefund: 'REQUEST_REFUND',
+  /** No refund is in flight any more; which status follows depends on how much was refunded. */
+  SettleFullRefund: 'SETTLE_FULL_REFUND',
+  SettlePartialRefund: 'SETTLE_PARTIAL_REFUND',
+  SettleNoRefund: 'SETTLE_NO_REFUND',
+} as const;
 export type OrderEvent = (typeof OrderEvent)[keyof typeof OrderEvent];
 
-/** Each event moves an order from any of `from` to `to`; refund events come with the refund issue. */
+const { WaitPay, Paid, Closed, Refunding, PartiallyRefunded, Refunded } = OrderStatus;
+
+/** Each event moves an order from any of `from` to `to`. */
 export const TRANSITIONS: Record<OrderEvent, { from: readonly OrderStatus[]; to: OrderStatus }> = {
-  [OrderEvent.Pay]: { from: [OrderStatus.WaitPay], to: OrderStatus.Paid },
-  [OrderEvent.Close]: { from: [OrderStatus.WaitPay], to: OrderStatus.Closed },
+  [OrderEvent.Pay]: { from: [WaitPay], to: Paid },
+  [OrderEvent.Close]: { from: [WaitPay], to: Closed },
+  [OrderEvent.RequestRefund]: { from: [Paid, PartiallyRefunded, Refunding], to: Refunding },
+  [OrderEvent.SettleFullRefund]: { from: [Refunding], to: Refunded },
+  [OrderEvent.SettlePartialRefund]: { from: [Refunding], to: PartiallyRefunded },
+  [OrderEvent.SettleNoRefund]: { from: [Refunding], to: Paid },
 };
 
 /** The state machine: the next status, or undefined when the event is not allowed from `status`. */

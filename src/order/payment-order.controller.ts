@@ -15,6 +15,7 @@ export class PaymentOrderController {
   constructor(private readonly orders: PaymentOrderService) {}
 
   @Post()
+  @UseInterceptors(TransactionInterceptor)
   async register(
     @Body() dto: CreatePaymentOrderDto,
     @Res({ passthrough: true }) reply: FastifyReply,

@@ -17,7 +17,7 @@ export class PaymentOrder {
   @Column({ type: 'char', length: 3 })
   currency: string;
 
-  @Column({ type: 'varchar', length: 16 })
+  @Column({ type: 'varchar', length: 32 })
   status: OrderStatus;
 
   /** The channel and transaction that paid the order; null until PAID. */

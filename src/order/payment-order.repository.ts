@@ -3,7 +3,8 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { isDuplicateKey, WriteResult } from '../database/sql';
 import { PaymentNotification } from '../signature/verified-notification';
-import { OrderEvent, OrderStatus, TRANSITIONS } from './order-status';
+import { nextStatus, OrderEvent, OrderStatus } from './order-status';
+import { OrderStatusChange } from './order-status-change.entity';
 import { PaymentOrder } from './payment-order.entity';
 
 export interface NewPaymentOrder {
@@ -26,11 +27,12 @@ export class PaymentOrderRepository {
          VALUES (?, ?, ?, ?, ?, ?, ?)`,
         [order.orderNo, order.userId, order.amount, order.currency, OrderStatus.WaitPay, now, now],
       );
-      return true;
     } catch (error) {
       if (isDuplicateKey(error)) return false;
       throw error;
     }
+    await this.recordChange(order.orderNo, null, OrderStatus.WaitPay, 'REGISTER', null, now);
+    return true;
   }
 
   async find(orderNo: string): Promise<PaymentOrder | null> {
@@ -47,28 +49,41 @@ export class PaymentOrderRepository {
       .getOne();
   }
 
+  async history(orderNo: string): Promise<OrderStatusChange[]> {
+    return this.txHost.tx.getRepository(OrderStatusChange).find({ where: { orderNo }, order: { id: 'ASC' } });
+  }
+
   /**
    * Compare-and-set WAIT_PAY → PAID, only for the exact amount and currency: true when this
    * payment moved the order; false when the order is elsewhere, absent, or the amount differs.
    */
   async markPaidIfWaiting(payment: PaymentNotification): Promise<boolean> {
-    return this.transition(payment.outTradeNo, OrderEvent.Pay, {
+    return this.transition(payment.outTradeNo, OrderEvent.Pay, OrderStatus.WaitPay, payment.transactionId, {
       set: { channel: payment.channel, transaction_id: payment.transactionId, paid_at: payment.paidAt },
       where: { amount: payment.amount, currency: payment.currency },
     });
   }
 
   async closeIfWaiting(orderNo: string): Promise<boolean> {
-    return this.transition(orderNo, OrderEvent.Close, { set: {}, where: {} });
+    return this.transition(orderNo, OrderEvent.Close, OrderStatus.WaitPay, null);
+  }
+
+  /** Compare-and-set `from` → the event's target; `cause` names what moved it (refund number, ...). */
+  async moveIf(orderNo: string, event: OrderEvent, from: OrderStatus, cause: string): Promise<boolean> {
+    return this.transition(orderNo, event, from, cause);
   }
 
   /** The state machine as one conditional UPDATE; the affected-row count is the answer. */
   private async transition(
     orderNo: string,
     event: OrderEvent,
-    columns: { set: Record<string, unknown>; where: Record<string, unknown> },
+    from: OrderStatus,
+    cause: string | null,
+    columns: { set: Record<string, unknown>; where: Record<string, unknown> } = { set: {}, where: {} },
   ): Promise<boolean> {
-    const { from, to } = TRANSITIONS[event];
+    const to = nextStatus(from, event);
+    if (to === undefined) throw new Error(`the state machine has no ${event} from ${from}`);
+    const now = new Date();
     const set = Object.keys(columns.set)
       .map((c) => `, ${c} = ?`)
       .join('');
@@ -76,10 +91,26 @@ export class PaymentOrderRepository {
       .map((c) => ` AND ${c} = ?`)
       .join('');
     const result: WriteResult = await this.txHost.tx.query(
-      `UPDATE payment_order SET status = ?, updated_at = ?${set}
-       WHERE order_no = ? AND status IN (${from.map(() => '?').join(', ')})${where}`,
-      [to, new Date(), ...Object.values(columns.set), orderNo, ...from, ...Object.values(columns.where)],
+      `UPDATE payment_order SET status = ?, updated_at = ?${set} WHERE order_no = ? AND status = ?${where}`,
+      [to, now, ...Object.values(columns.set), orderNo, from, ...Object.values(columns.where)],
     );
-    return result.affectedRows === 1;
+    if (result.affectedRows !== 1) return false;
+    await this.recordChange(orderNo, from, to, event, cause, now);
+    return true;
+  }
+
+  private async recordChange(
+    orderNo: string,
+    from: OrderStatus | null,
+    to: OrderStatus,
+    event: OrderEvent | 'REGISTER',
+    cause: string | null,
+    at: Date,
+  ): Promise<void> {
+    await this.txHost.tx.query(
+      `INSERT INTO order_status_change (order_no, from_status, to_status, event, cause, changed_at)
+       VALUES (?, ?, ?, ?, ?, ?)`,
+      [orderNo, from, to, event, cause, at],
+    );
   }
 }

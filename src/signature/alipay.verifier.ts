@@ -3,7 +3,13 @@ import { DomainError } from '../common/domain-error';
 import { parseDecimalAmount } from '../common/money';
 import { AlipayConfig } from '../config/alipay.config';
 import { headerValue, loadPublicKey } from './key-loading';
-import { Channel, NotificationVerifier, RawDelivery, VerifiedNotification } from './verified-notification';
+import {
+  Channel,
+  NotificationVerifier,
+  RawDelivery,
+  RefundNoticeStatus,
+  VerifiedNotification,
+} from './verified-notification';
 
 const PAID_STATUSES = new Set(['TRADE_SUCCESS', 'TRADE_FINISHED']);
 const UNPAID_STATUSES = new Set(['WAIT_BUYER_PAY', 'TRADE_CLOSED']);
@@ -33,10 +39,15 @@ export class AlipayVerifier implements NotificationVerifier {
     return {
       channel: this.channel,
       merchantId: params.get('app_id')!,
-      ...readTrade(params),
+      ...(params.get('out_biz_no') && params.get('refund_fee') ? readRefund(params) : readTrade(params)),
       rawBody: delivery.body,
       headers: { 'content-type': contentType },
     };
+  }
+
+  /** An openapi response: `sign` covers the exact text of the response object. */
+  verifyResponse(signedText: string, sign: string): boolean {
+    return verify('sha256', Buffer.from(signedText, 'utf8'), this.publicKey!, Buffer.from(sign, 'base64'));
   }
 
   verifySignature(params: Map<string, string>): void {
@@ -61,10 +72,13 @@ export class AlipayVerifier implements NotificationVerifier {
   }
 }
 
-/** All parameters but sign and sign_type, non-empty values only, sorted by key, `k=v` joined with `&`. */
-export function signedContent(params: Map<string, string>): string {
+/**
+ * Non-empty parameters but `excluded`, sorted by key, `k=v` joined with `&`. Notifications exclude
+ * sign and sign_type; requests to the gateway exclude only sign.
+ */
+export function signedContent(params: Map<string, string>, excluded = ['sign', 'sign_type']): string {
   return [...params.entries()]
-    .filter(([key, value]) => key !== 'sign' && key !== 'sign_type' && value !== '')
+    .filter(([key, value]) => !excluded.includes(key) && value !== '')
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([key, value]) => `${key}=${value}`)
     .join('&');
@@ -105,6 +119,20 @@ function readTrade(params: Map<string, string>) {
     amount: parseDecimalAmount(totalAmount ?? '', 'total_amount'),
     currency: 'CNY',
     paidAt: parseAlipayTime(params.get('gmt_payment') || requireParam(params, 'notify_time')),
+  };
+}
+
+/**
+ * A refund notification: Alipay sends trade_status_sync again, with the refund request's number in
+ * out_biz_no and the trade's cumulative refund_fee. It pays nothing.
+ */
+function readRefund(params: Map<string, string>) {
+  return {
+    eventType: `REFUND/${requireParam(params, 'trade_status')}`,
+    paid: false,
+    outTradeNo: requireParam(params, 'out_trade_no'),
+    transactionId: requireParam(params, 'trade_no'),
+    refund: { refundNo: requireParam(params, 'out_biz_no'), status: RefundNoticeStatus.Succeeded },
   };
 }
 

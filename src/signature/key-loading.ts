@@ -1,4 +1,4 @@
-import { createPublicKey, KeyObject, X509Certificate } from 'node:crypto';
+import { createPrivateKey, createPublicKey, KeyObject, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ConfigurationError } from '../config/validate-env';
 
@@ -39,4 +39,14 @@ export function loadCertificate(path: string, variable: string): LoadedCertifica
 export function headerValue(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
   const value = headers[name];
   return Array.isArray(value) ? undefined : value;
+}
+
+/** A merchant's PEM private key (PKCS#8 or PKCS#1), for signing requests to a channel. */
+export function loadPrivateKey(path: string, variable: string): KeyObject {
+  try {
+    return createPrivateKey(readPem(path, variable));
+  } catch (error) {
+    if (error instanceof ConfigurationError) throw error;
+    throw new ConfigurationError(`${variable}: ${path} is not a PEM private key (${(error as Error).message})`);
+  }
 }

@@ -18,14 +18,21 @@ const DISABLED_HINT: Record<Channel, string> = {
   providers: [
     { provide: CLOCK, useValue: Date.now },
     {
+      provide: WechatpayVerifier,
+      inject: [wechatpayConfig.KEY, CLOCK],
+      useFactory: (config: ConfigType<typeof wechatpayConfig>, clock: Clock) =>
+        new WechatpayVerifier(config.settings, clock),
+    },
+    {
+      provide: AlipayVerifier,
+      inject: [alipayConfig.KEY],
+      useFactory: (config: ConfigType<typeof alipayConfig>) => new AlipayVerifier(config.settings),
+    },
+    {
       provide: NOTIFICATION_VERIFIERS,
-      inject: [wechatpayConfig.KEY, alipayConfig.KEY, CLOCK],
-      useFactory: (
-        wechatpay: ConfigType<typeof wechatpayConfig>,
-        alipay: ConfigType<typeof alipayConfig>,
-        clock: Clock,
-      ) => {
-        const verifiers = [new WechatpayVerifier(wechatpay.settings, clock), new AlipayVerifier(alipay.settings)];
+      inject: [WechatpayVerifier, AlipayVerifier],
+      useFactory: (wechatpay: WechatpayVerifier, alipay: AlipayVerifier) => {
+        const verifiers = [wechatpay, alipay];
         for (const v of verifiers.filter((v) => !v.enabled)) {
           new Logger('SignatureModule').warn(`${v.channel} notifications are disabled: ${DISABLED_HINT[v.channel]}`);
         }
@@ -34,6 +41,6 @@ const DISABLED_HINT: Record<Channel, string> = {
     },
     NotificationGuard,
   ],
-  exports: [NOTIFICATION_VERIFIERS, NotificationGuard],
+  exports: [NOTIFICATION_VERIFIERS, NotificationGuard, WechatpayVerifier, AlipayVerifier],
 })
 export class SignatureModule {}

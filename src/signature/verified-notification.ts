@@ -17,9 +17,22 @@ export interface VerifiedNotification {
   amount?: number;
   currency?: string;
   paidAt?: Date;
+  /** Present on refund notifications: which refund the channel settled, and how. */
+  refund?: RefundNotice;
   rawBody: Buffer;
   /** The headers that reconciliation needs (signature headers, content type). */
   headers: Record<string, string>;
+}
+
+export const RefundNoticeStatus = { Succeeded: 'SUCCEEDED', Closed: 'CLOSED', Abnormal: 'ABNORMAL' } as const;
+export type RefundNoticeStatus = (typeof RefundNoticeStatus)[keyof typeof RefundNoticeStatus];
+
+export interface RefundNotice {
+  /** The merchant's refund number (WeChat out_refund_no, Alipay out_biz_no). */
+  refundNo: string;
+  /** The channel's own refund id, when it sends one. */
+  channelRefundId?: string;
+  status: RefundNoticeStatus;
 }
 
 /** A notification that pays: the fields the payment pipeline needs are all present. */

@@ -4,7 +4,14 @@ import { DomainError } from '../common/domain-error';
 import { isValidMinorAmount } from '../common/money';
 import { WechatpayConfig } from '../config/wechatpay.config';
 import { headerValue, loadCertificate, loadPublicKey } from './key-loading';
-import { Channel, Clock, NotificationVerifier, RawDelivery, VerifiedNotification } from './verified-notification';
+import {
+  Channel,
+  Clock,
+  NotificationVerifier,
+  RawDelivery,
+  RefundNoticeStatus,
+  VerifiedNotification,
+} from './verified-notification';
 
 const MAX_CLOCK_SKEW_MS = 5 * 60 * 1000;
 const SIGNATURE_PROBE_PREFIX = 'WECHATPAY/SIGNTEST/';
@@ -16,6 +23,13 @@ const KEPT_HEADERS = [
   'wechatpay-nonce',
   'content-type',
 ];
+
+const REFUND_EVENTS = new Set(['REFUND.SUCCESS', 'REFUND.ABNORMAL', 'REFUND.CLOSED']);
+const REFUND_STATUSES: Record<string, RefundNoticeStatus | undefined> = {
+  SUCCESS: RefundNoticeStatus.Succeeded,
+  CLOSED: RefundNoticeStatus.Closed,
+  ABNORMAL: RefundNoticeStatus.Abnormal,
+};
 
 interface EncryptedResource {
   algorithm: string;
@@ -64,6 +78,7 @@ export class WechatpayVerifier implements NotificationVerifier {
     const base = { channel: this.channel, eventType, rawBody: delivery.body, headers: keptHeaders(delivery) };
 
     if (eventType === 'TRANSACTION.SUCCESS') return { ...base, ...this.readTransaction(resource) };
+    if (REFUND_EVENTS.has(eventType)) return { ...base, ...this.readRefund(resource) };
     const mchid = optionalString(resource, 'mchid');
     if (mchid !== undefined && mchid !== this.config!.mchid) {
       throw new DomainError('MerchantMismatch', `mchid ${mchid} is not this merchant`);
@@ -119,6 +134,25 @@ export class WechatpayVerifier implements NotificationVerifier {
       throw new DomainError('Undecryptable', 'resource does not decrypt with the APIv3 key');
     }
     return parseJsonObject(plaintext, 'decrypted resource');
+  }
+
+  private readRefund(refund: Record<string, unknown>) {
+    const mchid = requireString(refund, 'mchid', 'refund');
+    if (mchid !== this.config!.mchid) throw new DomainError('MerchantMismatch', `mchid ${mchid} is not this merchant`);
+    const refundStatus = requireString(refund, 'refund_status', 'refund');
+    const status = REFUND_STATUSES[refundStatus];
+    if (!status) throw new DomainError('MalformedRequest', `unknown refund_status ${refundStatus}`);
+    return {
+      merchantId: mchid,
+      paid: false,
+      outTradeNo: requireString(refund, 'out_trade_no', 'refund'),
+      transactionId: requireString(refund, 'transaction_id', 'refund'),
+      refund: {
+        refundNo: requireString(refund, 'out_refund_no', 'refund'),
+        channelRefundId: requireString(refund, 'refund_id', 'refund'),
+        status,
+      },
+    };
   }
 
   private readTransaction(tx: Record<string, unknown>) {

@@ -191,6 +191,35 @@ export function wechatpayTransaction(p: WechatpayTransactionParams): object {
   };
 }
 
+export interface WechatpayRefundParams {
+  mchid: string;
+  outTradeNo: string;
+  transactionId: string;
+  outRefundNo: string;
+  refundId: string;
+  /** SUCCESS, CLOSED or ABNORMAL. */
+  refundStatus?: string;
+  /** Fen. */
+  total: number;
+  refund: number;
+}
+
+/** A decrypted refund resource (original_type 'refund'), sent with REFUND.SUCCESS / REFUND.ABNORMAL / REFUND.CLOSED. */
+export function wechatpayRefund(p: WechatpayRefundParams): object {
+  const status = p.refundStatus ?? 'SUCCESS';
+  return {
+    mchid: p.mchid,
+    out_trade_no: p.outTradeNo,
+    transaction_id: p.transactionId,
+    out_refund_no: p.outRefundNo,
+    refund_id: p.refundId,
+    refund_status: status,
+    ...(status === 'SUCCESS' ? { success_time: beijingRfc3339(new Date()) } : {}),
+    user_received_account: '招商银行信用卡0403',
+    amount: { total: p.total, refund: p.refund, payer_total: p.total, payer_refund: p.refund },
+  };
+}
+
 // ------------------------------------------------------------------------------------------------- Alipay
 
 /**
@@ -249,6 +278,28 @@ export function alipayTradeParams(p: AlipayTradeParams): Record<string, string> 
     gmt_create: beijingDateTime(new Date(paidAt.getTime() - 2000)),
     gmt_payment: beijingDateTime(paidAt),
     subject: '测试商品 订单支付',
+  };
+}
+
+export interface AlipayRefundNotifyParams extends AlipayTradeParams {
+  /** The refund request's out_request_no, sent back as out_biz_no. */
+  outBizNo: string;
+  /** Yuan refunded on the trade so far, e.g. "88.88". */
+  refundFee: string;
+}
+
+/**
+ * The trade_status_sync notification Alipay sends after a refund: out_biz_no and refund_fee set,
+ * trade_status TRADE_CLOSED after a full refund (TRADE_SUCCESS after a partial one).
+ */
+export function alipayRefundParams(p: AlipayRefundNotifyParams): Record<string, string> {
+  const refundedAt = new Date();
+  return {
+    ...alipayTradeParams({ tradeStatus: 'TRADE_CLOSED', ...p }),
+    out_biz_no: p.outBizNo,
+    refund_fee: p.refundFee,
+    gmt_refund: `${beijingDateTime(refundedAt)}.${String(refundedAt.getMilliseconds()).padStart(3, '0')}`,
+    gmt_close: beijingDateTime(refundedAt),
   };
 }
 

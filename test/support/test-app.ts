@@ -8,17 +8,23 @@ import { createPool, Pool, RowDataPacket } from 'mysql2/promise';
 import { createApp } from '../../src/app.factory';
 import {
   alipayDelivery,
+  alipayRefundParams,
+  AlipayRefundNotifyParams,
   alipayTradeParams,
   AlipayTradeParams,
   generateCertificate,
   generateRsaKeyPair,
   randomAlphanumeric,
+  RsaKeyPair,
   wechatpayDelivery,
+  wechatpayRefund,
+  WechatpayRefundParams,
   WechatpaySigner,
   wechatpayTransaction,
   WechatpayTransactionParams,
 } from './platform-signers';
 import { assertTestDatabase } from './test-database';
+import { FakePlatformOptions } from './fake-platform';
 
 /** The platforms as the tests play them: real keys, written to files the app loads like production keys. */
 export interface TestPlatforms {
@@ -30,6 +36,9 @@ export interface TestPlatforms {
     certSigner: WechatpaySigner;
   };
   alipay: { appId: string; sellerId: string; privateKey: import('node:crypto').KeyObject };
+  /** The merchant's side of the refund APIs: its request-signing keys, and the fake platform's view of them. */
+  refunds: { merchantSerialNo: string; merchantKey: RsaKeyPair; alipayAppKey: RsaKeyPair };
+  admins: { admin: string; admin2: string; viewer: string };
   internalApiToken: string;
   env: Record<string, string>;
 }
@@ -40,11 +49,16 @@ export async function createTestPlatforms(): Promise<TestPlatforms> {
   const wechatPublicKey = generateRsaKeyPair();
   const wechatCertKey = generateRsaKeyPair();
   const alipayKey = generateRsaKeyPair();
+  const merchantKey = generateRsaKeyPair();
+  const alipayAppKey = generateRsaKeyPair();
+  const merchantSerialNo = randomBytes(20).toString('hex').toUpperCase();
   const certSerial = `5157F09EFDC096DE15EBE81A47057A72${randomBytes(4).toString('hex').toUpperCase()}`;
   const publicKeyId = 'PUB_KEY_ID_0114232134912410000000000000';
   writeFileSync(join(dir, 'wechatpay-pub.pem'), wechatPublicKey.publicKeyPem);
   writeFileSync(join(dir, 'wechatpay-cert.pem'), await generateCertificate(wechatCertKey, certSerial));
   writeFileSync(join(dir, 'alipay-pub.pem'), alipayKey.publicKeyPem);
+  writeFileSync(join(dir, 'merchant-key.pem'), merchantKey.privateKeyPem);
+  writeFileSync(join(dir, 'alipay-app-key.pem'), alipayAppKey.privateKeyPem);
   const platforms = {
     wechatpay: {
       mchid: '1900009191',
@@ -54,6 +68,8 @@ export async function createTestPlatforms(): Promise<TestPlatforms> {
       certSigner: { privateKey: wechatCertKey.privateKey, serial: certSerial, apiV3Key },
     },
     alipay: { appId: '2021000117600001', sellerId: '2088531891668739', privateKey: alipayKey.privateKey },
+    refunds: { merchantSerialNo, merchantKey, alipayAppKey },
+    admins: { admin: randomAlphanumeric(40), admin2: randomAlphanumeric(40), viewer: randomAlphanumeric(40) },
     internalApiToken: randomAlphanumeric(40),
   };
   return {
@@ -69,12 +85,20 @@ export async function createTestPlatforms(): Promise<TestPlatforms> {
       ALIPAY_PUBLIC_KEY_PATH: join(dir, 'alipay-pub.pem'),
       ALIPAY_SELLER_ID: platforms.alipay.sellerId,
       INTERNAL_API_TOKEN: platforms.internalApiToken,
+      ADMIN_TOKENS: [
+        `alice:${platforms.admins.admin}:admin`,
+        `bob:${platforms.admins.admin2}:admin`,
+        `victor:${platforms.admins.viewer}:viewer`,
+      ].join(','),
+      WECHATPAY_MERCHANT_PRIVATE_KEY_PATH: join(dir, 'merchant-key.pem'),
+      WECHATPAY_MERCHANT_SERIAL_NO: merchantSerialNo,
+      ALIPAY_APP_PRIVATE_KEY_PATH: join(dir, 'alipay-app-key.pem'),
     },
   };
 }
 
 const CONFIG_VARIABLES =
-  /^(WECHATPAY_|ALIPAY_|INTERNAL_API_TOKEN$|PORT$|DATABASE_POOL_SIZE$|MIGRATIONS_RUN$|RABBITMQ_|OUTBOX_|HANDLER_|RETRY_)/;
+  /^(WECHATPAY_|ALIPAY_|INTERNAL_API_TOKEN$|ADMIN_TOKENS$|REFUND_|PORT$|DATABASE_POOL_SIZE$|MIGRATIONS_RUN$|RABBITMQ_|OUTBOX_|HANDLER_|RETRY_)/;
 
 export interface RunningApp {
   app: NestFastifyApplication;
@@ -181,6 +205,37 @@ export class TestClient {
     );
   }
 
+  /** A signed, encrypted REFUND.* notification for this merchant. */
+  wechatpayRefundNotice(p: Omit<WechatpayRefundParams, 'mchid'>, eventType = 'REFUND.SUCCESS') {
+    const { wechatpay } = this.platforms;
+    return wechatpayDelivery(wechatpay.publicKeySigner, {
+      eventType,
+      originalType: 'refund',
+      resource: wechatpayRefund({ mchid: wechatpay.mchid, ...p }),
+    });
+  }
+
+  alipayRefundNotice(p: Omit<AlipayRefundNotifyParams, 'appId'>): string {
+    const { alipay } = this.platforms;
+    return alipayDelivery(
+      alipay.privateKey,
+      alipayRefundParams({ appId: alipay.appId, sellerId: alipay.sellerId, ...p }),
+    );
+  }
+
+  /** The admin API as an operator: `token` is one of platforms.admins. */
+  async admin(method: string, path: string, token: string | undefined, body?: unknown): Promise<HttpAnswer> {
+    const headers: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    return answer(
+      await fetch(this.baseUrl + path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }),
+    );
+  }
+
   async postWechatpay(delivery: { headers: Record<string, string>; body: string }): Promise<HttpAnswer> {
     return answer(
       await fetch(`${this.baseUrl}/notify/wechatpay`, {
@@ -203,4 +258,21 @@ export class TestClient {
       }),
     );
   }
+}
+
+/** The fake refund APIs' options matching these platforms' keys. */
+export function fakePlatformOptions(platforms: TestPlatforms): FakePlatformOptions {
+  return {
+    wechatpay: {
+      mchid: platforms.wechatpay.mchid,
+      merchantSerialNo: platforms.refunds.merchantSerialNo,
+      merchantPublicKeyPem: platforms.refunds.merchantKey.publicKeyPem,
+      platformSigner: platforms.wechatpay.publicKeySigner,
+    },
+    alipay: {
+      appId: platforms.alipay.appId,
+      appPublicKeyPem: platforms.refunds.alipayAppKey.publicKeyPem,
+      alipayPrivateKey: platforms.alipay.privateKey,
+    },
+  };
 }

@@ -1,0 +1,88 @@
+import {
+  applyDecorators,
+  CanActivate,
+  createParamDecorator,
+  ExecutionContext,
+  Inject,
+  Injectable,
+  Logger,
+  SetMetadata,
+  UseGuards,
+} from '@nestjs/common';
+import { ConfigType } from '@nestjs/config';
+import { Reflector } from '@nestjs/core';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { FastifyRequest } from 'fastify';
+import { DomainError } from '../common/domain-error';
+import { adminConfig, AdminRole } from '../config/admin.config';
+
+const ROLE_KEY = 'admin-role';
+
+export interface AuthenticatedOperator {
+  operatorId: string;
+  role: AdminRole;
+}
+
+type AdminRequest = FastifyRequest & { operator?: AuthenticatedOperator };
+
+/**
+ * Bearer tokens from ADMIN_TOKENS. The presented token is hashed and compared in constant time with
+ * every operator's (no early exit), so neither a token's bytes nor which operator matched leak through
+ * timing. 401 without a valid token, 403 for a viewer calling an admin action.
+ */
+@Injectable()
+export class AdminAuthGuard implements CanActivate {
+  private readonly operators: Array<AuthenticatedOperator & { digest: Buffer }>;
+
+  constructor(
+    @Inject(adminConfig.KEY) config: ConfigType<typeof adminConfig>,
+    private readonly reflector: Reflector,
+  ) {
+    this.operators = config.operators.map(({ operatorId, role, token }) => ({
+      operatorId,
+      role,
+      digest: digest(token),
+    }));
+    if (this.operators.length === 0) {
+      new Logger(AdminAuthGuard.name).warn('the admin API is disabled: set ADMIN_TOKENS to enable it');
+    }
+  }
+
+  canActivate(context: ExecutionContext): boolean {
+    if (this.operators.length === 0) {
+      throw new DomainError('FeatureDisabled', 'the admin API is disabled: ADMIN_TOKENS is not configured');
+    }
+    const request = context.switchToHttp().getRequest<AdminRequest>();
+    const operator = this.authenticate(request.headers.authorization);
+    if (!operator) throw new DomainError('Unauthenticated', 'a valid Authorization: Bearer admin token is required');
+    const required = this.reflector.get<AdminRole>(ROLE_KEY, context.getHandler());
+    if (required === AdminRole.Admin && operator.role !== AdminRole.Admin) {
+      throw new DomainError('Forbidden', `operator ${operator.operatorId} has role viewer; this action needs admin`);
+    }
+    request.operator = { operatorId: operator.operatorId, role: operator.role };
+    return true;
+  }
+
+  private authenticate(header: string | undefined): AuthenticatedOperator | undefined {
+    const token = /^Bearer (\S+)$/.exec(header ?? '')?.[1];
+    if (!token) return undefined;
+    const presented = digest(token);
+    let found: AuthenticatedOperator | undefined;
+    for (const operator of this.operators) {
+      if (timingSafeEqual(presented, operator.digest)) found = operator;
+    }
+    return found;
+  }
+}
+
+function digest(token: string): Buffer {
+  return createHash('sha256').update(token).digest();
+}
+
+/** Route decorator: needs an admin token; `viewer` routes accept both roles, `admin` routes only admins. */
+export const AdminAccess = (role: AdminRole) => applyDecorators(SetMetadata(ROLE_KEY, role), UseGuards(AdminAuthGuard));
+
+/** Handler parameter: the operator AdminAuthGuard authenticated. */
+export const CurrentOperator = createParamDecorator(
+  (_data: unknown, context: ExecutionContext) => context.switchToHttp().getRequest<AdminRequest>().operator!,
+);

@@ -1,0 +1,161 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, FindOptionsWhere, LessThan, Between, MoreThanOrEqual } from 'typeorm';
+import { PaymentAnomaly } from '../anomaly/anomaly.entity';
+import { DomainError } from '../common/domain-error';
+import { CallbackDelivery } from '../idempotency/callback-delivery.entity';
+import { PaymentCallback } from '../idempotency/payment-callback.entity';
+import { OrderStatusChange } from '../order/order-status-change.entity';
+import { PaymentOrder } from '../order/payment-order.entity';
+import { Refund } from '../refund/refund.entity';
+import {
+  AnomalyView,
+  DeliveryView,
+  OrderDetailView,
+  toAnomalyView,
+  toDeliverySummary,
+  toDeliveryView,
+  toOrderDetailOrder,
+  toRefundView,
+  toStatusChangeView,
+} from './dto/admin-views';
+import { AnomalyQueryDto, Bucket, CallbackStatsQueryDto } from './dto/admin-queries.dto';
+
+const DEFAULT_PAGE = 50;
+const MAX_DELIVERIES_LISTED = 1000;
+const MAX_BUCKETS = 2000;
+const BUCKET_MS: Record<Bucket, number> = { hour: 3600_000, day: 86_400_000 };
+const BUCKET_FORMAT: Record<Bucket, string> = { hour: '%Y-%m-%dT%H:00:00.000Z', day: '%Y-%m-%dT00:00:00.000Z' };
+/** Event types that carry a payment; everything else (refunds, closed trades) is not counted as one. */
+const PAYMENT_EVENT_TYPES = ['TRANSACTION.SUCCESS', 'TRADE_SUCCESS', 'TRADE_FINISHED'];
+
+export interface CallbackStatsRow {
+  bucket: string;
+  channel: string;
+  deliveries: number;
+  paymentDeliveries: number;
+  distinctPayments: number;
+  duplicateDeliveries: number;
+  duplicateRate: number;
+  avgProcessingMs: number | null;
+  maxProcessingMs: number | null;
+}
+
+/** The read side of the admin API: plain reads, outside any transaction. */
+@Injectable()
+export class AdminQueries {
+  constructor(private readonly db: DataSource) {}
+
+  async anomalies(query: AnomalyQueryDto): Promise<{ items: AnomalyView[]; nextCursor: string | null }> {
+    const limit = query.limit ?? DEFAULT_PAGE;
+    const where: FindOptionsWhere<PaymentAnomaly> = {};
+    if (query.type) where.type = query.type;
+    if (query.status) where.status = query.status;
+    const { from, to } = timeRange(query.from, query.to);
+    if (from && to) where.createdAt = Between(from, new Date(to.getTime() - 1));
+    else if (from) where.createdAt = MoreThanOrEqual(from);
+    else if (to) where.createdAt = LessThan(to);
+    if (query.cursor) where.id = LessThan(query.cursor);
+    const rows = await this.db.getRepository(PaymentAnomaly).find({ where, order: { id: 'DESC' }, take: limit + 1 });
+    const items = rows.slice(0, limit);
+    return { items: items.map(toAnomalyView), nextCursor: rows.length > limit ? items[limit - 1].id : null };
+  }
+
+  async order(orderNo: string): Promise<OrderDetailView> {
+    const order = await this.db.getRepository(PaymentOrder).findOneBy({ orderNo });
+    if (!order) throw new DomainError('OrderNotFound', `order ${orderNo} not found`);
+    const [history, payments, deliveries, totals, anomalies, refunds] = await Promise.all([
+      this.db.getRepository(OrderStatusChange).find({ where: { orderNo }, order: { id: 'ASC' } }),
+      this.db.getRepository(PaymentCallback).find({ where: { orderNo }, order: { id: 'ASC' } }),
+      this.db.getRepository(CallbackDelivery).find({
+        select: ['id', 'channel', 'eventType', 'transactionId', 'outcome', 'receivedAt', 'processingMs'],
+        where: { orderNo },
+        order: { id: 'ASC' },
+        take: MAX_DELIVERIES_LISTED,
+      }),
+      this.db.query(
+        `SELECT COUNT(*) AS n, MIN(received_at) AS first, MAX(received_at) AS last
+         FROM callback_delivery WHERE order_no = ?`,
+        [orderNo],
+      ) as Promise<Array<{ n: string; first: Date | null; last: Date | null }>>,
+      this.db.getRepository(PaymentAnomaly).find({ where: { orderNo }, order: { id: 'ASC' } }),
+      this.db.getRepository(Refund).find({ where: { orderNo }, order: { id: 'ASC' } }),
+    ]);
+    return {
+      order: toOrderDetailOrder(order),
+      history: history.map(toStatusChangeView),
+      payments: payments.map((p) => ({
+        channel: p.channel,
+        transactionId: p.transactionId,
+        amount: p.amount,
+        currency: p.currency,
+        refundReservedAmount: p.refundReservedAmount,
+        firstReceivedAt: p.firstReceivedAt.toISOString(),
+      })),
+      deliveries: {
+        count: Number(totals[0].n),
+        firstReceivedAt: totals[0].first?.toISOString() ?? null,
+        lastReceivedAt: totals[0].last?.toISOString() ?? null,
+        items: deliveries.map(toDeliverySummary),
+      },
+      anomalies: anomalies.map(toAnomalyView),
+      refunds: refunds.map(toRefundView),
+    };
+  }
+
+  async delivery(id: string): Promise<DeliveryView> {
+    const delivery = /^[1-9]\d{0,18}$/.test(id)
+      ? await this.db.getRepository(CallbackDelivery).findOneBy({ id })
+      : null;
+    if (!delivery) throw new DomainError('DeliveryNotFound', `delivery ${id.slice(0, 32)} not found`);
+    return toDeliveryView(delivery);
+  }
+
+  /** Per bucket (UTC) and channel: what the operators' monitoring queries used to compute by hand. */
+  async callbackStats(
+    query: CallbackStatsQueryDto,
+  ): Promise<{ from: string; to: string; bucket: Bucket; rows: CallbackStatsRow[] }> {
+    const bucket = query.bucket ?? Bucket.Hour;
+    const range = timeRange(query.from, query.to);
+    const to = range.to ?? new Date();
+    const from = range.from ?? new Date(to.getTime() - 24 * 3600_000);
+    if ((to.getTime() - from.getTime()) / BUCKET_MS[bucket] > MAX_BUCKETS) {
+      throw new DomainError('MalformedRequest', `from..to spans more than ${MAX_BUCKETS} ${bucket} buckets`);
+    }
+    const rows: Array<Record<string, string | null>> = await this.db.query(
+      `SELECT DATE_FORMAT(received_at, ?) AS bucket, channel,
+         COUNT(*) AS deliveries,
+         SUM(event_type IN (?) AND outcome <> 'NOT_PAYING') AS payment_deliveries,
+         COUNT(DISTINCT CASE WHEN event_type IN (?) AND outcome <> 'NOT_PAYING' THEN transaction_id END) AS distinct_payments,
+         AVG(processing_ms) AS avg_ms, MAX(processing_ms) AS max_ms
+       FROM callback_delivery
+       WHERE received_at >= ? AND received_at < ?
+       GROUP BY bucket, channel ORDER BY bucket, channel`,
+      [BUCKET_FORMAT[bucket], PAYMENT_EVENT_TYPES, PAYMENT_EVENT_TYPES, from, to],
+    );
+    return { from: from.toISOString(), to: to.toISOString(), bucket, rows: rows.map(toStatsRow) };
+  }
+}
+
+function toStatsRow(row: Record<string, string | null>): CallbackStatsRow {
+  const paymentDeliveries = Number(row.payment_deliveries);
+  const distinctPayments = Number(row.distinct_payments);
+  const duplicateDeliveries = paymentDeliveries - distinctPayments;
+  return {
+    bucket: row.bucket!,
+    channel: row.channel!,
+    deliveries: Number(row.deliveries),
+    paymentDeliveries,
+    distinctPayments,
+    duplicateDeliveries,
+    duplicateRate: paymentDeliveries === 0 ? 0 : Math.round((duplicateDeliveries / paymentDeliveries) * 10000) / 10000,
+    avgProcessingMs: row.avg_ms === null ? null : Math.round(Number(row.avg_ms) * 10) / 10,
+    maxProcessingMs: row.max_ms === null ? null : Number(row.max_ms),
+  };
+}
+
+function timeRange(fromText?: string, toText?: string): { from?: Date; to?: Date } {
+  const from = fromText === undefined ? undefined : new Date(fromText);
+  const to = toText === undefined ? undefined : new Date(toText);
+  if (from && to && from >= to) throw new DomainError('MalformedRequest', 'from must be before to');
+  return { from, to };
+}

@@ -1,0 +1,64 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query, UseInterceptors } from '@nestjs/common';
+import { AdminRole } from '../config/admin.config';
+import { EmergencyRefundService } from '../refund/emergency-refund.service';
+import { TransactionInterceptor } from '../transaction/transaction.interceptor';
+import { AdminAccess, AuthenticatedOperator, CurrentOperator } from './admin-auth.guard';
+import { AdminQueries } from './admin-queries';
+import { AuditLog } from './audit/audit-log';
+import { AnomalyQueryDto, CallbackStatsQueryDto, EmergencyRefundDto } from './dto/admin-queries.dto';
+import { RefundView, toRefundView } from './dto/admin-views';
+import { StartRefundAfterCommit } from './start-refund-after-commit.interceptor';
+
+/** The operators' API: every read for viewers and admins, every change for admins only, audited. */
+@Controller('admin')
+export class AdminController {
+  constructor(
+    private readonly queries: AdminQueries,
+    private readonly refunds: EmergencyRefundService,
+    private readonly audit: AuditLog,
+  ) {}
+
+  @Get('anomalies')
+  @AdminAccess(AdminRole.Viewer)
+  anomalies(@Query() query: AnomalyQueryDto) {
+    return this.queries.anomalies(query);
+  }
+
+  @Get('orders/:orderNo')
+  @AdminAccess(AdminRole.Viewer)
+  order(@Param('orderNo') orderNo: string) {
+    return this.queries.order(orderNo.slice(0, 64));
+  }
+
+  @Get('deliveries/:id')
+  @AdminAccess(AdminRole.Viewer)
+  delivery(@Param('id') id: string) {
+    return this.queries.delivery(id);
+  }
+
+  @Get('stats/callbacks')
+  @AdminAccess(AdminRole.Viewer)
+  callbackStats(@Query() query: CallbackStatsQueryDto) {
+    return this.queries.callbackStats(query);
+  }
+
+  /** 202: the refund is recorded; the channel is called after the commit, and retried until it answers. */
+  @Post('refunds/emergency')
+  @HttpCode(202)
+  @AdminAccess(AdminRole.Admin)
+  @UseInterceptors(StartRefundAfterCommit, TransactionInterceptor)
+  async emergencyRefund(
+    @Body() dto: EmergencyRefundDto,
+    @CurrentOperator() operator: AuthenticatedOperator,
+  ): Promise<RefundView & { created: boolean }> {
+    const { refund, created } = await this.refunds.request(dto, operator.operatorId);
+    await this.audit.record({
+      operatorId: operator.operatorId,
+      action: 'EMERGENCY_REFUND',
+      target: `order:${dto.orderNo}`,
+      requestBody: dto,
+      result: { refundNo: refund.refundNo, status: refund.status, amount: refund.amount, created },
+    });
+    return { ...toRefundView(refund), created };
+  }
+}

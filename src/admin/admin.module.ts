@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { ConfigModule } from '@nestjs/config';
+import { adminConfig } from '../config/admin.config';
+import { RefundModule } from '../refund/refund.module';
+import { AdminAuthGuard } from './admin-auth.guard';
+import { AdminController } from './admin.controller';
+import { AdminQueries } from './admin-queries';
+import { AuditLog } from './audit/audit-log';
+import { StartRefundAfterCommit } from './start-refund-after-commit.interceptor';
+
+@Module({
+  imports: [ConfigModule.forFeature(adminConfig), RefundModule],
+  controllers: [AdminController],
+  providers: [AdminAuthGuard, AdminQueries, AuditLog, StartRefundAfterCommit],
+})
+export class AdminModule {}

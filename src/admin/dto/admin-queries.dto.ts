@@ -1,0 +1,81 @@
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
+import { AnomalyStatus, AnomalyType } from '../../anomaly/anomaly.entity';
+import { MAX_AMOUNT } from '../../common/money';
+
+const ISO = { strict: true, strictSeparator: true };
+
+export class AnomalyQueryDto {
+  @IsOptional()
+  @IsIn(Object.values(AnomalyType), { message: `type must be one of ${Object.values(AnomalyType).join(', ')}` })
+  type?: AnomalyType;
+
+  @IsOptional()
+  @IsIn(Object.values(AnomalyStatus), { message: `status must be one of ${Object.values(AnomalyStatus).join(', ')}` })
+  status?: AnomalyStatus;
+
+  /** Created at or after, ISO 8601. */
+  @IsOptional()
+  @IsISO8601(ISO, { message: 'from must be an ISO 8601 date-time, e.g. 2026-11-29T00:00:00Z' })
+  from?: string;
+
+  /** Created before, ISO 8601. */
+  @IsOptional()
+  @IsISO8601(ISO, { message: 'to must be an ISO 8601 date-time, e.g. 2026-11-30T00:00:00Z' })
+  to?: string;
+
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'limit must be an integer' })
+  @Min(1, { message: 'limit must be at least 1' })
+  @Max(200, { message: 'limit must be at most 200' })
+  limit?: number;
+
+  /** The nextCursor of the previous page. */
+  @IsOptional()
+  @Matches(/^[1-9]\d{0,18}$/, { message: 'cursor must be the nextCursor of a previous page' })
+  cursor?: string;
+}
+
+export const Bucket = { Hour: 'hour', Day: 'day' } as const;
+export type Bucket = (typeof Bucket)[keyof typeof Bucket];
+
+export class CallbackStatsQueryDto {
+  @IsOptional()
+  @IsISO8601(ISO, { message: 'from must be an ISO 8601 date-time, e.g. 2026-11-29T00:00:00Z' })
+  from?: string;
+
+  @IsOptional()
+  @IsISO8601(ISO, { message: 'to must be an ISO 8601 date-time, e.g. 2026-11-30T00:00:00Z' })
+  to?: string;
+
+  @IsOptional()
+  @IsIn(Object.values(Bucket), { message: 'bucket must be hour or day' })
+  bucket?: Bucket;
+}
+
+export class EmergencyRefundDto {
+  @IsString()
+  @Matches(/^[A-Za-z0-9_\-]{1,64}$/, { message: 'orderNo must be 1 to 64 letters, digits, _ or -' })
+  orderNo: string;
+
+  @IsString()
+  @Matches(/^[\x21-\x7e]{1,64}$/, { message: 'transactionId must be 1 to 64 printable ASCII characters' })
+  transactionId: string;
+
+  /** Minor units; the transaction's full amount when absent. */
+  @IsOptional()
+  @IsInt({ message: 'amount must be an integer in minor units (e.g. 1999 for 19.99)' })
+  @Min(1, { message: 'amount must be greater than zero' })
+  @Max(MAX_AMOUNT, { message: `amount must be at most ${MAX_AMOUNT}` })
+  amount?: number;
+
+  @IsString()
+  @Length(1, 256, { message: 'reason must be 1 to 256 characters' })
+  @Matches(/\S/, { message: 'reason must not be blank' })
+  reason: string;
+
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9_\-|*@]{1,64}$/, { message: 'refundNo must be 1 to 64 letters, digits or _ - | * @' })
+  refundNo?: string;
+}

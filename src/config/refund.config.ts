@@ -1,0 +1,92 @@
+import { registerAs } from '@nestjs/config';
+import { IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
+import { validateEnv } from './validate-env';
+
+const URL_OPTIONS = { require_tld: false, protocols: ['http', 'https'], require_protocol: true };
+
+class RefundEnv {
+  @IsOptional()
+  @IsUrl(URL_OPTIONS, { message: 'WECHATPAY_API_BASE_URL must be an http(s) URL' })
+  WECHATPAY_API_BASE_URL?: string;
+
+  @IsOptional()
+  @IsString()
+  WECHATPAY_MERCHANT_PRIVATE_KEY_PATH?: string;
+
+  @IsOptional()
+  @Matches(/^[0-9A-Fa-f]{8,64}$/, { message: 'WECHATPAY_MERCHANT_SERIAL_NO must be the certificate serial in hex' })
+  WECHATPAY_MERCHANT_SERIAL_NO?: string;
+
+  @IsOptional()
+  @IsUrl(URL_OPTIONS, { message: 'WECHATPAY_REFUND_NOTIFY_URL must be an http(s) URL' })
+  WECHATPAY_REFUND_NOTIFY_URL?: string;
+
+  @IsOptional()
+  @IsUrl(URL_OPTIONS, { message: 'ALIPAY_GATEWAY_URL must be an http(s) URL' })
+  ALIPAY_GATEWAY_URL?: string;
+
+  @IsOptional()
+  @IsString()
+  ALIPAY_APP_PRIVATE_KEY_PATH?: string;
+
+  @IsOptional()
+  @IsInt()
+  @Min(100)
+  @Max(120000)
+  REFUND_REQUEST_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(3600000)
+  REFUND_RETRY_BASE_DELAY_MS?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(86400000)
+  REFUND_RETRY_MAX_DELAY_MS?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(10)
+  @Max(600000)
+  REFUND_POLL_INTERVAL_MS?: number;
+}
+
+export interface RefundConfig {
+  wechatpay: {
+    apiBaseUrl: string;
+    /** Both set, or the WeChat Pay refund client is unavailable. */
+    merchantPrivateKeyPath?: string;
+    merchantSerialNo?: string;
+    notifyUrl?: string;
+  };
+  alipay: { gatewayUrl: string; appPrivateKeyPath?: string };
+  requestTimeoutMs: number;
+  retryBaseDelayMs: number;
+  retryMaxDelayMs: number;
+  pollIntervalMs: number;
+}
+
+export function loadRefundConfig(env: NodeJS.ProcessEnv = process.env): RefundConfig {
+  const vars = validateEnv(RefundEnv, env);
+  return {
+    wechatpay: {
+      apiBaseUrl: (vars.WECHATPAY_API_BASE_URL ?? 'https://api.mch.weixin.qq.com').replace(/\/+$/, ''),
+      merchantPrivateKeyPath: vars.WECHATPAY_MERCHANT_PRIVATE_KEY_PATH,
+      merchantSerialNo: vars.WECHATPAY_MERCHANT_SERIAL_NO?.toUpperCase(),
+      notifyUrl: vars.WECHATPAY_REFUND_NOTIFY_URL,
+    },
+    alipay: {
+      gatewayUrl: vars.ALIPAY_GATEWAY_URL ?? 'https://openapi.alipay.com/gateway.do',
+      appPrivateKeyPath: vars.ALIPAY_APP_PRIVATE_KEY_PATH,
+    },
+    requestTimeoutMs: vars.REFUND_REQUEST_TIMEOUT_MS ?? 10000,
+    retryBaseDelayMs: vars.REFUND_RETRY_BASE_DELAY_MS ?? 5000,
+    retryMaxDelayMs: vars.REFUND_RETRY_MAX_DELAY_MS ?? 600000,
+    pollIntervalMs: vars.REFUND_POLL_INTERVAL_MS ?? 1000,
+  };
+}
+
+export const refundConfig = registerAs('refund', () => loadRefundConfig());

@@ -1,0 +1,132 @@
+import { KeyObject, sign } from 'node:crypto';
+import { AlipayConfig } from '../../config/alipay.config';
+import { RefundConfig } from '../../config/refund.config';
+import { AlipayVerifier, signedContent } from '../../signature/alipay.verifier';
+import { Channel } from '../../signature/verified-notification';
+import { Refund } from '../refund.entity';
+import { ChannelRefundResult, describeFailure, formatYuan, RefundChannel } from './refund-channel';
+
+const METHOD = 'alipay.trade.refund';
+const RESPONSE_KEY = 'alipay_trade_refund_response';
+/** Answers that decide nothing: the same out_request_no is sent again later. */
+const RETRYABLE_SUB_CODES = new Set([
+  'ACQ.SYSTEM_ERROR',
+  'aop.ACQ.SYSTEM_ERROR',
+  'ACQ.SELLER_BALANCE_NOT_ENOUGH',
+  'ACQ.REFUND_FEE_ERROR_FREQUENCY',
+]);
+const BEIJING_OFFSET_MS = 8 * 3600 * 1000;
+
+/** Alipay openapi `alipay.trade.refund`: RSA2-signed request over the gateway, answer verified with Alipay's key. */
+export class AlipayRefundClient implements RefundChannel {
+  readonly channel = Channel.Alipay;
+  readonly unavailableReason: string | undefined;
+
+  constructor(
+    private readonly app: AlipayConfig | undefined,
+    private readonly config: RefundConfig,
+    private readonly appKey: KeyObject | undefined,
+    private readonly verifier: AlipayVerifier,
+  ) {
+    if (!app) this.unavailableReason = 'Alipay is not configured';
+    else if (!appKey) this.unavailableReason = 'Alipay refunds need ALIPAY_APP_PRIVATE_KEY_PATH';
+  }
+
+  async refund(refund: Refund): Promise<ChannelRefundResult> {
+    const params = this.signedRequest({
+      trade_no: refund.transactionId,
+      out_request_no: refund.refundNo,
+      refund_amount: formatYuan(refund.amount),
+      refund_reason: refund.reason,
+    });
+    let text: string;
+    let status: number;
+    try {
+      const response = await fetch(this.config.alipay.gatewayUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded;charset=utf-8' },
+        body: new URLSearchParams(params).toString(),
+        signal: AbortSignal.timeout(this.config.requestTimeoutMs),
+      });
+      status = response.status;
+      text = await response.text();
+    } catch (error) {
+      return { outcome: 'RETRY', detail: `Alipay refund request: ${describeFailure(error)}` };
+    }
+    if (status !== 200) return { outcome: 'RETRY', detail: `Alipay gateway answered HTTP ${status}` };
+    return this.read(text);
+  }
+
+  private read(text: string): ChannelRefundResult {
+    const signed = signedResponse(text);
+    if (!signed || !this.verifier.verifyResponse(signed.content, signed.sign)) {
+      return { outcome: 'RETRY', detail: 'Alipay answer has no valid signature' };
+    }
+    const answer = JSON.parse(signed.content) as Record<string, string | undefined>;
+    if (answer.code === '10000') {
+      // fund_change N: this out_request_no was refunded before, or is not final yet; the notification tells.
+      return { outcome: answer.fund_change === 'Y' ? 'SUCCEEDED' : 'PROCESSING' };
+    }
+    const detail = `Alipay refused the refund: ${answer.code} ${answer.sub_code ?? ''} ${answer.sub_msg ?? answer.msg ?? ''}`;
+    // 40004 is a business decision; everything else (20000 unavailable, 4000x request problems) decides nothing.
+    return answer.code === '40004' && !RETRYABLE_SUB_CODES.has(answer.sub_code ?? '')
+      ? { outcome: 'CLOSED', detail: detail.trim() }
+      : { outcome: 'RETRY', detail: detail.trim() };
+  }
+
+  /** The public parameters plus biz_content, signed RSA2 over everything but `sign` (sign_type included). */
+  private signedRequest(bizContent: object): Record<string, string> {
+    const params = new Map<string, string>([
+      ['app_id', this.app!.appId],
+      ['method', METHOD],
+      ['format', 'JSON'],
+      ['charset', 'utf-8'],
+      ['sign_type', 'RSA2'],
+      ['timestamp', beijingDateTime(new Date())],
+      ['version', '1.0'],
+      ['biz_content', JSON.stringify(bizContent)],
+    ]);
+    const content = signedContent(params, ['sign']);
+    params.set('sign', sign('sha256', Buffer.from(content, 'utf8'), this.appKey!).toString('base64'));
+    return Object.fromEntries(params);
+  }
+}
+
+/**
+ * Alipay signs the exact text of the response object, so it is cut out of the body as written:
+ * re-serializing parsed JSON could change it.
+ */
+export function signedResponse(text: string): { content: string; sign: string } | undefined {
+  let body: Record<string, unknown>;
+  try {
+    body = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  const key = [RESPONSE_KEY, 'error_response'].find((k) => typeof body[k] === 'object');
+  if (!key || typeof body.sign !== 'string') return undefined;
+  const start = text.indexOf(`"${key}"`);
+  const open = text.indexOf('{', start);
+  const end = matchingBrace(text, open);
+  return end === undefined ? undefined : { content: text.slice(open, end + 1), sign: body.sign };
+}
+
+/** The index of the `}` closing the object opened at `open`, skipping braces inside strings. */
+function matchingBrace(text: string, open: number): number | undefined {
+  let depth = 0;
+  let inString = false;
+  for (let i = open; i < text.length; i++) {
+    const char = text[i];
+    if (inString) {
+      if (char === '\\') i++;
+      else if (char === '"') inString = false;
+    } else if (char === '"') inString = true;
+    else if (char === '{') depth++;
+    else if (char === '}' && --depth === 0) return i;
+  }
+  return undefined;
+}
+
+function beijingDateTime(at: Date): string {
+  return new Date(at.getTime() + BEIJING_OFFSET_MS).toISOString().slice(0, 19).replace('T', ' ');
+}

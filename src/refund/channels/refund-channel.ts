@@ -1,0 +1,31 @@
+import { Channel } from '../../signature/verified-notification';
+import { Refund } from '../refund.entity';
+
+/** The channel's answer to a refund request, once its signature has been verified. */
+export type ChannelRefundResult =
+  | { outcome: 'SUCCEEDED' | 'PROCESSING'; channelRefundId?: string }
+  /** The channel refused or closed the refund: no money moved. */
+  | { outcome: 'CLOSED' | 'ABNORMAL'; channelRefundId?: string; detail: string }
+  /** No word from the channel that can be trusted (timeout, 5xx, unverifiable answer): ask again later. */
+  | { outcome: 'RETRY'; detail: string };
+
+export interface RefundChannel {
+  readonly channel: Channel;
+  /** Why this channel cannot refund (missing credentials), or undefined when it can. */
+  readonly unavailableReason: string | undefined;
+  /** Never throws: every failure is a RETRY with its reason. The refund number is the channel's idempotency key. */
+  refund(refund: Refund): Promise<ChannelRefundResult>;
+}
+
+export const REFUND_CHANNELS = Symbol('REFUND_CHANNELS');
+
+/** Yuan as the channels write it ("88.88"), from integer fen, without floating point. */
+export function formatYuan(minor: number): string {
+  return `${Math.trunc(minor / 100)}.${String(minor % 100).padStart(2, '0')}`;
+}
+
+export function describeFailure(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  const name = (error as Error).name === 'TimeoutError' ? 'timed out' : (error as Error).message;
+  return cause?.code ? `${name} (${cause.code})` : name;
+}

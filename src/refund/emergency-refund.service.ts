@@ -1,0 +1,142 @@
+import { createHash } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { AnomalyStatus } from '../anomaly/anomaly.entity';
+import { AnomalyRepository } from '../anomaly/anomaly.repository';
+import { DomainError } from '../common/domain-error';
+import { CallbackRecordRepository } from '../idempotency/callback-record.repository';
+import { PaymentCallback } from '../idempotency/payment-callback.entity';
+import { OrderEvent, OrderStatus } from '../order/order-status';
+import { PaymentOrderRepository } from '../order/payment-order.repository';
+import { Refund, RefundPurpose } from './refund.entity';
+import { RefundRepository } from './refund.repository';
+import { RefundExecutor } from './refund-executor';
+
+export interface EmergencyRefundRequest {
+  orderNo: string;
+  transactionId: string;
+  /** Minor units; the transaction's full amount when absent. */
+  amount?: number;
+  reason: string;
+  /** The caller's own refund number; derived from (channel, transaction, purpose) when absent. */
+  refundNo?: string;
+}
+
+/**
+ * Records an emergency refund of one transaction, in the caller's transaction: the refund row
+ * under its unique refund number first (a repeat finds it and changes nothing), then the amount
+ * taken from what the payment has left by a conditional UPDATE, then the order or the anomaly
+ * moved to REFUNDING. The channel is called only after this commits (RefundExecutor).
+ */
+@Injectable()
+export class EmergencyRefundService {
+  constructor(
+    private readonly payments: CallbackRecordRepository,
+    private readonly orders: PaymentOrderRepository,
+    private readonly anomalies: AnomalyRepository,
+    private readonly refunds: RefundRepository,
+    private readonly executor: RefundExecutor,
+  ) {}
+
+  async request(request: EmergencyRefundRequest, operatorId: string): Promise<{ refund: Refund; created: boolean }> {
+    const payment = await this.findPayment(request);
+    const unavailable = this.executor.channel(payment.channel)?.unavailableReason;
+    if (unavailable) {
+      throw new DomainError('RefundChannelUnavailable', `${payment.channel} refunds are unavailable: ${unavailable}`);
+    }
+    const purpose = await this.purposeOf(payment);
+    const refundNo = request.refundNo ?? deriveRefundNo(payment, purpose);
+    const amount = request.amount ?? payment.amount;
+    const now = new Date();
+    const created = await this.refunds.insertIfAbsent({
+      refundNo,
+      channel: payment.channel,
+      transactionId: payment.transactionId,
+      orderNo: payment.orderNo,
+      purpose,
+      amount,
+      transactionAmount: payment.amount,
+      currency: payment.currency,
+      reason: request.reason,
+      requestedBy: operatorId,
+      nextAttemptAt: now,
+      createdAt: now,
+    });
+    const refund = (await this.refunds.findByRefundNo(refundNo))!;
+    if (!created) return { refund: sameRequestOrConflict(refund, payment, amount), created: false };
+
+    await this.reserve(payment, amount);
+    if (purpose === RefundPurpose.OrderRefund) await this.markOrderRefunding(payment.orderNo, refundNo);
+    else await this.markAnomalyRefunding(payment);
+    return { refund, created: true };
+  }
+
+  private async findPayment({ orderNo, transactionId }: EmergencyRefundRequest): Promise<PaymentCallback> {
+    const payments = await this.payments.findPayments(orderNo, transactionId);
+    if (payments.length === 0) {
+      throw new DomainError('PaymentNotFound', `no payment with transactionId ${transactionId} for order ${orderNo}`);
+    }
+    if (payments.length > 1) {
+      throw new DomainError('RefundConflict', `transactionId ${transactionId} is ambiguous: two channels used it`);
+    }
+    return payments[0];
+  }
+
+  /** The transaction that paid the order is an order refund; any other payment is an anomaly's. */
+  private async purposeOf(payment: PaymentCallback): Promise<Refund['purpose']> {
+    const order = await this.orders.find(payment.orderNo);
+    if (order?.channel === payment.channel && order.transactionId === payment.transactionId) {
+      return RefundPurpose.OrderRefund;
+    }
+    const anomaly = await this.anomalies.findByTransaction(payment.channel, payment.transactionId);
+    if (!anomaly) throw new Error(`payment ${payment.transactionId} neither paid its order nor is an anomaly`);
+    return anomaly.type;
+  }
+
+  private async reserve(payment: PaymentCallback, amount: number): Promise<void> {
+    if (await this.payments.reserveRefund(payment.channel, payment.transactionId, amount)) return;
+    const [current] = await this.payments.findPayments(payment.orderNo, payment.transactionId);
+    throw new DomainError(
+      'OverRefund',
+      `refunding ${amount} would exceed what transaction ${payment.transactionId} paid (${current.amount}) ` +
+        `minus what is refunded or being refunded already (${current.refundReservedAmount}); ` +
+        `at most ${current.amount - current.refundReservedAmount} can still be refunded`,
+    );
+  }
+
+  private async markOrderRefunding(orderNo: string, refundNo: string): Promise<void> {
+    const order = (await this.orders.findForUpdate(orderNo))!;
+    if (order.status === OrderStatus.Refunding) return;
+    if (!(await this.orders.moveIf(orderNo, OrderEvent.RequestRefund, order.status, refundNo))) {
+      throw new DomainError('OrderConflict', `order ${orderNo} is ${order.status} and cannot be refunded`);
+    }
+  }
+
+  private async markAnomalyRefunding(payment: PaymentCallback): Promise<void> {
+    const anomaly = (await this.anomalies.findByTransaction(payment.channel, payment.transactionId))!;
+    await this.anomalies.moveIf(anomaly.id, [AnomalyStatus.Open, AnomalyStatus.Refunding], AnomalyStatus.Refunding);
+  }
+}
+
+/**
+ * The same (channel, transaction, purpose) always gives the same refund number, so a repeated or
+ * concurrent request can only find the first one. 34 characters, within both channels' 64.
+ */
+export function deriveRefundNo(payment: Pick<PaymentCallback, 'channel' | 'transactionId'>, purpose: string): string {
+  const digest = createHash('sha256').update(`${payment.channel}:${payment.transactionId}:${purpose}`).digest('hex');
+  return `ER${digest.slice(0, 32).toUpperCase()}`;
+}
+
+function sameRequestOrConflict(existing: Refund, payment: PaymentCallback, amount: number): Refund {
+  if (
+    existing.channel === payment.channel &&
+    existing.transactionId === payment.transactionId &&
+    existing.amount === amount
+  ) {
+    return existing;
+  }
+  throw new DomainError(
+    'RefundConflict',
+    `refund ${existing.refundNo} already exists for transaction ${existing.transactionId} with amount ` +
+      `${existing.amount}; give a new refundNo for another refund of this transaction`,
+  );
+}

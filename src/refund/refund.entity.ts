@@ -1,0 +1,98 @@
+import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { bigintAmount } from '../common/money';
+
+export const RefundStatus = {
+  /** Recorded; the channel has not accepted it yet (not called, or a transient failure: retried). */
+  Pending: 'PENDING',
+  /** The channel accepted it; its result comes by notification. */
+  Processing: 'PROCESSING',
+  Succeeded: 'SUCCEEDED',
+  /** The channel refused or closed it: no money moved, the amount can be refunded again. */
+  Closed: 'CLOSED',
+  /** The channel could not pay it out (e.g. the buyer's card is gone): needs a person. */
+  Abnormal: 'ABNORMAL',
+} as const;
+export type RefundStatus = (typeof RefundStatus)[keyof typeof RefundStatus];
+
+/** Statuses the channel may still move. */
+export const OPEN_REFUND_STATUSES: readonly RefundStatus[] = [RefundStatus.Pending, RefundStatus.Processing];
+
+/** Why the money goes back: the order's own payment, or a payment that should not have happened. */
+export const RefundPurpose = {
+  OrderRefund: 'ORDER_REFUND',
+  DuplicatePayment: 'DUPLICATE_PAYMENT',
+  PaidAfterClose: 'PAID_AFTER_CLOSE',
+  AmountMismatch: 'AMOUNT_MISMATCH',
+} as const;
+export type RefundPurpose = (typeof RefundPurpose)[keyof typeof RefundPurpose];
+
+/**
+ * One refund of one transaction. The refund number is unique and exists before the channel is
+ * called: retries and repeated requests reuse it, and the channels treat it as their idempotency key.
+ */
+@Entity('refund')
+@Index('uq_refund_refund_no', ['refundNo'], { unique: true })
+@Index('ix_refund_transaction', ['channel', 'transactionId'])
+@Index('ix_refund_due', ['status', 'nextAttemptAt'])
+export class Refund {
+  @PrimaryGeneratedColumn({ type: 'bigint' })
+  id: string;
+
+  @Column({ name: 'refund_no', type: 'varchar', length: 64 })
+  refundNo: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  channel: string;
+
+  @Column({ name: 'transaction_id', type: 'varchar', length: 64 })
+  transactionId: string;
+
+  @Index('ix_refund_order_no')
+  @Column({ name: 'order_no', type: 'varchar', length: 64 })
+  orderNo: string;
+
+  @Column({ type: 'varchar', length: 32 })
+  purpose: RefundPurpose;
+
+  /** Integer minor units. */
+  @Column({ type: 'bigint', transformer: bigintAmount })
+  amount: number;
+
+  /** What the refunded transaction paid; the channels want it with every refund. */
+  @Column({ name: 'transaction_amount', type: 'bigint', transformer: bigintAmount })
+  transactionAmount: number;
+
+  @Column({ type: 'char', length: 3 })
+  currency: string;
+
+  @Column({ type: 'varchar', length: 256 })
+  reason: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  status: RefundStatus;
+
+  @Column({ name: 'channel_refund_id', type: 'varchar', length: 64, nullable: true })
+  channelRefundId: string | null;
+
+  @Column({ type: 'int', unsigned: true, default: 0 })
+  attempts: number;
+
+  /** When a PENDING refund may be sent (again); also the lease of the attempt in flight. */
+  @Column({ name: 'next_attempt_at', type: 'datetime', precision: 3, nullable: true })
+  nextAttemptAt: Date | null;
+
+  @Column({ name: 'last_error', type: 'varchar', length: 500, nullable: true })
+  lastError: string | null;
+
+  @Column({ name: 'requested_by', type: 'varchar', length: 64 })
+  requestedBy: string;
+
+  @Column({ name: 'created_at', type: 'datetime', precision: 3 })
+  createdAt: Date;
+
+  @Column({ name: 'updated_at', type: 'datetime', precision: 3 })
+  updatedAt: Date;
+
+  @Column({ name: 'completed_at', type: 'datetime', precision: 3, nullable: true })
+  completedAt: Date | null;
+}

@@ -1,0 +1,486 @@
+import { Pool, RowDataPacket } from 'mysql2/promise';
+import { FakePlatform } from './support/fake-platform';
+import {
+  count,
+  createTestPlatforms,
+  fakePlatformOptions,
+  HttpAnswer,
+  RunningApp,
+  startApp,
+  TestClient,
+  testDatabasePool,
+  TestPlatforms,
+  uniqueId,
+} from './support/test-app';
+
+/**
+ * Emergency refunds end to end: real signed payments make the anomalies, the admin API records the
+ * refund, the service calls a local fake of each channel's refund API (which checks the merchant's
+ * request signatures and signs its answers), and refund notifications settle what the API left open.
+ */
+let platforms: TestPlatforms;
+let fake: FakePlatform;
+let replicaA: RunningApp;
+let replicaB: RunningApp;
+let clientA: TestClient;
+let clientB: TestClient;
+let pool: Pool;
+
+const REFUND_TIMEOUT_MS = 500;
+
+beforeAll(async () => {
+  platforms = await createTestPlatforms();
+  fake = await FakePlatform.start({ ...fakePlatformOptions(platforms), hangMs: 2000 });
+  const env = {
+    ...platforms.env,
+    WECHATPAY_API_BASE_URL: fake.wechatpayBaseUrl,
+    ALIPAY_GATEWAY_URL: fake.alipayGatewayUrl,
+    REFUND_REQUEST_TIMEOUT_MS: String(REFUND_TIMEOUT_MS),
+    REFUND_RETRY_BASE_DELAY_MS: '1000',
+    REFUND_POLL_INTERVAL_MS: '100',
+  };
+  replicaA = await startApp(env);
+  replicaB = await startApp(env);
+  clientA = new TestClient(replicaA.url, platforms);
+  clientB = new TestClient(replicaB.url, platforms);
+  pool = testDatabasePool();
+});
+
+afterAll(async () => {
+  await replicaA?.close();
+  await replicaB?.close();
+  await fake?.close();
+  await pool?.end();
+});
+
+type ChannelName = 'WECHATPAY' | 'ALIPAY';
+
+function yuan(fen: number): string {
+  return `${Math.floor(fen / 100)}.${String(fen % 100).padStart(2, '0')}`;
+}
+
+async function pay(channel: ChannelName, orderNo: string, transactionId: string, amount: number): Promise<void> {
+  const answer =
+    channel === 'WECHATPAY'
+      ? await clientA.postWechatpay(clientA.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: amount }))
+      : await clientA.postAlipay(
+          clientA.alipayPayment({ outTradeNo: orderNo, tradeNo: transactionId, totalAmount: yuan(amount) }),
+        );
+  expect(answer.status).toBe(channel === 'WECHATPAY' ? 204 : 200);
+}
+
+/** An order paid by one transaction, and (optionally) paid again by a second one: a DUPLICATE_PAYMENT. */
+async function paidOrder(channel: ChannelName, amount: number, duplicate = false) {
+  const orderNo = uniqueId('RO');
+  const paidBy = uniqueId('T');
+  const duplicateBy = uniqueId('D');
+  expect((await clientA.registerOrder({ orderNo, amount })).status).toBe(201);
+  await pay(channel, orderNo, paidBy, amount);
+  if (duplicate) await pay(channel, orderNo, duplicateBy, amount);
+  return { orderNo, paidBy, duplicateBy, amount };
+}
+
+function emergencyRefund(
+  client: TestClient,
+  token: string,
+  body: { orderNo: string; transactionId: string; amount?: number; reason?: string; refundNo?: string },
+): Promise<HttpAnswer> {
+  return client.admin('POST', '/admin/refunds/emergency', token, { reason: 'money taken twice', ...body });
+}
+
+async function row(sql: string, params: unknown[]): Promise<Record<string, unknown> | undefined> {
+  const [rows] = await pool.query<RowDataPacket[]>(sql, params);
+  return rows[0];
+}
+
+const refundRow = (refundNo: string) => row('SELECT * FROM refund WHERE refund_no = ?', [refundNo]);
+const orderStatus = async (orderNo: string) =>
+  (await row('SELECT status FROM payment_order WHERE order_no = ?', [orderNo]))?.status;
+const anomalyStatus = async (transactionId: string) =>
+  (await row('SELECT status FROM payment_anomaly WHERE transaction_id = ?', [transactionId]))?.status;
+
+async function history(orderNo: string): Promise<string[]> {
+  const [rows] = await pool.query<RowDataPacket[]>(
+    'SELECT from_status, to_status FROM order_status_change WHERE order_no = ? ORDER BY id',
+    [orderNo],
+  );
+  return rows.map((r) => `${r.from_status ?? '-'}>${r.to_status}`);
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 15000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const refundStatusIs = (refundNo: string, status: string) =>
+  waitFor(`refund ${refundNo} to be ${status}`, async () => {
+    const refund = await refundRow(refundNo);
+    return refund?.status === status && refund;
+  });
+
+describe('emergency refund of a duplicate payment', () => {
+  it('should make one refund and one channel call when two admins on two replicas fire it 20 times at once', async () => {
+    const { orderNo, duplicateBy, amount } = await paidOrder('WECHATPAY', 2500, true);
+    expect(await anomalyStatus(duplicateBy)).toBe('OPEN');
+    const auditBefore = await count(pool, 'SELECT COUNT(*) FROM admin_audit WHERE target = ?', [`order:${orderNo}`]);
+
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        i % 2 === 0
+          ? emergencyRefund(clientA, platforms.admins.admin, { orderNo, transactionId: duplicateBy })
+          : emergencyRefund(clientB, platforms.admins.admin2, { orderNo, transactionId: duplicateBy }),
+      ),
+    );
+
+    expect(answers.map((a) => a.status)).toEqual(Array(20).fill(202));
+    const refundNos = new Set(answers.map((a) => a.json().refundNo));
+    expect(refundNos.size).toBe(1);
+    expect(answers.filter((a) => a.json().created === true)).toHaveLength(1);
+    const [refundNo] = refundNos as Set<string>;
+    expect(answers[0].json()).toMatchObject({
+      orderNo,
+      transactionId: duplicateBy,
+      channel: 'WECHATPAY',
+      purpose: 'DUPLICATE_PAYMENT',
+      amount,
+      currency: 'CNY',
+    });
+
+    const refund = await refundStatusIs(refundNo, 'SUCCEEDED');
+    expect(refund.channel_refund_id).toMatch(/^5000\d{25}$/);
+    expect(fake.callsFor(refundNo)).toBe(1);
+    expect(fake.calls.find((c) => c.refundNo === refundNo)).toMatchObject({ transactionId: duplicateBy, amount });
+    expect(await count(pool, 'SELECT COUNT(*) FROM refund WHERE transaction_id = ?', [duplicateBy])).toBe(1);
+    expect(await anomalyStatus(duplicateBy)).toBe('RESOLVED');
+    expect(await orderStatus(orderNo)).toBe('PAID');
+    expect(
+      await count(pool, "SELECT COUNT(*) FROM outbox_event WHERE type = 'refund.succeeded' AND order_no = ?", [
+        orderNo,
+      ]),
+    ).toBe(1);
+    const [audits] = await pool.query<RowDataPacket[]>(
+      'SELECT operator_id, action, result FROM admin_audit WHERE target = ? ORDER BY id',
+      [`order:${orderNo}`],
+    );
+    expect(audits.length - auditBefore).toBe(20);
+    expect(new Set(audits.map((a) => a.operator_id))).toEqual(new Set(['alice', 'bob']));
+    expect(audits.every((a) => a.action === 'EMERGENCY_REFUND')).toBe(true);
+    const results = audits.map((a) => (typeof a.result === 'string' ? JSON.parse(a.result) : a.result));
+    expect(results.filter((r) => r.created === true)).toHaveLength(1);
+    expect(results.every((r) => r.refundNo === refundNo)).toBe(true);
+  });
+
+  it('should answer the same refund again later, without calling the channel again', async () => {
+    const { orderNo, duplicateBy } = await paidOrder('ALIPAY', 990, true);
+    const first = await emergencyRefund(clientA, platforms.admins.admin, { orderNo, transactionId: duplicateBy });
+    expect(first.status).toBe(202);
+    const { refundNo } = first.json<{ refundNo: string }>();
+    await refundStatusIs(refundNo, 'SUCCEEDED');
+
+    const again = await emergencyRefund(clientB, platforms.admins.admin2, { orderNo, transactionId: duplicateBy });
+
+    expect(again.status).toBe(202);
+    expect(again.json()).toMatchObject({ refundNo, status: 'SUCCEEDED', created: false });
+    expect(fake.callsFor(refundNo)).toBe(1);
+    expect(fake.calls.find((c) => c.refundNo === refundNo)).toMatchObject({ channel: 'ALIPAY', amount: 990 });
+  });
+});
+
+describe('refunding the transaction that paid the order', () => {
+  it('should move the order PAID → REFUNDING → REFUNDED on a full refund (Alipay)', async () => {
+    const { orderNo, paidBy, amount } = await paidOrder('ALIPAY', 8888);
+
+    const answer = await emergencyRefund(clientA, platforms.admins.admin, {
+      orderNo,
+      transactionId: paidBy,
+      reason: 'customer complaint',
+    });
+
+    expect(answer.status).toBe(202);
+    expect(answer.json()).toMatchObject({ purpose: 'ORDER_REFUND', amount, requestedBy: 'alice', created: true });
+    await refundStatusIs(answer.json().refundNo as string, 'SUCCEEDED');
+    expect(await orderStatus(orderNo)).toBe('REFUNDED');
+    expect(await history(orderNo)).toEqual(['->WAIT_PAY', 'WAIT_PAY>PAID', 'PAID>REFUNDING', 'REFUNDING>REFUNDED']);
+  });
+
+  it('should refuse to refund more than the transaction paid minus what was refunded, and write nothing', async () => {
+    const { orderNo, paidBy } = await paidOrder('WECHATPAY', 1000);
+    const partial = await emergencyRefund(clientA, platforms.admins.admin, {
+      orderNo,
+      transactionId: paidBy,
+      amount: 300,
+      refundNo: uniqueId('P'),
+    });
+    expect(partial.status).toBe(202);
+    await refundStatusIs(partial.json().refundNo as string, 'SUCCEEDED');
+    expect(await orderStatus(orderNo)).toBe('PARTIALLY_REFUNDED');
+    const before = {
+      refunds: await count(pool, 'SELECT COUNT(*) FROM refund WHERE order_no = ?', [orderNo]),
+      audits: await count(pool, 'SELECT COUNT(*) FROM admin_audit WHERE target = ?', [`order:${orderNo}`]),
+    };
+
+    const tooMuch = await emergencyRefund(clientA, platforms.admins.admin, {
+      orderNo,
+      transactionId: paidBy,
+      amount: 701,
+      refundNo: uniqueId('P'),
+    });
+
+    expect(tooMuch.status).toBe(422);
+    expect(tooMuch.json()).toMatchObject({ error: 'OverRefund' });
+    expect(tooMuch.json().message).toContain('at most 700 can still be refunded');
+    expect(await count(pool, 'SELECT COUNT(*) FROM refund WHERE order_no = ?', [orderNo])).toBe(before.refunds);
+    expect(await count(pool, 'SELECT COUNT(*) FROM admin_audit WHERE target = ?', [`order:${orderNo}`])).toBe(
+      before.audits,
+    );
+    expect(await orderStatus(orderNo)).toBe('PARTIALLY_REFUNDED');
+
+    const rest = await emergencyRefund(clientA, platforms.admins.admin, {
+      orderNo,
+      transactionId: paidBy,
+      amount: 700,
+      refundNo: uniqueId('P'),
+    });
+    expect(rest.status).toBe(202);
+    await refundStatusIs(rest.json().refundNo as string, 'SUCCEEDED');
+    expect(await orderStatus(orderNo)).toBe('REFUNDED');
+  });
+
+  it('should refuse a second refund of the whole amount under the derived refund number with 409', async () => {
+    const { orderNo, paidBy } = await paidOrder('WECHATPAY', 1200);
+    const first = await emergencyRefund(clientA, platforms.admins.admin, {
+      orderNo,
+      transactionId: paidBy,
+      amount: 200,
+    });
+    expect(first.status).toBe(202);
+
+    const different = await emergencyRefund(clientA, platforms.admins.admin, {
+      orderNo,
+      transactionId: paidBy,
+      amount: 300,
+    });
+
+    expect(different.status).toBe(409);
+    expect(different.json()).toMatchObject({ error: 'RefundConflict' });
+    expect(different.json().message).toContain('give a new refundNo');
+  });
+
+  it('should let only an admin refund: 403 for a viewer, 401 without a token, nothing written', async () => {
+    const { orderNo, paidBy } = await paidOrder('WECHATPAY', 1300);
+    const audits = await count(pool, 'SELECT COUNT(*) FROM admin_audit');
+
+    const asViewer = await emergencyRefund(clientA, platforms.admins.viewer, { orderNo, transactionId: paidBy });
+    const anonymous = await clientA.admin('POST', '/admin/refunds/emergency', undefined, {
+      orderNo,
+      transactionId: paidBy,
+      reason: 'x',
+    });
+
+    expect(asViewer.status).toBe(403);
+    expect(asViewer.json()).toMatchObject({ error: 'Forbidden' });
+    expect(anonymous.status).toBe(401);
+    expect(await count(pool, 'SELECT COUNT(*) FROM refund WHERE order_no = ?', [orderNo])).toBe(0);
+    expect(await count(pool, 'SELECT COUNT(*) FROM admin_audit')).toBe(audits);
+    expect(await orderStatus(orderNo)).toBe('PAID');
+  });
+
+  it('should answer 404 for a transaction that did not pay that order', async () => {
+    const { orderNo } = await paidOrder('WECHATPAY', 1400);
+    const answer = await emergencyRefund(clientA, platforms.admins.admin, { orderNo, transactionId: uniqueId('NOPE') });
+    expect(answer.status).toBe(404);
+    expect(answer.json()).toMatchObject({ error: 'PaymentNotFound' });
+  });
+});
+
+describe('channel failures', () => {
+  it('should keep a timed-out refund PENDING, then succeed on the background retry with the same refund number', async () => {
+    const { orderNo, paidBy } = await paidOrder('WECHATPAY', 4200);
+    const refundNo = uniqueId('TO');
+    fake.script(refundNo, 'timeout');
+
+    const answer = await emergencyRefund(clientA, platforms.admins.admin, { orderNo, transactionId: paidBy, refundNo });
+
+    expect(answer.status).toBe(202);
+    const pending = await waitFor('the first attempt to time out', async () => {
+      const refund = await refundRow(refundNo);
+      return refund?.last_error !== null && refund;
+    });
+    expect(pending).toMatchObject({ status: 'PENDING', attempts: 1 });
+    expect(String(pending.last_error)).toContain('timed out');
+    expect(await orderStatus(orderNo)).toBe('REFUNDING');
+
+    const done = await refundStatusIs(refundNo, 'SUCCEEDED');
+    expect(done.attempts).toBe(2);
+    expect(fake.calls.filter((c) => c.refundNo === refundNo).map((c) => c.behaviour)).toEqual(['timeout', 'success']);
+    expect(await orderStatus(orderNo)).toBe('REFUNDED');
+  });
+
+  it('should retry after a 5xx (Alipay 20000) and succeed', async () => {
+    const { orderNo, paidBy } = await paidOrder('ALIPAY', 4300);
+    const refundNo = uniqueId('SE');
+    fake.script(refundNo, 'server-error');
+
+    expect(
+      (await emergencyRefund(clientA, platforms.admins.admin, { orderNo, transactionId: paidBy, refundNo })).status,
+    ).toBe(202);
+
+    await refundStatusIs(refundNo, 'SUCCEEDED');
+    expect(fake.calls.filter((c) => c.refundNo === refundNo).map((c) => c.behaviour)).toEqual([
+      'server-error',
+      'success',
+    ]);
+    expect(await orderStatus(orderNo)).toBe('REFUNDED');
+  });
+
+  it('should close a refund the channel refuses, give the amount back, and return the order to PAID', async () => {
+    const { orderNo, paidBy } = await paidOrder('WECHATPAY', 4400);
+    const refundNo = uniqueId('RJ');
+    fake.script(refundNo, { reject: 'INVALID_REQUEST', message: '订单已全额退款' });
+
+    expect(
+      (await emergencyRefund(clientA, platforms.admins.admin, { orderNo, transactionId: paidBy, refundNo })).status,
+    ).toBe(202);
+
+    const closed = await refundStatusIs(refundNo, 'CLOSED');
+    expect(String(closed.last_error)).toContain('INVALID_REQUEST');
+    expect(await orderStatus(orderNo)).toBe('PAID');
+    expect(await row('SELECT refund_reserved_amount FROM payment_callback WHERE transaction_id = ?', [paidBy])).toEqual(
+      {
+        refund_reserved_amount: 0,
+      },
+    );
+    expect(fake.callsFor(refundNo)).toBe(1);
+  });
+
+  it('should answer 503 and write nothing when the channel has no refund credentials', async () => {
+    const { ALIPAY_APP_PRIVATE_KEY_PATH: _unset, ...env } = platforms.env;
+    const noAlipayRefunds = await startApp({ ...env, ALIPAY_GATEWAY_URL: fake.alipayGatewayUrl });
+    try {
+      const { orderNo, paidBy } = await paidOrder('ALIPAY', 4500);
+      const client = new TestClient(noAlipayRefunds.url, platforms);
+
+      const answer = await emergencyRefund(client, platforms.admins.admin, { orderNo, transactionId: paidBy });
+
+      expect(answer.status).toBe(503);
+      expect(answer.json()).toMatchObject({ error: 'RefundChannelUnavailable' });
+      expect(answer.json().message).toContain('ALIPAY_APP_PRIVATE_KEY_PATH');
+      expect(await count(pool, 'SELECT COUNT(*) FROM refund WHERE order_no = ?', [orderNo])).toBe(0);
+      expect(await orderStatus(orderNo)).toBe('PAID');
+    } finally {
+      await noAlipayRefunds.close();
+    }
+  });
+});
+
+describe('refund notifications', () => {
+  it('should apply a WeChat REFUND.SUCCESS delivered 5 times at once exactly once', async () => {
+    const { orderNo, paidBy } = await paidOrder('WECHATPAY', 1000);
+    const refundNo = uniqueId('PR');
+    fake.script(refundNo, 'processing');
+    expect(
+      (
+        await emergencyRefund(clientA, platforms.admins.admin, {
+          orderNo,
+          transactionId: paidBy,
+          amount: 400,
+          refundNo,
+        })
+      ).status,
+    ).toBe(202);
+    const processing = await refundStatusIs(refundNo, 'PROCESSING');
+    expect(await orderStatus(orderNo)).toBe('REFUNDING');
+
+    const notice = clientA.wechatpayRefundNotice({
+      outTradeNo: orderNo,
+      transactionId: paidBy,
+      outRefundNo: refundNo,
+      refundId: String(processing.channel_refund_id),
+      total: 1000,
+      refund: 400,
+    });
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => (i % 2 ? clientA : clientB).postWechatpay(notice)),
+    );
+
+    expect(answers.map((a) => a.status)).toEqual([204, 204, 204, 204, 204]);
+    expect(await refundRow(refundNo)).toMatchObject({ status: 'SUCCEEDED' });
+    expect(await orderStatus(orderNo)).toBe('PARTIALLY_REFUNDED');
+    expect(await history(orderNo)).toEqual([
+      '->WAIT_PAY',
+      'WAIT_PAY>PAID',
+      'PAID>REFUNDING',
+      'REFUNDING>PARTIALLY_REFUNDED',
+    ]);
+    expect(
+      await count(pool, "SELECT COUNT(*) FROM outbox_event WHERE type = 'refund.succeeded' AND order_no = ?", [
+        orderNo,
+      ]),
+    ).toBe(1);
+    const [deliveries] = await pool.query<RowDataPacket[]>(
+      "SELECT outcome FROM callback_delivery WHERE order_no = ? AND event_type = 'REFUND.SUCCESS' ORDER BY outcome",
+      [orderNo],
+    );
+    expect(deliveries.map((d) => d.outcome)).toEqual([
+      'DUPLICATE',
+      'DUPLICATE',
+      'DUPLICATE',
+      'DUPLICATE',
+      'REFUND_SUCCEEDED',
+    ]);
+    expect(fake.callsFor(refundNo)).toBe(1);
+  });
+
+  it('should settle an Alipay refund by its notification while the API call is still unanswered', async () => {
+    const { orderNo, paidBy } = await paidOrder('ALIPAY', 600);
+    const refundNo = uniqueId('AN');
+    fake.script(refundNo, 'timeout');
+    expect(
+      (await emergencyRefund(clientA, platforms.admins.admin, { orderNo, transactionId: paidBy, refundNo })).status,
+    ).toBe(202);
+    await waitFor('the channel call', async () => fake.callsFor(refundNo) === 1);
+
+    const notice = clientA.alipayRefundNotice({
+      outTradeNo: orderNo,
+      tradeNo: paidBy,
+      totalAmount: '6.00',
+      outBizNo: refundNo,
+      refundFee: '6.00',
+    });
+    const answers = await Promise.all(Array.from({ length: 5 }, () => clientB.postAlipay(notice)));
+
+    expect(answers.map((a) => a.body)).toEqual(Array(5).fill('success'));
+    expect(await refundRow(refundNo)).toMatchObject({ status: 'SUCCEEDED' });
+    expect(await orderStatus(orderNo)).toBe('REFUNDED');
+    // The timed-out call is not sent again: the refund is final.
+    await new Promise((resolve) => setTimeout(resolve, REFUND_TIMEOUT_MS + 1500));
+    expect(fake.callsFor(refundNo)).toBe(1);
+    expect(await refundRow(refundNo)).toMatchObject({ status: 'SUCCEEDED', attempts: 1 });
+  });
+
+  it('should acknowledge a refund notification for a refund this service never made, changing nothing', async () => {
+    const { orderNo, paidBy } = await paidOrder('WECHATPAY', 700);
+    const notice = clientA.wechatpayRefundNotice({
+      outTradeNo: orderNo,
+      transactionId: paidBy,
+      outRefundNo: uniqueId('CONSOLE'),
+      refundId: '50000000382019052709732678859',
+      total: 700,
+      refund: 700,
+    });
+
+    expect((await clientA.postWechatpay(notice)).status).toBe(204);
+
+    expect(await orderStatus(orderNo)).toBe('PAID');
+    expect(
+      await row("SELECT outcome FROM callback_delivery WHERE order_no = ? AND event_type = 'REFUND.SUCCESS'", [
+        orderNo,
+      ]),
+    ).toEqual({ outcome: 'UNKNOWN_REFUND' });
+  });
+});

@@ -1,0 +1,501 @@
+/**
+ * A local fake of the two refund APIs the service calls: WeChat Pay APIv3 `POST /v3/refund/domestic/refunds`
+ * and the Alipay openapi gateway's `alipay.trade.refund` (`POST /gateway.do`). It listens on 127.0.0.1 with
+ * plain node:http, checks the merchant's RSA request signatures for real, signs every answer for real, counts
+ * the calls and answers as a test scripts it (success, processing, timeout, 5xx, business rejection).
+ * Money is integer fen inside; Alipay's yuan strings are converted without floating point.
+ */
+import { KeyObject, randomInt, sign, verify } from 'node:crypto';
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { beijingDateTime, beijingRfc3339, randomAlphanumeric, signWechatpayBody } from './platform-signers';
+
+export type RefundBehaviour =
+  | 'success' // refund accepted and done: WeChat status SUCCESS; Alipay code 10000 fund_change Y
+  | 'processing' // WeChat only: status PROCESSING (Alipay: treat like success)
+  | 'timeout' // hold the request open without answering for `hangMs` then destroy the socket; the refund is NOT done
+  | 'server-error' // WeChat: HTTP 500 SYSTEM_ERROR; Alipay: code 20000 sub_code aop.ACQ.SYSTEM_ERROR
+  | { reject: string; message?: string }; // WeChat: HTTP 400 {code: reject}; Alipay: code 40004 sub_code=reject
+
+export interface FakePlatformOptions {
+  wechatpay: {
+    mchid: string;
+    /** The serial_no the merchant must send. */
+    merchantSerialNo: string;
+    /** Verifies the merchant's Authorization signature. */
+    merchantPublicKeyPem: string;
+    /** Signs the answers (Wechatpay-* headers). */
+    platformSigner: { privateKey: KeyObject; serial: string };
+  };
+  alipay: {
+    appId: string;
+    /** Verifies the app's RSA2 request signature. */
+    appPublicKeyPem: string;
+    /** Signs the answers. */
+    alipayPrivateKey: KeyObject;
+  };
+  /** How long a 'timeout' holds the request before destroying the socket; 5000 ms by default. */
+  hangMs?: number;
+}
+
+export interface RecordedRefundCall {
+  channel: 'WECHATPAY' | 'ALIPAY';
+  /** out_refund_no / out_request_no. */
+  refundNo: string;
+  /** transaction_id / trade_no. */
+  transactionId: string;
+  /** Fen. */
+  amount: number;
+  /** What was answered: 'success', 'processing', 'timeout', 'server-error' or 'reject:<code>'. */
+  behaviour: string;
+}
+
+const WECHATPAY_REFUND_PATH = '/v3/refund/domestic/refunds';
+const ALIPAY_GATEWAY_PATH = '/gateway.do';
+const ALIPAY_REFUND_METHOD = 'alipay.trade.refund';
+const ALIPAY_REFUND_RESPONSE = 'alipay_trade_refund_response';
+const WECHATPAY_CLOCK_SKEW_S = 5 * 60;
+const ALIPAY_CLOCK_SKEW_MS = 15 * 60 * 1000;
+
+export class FakePlatform {
+  readonly calls: RecordedRefundCall[] = [];
+  readonly refusedRequests: Array<{ path: string; reason: string }> = [];
+  private readonly scripts = new Map<string, RefundBehaviour[]>();
+  private readonly wechatpayRefunds = new Map<string, WechatpayRefund>();
+  private readonly alipayRefunds = new Map<string, AlipayRefund>();
+  private readonly alipayBuyers = new Map<string, string>();
+  private readonly hanging = new Set<NodeJS.Timeout>();
+
+  private constructor(
+    private readonly options: FakePlatformOptions,
+    private readonly server: Server,
+    readonly url: string,
+  ) {}
+
+  static async start(options: FakePlatformOptions): Promise<FakePlatform> {
+    const server = createServer();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', resolve);
+    });
+    const fake = new FakePlatform(options, server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => fake.handle(req, res));
+    return fake;
+  }
+
+  get wechatpayBaseUrl(): string {
+    return this.url;
+  }
+
+  get alipayGatewayUrl(): string {
+    return `${this.url}${ALIPAY_GATEWAY_PATH}`;
+  }
+
+  callsFor(refundNo: string): number {
+    return this.calls.filter((call) => call.refundNo === refundNo).length;
+  }
+
+  /** Behaviours for the next calls of refundNo (or '*' for any refund), consumed in order; afterwards 'success'. */
+  script(refundNo: string | '*', ...behaviours: RefundBehaviour[]): void {
+    this.scripts.set(refundNo, [...(this.scripts.get(refundNo) ?? []), ...behaviours]);
+  }
+
+  /** Stops listening; hanging requests and idle keep-alive connections are destroyed. */
+  async close(): Promise<void> {
+    for (const timer of this.hanging) clearTimeout(timer);
+    this.hanging.clear();
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeAllConnections();
+    await closed;
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    readBody(req)
+      .then((body) => this.route(req, res, body))
+      .catch((error: Error) => {
+        this.refusedRequests.push({ path: req.url ?? '', reason: `the fake failed: ${error.stack ?? error.message}` });
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end(String(error.stack));
+      });
+  }
+
+  private route(req: IncomingMessage, res: ServerResponse, body: string): void {
+    const path = new URL(req.url ?? '/', this.url).pathname;
+    if (req.method === 'POST' && path === WECHATPAY_REFUND_PATH) return this.wechatpayRefund(req, res, body);
+    if (req.method === 'POST' && path === ALIPAY_GATEWAY_PATH) return this.alipayGateway(req, res, body);
+    this.refusedRequests.push({ path, reason: `no such endpoint: ${req.method} ${path}` });
+    res.writeHead(404, { 'content-type': 'application/json' }).end('{"code":"NOT_FOUND","message":"no such endpoint"}');
+  }
+
+  private nextBehaviour(refundNo: string): RefundBehaviour {
+    return this.scripts.get(refundNo)?.shift() ?? this.scripts.get('*')?.shift() ?? 'success';
+  }
+
+  private record(call: Omit<RecordedRefundCall, 'behaviour'>, behaviour: RefundBehaviour): void {
+    this.calls.push({ ...call, behaviour: typeof behaviour === 'string' ? behaviour : `reject:${behaviour.reject}` });
+  }
+
+  /** Answers nothing; after hangMs the socket is destroyed, as a client sees a platform that never answers. */
+  private hang(res: ServerResponse): void {
+    const timer = setTimeout(() => res.destroy(), this.options.hangMs ?? 5000);
+    this.hanging.add(timer);
+    res.on('close', () => {
+      clearTimeout(timer);
+      this.hanging.delete(timer);
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------- WeChat Pay
+
+  private wechatpayRefund(req: IncomingMessage, res: ServerResponse, body: string): void {
+    let request: WechatpayRefundRequest;
+    try {
+      this.verifyWechatpayAuthorization(req, body);
+      request = parseWechatpayRefund(req, body);
+    } catch (error) {
+      if (!(error instanceof Refusal)) throw error;
+      this.refusedRequests.push({ path: WECHATPAY_REFUND_PATH, reason: error.message });
+      const status = error.code === 'SIGN_ERROR' ? 401 : 400;
+      return this.sendWechatpay(res, status, { code: error.code, message: error.message });
+    }
+    const behaviour = this.nextBehaviour(request.outRefundNo);
+    this.record(
+      {
+        channel: 'WECHATPAY',
+        refundNo: request.outRefundNo,
+        transactionId: request.transactionId,
+        amount: request.refund,
+      },
+      behaviour,
+    );
+    this.answerWechatpay(res, request, behaviour);
+  }
+
+  private verifyWechatpayAuthorization(req: IncomingMessage, body: string): void {
+    const auth = parseWechatpayAuthorization(req.headers.authorization);
+    const { mchid, merchantSerialNo, merchantPublicKeyPem } = this.options.wechatpay;
+    if (auth.mchid !== mchid) throw new Refusal('SIGN_ERROR', `mchid "${auth.mchid}" is not ${mchid}`);
+    if (auth.serial_no !== merchantSerialNo) {
+      throw new Refusal('SIGN_ERROR', `serial_no "${auth.serial_no}" is not ${merchantSerialNo}`);
+    }
+    const { timestamp = '', nonce_str: nonce = '', signature = '' } = auth;
+    if (!/^\d+$/.test(timestamp) || Math.abs(Date.now() / 1000 - Number(timestamp)) > WECHATPAY_CLOCK_SKEW_S) {
+      throw new Refusal('SIGN_ERROR', `timestamp "${timestamp}" is missing or more than 5 minutes off`);
+    }
+    const message = `${req.method}\n${req.url}\n${timestamp}\n${nonce}\n${body}\n`;
+    if (!nonce || !verify('sha256', Buffer.from(message, 'utf8'), merchantPublicKeyPem, base64(signature))) {
+      throw new Refusal('SIGN_ERROR', 'the Authorization signature does not verify');
+    }
+  }
+
+  private answerWechatpay(res: ServerResponse, request: WechatpayRefundRequest, behaviour: RefundBehaviour): void {
+    if (behaviour === 'timeout') return this.hang(res);
+    if (behaviour === 'server-error') {
+      return this.sendWechatpay(res, 500, { code: 'SYSTEM_ERROR', message: '系统错误' });
+    }
+    if (typeof behaviour === 'object') {
+      return this.sendWechatpay(res, 400, { code: behaviour.reject, message: behaviour.message ?? behaviour.reject });
+    }
+    const refund = this.settleWechatpayRefund(request, behaviour === 'success' ? 'SUCCESS' : 'PROCESSING');
+    this.sendWechatpay(res, 200, wechatpayRefundAnswer(refund));
+  }
+
+  /** Like the real API, one refund_id per out_refund_no, however often it is asked for. */
+  private settleWechatpayRefund(request: WechatpayRefundRequest, status: WechatpayRefund['status']): WechatpayRefund {
+    const refund = this.wechatpayRefunds.get(request.outRefundNo) ?? {
+      ...request,
+      refundId: `5000${randomDigits(25)}`,
+      createTime: beijingRfc3339(new Date()),
+      status,
+    };
+    refund.status = status;
+    if (status === 'SUCCESS') refund.successTime ??= beijingRfc3339(new Date());
+    this.wechatpayRefunds.set(request.outRefundNo, refund);
+    return refund;
+  }
+
+  private sendWechatpay(res: ServerResponse, status: number, payload: object): void {
+    const body = JSON.stringify(payload);
+    const headers = {
+      ...signWechatpayBody(this.options.wechatpay.platformSigner, body),
+      'request-id': randomAlphanumeric(32),
+    };
+    res.writeHead(status, headers).end(body);
+  }
+
+  // ------------------------------------------------------------------------------------------------ Alipay
+
+  private alipayGateway(req: IncomingMessage, res: ServerResponse, body: string): void {
+    const params = alipayParams(req, body);
+    let request: AlipayRefundRequest;
+    try {
+      this.verifyAlipayRequest(params);
+      request = parseAlipayRefund(params.biz_content);
+    } catch (error) {
+      if (!(error instanceof Refusal)) throw error;
+      this.refusedRequests.push({ path: ALIPAY_GATEWAY_PATH, reason: `${error.code}: ${error.message}` });
+      // Only a known method has a named response; the gateway answers anything else as error_response.
+      const key = params.method === ALIPAY_REFUND_METHOD ? ALIPAY_REFUND_RESPONSE : 'error_response';
+      return this.sendAlipay(res, key, alipayError('40002', 'Invalid Arguments', error.code, error.message));
+    }
+    const scripted = this.nextBehaviour(request.outRequestNo);
+    const behaviour = scripted === 'processing' ? 'success' : scripted; // the gateway has no "processing"
+    this.record(
+      { channel: 'ALIPAY', refundNo: request.outRequestNo, transactionId: request.tradeNo, amount: request.amount },
+      behaviour,
+    );
+    this.answerAlipay(res, request, behaviour);
+  }
+
+  private verifyAlipayRequest(params: Record<string, string>): void {
+    const { appId, appPublicKeyPem } = this.options.alipay;
+    if (params.app_id !== appId) throw new Refusal('isv.invalid-app-id', `app_id "${params.app_id}" is not ${appId}`);
+    for (const [name, expected, subCode, optional] of ALIPAY_FIXED_PARAMS) {
+      if (params[name] === expected || (optional && params[name] === undefined)) continue;
+      throw new Refusal(subCode, `${name} "${params[name]}" is not ${expected}`);
+    }
+    if (!verify('sha256', Buffer.from(alipaySignedContent(params), 'utf8'), appPublicKeyPem, base64(params.sign))) {
+      throw new Refusal('isv.invalid-signature', 'the request signature does not verify');
+    }
+    const sentAt = parseBeijingDateTime(params.timestamp);
+    if (sentAt === undefined || Math.abs(Date.now() - sentAt) > ALIPAY_CLOCK_SKEW_MS) {
+      throw new Refusal('isv.invalid-timestamp', `timestamp "${params.timestamp}" is malformed or 15 minutes off`);
+    }
+  }
+
+  private answerAlipay(res: ServerResponse, request: AlipayRefundRequest, behaviour: RefundBehaviour): void {
+    if (behaviour === 'timeout') return this.hang(res);
+    const answer =
+      behaviour === 'server-error'
+        ? alipayError('20000', 'Service Currently Unavailable', 'aop.ACQ.SYSTEM_ERROR', '系统错误')
+        : typeof behaviour === 'object'
+          ? alipayError('40004', 'Business Failed', behaviour.reject, behaviour.message ?? behaviour.reject)
+          : this.settleAlipayRefund(request);
+    this.sendAlipay(res, ALIPAY_REFUND_RESPONSE, answer);
+  }
+
+  /** Like the real gateway, funds move once per out_request_no: fund_change is 'N' when it is asked again. */
+  private settleAlipayRefund(request: AlipayRefundRequest): object {
+    const key = `${request.tradeNo}\n${request.outRequestNo}`;
+    const known = this.alipayRefunds.get(key);
+    const refund = known ?? { tradeNo: request.tradeNo, amount: request.amount, refundedAt: new Date() };
+    this.alipayRefunds.set(key, refund);
+    let refunded = 0;
+    for (const each of this.alipayRefunds.values()) if (each.tradeNo === request.tradeNo) refunded += each.amount;
+    return {
+      code: '10000',
+      msg: 'Success',
+      trade_no: request.tradeNo,
+      out_trade_no: '',
+      buyer_logon_id: '159****5620',
+      fund_change: known ? 'N' : 'Y',
+      refund_fee: yuanFromFen(refunded),
+      gmt_refund_pay: beijingDateTime(refund.refundedAt),
+      buyer_user_id: this.alipayBuyer(request.tradeNo),
+    };
+  }
+
+  private alipayBuyer(tradeNo: string): string {
+    const buyer = this.alipayBuyers.get(tradeNo) ?? `2088${randomDigits(12)}`;
+    this.alipayBuyers.set(tradeNo, buyer);
+    return buyer;
+  }
+
+  /** The body is `{"<key>":<json>,"sign":"…"}`, signed over the exact text of <json>. */
+  private sendAlipay(res: ServerResponse, key: string, payload: object): void {
+    const json = JSON.stringify(payload);
+    const signature = sign('sha256', Buffer.from(json, 'utf8'), this.options.alipay.alipayPrivateKey);
+    const body = `{"${key}":${json},"sign":"${signature.toString('base64')}"}`;
+    res.writeHead(200, { 'content-type': 'application/json;charset=utf-8' }).end(body);
+  }
+}
+
+// ------------------------------------------------------------------------------------------------- helpers
+
+/** A request turned away before any refund logic: bad signature or malformed. */
+class Refusal extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+interface WechatpayRefundRequest {
+  transactionId: string;
+  outRefundNo: string;
+  refund: number;
+  total: number;
+}
+
+interface WechatpayRefund extends WechatpayRefundRequest {
+  refundId: string;
+  createTime: string;
+  successTime?: string;
+  status: 'SUCCESS' | 'PROCESSING';
+}
+
+interface AlipayRefundRequest {
+  tradeNo: string;
+  outRequestNo: string;
+  amount: number;
+}
+
+interface AlipayRefund {
+  tradeNo: string;
+  amount: number;
+  refundedAt: Date;
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function base64(text: string | undefined): Buffer {
+  return Buffer.from(text ?? '', 'base64');
+}
+
+function randomDigits(length: number): string {
+  return Array.from({ length }, () => randomInt(10)).join('');
+}
+
+function isNonEmptyString(value: unknown): value is string {
+  return typeof value === 'string' && value !== '';
+}
+
+function isPositiveInteger(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) > 0;
+}
+
+/** `WECHATPAY2-SHA256-RSA2048 k="v",k="v",…` in any order. */
+function parseWechatpayAuthorization(header: string | undefined): Record<string, string | undefined> {
+  const match = /^WECHATPAY2-SHA256-RSA2048 (.+)$/.exec(header ?? '');
+  if (!match) throw new Refusal('SIGN_ERROR', 'Authorization is missing or not WECHATPAY2-SHA256-RSA2048');
+  const fields: Record<string, string> = {};
+  for (const part of match[1].split(',')) {
+    const pair = /^\s*(\w+)="([^"]*)"\s*$/.exec(part);
+    if (!pair) throw new Refusal('SIGN_ERROR', `Authorization has a malformed part: ${part}`);
+    fields[pair[1]] = pair[2];
+  }
+  return fields;
+}
+
+function parseWechatpayRefund(req: IncomingMessage, body: string): WechatpayRefundRequest {
+  if (!req.headers['content-type']?.startsWith('application/json')) {
+    throw new Refusal('PARAM_ERROR', `Content-Type "${req.headers['content-type']}" is not application/json`);
+  }
+  const json = parseJsonObject(body, 'PARAM_ERROR');
+  const amount = (json.amount ?? {}) as Record<string, unknown>;
+  if (!isNonEmptyString(json.transaction_id)) throw new Refusal('PARAM_ERROR', 'transaction_id is missing');
+  if (!isNonEmptyString(json.out_refund_no)) throw new Refusal('PARAM_ERROR', 'out_refund_no is missing');
+  if (!isPositiveInteger(amount.refund) || !isPositiveInteger(amount.total) || amount.refund > amount.total) {
+    throw new Refusal('PARAM_ERROR', 'amount.refund and amount.total must be fen with 0 < refund <= total');
+  }
+  if (amount.currency !== 'CNY') throw new Refusal('PARAM_ERROR', `amount.currency "${amount.currency}" is not CNY`);
+  return {
+    transactionId: json.transaction_id,
+    outRefundNo: json.out_refund_no,
+    refund: amount.refund,
+    total: amount.total,
+  };
+}
+
+function parseJsonObject(text: string | undefined, code: string): Record<string, unknown> {
+  try {
+    const json: unknown = JSON.parse(text ?? '');
+    if (typeof json === 'object' && json !== null && !Array.isArray(json)) return json as Record<string, unknown>;
+  } catch {
+    // answered below
+  }
+  throw new Refusal(code, 'not a JSON object');
+}
+
+function wechatpayRefundAnswer(refund: WechatpayRefund): object {
+  return {
+    refund_id: refund.refundId,
+    out_refund_no: refund.outRefundNo,
+    transaction_id: refund.transactionId,
+    out_trade_no: '',
+    channel: 'ORIGINAL',
+    user_received_account: '支付用户零钱',
+    ...(refund.status === 'SUCCESS' ? { success_time: refund.successTime } : {}),
+    create_time: refund.createTime,
+    status: refund.status,
+    funds_account: 'AVAILABLE',
+    amount: {
+      total: refund.total,
+      refund: refund.refund,
+      payer_total: refund.total,
+      payer_refund: refund.refund,
+      settlement_refund: refund.refund,
+      settlement_total: refund.total,
+      discount_refund: 0,
+      currency: 'CNY',
+    },
+  };
+}
+
+/** Public parameters with a fixed value, the sub_code for a wrong one, and whether the gateway lets it be left out. */
+const ALIPAY_FIXED_PARAMS: Array<[name: string, value: string, subCode: string, optional: boolean]> = [
+  ['method', ALIPAY_REFUND_METHOD, 'isv.invalid-method', false],
+  ['format', 'JSON', 'isv.invalid-format', true],
+  ['charset', 'utf-8', 'isv.invalid-charset', false],
+  ['sign_type', 'RSA2', 'isv.invalid-signature-type', false],
+  ['version', '1.0', 'isv.invalid-version', false],
+];
+
+/** Query string and form body merged; the body wins. */
+function alipayParams(req: IncomingMessage, body: string): Record<string, string> {
+  const query = new URL(req.url ?? '/', 'http://127.0.0.1').searchParams;
+  const isForm = req.headers['content-type']?.startsWith('application/x-www-form-urlencoded') ?? false;
+  return { ...Object.fromEntries(query), ...Object.fromEntries(new URLSearchParams(isForm ? body : '')) };
+}
+
+/** Requests sign every parameter but sign itself (sign_type included), non-empty, sorted by key, raw `k=v&k=v`. */
+function alipaySignedContent(params: Record<string, string>): string {
+  return Object.keys(params)
+    .filter((key) => key !== 'sign' && params[key] !== '')
+    .sort()
+    .map((key) => `${key}=${params[key]}`)
+    .join('&');
+}
+
+function parseAlipayRefund(bizContent: string | undefined): AlipayRefundRequest {
+  const json = parseJsonObject(bizContent, 'isv.invalid-parameter');
+  if (!isNonEmptyString(json.trade_no)) throw new Refusal('isv.invalid-parameter', 'trade_no is missing');
+  if (!isNonEmptyString(json.out_request_no)) throw new Refusal('isv.invalid-parameter', 'out_request_no is missing');
+  const amount = fenFromYuan(json.refund_amount);
+  if (amount === undefined) {
+    throw new Refusal('isv.invalid-parameter', `refund_amount ${JSON.stringify(json.refund_amount)} is not yuan`);
+  }
+  return { tradeNo: json.trade_no, outRequestNo: json.out_request_no, amount };
+}
+
+function alipayError(code: string, msg: string, subCode: string, subMsg: string): object {
+  return { code, msg, sub_code: subCode, sub_msg: subMsg };
+}
+
+/** "12.34" → 1234, in integers only; undefined unless a positive yuan string with at most two decimals. */
+function fenFromYuan(yuan: unknown): number | undefined {
+  const match = typeof yuan === 'string' ? /^(\d{1,12})(?:\.(\d{1,2}))?$/.exec(yuan) : null;
+  if (!match) return undefined;
+  const fen = Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'));
+  return fen > 0 ? fen : undefined;
+}
+
+function yuanFromFen(fen: number): string {
+  return `${Math.floor(fen / 100)}.${String(fen % 100).padStart(2, '0')}`;
+}
+
+/** 'yyyy-MM-dd HH:mm:ss' in Beijing time → epoch ms. */
+function parseBeijingDateTime(text = ''): number | undefined {
+  if (!/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(text)) return undefined;
+  const at = Date.parse(`${text.replace(' ', 'T')}+08:00`);
+  return Number.isNaN(at) ? undefined : at;
+}
