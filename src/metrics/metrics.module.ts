@@ -29,8 +29,8 @@ export const REFUND_CALLS_TOTAL = 'refund_channel_calls_total';
     }),
     makeCounterProvider({
       name: REFUND_CALLS_TOTAL,
-      help: 'Refund requests sent to a channel, by channel and outcome (SUCCEEDED, PROCESSING, CLOSED, ABNORMAL, RETRY)',
-      labelNames: ['channel', 'outcome'],
+      help: 'Calls to a channel about refunds, by channel, request (refund, query) and outcome (SUCCEEDED, PROCESSING, CLOSED, ABNORMAL, RETRY)',
+      labelNames: ['channel', 'request', 'outcome'],
     }),
   ],
   exports: [getToken(NOTIFICATIONS_TOTAL), getToken(NOTIFICATION_SECONDS), getToken(REFUND_CALLS_TOTAL)],

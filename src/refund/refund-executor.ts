@@ -15,7 +15,8 @@ import { RefundSettlement } from './refund-settlement';
 /**
  * Sends a PENDING refund to its channel and records the answer. Only the caller that wins the
  * refund's compare-and-set claim calls the channel, so concurrent triggers on any replica make one
- * call; a transient failure leaves the refund PENDING with a backoff, for RefundRetryWorker.
+ * call; a transient failure leaves the refund PENDING with a backoff, for RefundRetryWorker, which
+ * also asks the channel about PROCESSING refunds whose notification is late.
  */
 @Injectable()
 export class RefundExecutor {
@@ -44,47 +45,41 @@ export class RefundExecutor {
     );
   }
 
-  async attempt(refundNo: string): Promise<void> {
+  /** One channel call about a refund: the refund request when PENDING, a query when PROCESSING. */
+  async attempt(refundNo: string, status: RefundStatus = RefundStatus.Pending): Promise<void> {
     const now = new Date();
-    // A crashed attempt's lease runs out after the call's timeout, and the refund is sent again.
+    // A crashed attempt's lease runs out after the call's timeout, and the call is made again.
     const leaseUntil = new Date(now.getTime() + 2 * this.config.requestTimeoutMs + 5000);
-    if (!(await this.refunds.claimAttempt(refundNo, now, leaseUntil))) return;
+    if (!(await this.refunds.claimAttempt(refundNo, status, now, leaseUntil))) return;
     const refund = (await this.refunds.findByRefundNo(refundNo))!;
-    const channel = this.channels.get(refund.channel);
-    const result: ChannelRefundResult = channel?.unavailableReason
+    const channel = this.channels.get(refund.channel)!;
+    const request = status === RefundStatus.Pending ? 'refund' : 'query';
+    const result: ChannelRefundResult = channel.unavailableReason
       ? { outcome: 'RETRY', detail: channel.unavailableReason }
-      : await channel!.refund(refund);
-    this.calls.inc({ channel: refund.channel, outcome: result.outcome });
+      : await channel[request](refund);
+    this.calls.inc({ channel: refund.channel, request, outcome: result.outcome });
     await this.record(refund, result);
   }
 
   private async record(refund: Refund, result: ChannelRefundResult): Promise<void> {
-    switch (result.outcome) {
-      case 'SUCCEEDED':
-        await this.txHost.withTransaction(() =>
-          this.settlement.settle(refund.refundNo, RefundStatus.Succeeded, result.channelRefundId),
-        );
-        return;
-      case 'CLOSED':
-      case 'ABNORMAL':
-        this.logger.warn(`refund ${refund.refundNo}: ${result.detail}`);
-        await this.txHost.withTransaction(() =>
-          this.settlement.settle(
-            refund.refundNo,
-            RefundStatus[result.outcome === 'CLOSED' ? 'Closed' : 'Abnormal'],
-            result.channelRefundId,
-            result.detail,
-          ),
-        );
-        return;
-      case 'PROCESSING':
-        await this.refunds.markAccepted(refund.id, result.channelRefundId);
-        return;
-      case 'RETRY': {
-        const delay = retryDelayMs(this.config, refund.attempts + 1);
-        this.logger.warn(`refund ${refund.refundNo}: ${result.detail}; retrying in ${delay} ms`);
-        await this.refunds.deferAttempt(refund.id, new Date(Date.now() + delay), result.detail);
-      }
+    const nextAttemptAt = new Date(Date.now() + retryDelayMs(this.config, refund.attempts));
+    const { outcome, channelRefundId, detail } = result;
+    if (outcome === 'PROCESSING' && refund.status === RefundStatus.Pending) {
+      await this.refunds.markAccepted(refund.id, channelRefundId, nextAttemptAt);
+    } else if (outcome === 'PROCESSING' || outcome === 'RETRY') {
+      if (detail) this.logger.warn(`refund ${refund.refundNo}: ${detail}; next call at ${nextAttemptAt.toISOString()}`);
+      await this.refunds.deferAttempt(refund.id, refund.status, nextAttemptAt, detail ?? null);
+    } else {
+      if (detail) this.logger.warn(`refund ${refund.refundNo}: ${detail}`);
+      await this.txHost.withTransaction(() =>
+        this.settlement.settle(refund.refundNo, FINAL_STATUS[outcome], channelRefundId, detail),
+      );
     }
   }
 }
+
+const FINAL_STATUS = {
+  SUCCEEDED: RefundStatus.Succeeded,
+  CLOSED: RefundStatus.Closed,
+  ABNORMAL: RefundStatus.Abnormal,
+} as const;

@@ -7,7 +7,10 @@ import { RefundRepository } from './refund.repository';
 
 const BATCH_SIZE = 20;
 
-/** Sends again, in every instance, the PENDING refunds whose backoff (or crashed attempt's lease) has run out. */
+/**
+ * In every instance: sends again the PENDING refunds whose backoff (or crashed attempt's lease) has
+ * run out, and asks the channel about PROCESSING ones whose notification has not come.
+ */
 @Injectable()
 export class RefundRetryWorker extends PollingWorker {
   protected readonly logger = new Logger(RefundRetryWorker.name);
@@ -26,7 +29,7 @@ export class RefundRetryWorker extends PollingWorker {
 
   protected async pollOnce(): Promise<boolean> {
     const due = await this.refunds.due(new Date(), BATCH_SIZE);
-    await Promise.all(due.map((refundNo) => this.executor.attempt(refundNo)));
+    await Promise.all(due.map(({ refundNo, status }) => this.executor.attempt(refundNo, status)));
     return due.length === BATCH_SIZE;
   }
 }

@@ -58,42 +58,46 @@ export class RefundRepository {
     };
   }
 
-  /** The refund numbers of PENDING refunds whose next attempt is due. */
-  async due(now: Date, limit: number): Promise<string[]> {
-    const rows: Array<{ refund_no: string }> = await this.txHost.tx.query(
-      `SELECT refund_no FROM refund WHERE status = ? AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?`,
-      [RefundStatus.Pending, now, limit],
+  /**
+   * Refunds whose next channel call is due: PENDING ones to send (again), PROCESSING ones to ask
+   * about, in case their notification does not come.
+   */
+  async due(now: Date, limit: number): Promise<Array<Pick<Refund, 'refundNo' | 'status'>>> {
+    const rows: Array<{ refund_no: string; status: RefundStatus }> = await this.txHost.tx.query(
+      `SELECT refund_no, status FROM refund WHERE status IN (?) AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?`,
+      [OPEN_REFUND_STATUSES, now, limit],
     );
-    return rows.map((r) => r.refund_no);
+    return rows.map((r) => ({ refundNo: r.refund_no, status: r.status }));
   }
 
   /**
-   * Takes the right to call the channel now, by compare-and-set on the due time: exactly one
-   * caller on any replica wins, and holds it until `leaseUntil` (when a crashed attempt is retried).
+   * Takes the right to call the channel about the refund now, by compare-and-set on its status and
+   * due time: exactly one caller on any replica wins, and holds it until `leaseUntil` (when a
+   * crashed attempt is retried).
    */
-  async claimAttempt(refundNo: string, now: Date, leaseUntil: Date): Promise<boolean> {
+  async claimAttempt(refundNo: string, status: RefundStatus, now: Date, leaseUntil: Date): Promise<boolean> {
     const result: WriteResult = await this.txHost.tx.query(
       `UPDATE refund SET attempts = attempts + 1, next_attempt_at = ?, updated_at = ?
        WHERE refund_no = ? AND status = ? AND next_attempt_at <= ?`,
-      [leaseUntil, now, refundNo, RefundStatus.Pending, now],
+      [leaseUntil, now, refundNo, status, now],
     );
     return result.affectedRows === 1;
   }
 
-  /** The channel accepted the refund and will tell its result later. */
-  async markAccepted(id: string, channelRefundId: string | undefined): Promise<void> {
+  /** The channel accepted the refund; its result comes by notification, or is asked for at `queryAt`. */
+  async markAccepted(id: string, channelRefundId: string | undefined, queryAt: Date): Promise<void> {
     await this.txHost.tx.query(
-      `UPDATE refund SET status = ?, channel_refund_id = COALESCE(?, channel_refund_id), next_attempt_at = NULL,
+      `UPDATE refund SET status = ?, channel_refund_id = COALESCE(?, channel_refund_id), next_attempt_at = ?,
          last_error = NULL, updated_at = ?
        WHERE id = ? AND status = ?`,
-      [RefundStatus.Processing, channelRefundId ?? null, new Date(), id, RefundStatus.Pending],
+      [RefundStatus.Processing, channelRefundId ?? null, queryAt, new Date(), id, RefundStatus.Pending],
     );
   }
 
-  async deferAttempt(id: string, nextAttemptAt: Date, error: string): Promise<void> {
+  async deferAttempt(id: string, status: RefundStatus, nextAttemptAt: Date, note: string | null): Promise<void> {
     await this.txHost.tx.query(
       `UPDATE refund SET next_attempt_at = ?, last_error = ?, updated_at = ? WHERE id = ? AND status = ?`,
-      [nextAttemptAt, error.slice(0, 500), new Date(), id, RefundStatus.Pending],
+      [nextAttemptAt, note?.slice(0, 500) ?? null, new Date(), id, status],
     );
   }
 

@@ -3,9 +3,15 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { DomainError } from '../common/domain-error';
 import { AlipayConfig } from '../config/alipay.config';
-import { alipayDelivery, alipayTradeParams, generateRsaKeyPair, RsaKeyPair } from '../../test/support/platform-signers';
+import {
+  alipayDelivery,
+  alipayRefundParams,
+  alipayTradeParams,
+  generateRsaKeyPair,
+  RsaKeyPair,
+} from '../../test/support/platform-signers';
 import { AlipayVerifier, parseForm } from './alipay.verifier';
-import { RawDelivery } from './verified-notification';
+import { isPayment, RawDelivery } from './verified-notification';
 
 const VECTORS = path.resolve(__dirname, '../../../shared/vectors');
 const FORM = 'application/x-www-form-urlencoded; charset=utf-8';
@@ -226,6 +232,97 @@ describe(AlipayVerifier.name, () => {
       const body = alipayDelivery(alipay.privateKey, { ...trade(), charset: 'UTF-8' });
 
       expect(codeOf(() => sut.verify(form(body)))).toBe('no error');
+    });
+
+    describe('refund notifications', () => {
+      const OUT_BIZ_NO = 'ER9D7E9CAD981A646C1A0B46E1F8D8EFC0';
+      const refundNotice = (overrides: Partial<Parameters<typeof alipayRefundParams>[0]> = {}) =>
+        alipayRefundParams({
+          appId: APP_ID,
+          sellerId: SELLER_ID,
+          outTradeNo: 'ORD20250301120000001',
+          tradeNo: '2025030122001468451400000001',
+          totalAmount: '88.88',
+          paidAt: PAID_AT,
+          outBizNo: OUT_BIZ_NO,
+          refundFee: '88.88',
+          ...overrides,
+        });
+
+      it('should read a full refund (TRADE_CLOSED) as a succeeded refund that pays nothing', () => {
+        const delivery = form(alipayDelivery(alipay.privateKey, refundNotice()));
+
+        const result = sut.verify(delivery);
+
+        expect(result).toEqual({
+          channel: 'ALIPAY',
+          merchantId: APP_ID,
+          eventType: 'REFUND/TRADE_CLOSED',
+          paid: false,
+          outTradeNo: 'ORD20250301120000001',
+          transactionId: '2025030122001468451400000001',
+          refund: { refundNo: OUT_BIZ_NO, status: 'SUCCEEDED' },
+          rawBody: delivery.body,
+          headers: { 'content-type': FORM },
+        });
+        expect(isPayment(result)).toBe(false);
+      });
+
+      it('should read a partial refund (TRADE_SUCCESS) as a refund, never as a payment', () => {
+        const params = refundNotice({ tradeStatus: 'TRADE_SUCCESS', refundFee: '10.00' });
+        expect(params.trade_status).toBe('TRADE_SUCCESS');
+        expect(params.gmt_payment).toBeTruthy();
+
+        const result = sut.verify(form(alipayDelivery(alipay.privateKey, params)));
+
+        expect(result).toMatchObject({
+          eventType: 'REFUND/TRADE_SUCCESS',
+          paid: false,
+          refund: { refundNo: OUT_BIZ_NO, status: 'SUCCEEDED' },
+        });
+        expect(isPayment(result)).toBe(false);
+        expect(result.amount).toBeUndefined();
+        expect(result.paidAt).toBeUndefined();
+      });
+
+      it('should read the same parameters without out_biz_no and refund_fee as a payment', () => {
+        const { out_biz_no, refund_fee, ...trade } = refundNotice({ tradeStatus: 'TRADE_SUCCESS' });
+        expect([out_biz_no, refund_fee]).toEqual([OUT_BIZ_NO, '88.88']);
+
+        const result = sut.verify(form(alipayDelivery(alipay.privateKey, trade)));
+
+        expect(result).toMatchObject({ eventType: 'TRADE_SUCCESS', paid: true, amount: 8888 });
+        expect(result.refund).toBeUndefined();
+      });
+
+      it.each([
+        ['refund_fee', 'refund_fee=88.88', 'refund_fee=88.89'],
+        ['out_biz_no', `out_biz_no=${OUT_BIZ_NO}`, `out_biz_no=${OUT_BIZ_NO.slice(0, -1)}1`],
+      ])('should reject a refund notification with %s changed', (_what, from, to) => {
+        const body = alipayDelivery(alipay.privateKey, refundNotice());
+        expect(codeOf(() => sut.verify(form(body)))).toBe('no error');
+        expect(body.split(from)).toHaveLength(2);
+
+        expect(codeOf(() => sut.verify(form(body.replace(from, to))))).toBe('InvalidSignature');
+      });
+
+      it('should reject a refund notification for another app_id', () => {
+        const body = alipayDelivery(alipay.privateKey, refundNotice({ appId: '2021004100000002' }));
+
+        expect(codeOf(() => sut.verify(form(body)))).toBe('MerchantMismatch');
+      });
+
+      it('should reject a refund notification signed by another key', () => {
+        const body = alipayDelivery(stranger.privateKey, refundNotice());
+
+        expect(codeOf(() => sut.verify(form(body)))).toBe('InvalidSignature');
+      });
+
+      it('should reject an out_biz_no longer than 64 characters', () => {
+        const body = alipayDelivery(alipay.privateKey, refundNotice({ outBizNo: 'R'.repeat(65) }));
+
+        expect(codeOf(() => sut.verify(form(body)))).toBe('MalformedRequest');
+      });
     });
   });
 });

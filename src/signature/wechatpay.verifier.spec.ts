@@ -11,10 +11,11 @@ import {
   signWechatpayBody,
   wechatpayDelivery,
   WechatpayEvent,
+  wechatpayRefund,
   WechatpaySigner,
   wechatpayTransaction,
 } from '../../test/support/platform-signers';
-import { RawDelivery } from './verified-notification';
+import { isPayment, RawDelivery } from './verified-notification';
 import { WechatpayVerifier } from './wechatpay.verifier';
 
 const VECTORS = path.resolve(__dirname, '../../../shared/vectors');
@@ -251,6 +252,116 @@ describe(WechatpayVerifier.name, () => {
       const delivery = deliver(publicKeySigner(), { resource: payment({ tradeState: 'NOTPAY' }) });
 
       expect(sut.verify(delivery).paid).toBe(false);
+    });
+  });
+
+  describe('refund notifications', () => {
+    const OUT_TRADE_NO = 'ORD20250301120000001';
+    const TRANSACTION_ID = '4200002345202503011234567890';
+    const OUT_REFUND_NO = 'ER9D7E9CAD981A646C1A0B46E1F8D8EFC0';
+    const REFUND_ID = '50000000382019052709732678859';
+    let sut: WechatpayVerifier;
+    beforeEach(() => {
+      sut = new WechatpayVerifier(config(), fixedClock);
+    });
+
+    const refundResource = (overrides: Partial<Parameters<typeof wechatpayRefund>[0]> = {}) =>
+      wechatpayRefund({
+        mchid: MCHID,
+        outTradeNo: OUT_TRADE_NO,
+        transactionId: TRANSACTION_ID,
+        outRefundNo: OUT_REFUND_NO,
+        refundId: REFUND_ID,
+        total: 8888,
+        refund: 8888,
+        ...overrides,
+      });
+    const deliverRefund = (eventType: string, resource: object) =>
+      deliver(publicKeySigner(), { eventType, resource, originalType: 'refund' });
+
+    it.each([
+      ['REFUND.SUCCESS', 'SUCCESS', 'SUCCEEDED'],
+      ['REFUND.ABNORMAL', 'ABNORMAL', 'ABNORMAL'],
+      ['REFUND.CLOSED', 'CLOSED', 'CLOSED'],
+    ])('should read %s with refund_status %s as a refund %s that pays nothing', (eventType, refundStatus, status) => {
+      const delivery = deliverRefund(eventType, refundResource({ refundStatus }));
+
+      const result = sut.verify(delivery);
+
+      expect(result).toEqual({
+        channel: 'WECHATPAY',
+        eventType,
+        merchantId: MCHID,
+        paid: false,
+        outTradeNo: OUT_TRADE_NO,
+        transactionId: TRANSACTION_ID,
+        refund: { refundNo: OUT_REFUND_NO, channelRefundId: REFUND_ID, status },
+        rawBody: delivery.body,
+        headers: delivery.headers,
+      });
+      expect(isPayment(result)).toBe(false);
+    });
+
+    it('should take the status from the decrypted refund_status, not from the event type', () => {
+      const result = sut.verify(deliverRefund('REFUND.SUCCESS', refundResource({ refundStatus: 'ABNORMAL' })));
+
+      expect(result.refund?.status).toBe('ABNORMAL');
+    });
+
+    it('should read a partial refund the same way, without an amount', () => {
+      const result = sut.verify(deliverRefund('REFUND.SUCCESS', refundResource({ refund: 100 })));
+
+      expect(result.refund).toEqual({ refundNo: OUT_REFUND_NO, channelRefundId: REFUND_ID, status: 'SUCCEEDED' });
+      expect(result.amount).toBeUndefined();
+      expect(result.paidAt).toBeUndefined();
+    });
+
+    it('should reject a refund for another mchid', () => {
+      const delivery = deliverRefund('REFUND.SUCCESS', refundResource({ mchid: '1900009192' }));
+
+      expect(codeOf(() => sut.verify(delivery))).toBe('MerchantMismatch');
+    });
+
+    it.each(['PROCESSING', 'success', 'REFUNDED', ''])('should reject refund_status "%s"', (refundStatus) => {
+      const resource = { ...refundResource(), refund_status: refundStatus };
+
+      expect(codeOf(() => sut.verify(deliverRefund('REFUND.SUCCESS', resource)))).toBe('MalformedRequest');
+    });
+
+    it.each(['out_refund_no', 'refund_id', 'refund_status', 'mchid', 'out_trade_no', 'transaction_id'])(
+      'should reject a refund resource without %s',
+      (field) => {
+        const resource: Record<string, unknown> = { ...refundResource() };
+        delete resource[field];
+
+        expect(codeOf(() => sut.verify(deliverRefund('REFUND.SUCCESS', resource)))).toBe('MalformedRequest');
+      },
+    );
+
+    it('should reject an out_refund_no longer than 64 characters', () => {
+      const resource = refundResource({ outRefundNo: 'R'.repeat(65) });
+
+      expect(codeOf(() => sut.verify(deliverRefund('REFUND.SUCCESS', resource)))).toBe('MalformedRequest');
+    });
+
+    it('should reject a refund notification whose body was changed after signing', () => {
+      const delivery = deliverRefund('REFUND.CLOSED', refundResource({ refundStatus: 'CLOSED' }));
+      expect(codeOf(() => sut.verify(delivery))).toBe('no error');
+      const body = Buffer.from(delivery.body.toString('utf8').replace('"REFUND.CLOSED"', '"REFUND.CLOSEE"'), 'utf8');
+      expect(body.equals(delivery.body)).toBe(false);
+
+      expect(codeOf(() => sut.verify({ headers: delivery.headers, body }))).toBe('InvalidSignature');
+    });
+
+    it('should reject a refund resource encrypted with another APIv3 key', () => {
+      const signer = { ...publicKeySigner(), apiV3Key: OTHER_API_V3_KEY };
+      const delivery = deliver(signer, {
+        eventType: 'REFUND.SUCCESS',
+        resource: refundResource(),
+        originalType: 'refund',
+      });
+
+      expect(codeOf(() => sut.verify(delivery))).toBe('Undecryptable');
     });
   });
 

@@ -6,8 +6,11 @@ import { Channel } from '../../signature/verified-notification';
 import { Refund } from '../refund.entity';
 import { ChannelRefundResult, describeFailure, formatYuan, RefundChannel } from './refund-channel';
 
-const METHOD = 'alipay.trade.refund';
-const RESPONSE_KEY = 'alipay_trade_refund_response';
+const REFUND = { name: 'alipay.trade.refund', responseKey: 'alipay_trade_refund_response' };
+const REFUND_QUERY = {
+  name: 'alipay.trade.fastpay.refund.query',
+  responseKey: 'alipay_trade_fastpay_refund_query_response',
+};
 /** Answers that decide nothing: the same out_request_no is sent again later. */
 const RETRYABLE_SUB_CODES = new Set([
   'ACQ.SYSTEM_ERROR',
@@ -33,38 +36,16 @@ export class AlipayRefundClient implements RefundChannel {
   }
 
   async refund(refund: Refund): Promise<ChannelRefundResult> {
-    const params = this.signedRequest({
+    const result = await this.call(REFUND, {
       trade_no: refund.transactionId,
       out_request_no: refund.refundNo,
       refund_amount: formatYuan(refund.amount),
       refund_reason: refund.reason,
     });
-    let text: string;
-    let status: number;
-    try {
-      const response = await fetch(this.config.alipay.gatewayUrl, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded;charset=utf-8' },
-        body: new URLSearchParams(params).toString(),
-        signal: AbortSignal.timeout(this.config.requestTimeoutMs),
-      });
-      status = response.status;
-      text = await response.text();
-    } catch (error) {
-      return { outcome: 'RETRY', detail: `Alipay refund request: ${describeFailure(error)}` };
-    }
-    if (status !== 200) return { outcome: 'RETRY', detail: `Alipay gateway answered HTTP ${status}` };
-    return this.read(text);
-  }
-
-  private read(text: string): ChannelRefundResult {
-    const signed = signedResponse(text);
-    if (!signed || !this.verifier.verifyResponse(signed.content, signed.sign)) {
-      return { outcome: 'RETRY', detail: 'Alipay answer has no valid signature' };
-    }
-    const answer = JSON.parse(signed.content) as Record<string, string | undefined>;
+    if (!('verified' in result)) return result;
+    const answer = result.verified;
     if (answer.code === '10000') {
-      // fund_change N: this out_request_no was refunded before, or is not final yet; the notification tells.
+      // fund_change N: this out_request_no was refunded before, or is not final yet; the query tells.
       return { outcome: answer.fund_change === 'Y' ? 'SUCCEEDED' : 'PROCESSING' };
     }
     const detail = `Alipay refused the refund: ${answer.code} ${answer.sub_code ?? ''} ${answer.sub_msg ?? answer.msg ?? ''}`;
@@ -74,11 +55,48 @@ export class AlipayRefundClient implements RefundChannel {
       : { outcome: 'RETRY', detail: detail.trim() };
   }
 
+  /** Only REFUND_SUCCESS is final here: Alipay's query has no word for "refused", so the rest keeps waiting. */
+  async query(refund: Refund): Promise<ChannelRefundResult> {
+    const result = await this.call(REFUND_QUERY, { trade_no: refund.transactionId, out_request_no: refund.refundNo });
+    if (!('verified' in result)) return result;
+    const answer = result.verified;
+    if (answer.code !== '10000') {
+      return { outcome: 'RETRY', detail: `Alipay refund query: ${answer.code} ${answer.sub_code ?? ''}`.trim() };
+    }
+    return { outcome: answer.refund_status === 'REFUND_SUCCESS' ? 'SUCCEEDED' : 'PROCESSING' };
+  }
+
+  /** One signed gateway call; the response object once its signature verifies, or a RETRY saying why not. */
+  private async call(
+    method: { name: string; responseKey: string },
+    bizContent: object,
+  ): Promise<{ verified: Record<string, string | undefined> } | ChannelRefundResult> {
+    let text: string;
+    try {
+      const response = await fetch(this.config.alipay.gatewayUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded;charset=utf-8' },
+        body: new URLSearchParams(this.signedRequest(method.name, bizContent)).toString(),
+        signal: AbortSignal.timeout(this.config.requestTimeoutMs),
+      });
+      text = await response.text();
+      if (response.status !== 200)
+        return { outcome: 'RETRY', detail: `Alipay gateway answered HTTP ${response.status}` };
+    } catch (error) {
+      return { outcome: 'RETRY', detail: `Alipay ${method.name}: ${describeFailure(error)}` };
+    }
+    const signed = signedResponse(text, method.responseKey);
+    if (!signed || !this.verifier.verifyResponse(signed.content, signed.sign)) {
+      return { outcome: 'RETRY', detail: `Alipay ${method.name} answer has no valid signature` };
+    }
+    return { verified: JSON.parse(signed.content) as Record<string, string | undefined> };
+  }
+
   /** The public parameters plus biz_content, signed RSA2 over everything but `sign` (sign_type included). */
-  private signedRequest(bizContent: object): Record<string, string> {
+  private signedRequest(method: string, bizContent: object): Record<string, string> {
     const params = new Map<string, string>([
       ['app_id', this.app!.appId],
-      ['method', METHOD],
+      ['method', method],
       ['format', 'JSON'],
       ['charset', 'utf-8'],
       ['sign_type', 'RSA2'],
@@ -96,14 +114,17 @@ export class AlipayRefundClient implements RefundChannel {
  * Alipay signs the exact text of the response object, so it is cut out of the body as written:
  * re-serializing parsed JSON could change it.
  */
-export function signedResponse(text: string): { content: string; sign: string } | undefined {
+export function signedResponse(
+  text: string,
+  responseKey = REFUND.responseKey,
+): { content: string; sign: string } | undefined {
   let body: Record<string, unknown>;
   try {
     body = JSON.parse(text) as Record<string, unknown>;
   } catch {
     return undefined;
   }
-  const key = [RESPONSE_KEY, 'error_response'].find((k) => typeof body[k] === 'object');
+  const key = [responseKey, 'error_response'].find((k) => typeof body[k] === 'object');
   if (!key || typeof body.sign !== 'string') return undefined;
   const start = text.indexOf(`"${key}"`);
   const open = text.indexOf('{', start);

@@ -1,13 +1,17 @@
 import { Channel } from '../../signature/verified-notification';
 import { Refund } from '../refund.entity';
 
-/** The channel's answer to a refund request, once its signature has been verified. */
-export type ChannelRefundResult =
-  | { outcome: 'SUCCEEDED' | 'PROCESSING'; channelRefundId?: string }
-  /** The channel refused or closed the refund: no money moved. */
-  | { outcome: 'CLOSED' | 'ABNORMAL'; channelRefundId?: string; detail: string }
-  /** No word from the channel that can be trusted (timeout, 5xx, unverifiable answer): ask again later. */
-  | { outcome: 'RETRY'; detail: string };
+/**
+ * The channel's answer about a refund, once its signature has been verified. CLOSED and ABNORMAL:
+ * the channel refused, closed or could not pay out the refund. RETRY: no word from the channel that
+ * can be trusted (timeout, 5xx, unverifiable answer), so ask again later.
+ */
+export interface ChannelRefundResult {
+  outcome: 'SUCCEEDED' | 'PROCESSING' | 'CLOSED' | 'ABNORMAL' | 'RETRY';
+  channelRefundId?: string;
+  /** Why, for CLOSED, ABNORMAL and RETRY. */
+  detail?: string;
+}
 
 export interface RefundChannel {
   readonly channel: Channel;
@@ -15,6 +19,11 @@ export interface RefundChannel {
   readonly unavailableReason: string | undefined;
   /** Never throws: every failure is a RETRY with its reason. The refund number is the channel's idempotency key. */
   refund(refund: Refund): Promise<ChannelRefundResult>;
+  /**
+   * Asks where an accepted refund stands, for when its notification does not come. Only a final
+   * status is taken as the channel's word; anything else is PROCESSING or RETRY, never CLOSED.
+   */
+  query(refund: Refund): Promise<ChannelRefundResult>;
 }
 
 export const REFUND_CHANNELS = Symbol('REFUND_CHANNELS');

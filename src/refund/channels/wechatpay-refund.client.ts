@@ -43,46 +43,59 @@ export class WechatpayRefundClient implements RefundChannel {
       ...(this.config.wechatpay.notifyUrl ? { notify_url: this.config.wechatpay.notifyUrl } : {}),
       amount: { refund: refund.amount, total: refund.transactionAmount, currency: refund.currency },
     });
+    const answer = await this.call('POST', REFUND_PATH, body);
+    if ('outcome' in answer) return answer;
+    if (!answer.ok) {
+      const detail = `WeChat Pay refused the refund: ${answer.code} ${answer.message}`.trim();
+      return RETRYABLE_CODES.has(answer.code) || answer.status === 429
+        ? { outcome: 'RETRY', detail }
+        : { outcome: 'CLOSED', detail };
+    }
+    return readRefund(answer.body);
+  }
+
+  async query(refund: Refund): Promise<ChannelRefundResult> {
+    const answer = await this.call('GET', `${REFUND_PATH}/${encodeURIComponent(refund.refundNo)}`, '');
+    if ('outcome' in answer) return answer;
+    if (!answer.ok) return { outcome: 'RETRY', detail: `WeChat Pay refund query: ${answer.code} ${answer.message}` };
+    return readRefund(answer.body);
+  }
+
+  /** One signed call; its answer only once its signature verifies, or a RETRY saying why not. */
+  private async call(
+    method: 'GET' | 'POST',
+    path: string,
+    body: string,
+  ): Promise<VerifiedAnswer | ChannelRefundResult> {
     let response: Response;
     let text: string;
     try {
-      response = await fetch(this.config.wechatpay.apiBaseUrl + REFUND_PATH, {
-        method: 'POST',
+      response = await fetch(this.config.wechatpay.apiBaseUrl + path, {
+        method,
         headers: {
-          'content-type': 'application/json',
+          ...(method === 'POST' ? { 'content-type': 'application/json' } : {}),
           accept: 'application/json',
-          authorization: this.authorization('POST', REFUND_PATH, body),
+          authorization: this.authorization(method, path, body),
         },
-        body,
+        body: method === 'POST' ? body : undefined,
         signal: AbortSignal.timeout(this.config.requestTimeoutMs),
       });
       text = await response.text();
     } catch (error) {
-      return { outcome: 'RETRY', detail: `WeChat Pay refund request: ${describeFailure(error)}` };
+      return { outcome: 'RETRY', detail: `WeChat Pay ${method} ${path}: ${describeFailure(error)}` };
     }
-    return this.read(response, text);
-  }
-
-  private read(response: Response, text: string): ChannelRefundResult {
     if (response.status >= 500) return { outcome: 'RETRY', detail: `WeChat Pay answered HTTP ${response.status}` };
     if (!this.verifies(response, text)) {
       return { outcome: 'RETRY', detail: `WeChat Pay answer (HTTP ${response.status}) has no valid signature` };
     }
     const answer = parseObject(text);
-    if (!response.ok) {
-      const code = String(answer.code ?? `HTTP_${response.status}`);
-      const detail = `WeChat Pay refused the refund: ${code} ${String(answer.message ?? '')}`.trim();
-      return RETRYABLE_CODES.has(code) || response.status === 429
-        ? { outcome: 'RETRY', detail }
-        : { outcome: 'CLOSED', detail };
-    }
-    const outcome = STATUSES[String(answer.status)];
-    const channelRefundId = typeof answer.refund_id === 'string' ? answer.refund_id : undefined;
-    if (!outcome) return { outcome: 'RETRY', detail: `WeChat Pay answered unknown status ${String(answer.status)}` };
-    if (outcome === 'CLOSED' || outcome === 'ABNORMAL') {
-      return { outcome, channelRefundId, detail: `WeChat Pay refund status ${String(answer.status)}` };
-    }
-    return { outcome, channelRefundId } as ChannelRefundResult;
+    return {
+      ok: response.ok,
+      status: response.status,
+      body: answer,
+      code: String(answer.code ?? `HTTP_${response.status}`),
+      message: String(answer.message ?? ''),
+    };
   }
 
   private verifies(response: Response, text: string): boolean {
@@ -106,6 +119,25 @@ export class WechatpayRefundClient implements RefundChannel {
       `timestamp="${timestamp}",serial_no="${this.config.wechatpay.merchantSerialNo}"`
     );
   }
+}
+
+interface VerifiedAnswer {
+  ok: boolean;
+  status: number;
+  body: Record<string, unknown>;
+  code: string;
+  message: string;
+}
+
+/** A refund object (the POST's and the query's answer) as a result. */
+function readRefund(answer: Record<string, unknown>): ChannelRefundResult {
+  const outcome = STATUSES[String(answer.status)];
+  const channelRefundId = typeof answer.refund_id === 'string' ? answer.refund_id : undefined;
+  if (!outcome) return { outcome: 'RETRY', detail: `WeChat Pay answered unknown status ${String(answer.status)}` };
+  if (outcome === 'CLOSED' || outcome === 'ABNORMAL') {
+    return { outcome, channelRefundId, detail: `WeChat Pay refund status ${String(answer.status)}` };
+  }
+  return { outcome, channelRefundId } as ChannelRefundResult;
 }
 
 function parseObject(text: string): Record<string, unknown> {

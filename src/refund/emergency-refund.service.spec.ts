@@ -1,0 +1,52 @@
+import { Channel } from '../signature/verified-notification';
+import { deriveRefundNo } from './emergency-refund.service';
+import { RefundPurpose } from './refund.entity';
+
+const WECHAT_TX = '4200002345202503011234567890';
+const ALIPAY_TX = '2025030122001468451400000001';
+/** WeChat Pay out_refund_no: digits, letters, _-|*@, at most 64; Alipay out_request_no: at most 64. */
+const WECHATPAY_REFUND_NO = /^[0-9A-Za-z_\-|*@]{1,64}$/;
+
+describe(deriveRefundNo.name, () => {
+  const sut = deriveRefundNo;
+
+  it('should give the same number for the same channel, transaction and purpose', () => {
+    const first = sut({ channel: Channel.Wechatpay, transactionId: WECHAT_TX }, RefundPurpose.DuplicatePayment);
+    const again = sut({ channel: Channel.Wechatpay, transactionId: WECHAT_TX }, RefundPurpose.DuplicatePayment);
+
+    expect(again).toBe(first);
+  });
+
+  it('should be ER and 32 upper-case hex digits, which both channels accept', () => {
+    for (const channel of Object.values(Channel)) {
+      for (const purpose of Object.values(RefundPurpose)) {
+        const refundNo = sut({ channel, transactionId: channel === Channel.Alipay ? ALIPAY_TX : WECHAT_TX }, purpose);
+
+        expect(refundNo).toMatch(/^ER[0-9A-F]{32}$/);
+        expect(refundNo).toHaveLength(34);
+        expect(refundNo).toMatch(WECHATPAY_REFUND_NO);
+      }
+    }
+  });
+
+  it('should be the first 128 bits of SHA-256 over channel:transactionId:purpose', () => {
+    // printf 'WECHATPAY:4200002345202503011234567890:ORDER_REFUND' | sha256sum | cut -c1-32
+    expect(sut({ channel: Channel.Wechatpay, transactionId: WECHAT_TX }, RefundPurpose.OrderRefund)).toBe(
+      'ER9D7E9CAD981A646C1A0B46E1F8D8EFC0',
+    );
+  });
+
+  it('should differ by channel, by transaction and by purpose', () => {
+    const numbers = new Set<string>();
+    const transactions = [WECHAT_TX, ALIPAY_TX, `${WECHAT_TX.slice(0, -1)}1`, 'x'];
+    for (const channel of Object.values(Channel)) {
+      for (const transactionId of transactions) {
+        for (const purpose of Object.values(RefundPurpose)) numbers.add(sut({ channel, transactionId }, purpose));
+      }
+    }
+
+    expect(numbers.size).toBe(
+      Object.values(Channel).length * transactions.length * Object.values(RefundPurpose).length,
+    );
+  });
+});
