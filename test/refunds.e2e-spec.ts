@@ -463,6 +463,30 @@ describe('refund notifications', () => {
     expect(await refundRow(refundNo)).toMatchObject({ status: 'SUCCEEDED', attempts: 1 });
   });
 
+  it('should ask WeChat Pay about a PROCESSING refund whose notification does not come, and settle it', async () => {
+    const { orderNo, paidBy } = await paidOrder('WECHATPAY', 1500);
+    const refundNo = uniqueId('QY');
+    fake.script(refundNo, 'processing');
+    fake.scriptQuery(refundNo, 'server-error');
+    expect(
+      (await emergencyRefund(clientA, platforms.admins.admin, { orderNo, transactionId: paidBy, refundNo })).status,
+    ).toBe(202);
+    await refundStatusIs(refundNo, 'PROCESSING');
+    await waitFor('two queries (a 5xx, then PROCESSING)', async () => fake.queriesFor(refundNo) >= 2);
+    expect(await refundRow(refundNo)).toMatchObject({ status: 'PROCESSING' });
+
+    fake.settle(refundNo, 'SUCCESS');
+
+    await refundStatusIs(refundNo, 'SUCCEEDED');
+    expect(fake.queries.filter((q) => q.refundNo === refundNo).map((q) => q.answered)).toEqual([
+      'server-error',
+      ...Array(fake.queriesFor(refundNo) - 2).fill('PROCESSING'),
+      'SUCCESS',
+    ]);
+    expect(fake.callsFor(refundNo)).toBe(1);
+    expect(await orderStatus(orderNo)).toBe('REFUNDED');
+  });
+
   it('should acknowledge a refund notification for a refund this service never made, changing nothing', async () => {
     const { orderNo, paidBy } = await paidOrder('WECHATPAY', 700);
     const notice = clientA.wechatpayRefundNotice({

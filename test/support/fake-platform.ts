@@ -1,8 +1,9 @@
 /**
- * A local fake of the two refund APIs the service calls: WeChat Pay APIv3 `POST /v3/refund/domestic/refunds`
- * and the Alipay openapi gateway's `alipay.trade.refund` (`POST /gateway.do`). It listens on 127.0.0.1 with
- * plain node:http, checks the merchant's RSA request signatures for real, signs every answer for real, counts
- * the calls and answers as a test scripts it (success, processing, timeout, 5xx, business rejection).
+ * A local fake of the refund APIs the service calls: WeChat Pay APIv3 `POST /v3/refund/domestic/refunds` and
+ * `GET /v3/refund/domestic/refunds/{out_refund_no}`, and the Alipay openapi gateway's `alipay.trade.refund`
+ * and `alipay.trade.fastpay.refund.query` (`POST /gateway.do`). It listens on 127.0.0.1 with plain node:http,
+ * checks the merchant's RSA request signatures for real, signs every answer for real, counts the calls and
+ * answers as a test scripts it (success, processing, timeout, 5xx, business rejection).
  * Money is integer fen inside; Alipay's yuan strings are converted without floating point.
  */
 import { KeyObject, randomInt, sign, verify } from 'node:crypto';
@@ -16,6 +17,16 @@ export type RefundBehaviour =
   | 'timeout' // hold the request open without answering for `hangMs` then destroy the socket; the refund is NOT done
   | 'server-error' // WeChat: HTTP 500 SYSTEM_ERROR; Alipay: code 20000 sub_code aop.ACQ.SYSTEM_ERROR
   | { reject: string; message?: string }; // WeChat: HTTP 400 {code: reject}; Alipay: code 40004 sub_code=reject
+
+/** How a refund query is answered; 'answer' tells what the fake knows (the default when nothing is scripted). */
+export type QueryBehaviour =
+  | 'answer' // WeChat: 200 with the current status, or 404 RESOURCE_NOT_EXISTS; Alipay: code 10000, with or without refund_status
+  | 'timeout' // hold the request open without answering for `hangMs` then destroy the socket
+  | 'server-error' // WeChat: HTTP 500 SYSTEM_ERROR; Alipay: code 20000 sub_code aop.ACQ.SYSTEM_ERROR
+  | { reject: string; message?: string }; // WeChat: HTTP 400 {code: reject}; Alipay: code 40004 sub_code=reject
+
+/** The statuses a WeChat refund query can report. */
+export type WechatpayRefundStatus = 'SUCCESS' | 'PROCESSING' | 'CLOSED' | 'ABNORMAL';
 
 export interface FakePlatformOptions {
   wechatpay: {
@@ -50,17 +61,40 @@ export interface RecordedRefundCall {
   behaviour: string;
 }
 
+export interface RecordedRefundQuery {
+  channel: 'WECHATPAY' | 'ALIPAY';
+  /** out_refund_no / out_request_no. */
+  refundNo: string;
+  /**
+   * What was answered. WeChat: the status reported ('SUCCESS', 'PROCESSING', 'CLOSED', 'ABNORMAL') or
+   * 'RESOURCE_NOT_EXISTS'; Alipay: 'REFUND_SUCCESS' or 'NO_REFUND' (code 10000 without refund_status);
+   * either: 'timeout', 'server-error' or 'reject:<code>'.
+   */
+  answered: string;
+}
+
 const WECHATPAY_REFUND_PATH = '/v3/refund/domestic/refunds';
 const ALIPAY_GATEWAY_PATH = '/gateway.do';
 const ALIPAY_REFUND_METHOD = 'alipay.trade.refund';
 const ALIPAY_REFUND_RESPONSE = 'alipay_trade_refund_response';
+const ALIPAY_QUERY_METHOD = 'alipay.trade.fastpay.refund.query';
+const ALIPAY_QUERY_RESPONSE = 'alipay_trade_fastpay_refund_query_response';
+/** The gateway names each method's answer `<method with _ for .>_response`. */
+const ALIPAY_RESPONSE_KEYS: Record<string, string> = {
+  [ALIPAY_REFUND_METHOD]: ALIPAY_REFUND_RESPONSE,
+  [ALIPAY_QUERY_METHOD]: ALIPAY_QUERY_RESPONSE,
+};
 const WECHATPAY_CLOCK_SKEW_S = 5 * 60;
 const ALIPAY_CLOCK_SKEW_MS = 15 * 60 * 1000;
 
 export class FakePlatform {
+  /** Refund requests only; queries are in `queries`. */
   readonly calls: RecordedRefundCall[] = [];
+  /** Refund queries that passed the signature checks, in order. */
+  readonly queries: RecordedRefundQuery[] = [];
   readonly refusedRequests: Array<{ path: string; reason: string }> = [];
   private readonly scripts = new Map<string, RefundBehaviour[]>();
+  private readonly queryScripts = new Map<string, QueryBehaviour[]>();
   private readonly wechatpayRefunds = new Map<string, WechatpayRefund>();
   private readonly alipayRefunds = new Map<string, AlipayRefund>();
   private readonly alipayBuyers = new Map<string, string>();
@@ -100,6 +134,29 @@ export class FakePlatform {
     this.scripts.set(refundNo, [...(this.scripts.get(refundNo) ?? []), ...behaviours]);
   }
 
+  queriesFor(refundNo: string): number {
+    return this.queries.filter((query) => query.refundNo === refundNo).length;
+  }
+
+  /**
+   * Behaviours for the next queries of refundNo (or '*' for any refund), consumed in order; afterwards 'answer'.
+   * A queue of its own: `script` never affects queries, nor `scriptQuery` refund calls.
+   */
+  scriptQuery(refundNo: string | '*', ...behaviours: QueryBehaviour[]): void {
+    this.queryScripts.set(refundNo, [...(this.queryScripts.get(refundNo) ?? []), ...behaviours]);
+  }
+
+  /**
+   * Sets the status WeChat queries report for refundNo from now on, as if WeChat finished processing it.
+   * The refund must have been created (answered SUCCESS or PROCESSING); a later refund POST sets it again.
+   */
+  settle(refundNo: string, status: 'SUCCESS' | 'CLOSED' | 'ABNORMAL'): void {
+    const refund = this.wechatpayRefunds.get(refundNo);
+    if (!refund) throw new Error(`FakePlatform.settle: no WeChat Pay refund ${refundNo} was created`);
+    refund.status = status;
+    if (status === 'SUCCESS') refund.successTime ??= beijingRfc3339(new Date());
+  }
+
   /** Stops listening; hanging requests and idle keep-alive connections are destroyed. */
   async close(): Promise<void> {
     for (const timer of this.hanging) clearTimeout(timer);
@@ -122,6 +179,7 @@ export class FakePlatform {
   private route(req: IncomingMessage, res: ServerResponse, body: string): void {
     const path = new URL(req.url ?? '/', this.url).pathname;
     if (req.method === 'POST' && path === WECHATPAY_REFUND_PATH) return this.wechatpayRefund(req, res, body);
+    if (req.method === 'GET' && WECHATPAY_QUERY_PATH.test(path)) return this.wechatpayQuery(req, res, body, path);
     if (req.method === 'POST' && path === ALIPAY_GATEWAY_PATH) return this.alipayGateway(req, res, body);
     this.refusedRequests.push({ path, reason: `no such endpoint: ${req.method} ${path}` });
     res.writeHead(404, { 'content-type': 'application/json' }).end('{"code":"NOT_FOUND","message":"no such endpoint"}');
@@ -129,6 +187,14 @@ export class FakePlatform {
 
   private nextBehaviour(refundNo: string): RefundBehaviour {
     return this.scripts.get(refundNo)?.shift() ?? this.scripts.get('*')?.shift() ?? 'success';
+  }
+
+  private nextQueryBehaviour(refundNo: string): QueryBehaviour {
+    return this.queryScripts.get(refundNo)?.shift() ?? this.queryScripts.get('*')?.shift() ?? 'answer';
+  }
+
+  private recordQuery(query: Omit<RecordedRefundQuery, 'answered'>, answered: string | { reject: string }): void {
+    this.queries.push({ ...query, answered: typeof answered === 'string' ? answered : `reject:${answered.reject}` });
   }
 
   private record(call: Omit<RecordedRefundCall, 'behaviour'>, behaviour: RefundBehaviour): void {
@@ -169,6 +235,32 @@ export class FakePlatform {
       behaviour,
     );
     this.answerWechatpay(res, request, behaviour);
+  }
+
+  private wechatpayQuery(req: IncomingMessage, res: ServerResponse, body: string, path: string): void {
+    let outRefundNo: string;
+    try {
+      this.verifyWechatpayAuthorization(req, body);
+      outRefundNo = parseWechatpayQueryPath(path);
+    } catch (error) {
+      if (!(error instanceof Refusal)) throw error;
+      this.refusedRequests.push({ path, reason: error.message });
+      const status = error.code === 'SIGN_ERROR' ? 401 : 400;
+      return this.sendWechatpay(res, status, { code: error.code, message: error.message });
+    }
+    const behaviour = this.nextQueryBehaviour(outRefundNo);
+    const refund = this.wechatpayRefunds.get(outRefundNo);
+    const answered = behaviour !== 'answer' ? behaviour : (refund?.status ?? 'RESOURCE_NOT_EXISTS');
+    this.recordQuery({ channel: 'WECHATPAY', refundNo: outRefundNo }, answered);
+    if (behaviour === 'timeout') return this.hang(res);
+    if (behaviour === 'server-error') {
+      return this.sendWechatpay(res, 500, { code: 'SYSTEM_ERROR', message: '系统错误' });
+    }
+    if (typeof behaviour === 'object') {
+      return this.sendWechatpay(res, 400, { code: behaviour.reject, message: behaviour.message ?? behaviour.reject });
+    }
+    if (!refund) return this.sendWechatpay(res, 404, { code: 'RESOURCE_NOT_EXISTS', message: '退款单不存在' });
+    this.sendWechatpay(res, 200, wechatpayRefundAnswer(refund));
   }
 
   private verifyWechatpayAuthorization(req: IncomingMessage, body: string): void {
@@ -227,17 +319,21 @@ export class FakePlatform {
 
   private alipayGateway(req: IncomingMessage, res: ServerResponse, body: string): void {
     const params = alipayParams(req, body);
-    let request: AlipayRefundRequest;
+    let request: AlipayRefundRequest | AlipayQueryRequest;
     try {
       this.verifyAlipayRequest(params);
-      request = parseAlipayRefund(params.biz_content);
+      request =
+        params.method === ALIPAY_QUERY_METHOD
+          ? parseAlipayQuery(params.biz_content)
+          : parseAlipayRefund(params.biz_content);
     } catch (error) {
       if (!(error instanceof Refusal)) throw error;
       this.refusedRequests.push({ path: ALIPAY_GATEWAY_PATH, reason: `${error.code}: ${error.message}` });
       // Only a known method has a named response; the gateway answers anything else as error_response.
-      const key = params.method === ALIPAY_REFUND_METHOD ? ALIPAY_REFUND_RESPONSE : 'error_response';
+      const key = ALIPAY_RESPONSE_KEYS[params.method] ?? 'error_response';
       return this.sendAlipay(res, key, alipayError('40002', 'Invalid Arguments', error.code, error.message));
     }
+    if (request.kind === 'query') return this.alipayQuery(res, request);
     const scripted = this.nextBehaviour(request.outRequestNo);
     const behaviour = scripted === 'processing' ? 'success' : scripted; // the gateway has no "processing"
     this.record(
@@ -247,9 +343,30 @@ export class FakePlatform {
     this.answerAlipay(res, request, behaviour);
   }
 
+  private alipayQuery(res: ServerResponse, request: AlipayQueryRequest): void {
+    const behaviour = this.nextQueryBehaviour(request.outRequestNo);
+    const refund = this.alipayRefunds.get(`${request.tradeNo}\n${request.outRequestNo}`);
+    const answered = behaviour !== 'answer' ? behaviour : refund ? 'REFUND_SUCCESS' : 'NO_REFUND';
+    this.recordQuery({ channel: 'ALIPAY', refundNo: request.outRequestNo }, answered);
+    if (behaviour === 'timeout') return this.hang(res);
+    const answer =
+      behaviour === 'server-error'
+        ? alipayError('20000', 'Service Currently Unavailable', 'aop.ACQ.SYSTEM_ERROR', '系统错误')
+        : typeof behaviour === 'object'
+          ? alipayError('40004', 'Business Failed', behaviour.reject, behaviour.message ?? behaviour.reject)
+          : alipayQueryAnswer(request, refund);
+    this.sendAlipay(res, ALIPAY_QUERY_RESPONSE, answer);
+  }
+
   private verifyAlipayRequest(params: Record<string, string>): void {
     const { appId, appPublicKeyPem } = this.options.alipay;
     if (params.app_id !== appId) throw new Refusal('isv.invalid-app-id', `app_id "${params.app_id}" is not ${appId}`);
+    if (!(params.method in ALIPAY_RESPONSE_KEYS)) {
+      throw new Refusal(
+        'isv.invalid-method',
+        `method "${params.method}" is not one of ${Object.keys(ALIPAY_RESPONSE_KEYS)}`,
+      );
+    }
     for (const [name, expected, subCode, optional] of ALIPAY_FIXED_PARAMS) {
       if (params[name] === expected || (optional && params[name] === undefined)) continue;
       throw new Refusal(subCode, `${name} "${params[name]}" is not ${expected}`);
@@ -333,13 +450,21 @@ interface WechatpayRefund extends WechatpayRefundRequest {
   refundId: string;
   createTime: string;
   successTime?: string;
-  status: 'SUCCESS' | 'PROCESSING';
+  status: WechatpayRefundStatus;
 }
 
 interface AlipayRefundRequest {
+  kind: 'refund';
   tradeNo: string;
   outRequestNo: string;
   amount: number;
+}
+
+interface AlipayQueryRequest {
+  kind: 'query';
+  tradeNo: string;
+  outRequestNo: string;
+  queryOptions: string[];
 }
 
 interface AlipayRefund {
@@ -406,6 +531,22 @@ function parseWechatpayRefund(req: IncomingMessage, body: string): WechatpayRefu
   };
 }
 
+/** `/v3/refund/domestic/refunds/{out_refund_no}`, nothing after the number. */
+const WECHATPAY_QUERY_PATH = /^\/v3\/refund\/domestic\/refunds\/[^/]+$/;
+
+function parseWechatpayQueryPath(path: string): string {
+  let outRefundNo: string;
+  try {
+    outRefundNo = decodeURIComponent(path.slice(WECHATPAY_REFUND_PATH.length + 1));
+  } catch {
+    throw new Refusal('PARAM_ERROR', `out_refund_no in ${path} is not valid percent-encoding`);
+  }
+  if (!/^[0-9A-Za-z_\-|*@]{1,64}$/.test(outRefundNo)) {
+    throw new Refusal('PARAM_ERROR', `out_refund_no "${outRefundNo}" is not 1-64 of [0-9A-Za-z_-|*@]`);
+  }
+  return outRefundNo;
+}
+
 function parseJsonObject(text: string | undefined, code: string): Record<string, unknown> {
   try {
     const json: unknown = JSON.parse(text ?? '');
@@ -443,7 +584,6 @@ function wechatpayRefundAnswer(refund: WechatpayRefund): object {
 
 /** Public parameters with a fixed value, the sub_code for a wrong one, and whether the gateway lets it be left out. */
 const ALIPAY_FIXED_PARAMS: Array<[name: string, value: string, subCode: string, optional: boolean]> = [
-  ['method', ALIPAY_REFUND_METHOD, 'isv.invalid-method', false],
   ['format', 'JSON', 'isv.invalid-format', true],
   ['charset', 'utf-8', 'isv.invalid-charset', false],
   ['sign_type', 'RSA2', 'isv.invalid-signature-type', false],
@@ -474,7 +614,43 @@ function parseAlipayRefund(bizContent: string | undefined): AlipayRefundRequest 
   if (amount === undefined) {
     throw new Refusal('isv.invalid-parameter', `refund_amount ${JSON.stringify(json.refund_amount)} is not yuan`);
   }
-  return { tradeNo: json.trade_no, outRequestNo: json.out_request_no, amount };
+  return { kind: 'refund', tradeNo: json.trade_no, outRequestNo: json.out_request_no, amount };
+}
+
+function parseAlipayQuery(bizContent: string | undefined): AlipayQueryRequest {
+  const json = parseJsonObject(bizContent, 'isv.invalid-parameter');
+  if (!isNonEmptyString(json.trade_no)) {
+    throw new Refusal(
+      'isv.invalid-parameter',
+      'trade_no is missing (the fake does not look refunds up by out_trade_no)',
+    );
+  }
+  if (!isNonEmptyString(json.out_request_no)) throw new Refusal('isv.invalid-parameter', 'out_request_no is missing');
+  const options: unknown = json.query_options ?? [];
+  if (!Array.isArray(options) || !options.every(isNonEmptyString)) {
+    throw new Refusal(
+      'isv.invalid-parameter',
+      `query_options ${JSON.stringify(json.query_options)} is not a string array`,
+    );
+  }
+  return { kind: 'query', tradeNo: json.trade_no, outRequestNo: json.out_request_no, queryOptions: options };
+}
+
+/**
+ * code 10000 only says the query worked: refund_status REFUND_SUCCESS says the refund succeeded, its absence that
+ * no such refund succeeded. The fake does not know the trade's total, so total_amount is left out.
+ */
+function alipayQueryAnswer(request: AlipayQueryRequest, refund: AlipayRefund | undefined): object {
+  const asked = { code: '10000', msg: 'Success', trade_no: request.tradeNo };
+  if (!refund) return { ...asked, out_request_no: request.outRequestNo };
+  return {
+    ...asked,
+    out_trade_no: '',
+    out_request_no: request.outRequestNo,
+    refund_amount: yuanFromFen(refund.amount),
+    refund_status: 'REFUND_SUCCESS',
+    gmt_refund_pay: beijingDateTime(refund.refundedAt),
+  };
 }
 
 function alipayError(code: string, msg: string, subCode: string, subMsg: string): object {
