@@ -30,9 +30,17 @@ describe(deriveRefundNo.name, () => {
   });
 
   it('should be the first 128 bits of SHA-256 over channel:transactionId:purpose', () => {
-    // printf 'WECHATPAY:4200002345202503011234567890:ORDER_REFUND' | sha256sum | cut -c1-32
+    // printf '["WECHATPAY","4200002345202503011234567890","ORDER_REFUND"]' | sha256sum | cut -c1-32
     expect(sut({ channel: Channel.Wechatpay, transactionId: WECHAT_TX }, RefundPurpose.OrderRefund)).toBe(
-      'ER9D7E9CAD981A646C1A0B46E1F8D8EFC0',
+      'ER4ACE9C3FA9A98BDD9FEAD16DF6C76542',
+    );
+  });
+
+  it('should keep the parts apart when a transaction id contains the separator', () => {
+    expect(
+      sut({ channel: Channel.Wechatpay, transactionId: 'T1:ORDER_REFUND' }, RefundPurpose.DuplicatePayment),
+    ).not.toBe(
+      sut({ channel: Channel.Wechatpay, transactionId: 'T1' }, 'ORDER_REFUND:DUPLICATE_PAYMENT' as RefundPurpose),
     );
   });
 

@@ -122,7 +122,9 @@ export class EmergencyRefundService {
  * concurrent request can only find the first one. 34 characters, within both channels' 64.
  */
 export function deriveRefundNo(payment: Pick<PaymentCallback, 'channel' | 'transactionId'>, purpose: string): string {
-  const digest = createHash('sha256').update(`${payment.channel}:${payment.transactionId}:${purpose}`).digest('hex');
+  // JSON keeps the parts apart: a transaction id may itself contain any separator.
+  const identity = JSON.stringify([payment.channel, payment.transactionId, purpose]);
+  const digest = createHash('sha256').update(identity).digest('hex');
   return `ER${digest.slice(0, 32).toUpperCase()}`;
 }
 

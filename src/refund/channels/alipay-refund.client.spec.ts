@@ -20,6 +20,14 @@ const ERROR = '{"code":"40002","msg":"Invalid Arguments","sub_code":"isv.invalid
 describe(signedResponse.name, () => {
   const sut = signedResponse;
 
+  it('should return undefined for a body that is JSON null', () => {
+    expect(signedResponse('null')).toBeUndefined();
+  });
+
+  it.each(['null', '[{"code":"10000"}]'])('should return undefined when the response object is %s', (value) => {
+    expect(signedResponse(`{"alipay_trade_refund_response":${value},"sign":"x"}`)).toBeUndefined();
+  });
+
   it('should cut out the exact text of alipay_trade_refund_response and the sign', () => {
     const text = `{"alipay_trade_refund_response":${SUCCESS},"sign":"${SIGN}"}`;
 
@@ -75,6 +83,14 @@ describe(signedResponse.name, () => {
     expect(sut(text)).toEqual({ content, sign: SIGN });
   });
 
+  it('should cut out the response of the method it is asked for', () => {
+    const query = '{"code":"10000","msg":"Success","out_request_no":"ER1","refund_status":"REFUND_SUCCESS"}';
+    const text = `{"alipay_trade_fastpay_refund_query_response":${query},"sign":"${SIGN}"}`;
+
+    expect(sut(text, 'alipay_trade_fastpay_refund_query_response')).toEqual({ content: query, sign: SIGN });
+    expect(sut(text)).toBeUndefined();
+  });
+
   it.each([
     ['invalid JSON', `{"alipay_trade_refund_response":${SUCCESS},"sign":"${SIGN}"`],
     ['an HTML error page', '<html><body>502 Bad Gateway</body></html>'],
@@ -92,6 +108,7 @@ describe(signedResponse.name, () => {
 });
 
 describe('signedResponse with AlipayVerifier.verifyResponse', () => {
+  const sut = signedResponse;
   let dir: string;
   let alipay: RsaKeyPair;
   let stranger: RsaKeyPair;
@@ -162,6 +179,4 @@ describe('signedResponse with AlipayVerifier.verifyResponse', () => {
     expect(result?.content).toBe(SUCCESS);
     expect(verifier.verifyResponse(result!.content, result!.sign)).toBe(false);
   });
-
-  const sut = signedResponse;
 });

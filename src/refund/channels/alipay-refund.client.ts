@@ -118,18 +118,23 @@ export function signedResponse(
   text: string,
   responseKey = REFUND.responseKey,
 ): { content: string; sign: string } | undefined {
-  let body: Record<string, unknown>;
+  let body: unknown;
   try {
-    body = JSON.parse(text) as Record<string, unknown>;
+    body = JSON.parse(text);
   } catch {
     return undefined;
   }
-  const key = [responseKey, 'error_response'].find((k) => typeof body[k] === 'object');
-  if (!key || typeof body.sign !== 'string') return undefined;
+  if (!isPlainObject(body) || typeof body.sign !== 'string') return undefined;
+  const key = [responseKey, 'error_response'].find((k) => isPlainObject(body[k]));
+  if (!key) return undefined;
   const start = text.indexOf(`"${key}"`);
   const open = text.indexOf('{', start);
   const end = matchingBrace(text, open);
   return end === undefined ? undefined : { content: text.slice(open, end + 1), sign: body.sign };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The index of the `}` closing the object opened at `open`, skipping braces inside strings. */
