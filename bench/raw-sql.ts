@@ -63,6 +63,11 @@ async function applyDelivery(conn: Connection, delivery: Delivery): Promise<void
     if (cas.affectedRows === 1) {
       outcome = 'PAID';
       await conn.execute(
+        `INSERT INTO order_status_change (order_no, from_status, to_status, event, cause, changed_at)
+         VALUES (?, 'WAIT_PAY', 'PAID', 'PAY', ?, ?)`,
+        [payment.orderNo, payment.transactionId, now],
+      );
+      await conn.execute(
         'INSERT INTO outbox_event (event_id, type, order_no, payload, created_at) VALUES (?, ?, ?, ?, ?)',
         [
           randomUUID(),

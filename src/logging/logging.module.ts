@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { IncomingMessage } from 'node:http';
 import { Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
+import { destination } from 'pino';
 
 /**
  * Structured JSON logs with a correlation id per request (X-Request-Id when the caller sends one).
@@ -12,25 +13,30 @@ import { LoggerModule } from 'nestjs-pino';
   imports: [
     LoggerModule.forRootAsync({
       useFactory: () => ({
-        pinoHttp: {
-          level: process.env.LOG_LEVEL ?? 'info',
-          genReqId: (req: IncomingMessage) => {
-            const given = req.headers['x-request-id'];
-            return typeof given === 'string' && /^[\w\-]{1,64}$/.test(given) ? given : randomUUID();
+        pinoHttp: [
+          {
+            level: process.env.LOG_LEVEL ?? 'info',
+            genReqId: (req: IncomingMessage) => {
+              const given = req.headers['x-request-id'];
+              return typeof given === 'string' && /^[\w\-]{1,64}$/.test(given) ? given : randomUUID();
+            },
+            serializers: {
+              req: (req: { id: string; method: string; url: string }) => ({
+                id: req.id,
+                method: req.method,
+                url: req.url,
+              }),
+              res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+            },
+            redact: ['req.headers.authorization', 'req.headers["wechatpay-signature"]'],
+            autoLogging: {
+              ignore: (req: IncomingMessage) => req.url === '/metrics' || (req.url ?? '').startsWith('/health/'),
+            },
           },
-          serializers: {
-            req: (req: { id: string; method: string; url: string }) => ({
-              id: req.id,
-              method: req.method,
-              url: req.url,
-            }),
-            res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-          },
-          redact: ['req.headers.authorization', 'req.headers["wechatpay-signature"]'],
-          autoLogging: {
-            ignore: (req: IncomingMessage) => req.url === '/metrics' || (req.url ?? '').startsWith('/health/'),
-          },
-        },
+          // Lines logged while a write is in flight go out together in the next one: under load that
+          // is one write(2) for many lines instead of one each. Nothing is held back when idle.
+          destination({ dest: 1, sync: false }),
+        ],
       }),
     }),
   ],

@@ -168,21 +168,14 @@ export class TestClient {
     return this.api('POST', '/payment-orders', { userId: 'u-1', currency: 'CNY', ...order });
   }
 
+  /** The internal order API. */
   async api(
     method: string,
     path: string,
     body?: unknown,
     token = this.platforms.internalApiToken,
   ): Promise<HttpAnswer> {
-    const headers: Record<string, string> = { authorization: `Bearer ${token}` };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    return answer(
-      await fetch(this.baseUrl + path, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-      }),
-    );
+    return this.sendJson(method, path, token, body);
   }
 
   /** A signed, encrypted TRANSACTION.SUCCESS (or `eventType`) notification for this merchant. */
@@ -223,8 +216,12 @@ export class TestClient {
     );
   }
 
-  /** The admin API as an operator: `token` is one of platforms.admins. */
+  /** The admin API as an operator: `token` is one of platforms.admins, or undefined for none. */
   async admin(method: string, path: string, token: string | undefined, body?: unknown): Promise<HttpAnswer> {
+    return this.sendJson(method, path, token, body);
+  }
+
+  private async sendJson(method: string, path: string, token: string | undefined, body: unknown): Promise<HttpAnswer> {
     const headers: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` };
     if (body !== undefined) headers['content-type'] = 'application/json';
     return answer(

@@ -5,7 +5,18 @@ import { MAX_AMOUNT } from '../../common/money';
 
 const ISO = { strict: true, strictSeparator: true };
 
-export class AnomalyQueryDto {
+/** Optional `from` (inclusive) and `to` (exclusive), ISO 8601. */
+class TimeRangeQueryDto {
+  @IsOptional()
+  @IsISO8601(ISO, { message: 'from must be an ISO 8601 date-time, e.g. 2026-11-29T00:00:00Z' })
+  from?: string;
+
+  @IsOptional()
+  @IsISO8601(ISO, { message: 'to must be an ISO 8601 date-time, e.g. 2026-11-30T00:00:00Z' })
+  to?: string;
+}
+
+export class AnomalyQueryDto extends TimeRangeQueryDto {
   @IsOptional()
   @IsIn(Object.values(AnomalyType), { message: `type must be one of ${Object.values(AnomalyType).join(', ')}` })
   type?: AnomalyType;
@@ -13,16 +24,6 @@ export class AnomalyQueryDto {
   @IsOptional()
   @IsIn(Object.values(AnomalyStatus), { message: `status must be one of ${Object.values(AnomalyStatus).join(', ')}` })
   status?: AnomalyStatus;
-
-  /** Created at or after, ISO 8601. */
-  @IsOptional()
-  @IsISO8601(ISO, { message: 'from must be an ISO 8601 date-time, e.g. 2026-11-29T00:00:00Z' })
-  from?: string;
-
-  /** Created before, ISO 8601. */
-  @IsOptional()
-  @IsISO8601(ISO, { message: 'to must be an ISO 8601 date-time, e.g. 2026-11-30T00:00:00Z' })
-  to?: string;
 
   @IsOptional()
   @Type(() => Number)
@@ -40,15 +41,7 @@ export class AnomalyQueryDto {
 export const Bucket = { Hour: 'hour', Day: 'day' } as const;
 export type Bucket = (typeof Bucket)[keyof typeof Bucket];
 
-export class CallbackStatsQueryDto {
-  @IsOptional()
-  @IsISO8601(ISO, { message: 'from must be an ISO 8601 date-time, e.g. 2026-11-29T00:00:00Z' })
-  from?: string;
-
-  @IsOptional()
-  @IsISO8601(ISO, { message: 'to must be an ISO 8601 date-time, e.g. 2026-11-30T00:00:00Z' })
-  to?: string;
-
+export class CallbackStatsQueryDto extends TimeRangeQueryDto {
   @IsOptional()
   @IsIn(Object.values(Bucket), { message: 'bucket must be hour or day' })
   bucket?: Bucket;
