@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { IncomingHttpHeaders } from 'node:http';
 import { ModuleMetadata, ValidationPipe } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -8,6 +10,12 @@ import { HttpErrorFilter } from './common/http-error.filter';
 /** Larger than any real notification; anything bigger is refused with 413 before it is read. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
+/** The caller's X-Request-Id when it is a sane token, so that logs correlate across services; else a new one. */
+function requestId(request: { headers: IncomingHttpHeaders }): string {
+  const given = request.headers['x-request-id'];
+  return typeof given === 'string' && /^[\w\-]{1,64}$/.test(given) ? given : randomUUID();
+}
+
 /**
  * Builds the application exactly as production runs it; tests start it the same way, adding at
  * most modules of their own (extra event handlers) beside AppModule.
@@ -15,7 +23,7 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
 export async function createApp(extraImports: ModuleMetadata['imports'] = []): Promise<NestFastifyApplication> {
   const app = await NestFactory.create<NestFastifyApplication>(
     { module: class ApplicationRoot {}, imports: [AppModule, ...extraImports] },
-    new FastifyAdapter({ bodyLimit: BODY_LIMIT_BYTES, trustProxy: true }),
+    new FastifyAdapter({ bodyLimit: BODY_LIMIT_BYTES, trustProxy: true, requestIdHeader: false, genReqId: requestId }),
     // Signatures are verified over the exact bytes received, never over a re-serialised body.
     { rawBody: true, bufferLogs: true },
   );

@@ -21,6 +21,7 @@ import {
 import { AnomalyQueryDto, Bucket, CallbackStatsQueryDto } from './dto/admin-queries.dto';
 
 const DEFAULT_PAGE = 50;
+const ORDER_NO = /^[A-Za-z0-9_\-]{1,64}$/;
 const MAX_DELIVERIES_LISTED = 1000;
 const MAX_BUCKETS = 2000;
 const BUCKET_MS: Record<Bucket, number> = { hour: 3600_000, day: 86_400_000 };
@@ -61,8 +62,8 @@ export class AdminQueries {
   }
 
   async order(orderNo: string): Promise<OrderDetailView> {
-    const order = await this.db.getRepository(PaymentOrder).findOneBy({ orderNo });
-    if (!order) throw new DomainError('OrderNotFound', `order ${orderNo} not found`);
+    const order = ORDER_NO.test(orderNo) ? await this.db.getRepository(PaymentOrder).findOneBy({ orderNo }) : null;
+    if (!order) throw new DomainError('OrderNotFound', `order ${orderNo.slice(0, 64)} not found`);
     const [history, payments, deliveries, totals, anomalies, refunds] = await Promise.all([
       this.db.getRepository(OrderStatusChange).find({ where: { orderNo }, order: { id: 'ASC' } }),
       this.db.getRepository(PaymentCallback).find({ where: { orderNo }, order: { id: 'ASC' } }),

@@ -27,7 +27,7 @@ export class AdminController {
   @Get('orders/:orderNo')
   @AdminAccess(AdminRole.Viewer)
   order(@Param('orderNo') orderNo: string) {
-    return this.queries.order(orderNo.slice(0, 64));
+    return this.queries.order(orderNo);
   }
 
   @Get('deliveries/:id')

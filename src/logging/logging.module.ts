@@ -1,11 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { IncomingMessage } from 'node:http';
 import { Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import { destination } from 'pino';
 
 /**
- * Structured JSON logs with a correlation id per request (X-Request-Id when the caller sends one).
+ * Structured JSON logs with a correlation id per request (Fastify's request id, which app.factory
+ * takes from X-Request-Id when the caller sends one).
  * Requests are logged as method, url and id only: headers and bodies carry signatures, tokens and
  * payer data, and never reach a log.
  */
@@ -16,10 +16,6 @@ import { destination } from 'pino';
         pinoHttp: [
           {
             level: process.env.LOG_LEVEL ?? 'info',
-            genReqId: (req: IncomingMessage) => {
-              const given = req.headers['x-request-id'];
-              return typeof given === 'string' && /^[\w\-]{1,64}$/.test(given) ? given : randomUUID();
-            },
             serializers: {
               req: (req: { id: string; method: string; url: string }) => ({
                 id: req.id,

@@ -1,0 +1,1252 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { Pool } from 'mysql2/promise';
+import { randomAlphanumeric, signWechatpayBody } from './support/platform-signers';
+import {
+  count,
+  createTestPlatforms,
+  HttpAnswer,
+  RunningApp,
+  startApp,
+  TestClient,
+  testDatabasePool,
+  TestPlatforms,
+  uniqueId,
+} from './support/test-app';
+
+/**
+ * The operators' read API, driven end to end: every order state, delivery and anomaly it shows was made
+ * by real signed notifications posted to the notify endpoints. The emergency refund action is only
+ * touched where it concerns access control (refunds themselves are test/refunds.e2e-spec.ts).
+ */
+
+type ChannelName = 'WECHATPAY' | 'ALIPAY';
+type AnomalyType = 'DUPLICATE_PAYMENT' | 'PAID_AFTER_CLOSE' | 'AMOUNT_MISMATCH';
+
+/** Exactly what goes over the wire, so that the admin API's copy can be compared byte for byte. */
+interface Delivery {
+  headers: Record<string, string>;
+  body: string;
+}
+
+interface PaymentSpec {
+  orderNo: string;
+  transactionId: string;
+  /** Minor units (fen). */
+  amount: number;
+  paidAt?: Date;
+}
+
+interface PaymentChannel {
+  name: ChannelName;
+  /** A freshly signed paying notification (WeChat TRANSACTION.SUCCESS, Alipay TRADE_SUCCESS). */
+  payment(p: PaymentSpec): Delivery;
+  /** A signed notification of the transaction that pays nothing (recorded with outcome NOT_PAYING). */
+  notPaying(p: PaymentSpec): Delivery;
+  paymentEventType: string;
+  post(d: Delivery): Promise<HttpAnswer>;
+  expectAck(a: HttpAnswer): void;
+  /** The headers kept with every delivery, as sent. */
+  keptHeaders: string[];
+}
+
+// ------------------------------------------------------------------------------------------ the contract
+
+interface AnomalyView {
+  id: string;
+  type: AnomalyType;
+  orderNo: string;
+  transactionId: string;
+  channel: ChannelName;
+  orderAmount: number;
+  paidAmount: number;
+  currency: string;
+  status: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+interface AnomalyPage {
+  items: AnomalyView[];
+  nextCursor: string | null;
+}
+
+interface DeliverySummary {
+  id: string;
+  channel: ChannelName;
+  eventType: string;
+  transactionId: string | null;
+  outcome: string;
+  receivedAt: string;
+  processingMs: number | null;
+  rawPayloadUrl: string;
+}
+
+interface DeliveryDetail extends DeliverySummary {
+  orderNo: string | null;
+  headers: Record<string, string>;
+  rawBody: string;
+  rawBodyBase64: string;
+}
+
+interface OrderDetail {
+  order: {
+    orderNo: string;
+    userId: string;
+    status: string;
+    amount: number;
+    currency: string;
+    channel: ChannelName | null;
+    transactionId: string | null;
+    paidAt: string | null;
+    createdAt: string;
+    updatedAt: string;
+  };
+  history: Array<{
+    fromStatus: string | null;
+    toStatus: string;
+    event: string;
+    cause: string | null;
+    changedAt: string;
+  }>;
+  payments: Array<{
+    channel: ChannelName;
+    transactionId: string;
+    amount: number;
+    currency: string;
+    refundReservedAmount: number;
+    firstReceivedAt: string;
+  }>;
+  deliveries: {
+    count: number;
+    firstReceivedAt: string | null;
+    lastReceivedAt: string | null;
+    items: DeliverySummary[];
+  };
+  anomalies: AnomalyView[];
+  refunds: unknown[];
+}
+
+interface StatsRow {
+  bucket: string;
+  channel: ChannelName;
+  deliveries: number;
+  paymentDeliveries: number;
+  distinctPayments: number;
+  duplicateDeliveries: number;
+  duplicateRate: number;
+  avgProcessingMs: number | null;
+  maxProcessingMs: number | null;
+}
+
+interface CallbackStats {
+  from: string;
+  to: string;
+  bucket: 'hour' | 'day';
+  rows: StatsRow[];
+}
+
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const anInstant = () => expect.stringMatching(ISO_INSTANT);
+const HOUR_MS = 3600_000;
+const DAY_MS = 24 * HOUR_MS;
+
+// ---------------------------------------------------------------------------------------------- the suite
+
+let platforms: TestPlatforms;
+let running: RunningApp;
+let client: TestClient;
+let pool: Pool;
+
+/** 8888 fen ⇔ '88.88', by string and integer operations only. */
+function yuan(fen: number): string {
+  return `${Math.floor(fen / 100)}.${String(fen % 100).padStart(2, '0')}`;
+}
+
+/** A whole second in the recent past: both platforms write their payment times with second precision. */
+function recentSecond(): Date {
+  return new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000);
+}
+
+const wechatpay: PaymentChannel = {
+  name: 'WECHATPAY',
+  payment: (p) =>
+    client.wechatpayPayment({
+      outTradeNo: p.orderNo,
+      transactionId: p.transactionId,
+      total: p.amount,
+      successTime: p.paidAt,
+    }),
+  notPaying: (p) =>
+    client.wechatpayPayment({
+      outTradeNo: p.orderNo,
+      transactionId: p.transactionId,
+      total: p.amount,
+      tradeState: 'NOTPAY',
+    }),
+  paymentEventType: 'TRANSACTION.SUCCESS',
+  post: (d) => client.postWechatpay(d),
+  expectAck: (a) => expect({ status: a.status, body: a.body }).toEqual({ status: 204, body: '' }),
+  keptHeaders: ['wechatpay-serial', 'wechatpay-signature', 'wechatpay-timestamp', 'wechatpay-nonce'],
+};
+
+const ALIPAY_CONTENT_TYPE = 'application/x-www-form-urlencoded; charset=utf-8';
+
+function alipayForm(p: PaymentSpec, tradeStatus: string): Delivery {
+  const body = client.alipayPayment({
+    outTradeNo: p.orderNo,
+    tradeNo: p.transactionId,
+    totalAmount: yuan(p.amount),
+    tradeStatus,
+    paidAt: p.paidAt,
+  });
+  return { headers: { 'content-type': ALIPAY_CONTENT_TYPE }, body };
+}
+
+const alipay: PaymentChannel = {
+  name: 'ALIPAY',
+  payment: (p) => alipayForm(p, 'TRADE_SUCCESS'),
+  notPaying: (p) => alipayForm(p, 'TRADE_CLOSED'),
+  paymentEventType: 'TRADE_SUCCESS',
+  post: (d) => client.postAlipay(d.body, d.headers['content-type']),
+  expectAck: (a) => expect({ status: a.status, body: a.body }).toEqual({ status: 200, body: 'success' }),
+  keptHeaders: ['content-type'],
+};
+
+const CHANNELS = [wechatpay, alipay];
+const EACH_CHANNEL = CHANNELS.map((c) => [c.name, c] as const);
+
+// --------------------------------------------------------------------------------------- arranging state
+
+async function registerOrder(amount: number, userId = 'u-1'): Promise<string> {
+  const orderNo = uniqueId('PO');
+  const answer = await client.registerOrder({ orderNo, amount, userId });
+  expect(answer.status).toBe(201);
+  return orderNo;
+}
+
+async function closeOrder(orderNo: string): Promise<void> {
+  const answer = await client.api('POST', `/payment-orders/${orderNo}/close`);
+  expect(answer.status).toBe(200);
+}
+
+/** Delivers the payment `times` times, one after the other, each freshly signed; returns what was sent. */
+async function pay(channel: PaymentChannel, p: PaymentSpec, times = 1): Promise<Delivery[]> {
+  const sent: Delivery[] = [];
+  for (let i = 0; i < times; i++) {
+    const delivery = channel.payment(p);
+    channel.expectAck(await channel.post(delivery));
+    sent.push(delivery);
+  }
+  return sent;
+}
+
+/** Delivers the payment `times` times at once, as a platform retrying on a slow ack does. */
+async function payConcurrently(channel: PaymentChannel, p: PaymentSpec, times: number): Promise<void> {
+  const deliveries = Array.from({ length: times }, () => channel.payment(p));
+  const answers = await Promise.all(deliveries.map((d) => channel.post(d)));
+  for (const answer of answers) channel.expectAck(answer);
+}
+
+interface AnomalyScenario {
+  type: AnomalyType;
+  orderAmount: number;
+  paidAmount: number;
+  /** Puts the fresh WAIT_PAY order where a payment of `paidAmount` becomes this anomaly. */
+  arrange(channel: PaymentChannel, orderNo: string): Promise<void>;
+}
+
+const ANOMALY_SCENARIOS: AnomalyScenario[] = [
+  {
+    type: 'DUPLICATE_PAYMENT',
+    orderAmount: 3000,
+    paidAmount: 3000,
+    arrange: async (channel, orderNo) => {
+      await pay(channel, { orderNo, transactionId: uniqueId('T'), amount: 3000 });
+    },
+  },
+  {
+    type: 'PAID_AFTER_CLOSE',
+    orderAmount: 3100,
+    paidAmount: 3100,
+    arrange: (_channel, orderNo) => closeOrder(orderNo),
+  },
+  { type: 'AMOUNT_MISMATCH', orderAmount: 3200, paidAmount: 3199, arrange: async () => undefined },
+];
+
+function scenario(type: AnomalyType): AnomalyScenario {
+  return ANOMALY_SCENARIOS.find((s) => s.type === type)!;
+}
+
+/** A new order with one anomaly of `type`; returns the offending payment. */
+async function makeAnomaly(type: AnomalyType, channel: PaymentChannel): Promise<PaymentSpec> {
+  const s = scenario(type);
+  const orderNo = await registerOrder(s.orderAmount);
+  await s.arrange(channel, orderNo);
+  const offending = { orderNo, transactionId: uniqueId('T'), amount: s.paidAmount };
+  await pay(channel, offending);
+  return offending;
+}
+
+// ------------------------------------------------------------------------------------------ reading it
+
+function withQuery(path: string, params: Record<string, string | number | undefined>): string {
+  const query = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) if (value !== undefined) query.set(key, String(value));
+  const text = query.toString();
+  return text === '' ? path : `${path}?${text}`;
+}
+
+/** A GET that must answer 200 (as the viewer unless told otherwise). */
+async function read<T>(path: string, token = platforms.admins.viewer): Promise<T> {
+  const answer = await client.admin('GET', path, token);
+  if (answer.status !== 200) throw new Error(`GET ${path} answered ${answer.status}: ${answer.body}`);
+  return answer.json<T>();
+}
+
+/** Every page of an anomaly listing, following nextCursor. */
+async function anomalyPages(params: Record<string, string | number | undefined>): Promise<AnomalyPage[]> {
+  const pages: AnomalyPage[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await read<AnomalyPage>(withQuery('/admin/anomalies', { ...params, cursor }));
+    pages.push(page);
+    cursor = page.nextCursor ?? undefined;
+    if (pages.length > 100) throw new Error('the anomaly listing never ends');
+  } while (cursor !== undefined);
+  return pages;
+}
+
+/** The order's anomalies as the listing shows them, looking only at anomalies created since `since`. */
+async function listedAnomaliesOf(orderNo: string, since: Date): Promise<AnomalyView[]> {
+  const pages = await anomalyPages({ from: since.toISOString(), limit: 200 });
+  return pages.flatMap((p) => p.items).filter((a) => a.orderNo === orderNo);
+}
+
+function expectAnomalyView(
+  view: AnomalyView | undefined,
+  expected: { type: AnomalyType; channel: ChannelName; offending: PaymentSpec; orderAmount: number },
+): void {
+  expect(view).toEqual({
+    id: expect.stringMatching(/^[1-9]\d*$/),
+    type: expected.type,
+    orderNo: expected.offending.orderNo,
+    transactionId: expected.offending.transactionId,
+    channel: expected.channel,
+    orderAmount: expected.orderAmount,
+    paidAmount: expected.offending.amount,
+    currency: 'CNY',
+    status: 'OPEN',
+    createdAt: anInstant(),
+    updatedAt: anInstant(),
+  });
+}
+
+function expectBadRequest(answer: HttpAnswer, message: RegExp): void {
+  expect(answer.status).toBe(400);
+  expect(answer.json()).toEqual({
+    statusCode: 400,
+    error: expect.any(String),
+    message: expect.stringMatching(message),
+  });
+}
+
+function expectError(answer: HttpAnswer, status: number, error: string): void {
+  expect({ status: answer.status, body: answer.json() }).toEqual({
+    status,
+    body: { statusCode: status, error, message: expect.stringMatching(/\S/) },
+  });
+}
+
+/** Tables only requests write: an admin read or a refused admin action must leave every one unchanged. */
+const REQUEST_WRITTEN_TABLES = [
+  'payment_order',
+  'order_status_change',
+  'payment_callback',
+  'callback_delivery',
+  'payment_anomaly',
+  'refund',
+  'admin_audit',
+] as const;
+
+async function rowCounts(): Promise<Record<string, number>> {
+  // Suites run one after another (--runInBand) and this one makes no writes in the background.
+  const counts = await Promise.all(REQUEST_WRITTEN_TABLES.map((t) => count(pool, `SELECT COUNT(*) FROM ${t}`)));
+  return Object.fromEntries(REQUEST_WRITTEN_TABLES.map((t, i) => [t, counts[i]]));
+}
+
+/** Any Authorization header at all (client.admin only sends well-formed Bearer ones). */
+async function sendAuthorized(
+  baseUrl: string,
+  method: string,
+  path: string,
+  authorization: string | undefined,
+  body?: unknown,
+): Promise<HttpAnswer> {
+  const headers: Record<string, string> = {};
+  if (authorization !== undefined) headers.authorization = authorization;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(baseUrl + path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text, json: () => JSON.parse(text) };
+}
+
+/** A paid order with one delivery: something real behind every admin route. */
+async function paidOrderWithDelivery(): Promise<{ payment: PaymentSpec; deliveryUrl: string }> {
+  const payment = { orderNo: await registerOrder(2500), transactionId: uniqueId('T'), amount: 2500 };
+  await pay(wechatpay, payment);
+  const detail = await read<OrderDetail>(`/admin/orders/${payment.orderNo}`);
+  return { payment, deliveryUrl: detail.deliveries.items[0].rawPayloadUrl };
+}
+
+/** Every admin route, with a request that would succeed (or, for the refund, create a refund) if allowed. */
+function everyAdminRoute(target: { payment: PaymentSpec; deliveryUrl: string }) {
+  return [
+    { method: 'GET', path: '/admin/anomalies' },
+    { method: 'GET', path: `/admin/orders/${target.payment.orderNo}` },
+    { method: 'GET', path: target.deliveryUrl },
+    { method: 'GET', path: '/admin/stats/callbacks' },
+    {
+      method: 'POST',
+      path: '/admin/refunds/emergency',
+      body: {
+        orderNo: target.payment.orderNo,
+        transactionId: target.payment.transactionId,
+        reason: 'admin API access test',
+      },
+    },
+  ];
+}
+
+/** `Ab3` → `aB3`: the same token in another case. */
+function swapCase(text: string): string {
+  const swapped = [...text].map((c) => (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase())).join('');
+  expect(swapped).not.toBe(text);
+  return swapped;
+}
+
+/** Refund APIs nobody listens on: nothing in this suite may ever reach a real payment platform. */
+const NO_REFUND_API = {
+  WECHATPAY_API_BASE_URL: 'http://127.0.0.1:9',
+  ALIPAY_GATEWAY_URL: 'http://127.0.0.1:9/gateway.do',
+};
+
+describe('admin API', () => {
+  beforeAll(async () => {
+    platforms = await createTestPlatforms();
+    running = await startApp({ ...platforms.env, ...NO_REFUND_API });
+    client = new TestClient(running.url, platforms);
+    pool = testDatabasePool();
+  });
+  afterAll(async () => {
+    await running?.close();
+    await pool?.end();
+  });
+
+  // ---------------------------------------------------------------------------------------- access control
+
+  describe('access', () => {
+    const UNAUTHENTICATED: Array<[string, (p: TestPlatforms) => string | undefined]> = [
+      ['no Authorization header', () => undefined],
+      ['an empty bearer token', () => 'Bearer '],
+      ['a wrong bearer token', () => `Bearer ${randomAlphanumeric(40)}`],
+      ['the admin token with the Basic scheme', (p) => `Basic ${p.admins.admin}`],
+      ['the admin token without a scheme', (p) => p.admins.admin],
+      ['the admin token in another case', (p) => `Bearer ${swapCase(p.admins.admin)}`],
+      ['the admin token plus a trailing character', (p) => `Bearer ${p.admins.admin}x`],
+      ['the viewer token minus its last character', (p) => `Bearer ${p.admins.viewer.slice(0, -1)}`],
+      ['the internal API token', (p) => `Bearer ${p.internalApiToken}`],
+    ];
+
+    it.each(UNAUTHENTICATED)(
+      'should answer 401 Unauthenticated to %s on every admin route, and write nothing',
+      async (_name, authorization) => {
+        const routes = everyAdminRoute(await paidOrderWithDelivery());
+        const header = authorization(platforms);
+        const before = await rowCounts();
+
+        for (const route of routes) {
+          const answer = await sendAuthorized(running.url, route.method, route.path, header, route.body);
+          expectError(answer, 401, 'Unauthenticated');
+          for (const token of Object.values(platforms.admins)) expect(answer.body).not.toContain(token);
+        }
+
+        expect(await rowCounts()).toEqual(before);
+      },
+    );
+
+    it('should let every configured operator read, viewers and admins alike', async () => {
+      const { payment, deliveryUrl } = await paidOrderWithDelivery();
+      for (const token of Object.values(platforms.admins)) {
+        // read() fails the test on anything but 200.
+        for (const route of everyAdminRoute({ payment, deliveryUrl }).filter((r) => r.method === 'GET')) {
+          await read(route.path, token);
+        }
+        expect((await read<OrderDetail>(`/admin/orders/${payment.orderNo}`, token)).order.orderNo).toBe(
+          payment.orderNo,
+        );
+      }
+    });
+
+    it('should answer 403 Forbidden to a viewer asking for an emergency refund, and write nothing', async () => {
+      const payment = await makeAnomaly('DUPLICATE_PAYMENT', wechatpay);
+      const before = await rowCounts();
+
+      const answer = await client.admin('POST', '/admin/refunds/emergency', platforms.admins.viewer, {
+        orderNo: payment.orderNo,
+        transactionId: payment.transactionId,
+        reason: 'refund the duplicate payment',
+      });
+
+      expectError(answer, 403, 'Forbidden');
+      expect(await rowCounts()).toEqual(before);
+      expect(await count(pool, 'SELECT COUNT(*) FROM refund WHERE order_no = ?', [payment.orderNo])).toBe(0);
+      expect((await read<OrderDetail>(`/admin/orders/${payment.orderNo}`)).refunds).toEqual([]);
+    });
+
+    it('should answer 503 FeatureDisabled on every admin route when ADMIN_TOKENS is not set, and write nothing', async () => {
+      const target = await paidOrderWithDelivery();
+      const env = Object.fromEntries(
+        Object.entries({ ...platforms.env, ...NO_REFUND_API }).filter(([name]) => name !== 'ADMIN_TOKENS'),
+      );
+      const withoutAdmins = await startApp(env);
+      try {
+        const before = await rowCounts();
+        for (const route of everyAdminRoute(target)) {
+          for (const authorization of [undefined, `Bearer ${platforms.admins.admin}`, 'Bearer whatever']) {
+            const answer = await sendAuthorized(withoutAdmins.url, route.method, route.path, authorization, route.body);
+            expectError(answer, 503, 'FeatureDisabled');
+          }
+        }
+        expect(await rowCounts()).toEqual(before);
+      } finally {
+        await withoutAdmins.close();
+      }
+    });
+
+    it('should never write a token to the log, valid or not', async () => {
+      const target = await paidOrderWithDelivery();
+      const wrongToken = randomAlphanumeric(40);
+      const otherCase = swapCase(platforms.admins.admin2);
+      const attempts = [
+        ...Object.values(platforms.admins).map((token) => `Bearer ${token}`),
+        `Bearer ${wrongToken}`,
+        `Bearer ${otherCase}`,
+        `Bearer ${platforms.admins.admin}x`,
+        `Basic ${platforms.admins.viewer}`,
+      ];
+      // The refund is asked for without a reason: refused after authentication (400, or 403 for the viewer),
+      // so that no refund is ever made.
+      const routes = [
+        ...everyAdminRoute(target).filter((r) => r.method === 'GET'),
+        { method: 'POST', path: '/admin/refunds/emergency', body: { orderNo: target.payment.orderNo } },
+      ];
+      const sent: string[] = [];
+      const app = await startLoggingAppProcess({ ...platforms.env, ...NO_REFUND_API, LOG_LEVEL: 'trace' });
+      try {
+        for (const authorization of attempts) {
+          for (const route of routes) {
+            const answer = await sendAuthorized(app.url, route.method, route.path, authorization, route.body);
+            sent.push(`${route.method} ${route.path} → ${answer.status}`);
+          }
+        }
+        await eventually('every request to be logged', () => loggedRequests(app.output()).length >= sent.length);
+      } finally {
+        await app.stop();
+      }
+
+      // Proof that the log was captured: one line per request, each with its answer.
+      expect(loggedRequests(app.output())).toEqual(sent);
+      expect(new Set(sent.map((line) => line.replace(/.* → /, '')))).toEqual(new Set(['200', '400', '401', '403']));
+      const log = app.output();
+      for (const secret of [...Object.values(platforms.admins), wrongToken, otherCase]) {
+        expect(log.includes(secret)).toBe(false);
+      }
+    });
+
+    it("should log each request under the caller's X-Request-Id, and under a fresh id when it is unusable", async () => {
+      const app = await startLoggingAppProcess({ ...platforms.env, ...NO_REFUND_API, LOG_LEVEL: 'info' });
+      const ids = { given: `corr-${randomAlphanumeric(12)}`, unusable: `bad id ${randomAlphanumeric(8)}` };
+      try {
+        for (const id of Object.values(ids)) {
+          await fetch(`${app.url}/admin/anomalies`, {
+            headers: { authorization: `Bearer ${platforms.admins.viewer}`, 'x-request-id': id },
+          });
+        }
+        await eventually('both requests to be logged', () => loggedRequests(app.output()).length >= 2);
+      } finally {
+        await app.stop();
+      }
+      const requestIds = app
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('"request completed"'))
+        .map((line) => (JSON.parse(line) as { req: { id: string } }).req.id);
+      expect(requestIds).toHaveLength(2);
+      expect(requestIds[0]).toBe(ids.given);
+      expect(requestIds[1]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    });
+
+    it('should answer 404 for an order number longer than any order can have', async () => {
+      const orderNo = uniqueId('PO').padEnd(64, '0');
+      expect((await client.registerOrder({ orderNo, amount: 100 })).status).toBe(201);
+      expect((await client.admin('GET', `/admin/orders/${orderNo}`, platforms.admins.viewer)).status).toBe(200);
+
+      const answer = await client.admin('GET', `/admin/orders/${orderNo}X`, platforms.admins.viewer);
+      expect(answer.status).toBe(404);
+      expect(answer.json()).toMatchObject({ error: 'OrderNotFound' });
+    });
+  });
+
+  // ---------------------------------------------------------------------------------------------- anomalies
+
+  describe('GET /admin/anomalies', () => {
+    describe.each(EACH_CHANNEL)('%s', (name, channel) => {
+      it.each(ANOMALY_SCENARIOS.map((s) => [s.type, s] as const))(
+        'should list exactly one %s for the offending transaction, however often and concurrently it is delivered',
+        async (type, s) => {
+          const since = new Date();
+          const orderNo = await registerOrder(s.orderAmount);
+          await s.arrange(channel, orderNo);
+          const offending = { orderNo, transactionId: uniqueId('T'), amount: s.paidAmount };
+
+          await payConcurrently(channel, offending, 4);
+          await pay(channel, offending, 2);
+
+          const listed = await listedAnomaliesOf(orderNo, since);
+          expect(listed).toHaveLength(1);
+          expectAnomalyView(listed[0], { type, channel: name, offending, orderAmount: s.orderAmount });
+          expect(Date.parse(listed[0].createdAt)).toBeGreaterThanOrEqual(since.getTime());
+          expect(Date.parse(listed[0].createdAt)).toBeLessThanOrEqual(Date.now());
+        },
+      );
+    });
+
+    it('should filter by type and by status', async () => {
+      const since = new Date();
+      const made = {
+        DUPLICATE_PAYMENT: await makeAnomaly('DUPLICATE_PAYMENT', alipay),
+        PAID_AFTER_CLOSE: await makeAnomaly('PAID_AFTER_CLOSE', wechatpay),
+        AMOUNT_MISMATCH: await makeAnomaly('AMOUNT_MISMATCH', alipay),
+      };
+      const ours = new Set(Object.values(made).map((p) => p.transactionId));
+      const listedOf = async (params: Record<string, string>) =>
+        (await anomalyPages({ from: since.toISOString(), limit: 200, ...params })).flatMap((p) => p.items);
+
+      for (const [type, payment] of Object.entries(made)) {
+        const listed = await listedOf({ type });
+        expect(listed.every((a) => a.type === type)).toBe(true);
+        expect(listed.filter((a) => ours.has(a.transactionId)).map((a) => a.transactionId)).toEqual([
+          payment.transactionId,
+        ]);
+      }
+
+      const open = await listedOf({ status: 'OPEN' });
+      expect(open.every((a) => a.status === 'OPEN')).toBe(true);
+      expect(open.filter((a) => ours.has(a.transactionId))).toHaveLength(3);
+      for (const status of ['REFUNDING', 'RESOLVED']) {
+        const listed = await listedOf({ status });
+        expect(listed.every((a) => a.status === status)).toBe(true);
+        expect(listed.filter((a) => ours.has(a.transactionId))).toEqual([]);
+      }
+      const both = await listedOf({ type: 'PAID_AFTER_CLOSE', status: 'OPEN' });
+      expect(both.filter((a) => ours.has(a.transactionId)).map((a) => a.transactionId)).toEqual([
+        made.PAID_AFTER_CLOSE.transactionId,
+      ]);
+    });
+
+    it('should include `from` and exclude `to` at the millisecond of creation, in any ISO 8601 offset', async () => {
+      const since = new Date();
+      const payment = await makeAnomaly('AMOUNT_MISMATCH', wechatpay);
+      const [anomaly] = await listedAnomaliesOf(payment.orderNo, since);
+      const createdAt = Date.parse(anomaly.createdAt);
+      const at = (ms: number) => new Date(ms).toISOString();
+      /** The same instant written in Beijing time, e.g. 2026-11-30T06:00:00.123+08:00. */
+      const inBeijing = (ms: number) => `${new Date(ms + 8 * HOUR_MS).toISOString().slice(0, 23)}+08:00`;
+      const isListed = async (params: Record<string, string>) =>
+        (await anomalyPages({ ...params, type: 'AMOUNT_MISMATCH', limit: 200 }))
+          .flatMap((p) => p.items)
+          .some((a) => a.id === anomaly.id);
+
+      expect(await isListed({ from: at(createdAt) })).toBe(true);
+      expect(await isListed({ from: at(createdAt + 1) })).toBe(false);
+      expect(await isListed({ from: at(createdAt - 1), to: at(createdAt) })).toBe(false);
+      expect(await isListed({ from: at(createdAt), to: at(createdAt + 1) })).toBe(true);
+      expect(await isListed({ to: at(createdAt) })).toBe(false);
+      expect(await isListed({ to: at(createdAt + 1) })).toBe(true);
+      expect(await isListed({ from: inBeijing(createdAt), to: inBeijing(createdAt + 1) })).toBe(true);
+      expect(await isListed({ from: inBeijing(createdAt + 1) })).toBe(false);
+    });
+
+    it('should page newest first with limit and nextCursor, listing each anomaly exactly once', async () => {
+      const since = new Date();
+      const made: PaymentSpec[] = [];
+      for (const channel of [wechatpay, alipay, wechatpay, alipay, wechatpay]) {
+        made.push(await makeAnomaly('AMOUNT_MISMATCH', channel));
+      }
+      const until = new Date(Date.now() + 1);
+      const window = { type: 'AMOUNT_MISMATCH', from: since.toISOString(), to: until.toISOString() };
+
+      const pages = await anomalyPages({ ...window, limit: 2 });
+
+      expect(pages.map((p) => p.items.length)).toEqual([2, 2, 1]);
+      expect(pages.map((p) => p.nextCursor === null)).toEqual([false, false, true]);
+      const items = pages.flatMap((p) => p.items);
+      // Newest first: the reverse of the order they were made in, ids strictly descending.
+      expect(items.map((a) => a.transactionId)).toEqual(made.map((p) => p.transactionId).reverse());
+      const ids = items.map((a) => Number(a.id));
+      expect(ids).toEqual([...ids].sort((a, b) => b - a));
+      expect(new Set(ids).size).toBe(5);
+
+      // A page that holds everything left has no next page.
+      const whole = await read<AnomalyPage>(withQuery('/admin/anomalies', { ...window, limit: 5 }));
+      expect(whole).toEqual({ items, nextCursor: null });
+      const rest = await read<AnomalyPage>(withQuery('/admin/anomalies', { ...window, limit: 3, cursor: ids[1] }));
+      expect(rest).toEqual({ items: items.slice(2), nextCursor: null });
+    });
+
+    it('should list 50 by default, newest first', async () => {
+      await makeAnomaly('DUPLICATE_PAYMENT', wechatpay);
+      const page = await read<AnomalyPage>('/admin/anomalies');
+      const total = await count(pool, 'SELECT COUNT(*) FROM payment_anomaly');
+      expect(page.items).toHaveLength(Math.min(total, 50));
+      expect(page.nextCursor === null).toBe(total <= 50);
+      const ids = page.items.map((a) => Number(a.id));
+      expect(ids).toEqual([...ids].sort((a, b) => b - a));
+    });
+
+    it.each([
+      ['an unknown type', { type: 'REFUNDED_TWICE' }, /^type must/],
+      ['a type in lower case', { type: 'duplicate_payment' }, /^type must/],
+      ['an unknown status', { status: 'CLOSED' }, /^status must/],
+      ['a from that is no date', { from: 'yesterday' }, /^from must/],
+      ['a from with an impossible month', { from: '2026-13-01T00:00:00Z' }, /^from must/],
+      ['a to that is no date', { to: '1732924800' }, /^to must/],
+      ['from equal to to', { from: '2026-11-29T00:00:00Z', to: '2026-11-29T00:00:00Z' }, /from.*to/],
+      ['from after to', { from: '2026-11-30T00:00:00Z', to: '2026-11-29T00:00:00Z' }, /from.*to/],
+      ['limit 0', { limit: '0' }, /^limit must/],
+      ['limit 201', { limit: '201' }, /^limit must/],
+      ['a fractional limit', { limit: '1.5' }, /^limit must/],
+      ['a limit that is no number', { limit: 'ten' }, /^limit must/],
+      ['a cursor that is no id', { cursor: 'abc' }, /^cursor must/],
+      ['a cursor of 0', { cursor: '0' }, /^cursor must/],
+      ['a negative cursor', { cursor: '-5' }, /^cursor must/],
+      ['an unknown query parameter', { orderNo: 'PO1' }, /orderNo/],
+    ])('should answer 400 naming the problem to %s', async (_name, params, message) => {
+      const before = await rowCounts();
+      expectBadRequest(
+        await client.admin('GET', withQuery('/admin/anomalies', params), platforms.admins.viewer),
+        message,
+      );
+      expect(await rowCounts()).toEqual(before);
+    });
+  });
+
+  // ------------------------------------------------------------------------------------------- order detail
+
+  describe('GET /admin/orders/:orderNo', () => {
+    it.each(EACH_CHANNEL)(
+      'should show a %s-paid order with its history, its payment and each of its three deliveries',
+      async (name, channel) => {
+        const orderNo = await registerOrder(4200, 'u-admin-view');
+        const payment = { orderNo, transactionId: uniqueId('T'), amount: 4200, paidAt: recentSecond() };
+        const sent = await pay(channel, payment, 3);
+
+        const detail = await read<OrderDetail>(`/admin/orders/${orderNo}`);
+
+        expect(detail.order).toEqual({
+          orderNo,
+          userId: 'u-admin-view',
+          status: 'PAID',
+          amount: 4200,
+          currency: 'CNY',
+          channel: name,
+          transactionId: payment.transactionId,
+          paidAt: payment.paidAt.toISOString(),
+          createdAt: anInstant(),
+          updatedAt: anInstant(),
+        });
+        expect(detail.history).toEqual([
+          { fromStatus: null, toStatus: 'WAIT_PAY', event: 'REGISTER', cause: null, changedAt: anInstant() },
+          {
+            fromStatus: 'WAIT_PAY',
+            toStatus: 'PAID',
+            event: 'PAY',
+            cause: payment.transactionId,
+            changedAt: anInstant(),
+          },
+        ]);
+        expect(detail.history[0].changedAt).toBe(detail.order.createdAt);
+        expect(detail.history[1].changedAt).toBe(detail.order.updatedAt);
+        expect(detail.payments).toEqual([
+          {
+            channel: name,
+            transactionId: payment.transactionId,
+            amount: 4200,
+            currency: 'CNY',
+            refundReservedAmount: 0,
+            firstReceivedAt: anInstant(),
+          },
+        ]);
+        expect(detail.anomalies).toEqual([]);
+        expect(detail.refunds).toEqual([]);
+
+        const { deliveries } = detail;
+        expect(deliveries.count).toBe(3);
+        expect(deliveries.items.map((d) => d.outcome)).toEqual(['PAID', 'DUPLICATE', 'DUPLICATE']);
+        for (const item of deliveries.items) {
+          expect(item).toEqual({
+            id: expect.stringMatching(/^[1-9]\d*$/),
+            channel: name,
+            eventType: channel.paymentEventType,
+            transactionId: payment.transactionId,
+            outcome: expect.any(String),
+            receivedAt: anInstant(),
+            processingMs: expect.any(Number),
+            rawPayloadUrl: `/admin/deliveries/${item.id}`,
+          });
+          expect(item.processingMs).toBeGreaterThanOrEqual(0);
+        }
+        const receivedAt = deliveries.items.map((d) => Date.parse(d.receivedAt));
+        expect(deliveries.firstReceivedAt).toBe(new Date(Math.min(...receivedAt)).toISOString());
+        expect(deliveries.lastReceivedAt).toBe(new Date(Math.max(...receivedAt)).toISOString());
+
+        // Each delivery's raw payload is the one posted, in the order posted.
+        const raw = await Promise.all(deliveries.items.map((d) => read<DeliveryDetail>(d.rawPayloadUrl)));
+        expect(raw.map((d) => d.rawBody)).toEqual(sent.map((d) => d.body));
+      },
+    );
+
+    it('should show a closed order: registered, then closed, with no payment and no delivery', async () => {
+      const orderNo = await registerOrder(1500);
+      await closeOrder(orderNo);
+
+      const detail = await read<OrderDetail>(`/admin/orders/${orderNo}`);
+
+      expect(detail.order).toMatchObject({
+        orderNo,
+        status: 'CLOSED',
+        channel: null,
+        transactionId: null,
+        paidAt: null,
+      });
+      expect(detail.history).toEqual([
+        { fromStatus: null, toStatus: 'WAIT_PAY', event: 'REGISTER', cause: null, changedAt: anInstant() },
+        { fromStatus: 'WAIT_PAY', toStatus: 'CLOSED', event: 'CLOSE', cause: null, changedAt: anInstant() },
+      ]);
+      expect(detail.payments).toEqual([]);
+      expect(detail.deliveries).toEqual({ count: 0, firstReceivedAt: null, lastReceivedAt: null, items: [] });
+      expect(detail.anomalies).toEqual([]);
+      expect(detail.refunds).toEqual([]);
+    });
+
+    it('should show a payment after the close as the anomaly it is, leaving the order and its history closed', async () => {
+      const since = new Date();
+      const offending = await makeAnomaly('PAID_AFTER_CLOSE', alipay);
+
+      const detail = await read<OrderDetail>(`/admin/orders/${offending.orderNo}`);
+
+      expect(detail.order).toMatchObject({ status: 'CLOSED', channel: null, transactionId: null, paidAt: null });
+      expect(detail.history.map((h) => [h.fromStatus, h.toStatus, h.event])).toEqual([
+        [null, 'WAIT_PAY', 'REGISTER'],
+        ['WAIT_PAY', 'CLOSED', 'CLOSE'],
+      ]);
+      expect(detail.payments).toEqual([
+        expect.objectContaining({ channel: 'ALIPAY', transactionId: offending.transactionId }),
+      ]);
+      expect(detail.deliveries.count).toBe(1);
+      expect(detail.deliveries.items.map((d) => d.outcome)).toEqual(['PAID_AFTER_CLOSE']);
+      expect(detail.anomalies).toHaveLength(1);
+      expectAnomalyView(detail.anomalies[0], {
+        type: 'PAID_AFTER_CLOSE',
+        channel: 'ALIPAY',
+        offending,
+        orderAmount: offending.amount,
+      });
+      expect(detail.anomalies).toEqual(await listedAnomaliesOf(offending.orderNo, since));
+    });
+
+    it('should show both payments of an order paid twice, across channels, and the second as DUPLICATE_PAYMENT', async () => {
+      const orderNo = await registerOrder(5000);
+      const first = { orderNo, transactionId: uniqueId('T'), amount: 5000 };
+      const second = { orderNo, transactionId: uniqueId('A'), amount: 5000 };
+      await pay(wechatpay, first);
+      await pay(alipay, second, 2);
+
+      const detail = await read<OrderDetail>(`/admin/orders/${orderNo}`);
+
+      expect(detail.order).toMatchObject({ status: 'PAID', channel: 'WECHATPAY', transactionId: first.transactionId });
+      expect(detail.history.map((h) => [h.event, h.cause])).toEqual([
+        ['REGISTER', null],
+        ['PAY', first.transactionId],
+      ]);
+      expect(detail.payments.map((p) => [p.channel, p.transactionId, p.amount])).toEqual([
+        ['WECHATPAY', first.transactionId, 5000],
+        ['ALIPAY', second.transactionId, 5000],
+      ]);
+      expect(detail.deliveries.count).toBe(3);
+      expect(detail.deliveries.items.map((d) => [d.channel, d.outcome])).toEqual([
+        ['WECHATPAY', 'PAID'],
+        ['ALIPAY', 'DUPLICATE_PAYMENT'],
+        ['ALIPAY', 'DUPLICATE'],
+      ]);
+      expect(detail.anomalies).toHaveLength(1);
+      expectAnomalyView(detail.anomalies[0], {
+        type: 'DUPLICATE_PAYMENT',
+        channel: 'ALIPAY',
+        offending: second,
+        orderAmount: 5000,
+      });
+    });
+
+    it('should answer 404 OrderNotFound for an unknown order, and create nothing', async () => {
+      const orderNo = uniqueId('PO');
+      const answer = await client.admin('GET', `/admin/orders/${orderNo}`, platforms.admins.viewer);
+      expectError(answer, 404, 'OrderNotFound');
+      expect(answer.json().message).toEqual(expect.stringContaining(orderNo));
+      expect(await count(pool, 'SELECT COUNT(*) FROM payment_order WHERE order_no = ?', [orderNo])).toBe(0);
+    });
+  });
+
+  // ----------------------------------------------------------------------------------------------- deliveries
+
+  describe('GET /admin/deliveries/:id', () => {
+    it.each(EACH_CHANNEL)(
+      'should give back the exact bytes and the kept headers of a %s delivery',
+      async (name, channel) => {
+        const payment = { orderNo: await registerOrder(6600), transactionId: uniqueId('T'), amount: 6600 };
+        const [sent] = await pay(channel, payment);
+        const [summary] = (await read<OrderDetail>(`/admin/orders/${payment.orderNo}`)).deliveries.items;
+
+        const delivery = await read<DeliveryDetail>(summary.rawPayloadUrl);
+
+        expect(delivery).toEqual({
+          ...summary,
+          orderNo: payment.orderNo,
+          headers: expect.any(Object),
+          rawBody: sent.body,
+          rawBodyBase64: Buffer.from(sent.body, 'utf8').toString('base64'),
+        });
+        expect(delivery).toMatchObject({ channel: name, outcome: 'PAID', transactionId: payment.transactionId });
+        expect(Buffer.compare(Buffer.from(delivery.rawBodyBase64, 'base64'), Buffer.from(sent.body, 'utf8'))).toBe(0);
+        for (const header of channel.keptHeaders) expect(delivery.headers[header]).toBe(sent.headers[header]);
+      },
+    );
+
+    it('should keep a WeChat Pay body’s non-ASCII text and unusual whitespace byte for byte', async () => {
+      const payment = { orderNo: await registerOrder(6700), transactionId: uniqueId('T'), amount: 6700 };
+      const genuine = wechatpay.payment(payment);
+      const body = JSON.stringify({ ...JSON.parse(genuine.body), summary: '支付成功 ✓' }, null, '\t');
+      const sent = { headers: signWechatpayBody(platforms.wechatpay.publicKeySigner, body), body };
+      wechatpay.expectAck(await wechatpay.post(sent));
+      const [summary] = (await read<OrderDetail>(`/admin/orders/${payment.orderNo}`)).deliveries.items;
+
+      const delivery = await read<DeliveryDetail>(summary.rawPayloadUrl);
+
+      expect(delivery.rawBody).toBe(body);
+      expect(Buffer.from(delivery.rawBodyBase64, 'base64').equals(Buffer.from(body, 'utf8'))).toBe(true);
+      expect(delivery.headers).toMatchObject({
+        'wechatpay-signature': sent.headers['wechatpay-signature'],
+        'wechatpay-serial': sent.headers['wechatpay-serial'],
+        'wechatpay-timestamp': sent.headers['wechatpay-timestamp'],
+        'wechatpay-nonce': sent.headers['wechatpay-nonce'],
+      });
+    });
+
+    it.each([
+      ['an id no delivery has', '9000000000000000000'],
+      ['an id beyond the BIGINT range', '9999999999999999999'],
+      ['id 0', '0'],
+      ['a negative id', '-1'],
+      ['a word', 'abc'],
+      ['a number in exponent notation', '1e3'],
+      ['digits followed by text', '12abc'],
+    ])('should answer 404 DeliveryNotFound to %s', async (_name, id) => {
+      const answer = await client.admin('GET', `/admin/deliveries/${id}`, platforms.admins.viewer);
+      expectError(answer, 404, 'DeliveryNotFound');
+    });
+  });
+
+  // -------------------------------------------------------------------------------------------------- stats
+
+  describe('GET /admin/stats/callbacks', () => {
+    type Bucket = 'hour' | 'day';
+    type Counters = Pick<StatsRow, 'deliveries' | 'paymentDeliveries' | 'distinctPayments' | 'duplicateDeliveries'>;
+    const NO_ROW: Counters = { deliveries: 0, paymentDeliveries: 0, distinctPayments: 0, duplicateDeliveries: 0 };
+
+    function bucketStart(bucket: Bucket, at: Date): Date {
+      const span = bucket === 'hour' ? HOUR_MS : DAY_MS;
+      return new Date(Math.floor(at.getTime() / span) * span);
+    }
+
+    /** Each channel's row of the one bucket starting at `start`. */
+    async function rowsOfBucket(bucket: Bucket, start: Date): Promise<Partial<Record<ChannelName, StatsRow>>> {
+      const span = bucket === 'hour' ? HOUR_MS : DAY_MS;
+      const from = start.toISOString();
+      const to = new Date(start.getTime() + span).toISOString();
+      const stats = await read<CallbackStats>(withQuery('/admin/stats/callbacks', { from, to, bucket }));
+      expect({ from: stats.from, to: stats.to, bucket: stats.bucket }).toEqual({ from, to, bucket });
+      for (const row of stats.rows) expect(row.bucket).toBe(from);
+      return Object.fromEntries(stats.rows.map((r) => [r.channel, r]));
+    }
+
+    function increase(before: StatsRow | undefined, after: StatsRow | undefined): Counters {
+      const base = before ?? NO_ROW;
+      const now = after ?? NO_ROW;
+      return {
+        deliveries: now.deliveries - base.deliveries,
+        paymentDeliveries: now.paymentDeliveries - base.paymentDeliveries,
+        distinctPayments: now.distinctPayments - base.distinctPayments,
+        duplicateDeliveries: now.duplicateDeliveries - base.duplicateDeliveries,
+      };
+    }
+
+    function expectConsistent(row: StatsRow | undefined): void {
+      expect(row).toBeDefined();
+      const r = row!;
+      expect(r.duplicateDeliveries).toBe(r.paymentDeliveries - r.distinctPayments);
+      expect(r.duplicateRate).toBe(Math.round((r.duplicateDeliveries / r.paymentDeliveries) * 10000) / 10000);
+      expect(Number.isInteger(r.maxProcessingMs)).toBe(true);
+      expect(r.maxProcessingMs).toBeGreaterThanOrEqual(0);
+      expect(typeof r.avgProcessingMs).toBe('number');
+      expect(r.avgProcessingMs).toBeGreaterThanOrEqual(0);
+      expect(r.avgProcessingMs).toBeLessThanOrEqual(r.maxProcessingMs!);
+      expect(Math.round(r.avgProcessingMs! * 10)).toBeCloseTo(r.avgProcessingMs! * 10, 6);
+    }
+
+    /** Deliveries of each payment, one after the other. */
+    async function deliverPayments(channel: PaymentChannel, deliveriesPerPayment: number[]): Promise<void> {
+      for (const times of deliveriesPerPayment) {
+        const payment = { orderNo: await registerOrder(800), transactionId: uniqueId('T'), amount: 800 };
+        await pay(channel, payment, times);
+      }
+    }
+
+    async function deliverNotPaying(channel: PaymentChannel): Promise<void> {
+      const orderNo = await registerOrder(900);
+      channel.expectAck(await channel.post(channel.notPaying({ orderNo, transactionId: uniqueId('T'), amount: 900 })));
+    }
+
+    /**
+     * The current hour's and day's rows before and after `traffic`; measured again (with new traffic)
+     * when an hour boundary fell in between, since the two reads would then be of different buckets.
+     */
+    async function measure(traffic: () => Promise<void>) {
+      for (let attempt = 1; ; attempt++) {
+        const hour = bucketStart('hour', new Date());
+        const day = bucketStart('day', hour);
+        const before = { hour: await rowsOfBucket('hour', hour), day: await rowsOfBucket('day', day) };
+        await traffic();
+        const after = { hour: await rowsOfBucket('hour', hour), day: await rowsOfBucket('day', day) };
+        if (bucketStart('hour', new Date()).getTime() === hour.getTime()) return { before, after };
+        if (attempt === 2) throw new Error('two hour boundaries during one measurement');
+      }
+    }
+
+    it('should count deliveries, payments and duplicates per channel in the current hour and day', async () => {
+      const { before, after } = await measure(async () => {
+        await deliverPayments(wechatpay, [1, 2, 4]);
+        await deliverNotPaying(wechatpay); // TRANSACTION.SUCCESS whose trade_state is NOTPAY: no payment
+        await deliverPayments(alipay, [3, 3]);
+        await deliverNotPaying(alipay); // TRADE_CLOSED: no payment
+      });
+
+      const expected: Record<ChannelName, Counters> = {
+        WECHATPAY: { deliveries: 8, paymentDeliveries: 7, distinctPayments: 3, duplicateDeliveries: 4 },
+        ALIPAY: { deliveries: 7, paymentDeliveries: 6, distinctPayments: 2, duplicateDeliveries: 4 },
+      };
+      for (const name of ['WECHATPAY', 'ALIPAY'] as const) {
+        expect({ name, hour: increase(before.hour[name], after.hour[name]) }).toEqual({ name, hour: expected[name] });
+        expect({ name, day: increase(before.day[name], after.day[name]) }).toEqual({ name, day: expected[name] });
+        expectConsistent(after.hour[name]);
+        expectConsistent(after.day[name]);
+        expect(after.day[name]!.deliveries).toBeGreaterThanOrEqual(after.hour[name]!.deliveries);
+        expect(after.day[name]!.maxProcessingMs).toBeGreaterThanOrEqual(after.hour[name]!.maxProcessingMs!);
+      }
+    });
+
+    it('should count a delivery from its receivedAt on (from inclusive) and only before `to` (exclusive)', async () => {
+      const payment = { orderNo: await registerOrder(300), transactionId: uniqueId('T'), amount: 300 };
+      await pay(alipay, payment);
+      const [delivery] = (await read<OrderDetail>(`/admin/orders/${payment.orderNo}`)).deliveries.items;
+      const receivedAt = Date.parse(delivery.receivedAt);
+      const alipayRow = async (from: number, to: number) => {
+        const range = { from: new Date(from).toISOString(), to: new Date(to).toISOString() };
+        const stats = await read<CallbackStats>(withQuery('/admin/stats/callbacks', range));
+        return stats.rows.find((r) => r.channel === 'ALIPAY');
+      };
+
+      expect(await alipayRow(receivedAt, receivedAt + 1)).toEqual({
+        bucket: bucketStart('hour', new Date(receivedAt)).toISOString(),
+        channel: 'ALIPAY',
+        deliveries: 1,
+        paymentDeliveries: 1,
+        distinctPayments: 1,
+        duplicateDeliveries: 0,
+        duplicateRate: 0,
+        avgProcessingMs: delivery.processingMs,
+        maxProcessingMs: delivery.processingMs,
+      });
+      expect(await alipayRow(receivedAt - 1, receivedAt)).toBeUndefined();
+      expect(await alipayRow(receivedAt + 1, receivedAt + HOUR_MS)).toBeUndefined();
+    });
+
+    it('should default to the last 24 hours up to now, by hour', async () => {
+      const paying = Date.now();
+      await pay(alipay, { orderNo: await registerOrder(100), transactionId: uniqueId('T'), amount: 100 });
+      const asked = Date.now();
+      const stats = await read<CallbackStats>('/admin/stats/callbacks');
+      const answered = Date.now();
+
+      expect(stats.bucket).toBe('hour');
+      expect(Date.parse(stats.to)).toBeGreaterThanOrEqual(asked);
+      expect(Date.parse(stats.to)).toBeLessThanOrEqual(answered);
+      expect(Date.parse(stats.to) - Date.parse(stats.from)).toBe(DAY_MS);
+      for (const row of stats.rows) {
+        expect(row.bucket).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:00:00\.000Z$/);
+        expect(Date.parse(row.bucket)).toBeGreaterThanOrEqual(bucketStart('hour', new Date(stats.from)).getTime());
+        expect(Date.parse(row.bucket)).toBeLessThan(Date.parse(stats.to));
+      }
+      // The payment just made is in the hour it was made in (this one, or the last if an hour began since).
+      const paymentHour = bucketStart('hour', new Date(paying)).getTime();
+      expect(stats.rows.some((r) => r.channel === 'ALIPAY' && Date.parse(r.bucket) >= paymentHour)).toBe(true);
+    });
+
+    it('should accept up to 2000 buckets', async () => {
+      const to = bucketStart('hour', new Date());
+      const hours2000 = { from: new Date(to.getTime() - 2000 * HOUR_MS).toISOString(), to: to.toISOString() };
+      const hours2001 = { from: new Date(to.getTime() - 2001 * HOUR_MS).toISOString(), to: to.toISOString() };
+      expect((await read<CallbackStats>(withQuery('/admin/stats/callbacks', hours2000))).bucket).toBe('hour');
+      expect(
+        (await read<CallbackStats>(withQuery('/admin/stats/callbacks', { ...hours2001, bucket: 'day' }))).bucket,
+      ).toBe('day');
+    });
+
+    it.each([
+      ['a from that is no date', { from: 'last week' }, /^from must/],
+      ['a to that is no date', { to: '2026-11-31T25:00:00Z' }, /^to must/],
+      ['an unknown bucket', { bucket: 'week' }, /^bucket must/],
+      ['a bucket in upper case', { bucket: 'HOUR' }, /^bucket must/],
+      ['from equal to to', { from: '2026-11-29T00:00:00Z', to: '2026-11-29T00:00:00Z' }, /from.*to/],
+      ['from after to', { from: '2026-11-29T01:00:00Z', to: '2026-11-29T00:00:00Z' }, /from.*to/],
+      ['2001 hour buckets', { from: '2026-01-01T00:00:00Z', to: '2026-03-25T09:00:00Z' }, /2000/],
+      ['2001 day buckets', { from: '2020-01-01T00:00:00Z', to: '2025-06-24T00:00:00Z', bucket: 'day' }, /2000/],
+      ['an unknown query parameter', { channel: 'ALIPAY' }, /channel/],
+    ])('should answer 400 naming the problem to %s', async (_name, params, message) => {
+      expectBadRequest(
+        await client.admin('GET', withQuery('/admin/stats/callbacks', params), platforms.admins.viewer),
+        message,
+      );
+    });
+  });
+
+  // ------------------------------------------------------------------------------------------------ no writes
+
+  it('should write nothing on any read, answered or refused', async () => {
+    const { payment, deliveryUrl } = await paidOrderWithDelivery();
+    await makeAnomaly('AMOUNT_MISMATCH', alipay);
+    const before = await rowCounts();
+
+    const reads = [
+      '/admin/anomalies',
+      '/admin/anomalies?type=AMOUNT_MISMATCH&status=OPEN&limit=1',
+      '/admin/anomalies?limit=0',
+      `/admin/orders/${payment.orderNo}`,
+      `/admin/orders/${uniqueId('PO')}`,
+      deliveryUrl,
+      '/admin/deliveries/abc',
+      '/admin/stats/callbacks',
+      '/admin/stats/callbacks?bucket=day',
+      '/admin/stats/callbacks?bucket=week',
+    ];
+    const statuses: number[] = [];
+    for (const token of [...Object.values(platforms.admins), 'not-a-token']) {
+      for (const path of reads) statuses.push((await client.admin('GET', path, token)).status);
+    }
+
+    expect(new Set(statuses)).toEqual(new Set([200, 400, 401, 404]));
+    expect(await rowCounts()).toEqual(before);
+  });
+});
+
+// -------------------------------------------------------------------------------------------- log capture
+
+interface LoggingAppProcess {
+  url: string;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string;
+  /** SIGTERM (graceful shutdown, so its last log lines are written), SIGKILL if it hangs. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The real app in a child process (as test/support/app-process.ts starts it), with every byte of its
+ * output captured from the first one on: pino writes the logs to stdout.
+ */
+async function startLoggingAppProcess(env: Record<string, string>): Promise<LoggingAppProcess> {
+  const child = spawn(
+    process.execPath,
+    ['-r', 'ts-node/register/transpile-only', join(__dirname, 'support/app-main.ts')],
+    {
+      cwd: join(__dirname, '..'),
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  let hasExited = false;
+  void exited.then(() => (hasExited = true));
+
+  const stop = async () => {
+    if (hasExited) return;
+    child.kill('SIGTERM');
+    const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(killer);
+  };
+  try {
+    await eventually('the app process to listen', () => {
+      if (hasExited) throw new Error(`app process exited before listening:\n${output}`);
+      return /listening \d+/.test(output);
+    });
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  const port = Number(/listening (\d+)/.exec(output)![1]);
+  return { url: `http://127.0.0.1:${port}`, output: () => output, stop };
+}
+
+/** pino-http's line per answered request, as `METHOD /path → status`. */
+function loggedRequests(output: string): string[] {
+  // The text after the last newline may be a line still being written.
+  return output
+    .split('\n')
+    .slice(0, -1)
+    .flatMap((line) => {
+      if (!line.startsWith('{')) return [];
+      const entry = JSON.parse(line) as {
+        msg?: string;
+        req?: { method: string; url: string };
+        res?: { statusCode: number };
+      };
+      return (entry.msg === 'request completed' || entry.msg === 'request errored') && entry.req && entry.res
+        ? [`${entry.req.method} ${entry.req.url} → ${entry.res.statusCode}`]
+        : [];
+    });
+}
+
+async function eventually(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
