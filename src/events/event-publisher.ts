@@ -4,8 +4,11 @@ import { PaymentEvent } from './payment-events';
 export interface EventPublisher {
   /** False while the destination cannot be reached: the relay then waits, and counts no attempt. */
   isAvailable(): boolean;
-  /** Resolves once the destination has taken the event (broker confirm, or handlers done). */
-  publish(event: PaymentEvent): Promise<void>;
+  /**
+   * For each event, in order: fulfilled once the destination has taken it (broker confirm, or
+   * handlers done), rejected with the reason it could not.
+   */
+  publishAll(events: PaymentEvent[]): Promise<PromiseSettledResult<void>[]>;
 }
 
 export const EVENT_PUBLISHER = Symbol('EVENT_PUBLISHER');

@@ -10,7 +10,7 @@ export class InProcessPublisher implements EventPublisher {
     return true;
   }
 
-  publish(event: PaymentEvent): Promise<void> {
-    return this.dispatcher.dispatchToAll(event);
+  publishAll(events: PaymentEvent[]): Promise<PromiseSettledResult<void>[]> {
+    return this.dispatcher.dispatchAll(events);
   }
 }

@@ -36,7 +36,7 @@ export class OutboxRelay extends PollingWorker {
     if (!this.publisher.isAvailable()) return false;
     return this.txHost.withTransaction(async () => {
       const batch = await this.outbox.claimDue(this.config.batchSize);
-      const results = await Promise.allSettled(batch.map((claimed) => this.publisher.publish(claimed.event)));
+      const results = await this.publisher.publishAll(batch.map((claimed) => claimed.event));
       await this.outbox.markPublished(batch.filter((_, i) => results[i].status === 'fulfilled').map((c) => c.id));
       for (const [i, result] of results.entries()) {
         if (result.status === 'fulfilled' || !this.publisher.isAvailable()) continue;

@@ -21,7 +21,11 @@ export class RabbitmqPublisher implements EventPublisher {
     return this.connection.isConnected();
   }
 
-  async publish(event: PaymentEvent): Promise<void> {
+  publishAll(events: PaymentEvent[]): Promise<PromiseSettledResult<void>[]> {
+    return Promise.allSettled(events.map((event) => this.publish(event)));
+  }
+
+  private async publish(event: PaymentEvent): Promise<void> {
     await this.confirmChannel().publish(this.connection.exchange, event.type, Buffer.from(JSON.stringify(event)), {
       persistent: true,
       messageId: event.eventId,

@@ -3,7 +3,7 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { Propagation, TransactionHost } from '@nestjs-cls/transactional';
 import { PaymentEvent } from '../events/payment-events';
 import { HandlerRetryRepository } from './handler-retry.repository';
-import { HandlerRunner } from './handler-runner';
+import { HandlerFailure, HandlerRunner } from './handler-runner';
 import { Subscriber, SubscriberRegistry } from './subscriber-registry';
 
 /** Hands an event to a handler; a failure is parked for retry so that it never blocks other events. */
@@ -18,9 +18,36 @@ export class EventDispatcher {
     private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
   ) {}
 
-  /** Every in-process subscriber of the event's type (the embedded mode, without a broker). */
-  async dispatchToAll(event: PaymentEvent): Promise<void> {
-    for (const subscriber of this.registry.forEvent(event.type)) await this.deliver(subscriber, event);
+  /**
+   * The embedded mode, without a broker: every in-process subscriber gets its events of the batch
+   * in one transaction (a few round trips for the batch instead of four per event). When that
+   * fails (a handler's error, an event already processed), its events are delivered one by one,
+   * so that only the failing one is parked for retry. An event is rejected only if its failure
+   * could not even be recorded.
+   */
+  async dispatchAll(events: PaymentEvent[]): Promise<PromiseSettledResult<void>[]> {
+    const unrecorded = new Map<PaymentEvent, unknown>();
+    await Promise.all(
+      this.registry.all().map(async (subscriber) => {
+        const its = events.filter((event) => subscriber.events.includes(event.type));
+        if (its.length === 0) return;
+        try {
+          await this.runner.runAll(subscriber, its);
+        } catch (error) {
+          for (const event of its) {
+            const failedOnThis = error instanceof HandlerFailure && error.event === event;
+            await (
+              failedOnThis ? this.parkFailure(subscriber, event, error.reason) : this.deliver(subscriber, event)
+            ).catch((unrecordable) => unrecorded.set(event, unrecordable));
+          }
+        }
+      }),
+    );
+    return events.map((event) =>
+      unrecorded.has(event)
+        ? { status: 'rejected', reason: unrecorded.get(event) }
+        : { status: 'fulfilled', value: undefined },
+    );
   }
 
   /** Resolves once the handler's effect committed or its failure is recorded; rejects only if neither could be. */
@@ -28,12 +55,16 @@ export class EventDispatcher {
     try {
       await this.runner.run(subscriber, event);
     } catch (error) {
-      this.logger.warn(
-        `${subscriber.consumer} failed on ${event.type} ${event.eventId}: ${(error as Error).message}; will retry`,
-      );
-      await this.txHost.withTransaction(Propagation.RequiresNew, () =>
-        this.retries.recordFailure(subscriber.consumer, event, error),
-      );
+      await this.parkFailure(subscriber, event, error);
     }
+  }
+
+  private async parkFailure(subscriber: Subscriber, event: PaymentEvent, error: unknown): Promise<void> {
+    this.logger.warn(
+      `${subscriber.consumer} failed on ${event.type} ${event.eventId}: ${(error as Error)?.message}; will retry`,
+    );
+    await this.txHost.withTransaction(Propagation.RequiresNew, () =>
+      this.retries.recordFailure(subscriber.consumer, event, error),
+    );
   }
 }

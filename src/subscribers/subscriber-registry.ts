@@ -1,6 +1,5 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import { EventType } from '../events/payment-events';
 import { PaymentEventHandler, SubscribesTo, Subscription } from './subscribes-to.decorator';
 
 export interface Subscriber extends Subscription {
@@ -34,9 +33,5 @@ export class SubscriberRegistry implements OnModuleInit {
 
   byConsumer(consumer: string): Subscriber | undefined {
     return this.subscribers.find((s) => s.consumer === consumer);
-  }
-
-  forEvent(type: EventType): Subscriber[] {
-    return this.subscribers.filter((s) => s.events.includes(type));
   }
 }
