@@ -13,7 +13,7 @@ import { exactlyOnceViolations } from './exactly-once';
 import { drive, LoadResult, percentile } from './http-load';
 import { prefill } from './prefill';
 import { insertOrdersDirectly, rawSqlRun } from './raw-sql';
-import { startService } from './service-process';
+import { SERVICE_NODE_OPTIONS, startService } from './service-process';
 
 const { values: args } = parseArgs({
   options: {
@@ -154,6 +154,7 @@ function report(r: Awaited<ReturnType<typeof runBenchmark>> & { database: string
     prefilledPayments: PREFILL,
     broker: args.rabbitmq ? 'rabbitmq' : 'embedded',
     exampleHandlers: args.handlers,
+    serviceNodeOptions: process.env.SERVICE_NODE_OPTIONS ?? SERVICE_NODE_OPTIONS,
     deliveriesPerSecond: Math.round(deliveriesPerSecond),
     paymentsPerSecond: Math.round(ORDERS / r.load.seconds),
     latencyMs: {
@@ -198,7 +199,7 @@ function report(r: Awaited<ReturnType<typeof runBenchmark>> & { database: string
   );
   say(`  errors / non-success  ${figures.errors} / ${figures.nonSuccessAcks}`);
   say(
-    `  service CPU           ${r.cpuSeconds.toFixed(1)} s (${figures.serviceCpuMsPerDelivery.toFixed(2)} ms per delivery), peak RSS ${figures.servicePeakRssMiB} MiB`,
+    `  service CPU           ${r.cpuSeconds.toFixed(1)} s (${figures.serviceCpuMsPerDelivery.toFixed(2)} ms per delivery), peak RSS ${figures.servicePeakRssMiB} MiB (NODE_OPTIONS ${figures.serviceNodeOptions || 'none'})`,
   );
   say(`  raw SQL limit         ${figures.rawDeliveriesPerSecond} deliveries/s`);
   say(`  ratio service/raw = ${figures.ratioServiceToRaw}`);

@@ -13,6 +13,9 @@ export interface ServiceProcess {
 const ROOT = join(__dirname, '..');
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
+/** As docker/Dockerfile runs the service. */
+export const SERVICE_NODE_OPTIONS = '--max-old-space-size=192';
+
 /** The production build (`node dist/src/main.js`), configured only by its environment, as a user runs it; its log goes to `logFile`. */
 export async function startService(
   env: Record<string, string>,
@@ -23,12 +26,12 @@ export async function startService(
   const profiling = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const child = spawn(process.execPath, [...profiling, join(ROOT, 'dist/src/main.js')], {
     cwd: ROOT,
-    // SERVICE_NODE_OPTIONS tries runtime flags (heap sizes, say) on the service alone.
+    // The Docker image's heap bound by default; SERVICE_NODE_OPTIONS tries other runtime flags on the service alone.
     env: {
       PATH: process.env.PATH,
       NODE_ENV: 'production',
       LOG_LEVEL: 'warn',
-      NODE_OPTIONS: process.env.SERVICE_NODE_OPTIONS ?? '',
+      NODE_OPTIONS: process.env.SERVICE_NODE_OPTIONS ?? SERVICE_NODE_OPTIONS,
       ...env,
       PORT: String(port),
     },
