@@ -5,6 +5,7 @@ import {
   wechatpayDelivery,
   WechatpaySigner,
   wechatpayTransaction,
+  yuan,
 } from '../test/support/platform-signers';
 
 /** How often one payment is delivered: 1 to 8 times, 3.2 on average (the seeds' measured spread). */
@@ -84,7 +85,6 @@ export function signPayment(payment: Payment, platforms: Platforms): Omit<Delive
     return { path: '/notify/wechatpay', ...delivery };
   }
   const { appId, sellerId, privateKey } = platforms.alipay;
-  const yuan = `${Math.floor(payment.amount / 100)}.${String(payment.amount % 100).padStart(2, '0')}`;
   const body = alipayDelivery(
     privateKey,
     alipayTradeParams({
@@ -92,7 +92,7 @@ export function signPayment(payment: Payment, platforms: Platforms): Omit<Delive
       sellerId,
       outTradeNo: payment.orderNo,
       tradeNo: payment.transactionId,
-      totalAmount: yuan,
+      totalAmount: yuan(payment.amount),
     }),
   );
   return {

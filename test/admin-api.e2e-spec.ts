@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { Pool } from 'mysql2/promise';
-import { randomAlphanumeric, signWechatpayBody } from './support/platform-signers';
+import { randomAlphanumeric, signWechatpayBody, yuan } from './support/platform-signers';
 import {
   count,
   createTestPlatforms,
@@ -13,6 +13,7 @@ import {
   TestPlatforms,
   uniqueId,
 } from './support/test-app';
+import { eventually } from './support/eventually';
 
 /**
  * The operators' read API, driven end to end: every order state, delivery and anomaly it shows was made
@@ -157,11 +158,6 @@ let platforms: TestPlatforms;
 let running: RunningApp;
 let client: TestClient;
 let pool: Pool;
-
-/** 8888 fen ⇔ '88.88', by string and integer operations only. */
-function yuan(fen: number): string {
-  return `${Math.floor(fen / 100)}.${String(fen % 100).padStart(2, '0')}`;
-}
 
 /** A whole second in the recent past: both platforms write their payment times with second precision. */
 function recentSecond(): Date {
@@ -1241,12 +1237,4 @@ function loggedRequests(output: string): string[] {
         ? [`${entry.req.method} ${entry.req.url} → ${entry.res.statusCode}`]
         : [];
     });
-}
-
-async function eventually(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }

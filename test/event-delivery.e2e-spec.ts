@@ -21,6 +21,7 @@ import {
   testDatabasePool,
   uniqueId,
 } from './support/test-app';
+import { eventually, sleep } from './support/eventually';
 
 const EFFECT_TABLES = ['points_grant', 'coupon_issue', 'shipment_request'];
 const EVENT_KEYS = ['amount', 'channel', 'currency', 'eventId', 'occurredAt', 'orderNo', 'transactionId', 'type'];
@@ -101,16 +102,6 @@ async function payAll(clients: TestClient[], payments: Payment[]): Promise<HttpA
   }
   return answers;
 }
-
-async function eventually(condition: () => Promise<boolean>, what: string, timeoutMs = 120000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function health(baseUrl: string): Promise<{ status: number; body: Record<string, any> }> {
   const response = await fetch(`${baseUrl}/health/ready`);
@@ -275,8 +266,8 @@ describe('after-payment events through RabbitMQ', () => {
     it('should report the database, the broker and the outbox backlog as ready', async () => {
       for (const instance of instances) {
         await eventually(
-          async () => (await health(instance.url)).body.details?.rabbitmq?.status === 'up',
           'broker up',
+          async () => (await health(instance.url)).body.details?.rabbitmq?.status === 'up',
           15000,
         );
         const { status, body } = await health(instance.url);
@@ -313,8 +304,9 @@ describe('after-payment events through RabbitMQ', () => {
         '500 events at the tap',
       );
       await eventually(
-        async () => Object.values(await effectCounts(pool, orderNos)).every((n) => n >= 500),
         '500 effects in every handler table',
+        async () => Object.values(await effectCounts(pool, orderNos)).every((n) => n >= 500),
+        120000,
       );
       await sleep(SETTLE_MS);
 
@@ -415,8 +407,9 @@ describe('after-payment events through RabbitMQ', () => {
         'the ordering events at the tap',
       );
       await eventually(
-        async () => Object.values(await effectCounts(pool, orderNos)).every((n) => n >= ORDERS * EVENTS_PER_ORDER),
         'an effect for every ordering event',
+        async () => Object.values(await effectCounts(pool, orderNos)).every((n) => n >= ORDERS * EVENTS_PER_ORDER),
+        120000,
       );
       await sleep(SETTLE_MS);
 
@@ -468,15 +461,15 @@ describe('after-payment events through RabbitMQ', () => {
 
     it('should accept payments, keep their events in the outbox without counting attempts, and publish all once it returns', async () => {
       await eventually(
-        async () => (await health(instance!.url)).body.details?.rabbitmq?.status === 'up',
         'broker up',
+        async () => (await health(instance!.url)).body.details?.rabbitmq?.status === 'up',
         15000,
       );
       // The app's channels are set up before the broker goes (losing it during setup is the next test's case).
-      await eventually(() => handlerQueuesConsumed(exchange), 'the handlers to consume their queues', 15000);
+      await eventually('the handlers to consume their queues', () => handlerQueuesConsumed(exchange), 15000);
 
       await proxy.stop();
-      await eventually(async () => (await health(instance!.url)).status === 503, 'readiness to fail', 15000);
+      await eventually('readiness to fail', async () => (await health(instance!.url)).status === 503, 15000);
       const down = await health(instance!.url);
       expect(down.status).toBe(503);
       expect(down.body.details.rabbitmq.status).toBe('down');
@@ -520,8 +513,8 @@ describe('after-payment events through RabbitMQ', () => {
         '50 events at the tap',
       );
       await eventually(
-        async () => Object.values(await effectCounts(pool, orderNos)).every((n) => n >= 50),
         '50 effects in every handler table',
+        async () => Object.values(await effectCounts(pool, orderNos)).every((n) => n >= 50),
         60000,
       );
       await sleep(SETTLE_MS);
@@ -541,7 +534,7 @@ describe('after-payment events through RabbitMQ', () => {
       expect(await effectCounts(pool, orderNos)).toEqual({ points_grant: 50, coupon_issue: 50, shipment_request: 50 });
       await expectOneEffectPerOrder(pool, eventIdByOrder);
 
-      await eventually(async () => (await health(instance!.url)).status === 200, 'readiness to recover', 15000);
+      await eventually('readiness to recover', async () => (await health(instance!.url)).status === 200, 15000);
       expect((await health(instance!.url)).body.details.rabbitmq.status).toBe('up');
     });
   });
@@ -571,9 +564,9 @@ describe('after-payment events through RabbitMQ', () => {
       instance = await startApp(eventsEnv(platforms, exchange, viaProxy.toString()));
       const client = new TestClient(instance.url, platforms);
 
-      await eventually(async () => proxy.cutsDone === 2, 'two setups cut short', 15000);
-      await eventually(() => handlerQueuesConsumed(exchange), 'the handlers to consume their queues', 15000);
-      await eventually(async () => (await health(instance!.url)).status === 200, 'readiness', 15000);
+      await eventually('two setups cut short', async () => proxy.cutsDone === 2, 15000);
+      await eventually('the handlers to consume their queues', () => handlerQueuesConsumed(exchange), 15000);
+      await eventually('readiness', async () => (await health(instance!.url)).status === 200, 15000);
 
       const payments = newPayments(10, 'F');
       const orderNos = payments.map((p) => p.orderNo);
@@ -588,8 +581,8 @@ describe('after-payment events through RabbitMQ', () => {
         '10 events at the tap',
       );
       await eventually(
-        async () => Object.values(await effectCounts(pool, orderNos)).every((n) => n >= 10),
         '10 effects in every handler table',
+        async () => Object.values(await effectCounts(pool, orderNos)).every((n) => n >= 10),
         30000,
       );
       await sleep(SETTLE_MS);
@@ -631,8 +624,8 @@ describe('after-payment events through RabbitMQ', () => {
         await startApp({ ...eventsEnv(platforms, exchange, TEST_RABBITMQ_URL), OUTBOX_POLL_INTERVAL_MS: '10' }),
       );
       await eventually(
-        async () => Object.values(await effectCounts(pool, orderNos)).every((n) => n >= 30),
         '30 effects in every handler table',
+        async () => Object.values(await effectCounts(pool, orderNos)).every((n) => n >= 30),
         30000,
       );
       await sleep(SETTLE_MS);

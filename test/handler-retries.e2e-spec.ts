@@ -29,21 +29,12 @@ import {
   FlakyHandlerModule,
   TEST_HANDLER_EFFECT_TABLE,
 } from './support/test-handlers';
+import { eventually, sleep } from './support/eventually';
 
 const EXAMPLE_EFFECT_TABLES = ['points_grant', 'coupon_issue', 'shipment_request'];
 const TEST_CONSUMERS = [FlakyHandler.CONSUMER, BrokenHandler.CONSUMER];
 /** Well above RETRY_MAX_DELAY_MS plus a poll interval: long enough for any retry that is still due to run. */
 const SETTLE_MS = 1000;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function eventually(what: string, condition: () => Promise<boolean>, timeoutMs = 60000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 /** `key → number of rows` for the rows of `sql`, which must select `k` and `n`. */
 async function rowsPerKey(pool: Pool, sql: string, params: unknown[]): Promise<Record<string, number>> {

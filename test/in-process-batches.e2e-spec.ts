@@ -18,6 +18,7 @@ import {
   FlakyHandlerModule,
   TEST_HANDLER_EFFECT_TABLE,
 } from './support/test-handlers';
+import { eventually } from './support/eventually';
 
 /**
  * Without a broker, the relay hands each handler its events of a batch in one transaction. These
@@ -38,14 +39,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await pool?.end();
 });
-
-async function eventually(what: string, condition: () => Promise<boolean>, timeoutMs = 60000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /** Registers and pays `howMany` orders, 25 at a time, so that the outbox fills faster than one event per poll. */
 async function payConcurrently(client: TestClient, howMany: number): Promise<string[]> {

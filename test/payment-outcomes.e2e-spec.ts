@@ -7,6 +7,7 @@ import {
   signWechatpayBody,
   wechatpayDelivery,
   wechatpayTransaction,
+  yuan,
 } from './support/platform-signers';
 import {
   count,
@@ -60,11 +61,6 @@ let platforms: TestPlatforms;
 let running: RunningApp;
 let client: TestClient;
 let pool: Pool;
-
-/** 8888 fen ⇔ '88.88', by string and integer operations only. */
-function yuan(fen: number): string {
-  return `${Math.floor(fen / 100)}.${String(fen % 100).padStart(2, '0')}`;
-}
 
 /** A whole second in the recent past: both platforms write their payment times with second precision. */
 function recentSecond(): Date {

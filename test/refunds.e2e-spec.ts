@@ -1,3 +1,4 @@
+import { yuan } from './support/platform-signers';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { FakePlatform } from './support/fake-platform';
 import {
@@ -54,10 +55,6 @@ afterAll(async () => {
 });
 
 type ChannelName = 'WECHATPAY' | 'ALIPAY';
-
-function yuan(fen: number): string {
-  return `${Math.floor(fen / 100)}.${String(fen % 100).padStart(2, '0')}`;
-}
 
 async function pay(channel: ChannelName, orderNo: string, transactionId: string, amount: number): Promise<void> {
   const answer =

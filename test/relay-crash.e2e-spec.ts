@@ -19,6 +19,7 @@ import {
   TestPlatforms,
   uniqueId,
 } from './support/test-app';
+import { eventually, sleep } from './support/eventually';
 
 const ORDERS = 600;
 const BATCH_SIZE = 50;
@@ -26,16 +27,6 @@ const PAYMENTS_IN_FLIGHT = 25;
 /** Child processes killed before one of them dies holding a half-published batch; one nearly always suffices. */
 const MAX_KILL_ROUNDS = 5;
 const EXAMPLE_EFFECT_TABLES = ['points_grant', 'coupon_issue', 'shipment_request'];
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function eventually(what: string, condition: () => Promise<boolean>, timeoutMs = 90000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -97,15 +88,23 @@ describe('an instance killed in the middle of a relay batch', () => {
     // in any deployment after the first, so every event published from now on reaches them.
     const warmUp = await startApp(appEnv(TEST_RABBITMQ_URL));
     try {
-      await eventually('the handler queues to be consumed', () => handlerQueuesConsumed(exchange, EXAMPLE_CONSUMERS));
+      await eventually(
+        'the handler queues to be consumed',
+        () => handlerQueuesConsumed(exchange, EXAMPLE_CONSUMERS),
+        90000,
+      );
       const orderNo = uniqueId('W');
       await payOrders(new TestClient(warmUp.url, platforms), [orderNo]);
-      await eventually('the warm-up order to reach every example handler', async () => {
-        for (const table of EXAMPLE_EFFECT_TABLES) {
-          if ((await count(pool, `SELECT COUNT(*) FROM ${table} WHERE order_no = ?`, [orderNo])) === 0) return false;
-        }
-        return true;
-      });
+      await eventually(
+        'the warm-up order to reach every example handler',
+        async () => {
+          for (const table of EXAMPLE_EFFECT_TABLES) {
+            if ((await count(pool, `SELECT COUNT(*) FROM ${table} WHERE order_no = ?`, [orderNo])) === 0) return false;
+          }
+          return true;
+        },
+        90000,
+      );
     } finally {
       await warmUp.close();
     }
@@ -184,24 +183,29 @@ describe('an instance killed in the middle of a relay batch', () => {
 
     survivor = await startApp(appEnv(TEST_RABBITMQ_URL));
     const ids = [...eventIds];
-    await eventually('every event published and handled by every example handler', async () => {
-      if (
-        (await count(pool, 'SELECT COUNT(*) FROM outbox_event WHERE event_id IN (?) AND published_at IS NULL', [ids])) >
-        0
-      )
-        return false;
-      if (ids.some((id) => !tap.distinctMessageIds().has(id))) return false;
-      for (const table of EXAMPLE_EFFECT_TABLES) {
-        if ((await count(pool, `SELECT COUNT(*) FROM ${table} WHERE order_no IN (?)`, [orderNos])) < ORDERS)
+    await eventually(
+      'every event published and handled by every example handler',
+      async () => {
+        if (
+          (await count(pool, 'SELECT COUNT(*) FROM outbox_event WHERE event_id IN (?) AND published_at IS NULL', [
+            ids,
+          ])) > 0
+        )
           return false;
-      }
-      const processed = await count(
-        pool,
-        'SELECT COUNT(*) FROM processed_event WHERE consumer IN (?) AND event_id IN (?)',
-        [EXAMPLE_CONSUMERS, ids],
-      );
-      return processed >= ORDERS * EXAMPLE_CONSUMERS.length;
-    });
+        if (ids.some((id) => !tap.distinctMessageIds().has(id))) return false;
+        for (const table of EXAMPLE_EFFECT_TABLES) {
+          if ((await count(pool, `SELECT COUNT(*) FROM ${table} WHERE order_no IN (?)`, [orderNos])) < ORDERS)
+            return false;
+        }
+        const processed = await count(
+          pool,
+          'SELECT COUNT(*) FROM processed_event WHERE consumer IN (?) AND event_id IN (?)',
+          [EXAMPLE_CONSUMERS, ids],
+        );
+        return processed >= ORDERS * EXAMPLE_CONSUMERS.length;
+      },
+      90000,
+    );
     // A redelivery still on its way would show up as a second effect within this.
     await sleep(1000);
 

@@ -19,9 +19,9 @@ import {
   toStatusChangeView,
 } from './dto/admin-views';
 import { AnomalyQueryDto, Bucket, CallbackStatsQueryDto } from './dto/admin-queries.dto';
+import { ORDER_NO } from '../order/order-no';
 
 const DEFAULT_PAGE = 50;
-const ORDER_NO = /^[A-Za-z0-9_\-]{1,64}$/;
 const MAX_DELIVERIES_LISTED = 1000;
 const MAX_BUCKETS = 2000;
 const BUCKET_MS: Record<Bucket, number> = { hour: 3600_000, day: 86_400_000 };

@@ -6,8 +6,7 @@ import { CreatePaymentOrderDto } from './dto/create-payment-order.dto';
 import { PaymentOrderView, toView } from './dto/payment-order.view';
 import { InternalApiGuard } from './internal-api.guard';
 import { PaymentOrderService } from './payment-order.service';
-
-const ORDER_NO = /^[A-Za-z0-9_\-]{1,64}$/;
+import { ORDER_NO } from './order-no';
 
 @Controller('payment-orders')
 @UseGuards(InternalApiGuard)

@@ -9,7 +9,7 @@
 import { KeyObject, randomInt, sign, verify } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { beijingDateTime, beijingRfc3339, randomAlphanumeric, signWechatpayBody } from './platform-signers';
+import { beijingDateTime, beijingRfc3339, randomAlphanumeric, signWechatpayBody, yuan } from './platform-signers';
 
 export type RefundBehaviour =
   | 'success' // refund accepted and done: WeChat status SUCCESS; Alipay code 10000 fund_change Y
@@ -406,7 +406,7 @@ export class FakePlatform {
       out_trade_no: '',
       buyer_logon_id: '159****5620',
       fund_change: known ? 'N' : 'Y',
-      refund_fee: yuanFromFen(refunded),
+      refund_fee: yuan(refunded),
       gmt_refund_pay: beijingDateTime(refund.refundedAt),
       buyer_user_id: this.alipayBuyer(request.tradeNo),
     };
@@ -647,7 +647,7 @@ function alipayQueryAnswer(request: AlipayQueryRequest, refund: AlipayRefund | u
     ...asked,
     out_trade_no: '',
     out_request_no: request.outRequestNo,
-    refund_amount: yuanFromFen(refund.amount),
+    refund_amount: yuan(refund.amount),
     refund_status: 'REFUND_SUCCESS',
     gmt_refund_pay: beijingDateTime(refund.refundedAt),
   };
@@ -663,10 +663,6 @@ function fenFromYuan(yuan: unknown): number | undefined {
   if (!match) return undefined;
   const fen = Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'));
   return fen > 0 ? fen : undefined;
-}
-
-function yuanFromFen(fen: number): string {
-  return `${Math.floor(fen / 100)}.${String(fen % 100).padStart(2, '0')}`;
 }
 
 /** 'yyyy-MM-dd HH:mm:ss' in Beijing time → epoch ms. */

@@ -303,6 +303,11 @@ export function alipayRefundParams(p: AlipayRefundNotifyParams): Record<string, 
   };
 }
 
+/** 8888 fen ⇔ '88.88', as Alipay writes amounts, by string and integer operations only. */
+export function yuan(fen: number): string {
+  return `${Math.floor(fen / 100)}.${String(fen % 100).padStart(2, '0')}`;
+}
+
 // -------------------------------------------------------------------------------------------------- time
 
 const BEIJING_OFFSET_MS = 8 * 3600 * 1000;

@@ -1,6 +1,7 @@
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
 import { AnomalyStatus, AnomalyType } from '../../anomaly/anomaly.entity';
+import { ORDER_NO, ORDER_NO_MESSAGE } from '../../order/order-no';
 import { MAX_AMOUNT } from '../../common/money';
 
 const ISO = { strict: true, strictSeparator: true };
@@ -49,7 +50,7 @@ export class CallbackStatsQueryDto extends TimeRangeQueryDto {
 
 export class EmergencyRefundDto {
   @IsString()
-  @Matches(/^[A-Za-z0-9_\-]{1,64}$/, { message: 'orderNo must be 1 to 64 letters, digits, _ or -' })
+  @Matches(ORDER_NO, { message: ORDER_NO_MESSAGE })
   orderNo: string;
 
   @IsString()

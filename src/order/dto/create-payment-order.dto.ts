@@ -1,9 +1,10 @@
 import { IsInt, IsString, Matches, Max, Min } from 'class-validator';
+import { ORDER_NO, ORDER_NO_MESSAGE } from '../order-no';
 import { MAX_AMOUNT } from '../../common/money';
 
 export class CreatePaymentOrderDto {
   @IsString()
-  @Matches(/^[A-Za-z0-9_\-]{1,64}$/, { message: 'orderNo must be 1 to 64 letters, digits, _ or -' })
+  @Matches(ORDER_NO, { message: ORDER_NO_MESSAGE })
   orderNo: string;
 
   @IsString()
