@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { PaymentOrder } from '../order/payment-order.entity';
-import { PaymentNotification } from '../signature/verified-notification';
+import { PaymentNotification } from '../domain/notification';
 import { WriteResult } from '../database/sql';
 import { AnomalyStatus, AnomalyType, PaymentAnomaly } from './anomaly.entity';
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { PaymentNotification } from '../signature/verified-notification';
+import { PaymentNotification } from '../domain/notification';
 
 export const EventType = { PaymentSucceeded: 'payment.succeeded', RefundSucceeded: 'refund.succeeded' } as const;
 export type EventType = (typeof EventType)[keyof typeof EventType];

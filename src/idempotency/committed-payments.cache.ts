@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { PaymentNotification } from '../signature/verified-notification';
+import { PaymentNotification } from '../domain/notification';
 
 const CAPACITY = 200_000;
 

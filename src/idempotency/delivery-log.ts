@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { VerifiedNotification } from '../signature/verified-notification';
+import { VerifiedNotification } from '../domain/notification';
 
 const MAX_GROUP = 128;
 const MAX_WAIT_MS = 2;

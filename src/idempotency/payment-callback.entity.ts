@@ -1,5 +1,5 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
-import { bigintAmount } from '../common/money';
+import { bigintAmount } from '../domain/money';
 
 /**
  * One row per payment (channel, transaction id), however often it was delivered. The unique key is

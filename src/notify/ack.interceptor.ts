@@ -4,7 +4,7 @@ import { Counter, Histogram } from 'prom-client';
 import { Observable, tap } from 'rxjs';
 import { map } from 'rxjs/operators';
 import { NOTIFICATION_SECONDS, NOTIFICATIONS_TOTAL } from '../metrics/metrics.module';
-import { Channel } from '../signature/verified-notification';
+import { Channel } from '../domain/notification';
 import { DeliveryOutcome } from './payment-notification.service';
 
 const SUCCESS_ACK: Record<Channel, string | undefined> = {

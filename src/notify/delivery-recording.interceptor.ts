@@ -2,7 +2,7 @@ import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nes
 import { from, lastValueFrom, Observable } from 'rxjs';
 import { CommittedPaymentsCache } from '../idempotency/committed-payments.cache';
 import { DeliveryLog } from '../idempotency/delivery-log';
-import { isPayment, PaymentNotification, VerifiedNotification } from '../signature/verified-notification';
+import { isPayment, PaymentNotification, VerifiedNotification } from '../domain/notification';
 import { DeliveryOutcome } from './payment-notification.service';
 
 /**

@@ -1,6 +1,6 @@
 import { Controller, Header, HttpCode, Post, UseInterceptors } from '@nestjs/common';
 import { Notification, ReceivesNotifications } from '../signature/notification.guard';
-import { Channel, VerifiedNotification } from '../signature/verified-notification';
+import { Channel, VerifiedNotification } from '../domain/notification';
 import { TransactionInterceptor } from '../transaction/transaction.interceptor';
 import { AckInterceptor } from './ack.interceptor';
 import { DeliveryRecordingInterceptor } from './delivery-recording.interceptor';

@@ -6,7 +6,7 @@ import { OutboxWriter } from '../events/outbox.writer';
 import { paymentSucceeded } from '../events/payment-events';
 import { CallbackRecordRepository } from '../idempotency/callback-record.repository';
 import { PaymentOrderRepository } from '../order/payment-order.repository';
-import { isPayment, PaymentNotification, VerifiedNotification } from '../signature/verified-notification';
+import { isPayment, PaymentNotification, VerifiedNotification } from '../domain/notification';
 import { AnomalyType } from '../anomaly/anomaly.entity';
 import { RefundNoticeOutcome, RefundSettlement } from '../refund/refund-settlement';
 

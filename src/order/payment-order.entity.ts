@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { bigintAmount } from '../common/money';
+import { bigintAmount } from '../domain/money';
 import { OrderStatus } from './order-status';
 
 @Entity('payment_order')

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { isDuplicateKey, WriteResult } from '../database/sql';
-import { PaymentNotification } from '../signature/verified-notification';
+import { PaymentNotification } from '../domain/notification';
 import { nextStatus, OrderEvent, OrderStatus } from './order-status';
 import { OrderStatusChange } from './order-status-change.entity';
 import { PaymentOrder } from './payment-order.entity';

@@ -1,4 +1,4 @@
-import { Channel } from '../signature/verified-notification';
+import { Channel } from '../domain/notification';
 import { deriveRefundNo } from './emergency-refund.service';
 import { RefundPurpose } from './refund.entity';
 

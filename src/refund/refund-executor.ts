@@ -7,7 +7,7 @@ import { Counter } from 'prom-client';
 import { retryDelayMs } from '../config/events.config';
 import { refundConfig } from '../config/refund.config';
 import { REFUND_CALLS_TOTAL } from '../metrics/metrics.module';
-import { ChannelRefundResult, REFUND_CHANNELS, RefundChannel } from './channels/refund-channel';
+import { ChannelRefundResult, REFUND_CHANNELS, RefundChannel } from '../channels/payment-channel';
 import { Refund, RefundStatus } from './refund.entity';
 import { RefundRepository } from './refund.repository';
 import { RefundSettlement } from './refund-settlement';

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { RefundNotice, RefundNoticeStatus } from '../signature/verified-notification';
+import { RefundNotice, RefundNoticeStatus } from '../domain/notification';
 import { AnomalyStatus } from '../anomaly/anomaly.entity';
 import { AnomalyRepository } from '../anomaly/anomaly.repository';
 import { OutboxWriter } from '../events/outbox.writer';

@@ -1,5 +1,5 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
-import { bigintAmount } from '../common/money';
+import { bigintAmount } from '../domain/money';
 
 export const RefundStatus = {
   /** Recorded; the channel has not accepted it yet (not called, or a transient failure: retried). */

@@ -11,7 +11,7 @@ import {
 import { Reflector } from '@nestjs/core';
 import { FastifyRequest } from 'fastify';
 import { DomainError } from '../common/domain-error';
-import { Channel, NOTIFICATION_VERIFIERS, NotificationVerifier, VerifiedNotification } from './verified-notification';
+import { Channel, NOTIFICATION_VERIFIERS, NotificationVerifier, VerifiedNotification } from '../domain/notification';
 
 const CHANNEL_KEY = 'notification-channel';
 type RequestWithNotification = FastifyRequest & { rawBody?: Buffer; notification?: VerifiedNotification };

@@ -1,11 +1,11 @@
 import { Logger, Module } from '@nestjs/common';
 import { ConfigModule, ConfigType } from '@nestjs/config';
-import { alipayConfig } from '../config/alipay.config';
-import { wechatpayConfig } from '../config/wechatpay.config';
-import { AlipayVerifier } from './alipay.verifier';
+import { alipayConfig } from '../channels/alipay/alipay.config';
+import { wechatpayConfig } from '../channels/wechatpay/wechatpay.config';
+import { AlipayVerifier } from '../channels/alipay/alipay.verifier';
 import { NotificationGuard } from './notification.guard';
-import { Channel, CLOCK, Clock, NOTIFICATION_VERIFIERS } from './verified-notification';
-import { WechatpayVerifier } from './wechatpay.verifier';
+import { Channel, CLOCK, Clock, NOTIFICATION_VERIFIERS } from '../domain/notification';
+import { WechatpayVerifier } from '../channels/wechatpay/wechatpay.verifier';
 
 const DISABLED_HINT: Record<Channel, string> = {
   [Channel.Wechatpay]:

@@ -2,7 +2,7 @@ import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
 import { AnomalyStatus, AnomalyType } from '../../anomaly/anomaly.entity';
 import { ORDER_NO, ORDER_NO_MESSAGE } from '../../order/order-no';
-import { MAX_AMOUNT } from '../../common/money';
+import { MAX_AMOUNT } from '../../domain/money';
 
 const ISO = { strict: true, strictSeparator: true };
 

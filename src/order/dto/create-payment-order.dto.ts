@@ -1,6 +1,6 @@
 import { IsInt, IsString, Matches, Max, Min } from 'class-validator';
 import { ORDER_NO, ORDER_NO_MESSAGE } from '../order-no';
-import { MAX_AMOUNT } from '../../common/money';
+import { MAX_AMOUNT } from '../../domain/money';
 
 export class CreatePaymentOrderDto {
   @IsString()

@@ -1,5 +1,5 @@
-import { MAX_AMOUNT, parseDecimalAmount } from '../../common/money';
-import { formatYuan } from './refund-channel';
+import { MAX_AMOUNT, parseDecimalAmount } from '../domain/money';
+import { formatYuan } from './payment-channel';
 
 describe(formatYuan.name, () => {
   const sut = formatYuan;

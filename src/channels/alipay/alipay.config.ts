@@ -1,6 +1,6 @@
 import { registerAs } from '@nestjs/config';
 import { IsOptional, IsString, Matches } from 'class-validator';
-import { requireAll, validateEnv } from './validate-env';
+import { requireAll, validateEnv } from '../../config/validate-env';
 
 class AlipayEnv {
   @IsOptional()

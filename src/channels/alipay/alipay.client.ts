@@ -1,10 +1,10 @@
 import { KeyObject, sign } from 'node:crypto';
-import { AlipayConfig } from '../../config/alipay.config';
+import { AlipayConfig } from './alipay.config';
 import { RefundConfig } from '../../config/refund.config';
-import { AlipayVerifier, signedContent } from '../../signature/alipay.verifier';
-import { Channel } from '../../signature/verified-notification';
-import { Refund } from '../refund.entity';
-import { ChannelRefundResult, describeFailure, formatYuan, RefundChannel } from './refund-channel';
+import { AlipayVerifier, signedContent } from './alipay.verifier';
+import { Channel } from '../../domain/notification';
+import { Refund } from '../../refund/refund.entity';
+import { ChannelRefundResult, describeFailure, formatYuan, RefundChannel } from '../payment-channel';
 
 const REFUND = { name: 'alipay.trade.refund', responseKey: 'alipay_trade_refund_response' };
 const REFUND_QUERY = {

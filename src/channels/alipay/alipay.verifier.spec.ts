@@ -1,19 +1,19 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { DomainError } from '../common/domain-error';
-import { AlipayConfig } from '../config/alipay.config';
+import { DomainError } from '../../common/domain-error';
+import { AlipayConfig } from './alipay.config';
 import {
   alipayDelivery,
   alipayRefundParams,
   alipayTradeParams,
   generateRsaKeyPair,
   RsaKeyPair,
-} from '../../test/support/platform-signers';
+} from '../../../test/support/platform-signers';
 import { AlipayVerifier, parseForm } from './alipay.verifier';
-import { isPayment, RawDelivery } from './verified-notification';
+import { isPayment, RawDelivery } from '../../domain/notification';
 
-const VECTORS = path.resolve(__dirname, '../../../shared/vectors');
+const VECTORS = path.resolve(__dirname, '../../../../shared/vectors');
 const FORM = 'application/x-www-form-urlencoded; charset=utf-8';
 const APP_ID = '2021004100000001';
 const SELLER_ID = '2088621900000001';

@@ -2,8 +2,8 @@ import { createDecipheriv } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { DomainError } from '../common/domain-error';
-import { WechatpayConfig } from '../config/wechatpay.config';
+import { DomainError } from '../../common/domain-error';
+import { WechatpayConfig } from './wechatpay.config';
 import {
   generateCertificate,
   generateRsaKeyPair,
@@ -14,11 +14,11 @@ import {
   wechatpayRefund,
   WechatpaySigner,
   wechatpayTransaction,
-} from '../../test/support/platform-signers';
-import { isPayment, RawDelivery } from './verified-notification';
+} from '../../../test/support/platform-signers';
+import { isPayment, RawDelivery } from '../../domain/notification';
 import { WechatpayVerifier } from './wechatpay.verifier';
 
-const VECTORS = path.resolve(__dirname, '../../../shared/vectors');
+const VECTORS = path.resolve(__dirname, '../../../../shared/vectors');
 const PUBLIC_KEY_ID = 'PUB_KEY_ID_0114232134912410000000000000';
 const CERT_SERIAL = '5157F09EFDC096DE15EBE81A47057A7232F1B8E1';
 const MCHID = '1900009191';

@@ -1,7 +1,7 @@
-import { loadAlipayConfig } from './alipay.config';
-import { loadDatabaseConfig } from './database.config';
-import { loadServerConfig } from './server.config';
-import { loadWechatpayConfig } from './wechatpay.config';
+import { loadAlipayConfig } from './alipay/alipay.config';
+import { loadDatabaseConfig } from '../config/database.config';
+import { loadServerConfig } from '../config/server.config';
+import { loadWechatpayConfig } from './wechatpay/wechatpay.config';
 
 const WECHATPAY = {
   WECHATPAY_MCHID: '1900009191',

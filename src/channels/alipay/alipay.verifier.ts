@@ -1,15 +1,15 @@
 import { KeyObject, verify } from 'node:crypto';
-import { DomainError } from '../common/domain-error';
-import { parseDecimalAmount } from '../common/money';
-import { AlipayConfig } from '../config/alipay.config';
-import { headerValue, loadPublicKey } from './key-loading';
+import { DomainError } from '../../common/domain-error';
+import { parseDecimalAmount } from '../../domain/money';
+import { AlipayConfig } from './alipay.config';
+import { headerValue, loadPublicKey } from '../key-loading';
 import {
   Channel,
   NotificationVerifier,
   RawDelivery,
   RefundNoticeStatus,
   VerifiedNotification,
-} from './verified-notification';
+} from '../../domain/notification';
 
 const PAID_STATUSES = new Set(['TRADE_SUCCESS', 'TRADE_FINISHED']);
 const UNPAID_STATUSES = new Set(['WAIT_BUYER_PAY', 'TRADE_CLOSED']);

@@ -1,11 +1,11 @@
 import { KeyObject, randomBytes, sign } from 'node:crypto';
 import { DomainError } from '../../common/domain-error';
 import { RefundConfig } from '../../config/refund.config';
-import { WechatpayConfig } from '../../config/wechatpay.config';
-import { Channel } from '../../signature/verified-notification';
-import { WechatpayVerifier } from '../../signature/wechatpay.verifier';
-import { Refund } from '../refund.entity';
-import { ChannelRefundResult, describeFailure, RefundChannel } from './refund-channel';
+import { WechatpayConfig } from './wechatpay.config';
+import { Channel } from '../../domain/notification';
+import { WechatpayVerifier } from './wechatpay.verifier';
+import { Refund } from '../../refund/refund.entity';
+import { ChannelRefundResult, describeFailure, RefundChannel } from '../payment-channel';
 
 const REFUND_PATH = '/v3/refund/domestic/refunds';
 const STATUSES: Record<string, ChannelRefundResult['outcome'] | undefined> = {

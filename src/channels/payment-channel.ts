@@ -1,5 +1,5 @@
-import { Channel } from '../../signature/verified-notification';
-import { Refund } from '../refund.entity';
+import { Channel } from '../domain/notification';
+import { Refund } from '../refund/refund.entity';
 
 /**
  * The channel's answer about a refund, once its signature has been verified. CLOSED and ABNORMAL:

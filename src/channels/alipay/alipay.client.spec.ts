@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { generateRsaKeyPair, RsaKeyPair } from '../../../test/support/platform-signers';
-import { AlipayVerifier } from '../../signature/alipay.verifier';
-import { signedResponse } from './alipay-refund.client';
+import { AlipayVerifier } from './alipay.verifier';
+import { signedResponse } from './alipay.client';
 
 const APP_ID = '2021004100000001';
 const SIGN = 'ERITJKEIJKJHKKKKKKKHJEREEEEEEEEEEE+/abc=';

@@ -1,9 +1,9 @@
 import { createDecipheriv, KeyObject, verify } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { DomainError } from '../common/domain-error';
-import { isValidMinorAmount } from '../common/money';
-import { WechatpayConfig } from '../config/wechatpay.config';
-import { headerValue, loadCertificate, loadPublicKey } from './key-loading';
+import { DomainError } from '../../common/domain-error';
+import { isValidMinorAmount } from '../../domain/money';
+import { WechatpayConfig } from './wechatpay.config';
+import { headerValue, loadCertificate, loadPublicKey } from '../key-loading';
 import {
   Channel,
   Clock,
@@ -11,7 +11,7 @@ import {
   RawDelivery,
   RefundNoticeStatus,
   VerifiedNotification,
-} from './verified-notification';
+} from '../../domain/notification';
 
 const MAX_CLOCK_SKEW_MS = 5 * 60 * 1000;
 const SIGNATURE_PROBE_PREFIX = 'WECHATPAY/SIGNTEST/';
