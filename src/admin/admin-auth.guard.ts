@@ -13,7 +13,7 @@ import { ConfigType } from '@nestjs/config';
 import { Reflector } from '@nestjs/core';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { FastifyRequest } from 'fastify';
-import { DomainError } from '../common/domain-error';
+import { DomainError } from '../domain/domain-error';
 import { adminConfig, AdminRole } from '../config/admin.config';
 
 const ROLE_KEY = 'admin-role';

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, FindOptionsWhere, LessThan, Between, MoreThanOrEqual } from 'typeorm';
 import { PaymentAnomaly } from '../anomaly/anomaly.entity';
-import { DomainError } from '../common/domain-error';
+import { DomainError } from '../domain/domain-error';
 import { CallbackDelivery } from '../idempotency/callback-delivery.entity';
 import { PaymentCallback } from '../idempotency/payment-callback.entity';
 import { OrderStatusChange } from '../order/order-status-change.entity';

@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { FastifyReply, FastifyRequest } from 'fastify';
 import { QueryFailedError } from 'typeorm';
-import { DomainError } from './domain-error';
+import { DomainError } from '../domain/domain-error';
 
 interface ErrorAnswer {
   status: number;

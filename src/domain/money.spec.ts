@@ -1,4 +1,4 @@
-import { DomainError } from '../common/domain-error';
+import { DomainError } from './domain-error';
 import { bigintAmount, parseDecimalAmount } from './money';
 
 describe(parseDecimalAmount.name, () => {

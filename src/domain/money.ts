@@ -1,4 +1,4 @@
-import { DomainError } from '../common/domain-error';
+import { DomainError } from './domain-error';
 
 /** Largest amount accepted anywhere, in minor units: well inside both BIGINT and Number.MAX_SAFE_INTEGER. */
 export const MAX_AMOUNT = 10_000_000_000_000;

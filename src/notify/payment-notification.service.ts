@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AnomalyRepository } from '../anomaly/anomaly.repository';
 import { classifyRejectedPayment } from '../anomaly/classify-rejected-payment';
-import { DomainError } from '../common/domain-error';
+import { DomainError } from '../domain/domain-error';
 import { OutboxWriter } from '../events/outbox.writer';
 import { paymentSucceeded } from '../events/payment-events';
 import { CallbackRecordRepository } from '../idempotency/callback-record.repository';

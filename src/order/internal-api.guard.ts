@@ -2,7 +2,7 @@ import { CanActivate, ExecutionContext, Inject, Injectable, Logger } from '@nest
 import { ConfigType } from '@nestjs/config';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { FastifyRequest } from 'fastify';
-import { DomainError } from '../common/domain-error';
+import { DomainError } from '../domain/domain-error';
 import { serverConfig } from '../config/server.config';
 
 /** `Authorization: Bearer $INTERNAL_API_TOKEN`, compared in constant time. */

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Res, UseGuards, UseInterceptors } from '@nestjs/common';
 import { FastifyReply } from 'fastify';
-import { DomainError } from '../common/domain-error';
+import { DomainError } from '../domain/domain-error';
 import { TransactionInterceptor } from '../transaction/transaction.interceptor';
 import { CreatePaymentOrderDto } from './dto/create-payment-order.dto';
 import { PaymentOrderView, toView } from './dto/payment-order.view';

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { DomainError } from '../common/domain-error';
+import { DomainError } from '../domain/domain-error';
 import { CreatePaymentOrderDto } from './dto/create-payment-order.dto';
 import { OrderStatus } from './order-status';
 import { PaymentOrder } from './payment-order.entity';

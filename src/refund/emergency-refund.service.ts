@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AnomalyStatus } from '../anomaly/anomaly.entity';
 import { AnomalyRepository } from '../anomaly/anomaly.repository';
-import { DomainError } from '../common/domain-error';
+import { DomainError } from '../domain/domain-error';
 import { CallbackRecordRepository } from '../idempotency/callback-record.repository';
 import { PaymentCallback } from '../idempotency/payment-callback.entity';
 import { OrderEvent, OrderStatus } from '../order/order-status';

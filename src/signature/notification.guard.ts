@@ -10,7 +10,7 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { FastifyRequest } from 'fastify';
-import { DomainError } from '../common/domain-error';
+import { DomainError } from '../domain/domain-error';
 import { Channel, NOTIFICATION_VERIFIERS, NotificationVerifier, VerifiedNotification } from '../domain/notification';
 
 const CHANNEL_KEY = 'notification-channel';

@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { DomainError } from '../../common/domain-error';
+import { DomainError } from '../../domain/domain-error';
 import { AlipayConfig } from './alipay.config';
 import {
   alipayDelivery,

@@ -1,5 +1,5 @@
 import { KeyObject, verify } from 'node:crypto';
-import { DomainError } from '../../common/domain-error';
+import { DomainError } from '../../domain/domain-error';
 import { parseDecimalAmount } from '../../domain/money';
 import { AlipayConfig } from './alipay.config';
 import { headerValue, loadPublicKey } from '../key-loading';

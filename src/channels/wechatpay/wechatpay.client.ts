@@ -1,5 +1,5 @@
 import { KeyObject, randomBytes, sign } from 'node:crypto';
-import { DomainError } from '../../common/domain-error';
+import { DomainError } from '../../domain/domain-error';
 import { RefundConfig } from '../../config/refund.config';
 import { WechatpayConfig } from './wechatpay.config';
 import { Channel } from '../../domain/notification';

@@ -2,7 +2,7 @@ import { createDecipheriv } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { DomainError } from '../../common/domain-error';
+import { DomainError } from '../../domain/domain-error';
 import { WechatpayConfig } from './wechatpay.config';
 import {
   generateCertificate,

@@ -1,6 +1,6 @@
 import { createDecipheriv, KeyObject, verify } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { DomainError } from '../../common/domain-error';
+import { DomainError } from '../../domain/domain-error';
 import { isValidMinorAmount } from '../../domain/money';
 import { WechatpayConfig } from './wechatpay.config';
 import { headerValue, loadCertificate, loadPublicKey } from '../key-loading';

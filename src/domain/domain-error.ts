@@ -1,0 +1,36 @@
+/** Stable error codes with their HTTP status; the exception filter maps them to HTTP and to each platform's failure body. */
+export const ErrorCode = {
+  MalformedRequest: { status: 400 },
+  InvalidSignature: { status: 401 },
+  TimestampExpired: { status: 401 },
+  UnknownSigningKey: { status: 401 },
+  MerchantMismatch: { status: 401 },
+  Undecryptable: { status: 400 },
+  Unauthenticated: { status: 401 },
+  Forbidden: { status: 403 },
+  OrderNotFound: { status: 404 },
+  OrderConflict: { status: 409 },
+  PaymentNotFound: { status: 404 },
+  DeliveryNotFound: { status: 404 },
+  RefundConflict: { status: 409 },
+  OverRefund: { status: 422 },
+  RefundChannelUnavailable: { status: 503 },
+  ChannelDisabled: { status: 503 },
+  FeatureDisabled: { status: 503 },
+} as const;
+
+export type ErrorCodeName = keyof typeof ErrorCode;
+
+export class DomainError extends Error {
+  constructor(
+    readonly code: ErrorCodeName,
+    message: string,
+  ) {
+    super(message);
+    this.name = `DomainError(${code})`;
+  }
+
+  get status(): number {
+    return ErrorCode[this.code].status;
+  }
+}
