@@ -5,7 +5,10 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
+import { getToken } from '@willsoto/nestjs-prometheus';
+import { PaymentChannels } from './channels/payment-channels';
 import { HttpErrorFilter } from './common/http-error.filter';
+import { NOTIFICATIONS_TOTAL } from './metrics/metrics.module';
 
 /** Larger than any real notification; anything bigger is refused with 413 before it is read. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -28,7 +31,7 @@ export async function createApp(extraImports: ModuleMetadata['imports'] = []): P
     { rawBody: true, bufferLogs: true },
   );
   app.useLogger(app.get(Logger));
-  app.useGlobalFilters(new HttpErrorFilter());
+  app.useGlobalFilters(new HttpErrorFilter(app.get(PaymentChannels), app.get(getToken(NOTIFICATIONS_TOTAL))));
   app.useGlobalPipes(
     new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true, stopAtFirstError: false }),
   );

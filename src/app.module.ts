@@ -9,6 +9,7 @@ import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { NotifyModule } from './notify/notify.module';
 import { OrderModule } from './order/order.module';
+import { TradeModule } from './trade/trade.module';
 import { TransactionModule } from './transaction/transaction.module';
 import { EventsModule } from './events/events.module';
 import { RabbitmqModule } from './rabbitmq/rabbitmq.module';
@@ -23,6 +24,7 @@ import { RabbitmqModule } from './rabbitmq/rabbitmq.module';
     RabbitmqModule,
     OrderModule,
     NotifyModule,
+    TradeModule,
     EventsModule,
     ConditionalModule.registerWhen(AfterPaymentExamplesModule, (env) => env.EXAMPLE_HANDLERS !== 'false'),
     AdminModule,

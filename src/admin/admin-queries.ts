@@ -16,18 +16,18 @@ import {
   toDeliveryView,
   toOrderDetailOrder,
   toRefundView,
+  toChannelCallView,
   toStatusChangeView,
 } from './dto/admin-views';
 import { AnomalyQueryDto, Bucket, CallbackStatsQueryDto } from './dto/admin-queries.dto';
 import { ORDER_NO } from '../order/order-no';
+import { ChannelCall } from '../trade/channel-call.entity';
 
 const DEFAULT_PAGE = 50;
 const MAX_DELIVERIES_LISTED = 1000;
 const MAX_BUCKETS = 2000;
 const BUCKET_MS: Record<Bucket, number> = { hour: 3600_000, day: 86_400_000 };
 const BUCKET_FORMAT: Record<Bucket, string> = { hour: '%Y-%m-%dT%H:00:00.000Z', day: '%Y-%m-%dT00:00:00.000Z' };
-/** Event types that carry a payment; everything else (refunds, closed trades) is not counted as one. */
-const PAYMENT_EVENT_TYPES = ['TRANSACTION.SUCCESS', 'TRADE_SUCCESS', 'TRADE_FINISHED'];
 
 export interface CallbackStatsRow {
   bucket: string;
@@ -64,7 +64,7 @@ export class AdminQueries {
   async order(orderNo: string): Promise<OrderDetailView> {
     const order = ORDER_NO.test(orderNo) ? await this.db.getRepository(PaymentOrder).findOneBy({ orderNo }) : null;
     if (!order) throw new DomainError('OrderNotFound', `order ${orderNo.slice(0, 64)} not found`);
-    const [history, payments, deliveries, totals, anomalies, refunds] = await Promise.all([
+    const [history, payments, deliveries, totals, anomalies, refunds, channelCalls] = await Promise.all([
       this.db.getRepository(OrderStatusChange).find({ where: { orderNo }, order: { id: 'ASC' } }),
       this.db.getRepository(PaymentCallback).find({ where: { orderNo }, order: { id: 'ASC' } }),
       this.db.getRepository(CallbackDelivery).find({
@@ -80,6 +80,7 @@ export class AdminQueries {
       ) as Promise<Array<{ n: string; first: Date | null; last: Date | null }>>,
       this.db.getRepository(PaymentAnomaly).find({ where: { orderNo }, order: { id: 'ASC' } }),
       this.db.getRepository(Refund).find({ where: { orderNo }, order: { id: 'ASC' } }),
+      this.db.getRepository(ChannelCall).find({ where: { orderNo }, order: { id: 'ASC' }, take: MAX_DELIVERIES_LISTED }),
     ]);
     return {
       order: toOrderDetailOrder(order),
@@ -87,6 +88,7 @@ export class AdminQueries {
       payments: payments.map((p) => ({
         channel: p.channel,
         transactionId: p.transactionId,
+        merchantId: p.merchantId,
         amount: p.amount,
         currency: p.currency,
         refundReservedAmount: p.refundReservedAmount,
@@ -100,6 +102,7 @@ export class AdminQueries {
       },
       anomalies: anomalies.map(toAnomalyView),
       refunds: refunds.map(toRefundView),
+      channelCalls: channelCalls.map(toChannelCallView),
     };
   }
 
@@ -125,13 +128,13 @@ export class AdminQueries {
     const rows: Array<Record<string, string | null>> = await this.db.query(
       `SELECT DATE_FORMAT(received_at, ?) AS bucket, channel,
          COUNT(*) AS deliveries,
-         SUM(event_type IN (?) AND outcome <> 'NOT_PAYING') AS payment_deliveries,
-         COUNT(DISTINCT CASE WHEN event_type IN (?) AND outcome <> 'NOT_PAYING' THEN transaction_id END) AS distinct_payments,
+         SUM(pays) AS payment_deliveries,
+         COUNT(DISTINCT CASE WHEN pays THEN transaction_id END) AS distinct_payments,
          AVG(processing_ms) AS avg_ms, MAX(processing_ms) AS max_ms
        FROM callback_delivery
        WHERE received_at >= ? AND received_at < ?
        GROUP BY bucket, channel ORDER BY bucket, channel`,
-      [BUCKET_FORMAT[bucket], PAYMENT_EVENT_TYPES, PAYMENT_EVENT_TYPES, from, to],
+      [BUCKET_FORMAT[bucket], from, to],
     );
     return { from: from.toISOString(), to: to.toISOString(), bucket, rows: rows.map(toStatsRow) };
   }

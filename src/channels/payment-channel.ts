@@ -1,38 +1,61 @@
-import { Channel } from '../domain/notification';
-import { Refund } from '../refund/refund.entity';
+import {
+  ChannelRefundResult,
+  RefundRequest,
+  TradeCloseResult,
+  TradeQueryResult,
+  TradeRef,
+} from '../domain/channel-api';
+import { Channel, RawDelivery, VerifiedNotification } from '../domain/notification';
 
-/**
- * The channel's answer about a refund, once its signature has been verified. CLOSED and ABNORMAL:
- * the channel refused, closed or could not pay out the refund. RETRY: no word from the channel that
- * can be trusted (timeout, 5xx, unverifiable answer), so ask again later.
- */
-export interface ChannelRefundResult {
-  outcome: 'SUCCEEDED' | 'PROCESSING' | 'CLOSED' | 'ABNORMAL' | 'RETRY';
-  channelRefundId?: string;
-  /** Why, for CLOSED, ABNORMAL and RETRY. */
-  detail?: string;
+/** What an endpoint sends back to the platform: the exact ack or failure body it expects. */
+export interface PlatformReply {
+  status: number;
+  headers: Record<string, string>;
+  /** Undefined: no body (WeChat's 204). */
+  body?: string | object;
 }
 
-export interface RefundChannel {
+/**
+ * The port every payment channel implements: one adapter per folder under src/channels/, all
+ * registered under PAYMENT_CHANNELS. The rest of the service asks a channel, never names one.
+ */
+export interface PaymentChannel {
   readonly channel: Channel;
-  /** Why this channel cannot refund (missing credentials), or undefined when it can. */
-  readonly unavailableReason: string | undefined;
+  /** The path segment of its notification endpoint: POST /notify/<notifyPath>. */
+  readonly notifyPath: string;
+  /** False when no account is configured; its endpoint then answers 503. */
+  readonly enabled: boolean;
+  /** Why notifications are off, and how to turn them on (logged at start while disabled). */
+  readonly disabledHint: string;
+  /** Verifies (and decrypts) a delivery; throws a DomainError for anything that must not be trusted. */
+  verify(delivery: RawDelivery): VerifiedNotification;
+  /** The success ack, sent only once the delivery's outcome has committed. */
+  successReply(): PlatformReply;
+  /** A failure the platform understands as "deliver again later". */
+  failureReply(status: number, message: string): PlatformReply;
+
+  /** Every configured account: WeChat mchids, Alipay app ids. */
+  accountIds(): string[];
+  /** The accounts (WeChat mchids, Alipay app ids) whose API can be called: they have a merchant/app key. */
+  apiAccounts(): string[];
+  /** Why `merchantId`'s API cannot be called, or undefined when it can. */
+  apiUnavailableReason(merchantId: string | undefined): string | undefined;
   /** Never throws: every failure is a RETRY with its reason. The refund number is the channel's idempotency key. */
-  refund(refund: Refund): Promise<ChannelRefundResult>;
+  refund(request: RefundRequest): Promise<ChannelRefundResult>;
   /**
    * Asks where an accepted refund stands, for when its notification does not come. Only a final
    * status is taken as the channel's word; anything else is PROCESSING or RETRY, never CLOSED.
    */
-  query(refund: Refund): Promise<ChannelRefundResult>;
+  queryRefund(request: RefundRequest): Promise<ChannelRefundResult>;
+  /** Asks whether the trade of an order was paid (when its notifications are lost). Never throws. */
+  queryTrade(trade: TradeRef): Promise<TradeQueryResult>;
+  /** Closes the trade at the channel so that it can no longer be paid. Never throws. */
+  closeTrade(trade: TradeRef): Promise<TradeCloseResult>;
 }
 
-export const REFUND_CHANNELS = Symbol('REFUND_CHANNELS');
+export const PAYMENT_CHANNELS = Symbol('PAYMENT_CHANNELS');
 
-/** Yuan as the channels write it ("88.88"), from integer fen, without floating point. */
-export function formatYuan(minor: number): string {
-  return `${Math.trunc(minor / 100)}.${String(minor % 100).padStart(2, '0')}`;
-}
-
+/** A network failure as one short phrase: "timed out", "fetch failed (ECONNREFUSED)". */
 export function describeFailure(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
   const name = (error as Error).name === 'TimeoutError' ? 'timed out' : (error as Error).message;

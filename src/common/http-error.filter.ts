@@ -1,7 +1,12 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { FastifyReply, FastifyRequest } from 'fastify';
 import { QueryFailedError } from 'typeorm';
+import { Counter } from 'prom-client';
+import { PaymentChannel } from '../channels/payment-channel';
+import { PaymentChannels } from '../channels/payment-channels';
 import { DomainError } from '../domain/domain-error';
+
+const NOTIFY_PATH = /^\/notify\/([\w-]+)$/;
 
 interface ErrorAnswer {
   status: number;
@@ -27,6 +32,23 @@ const TRANSIENT_DRIVER_CODES = new Set([
 export class HttpErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger(HttpErrorFilter.name);
 
+  constructor(
+    private readonly channels: PaymentChannels,
+    private readonly notifications: Counter<string>,
+  ) {}
+
+  /** A failure at POST /notify/<channel> is answered in that channel's format, so that it retries. */
+  private notifyChannel(path: string): PaymentChannel | undefined {
+    const match = NOTIFY_PATH.exec(path);
+    return match ? this.channels.byNotifyPath(match[1]) : undefined;
+  }
+
+  /** Refusals (never to be trusted, or malformed) apart from transient failures the platform retries. */
+  private countRefusal(channel: string, answer: ErrorAnswer): void {
+    const retried = answer.status >= 500 || answer.code === 'OrderNotFound';
+    this.notifications.inc({ channel, outcome: retried ? 'FAILED' : 'REFUSED', reason: answer.code });
+  }
+
   catch(exception: unknown, host: ArgumentsHost): void {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const reply = host.switchToHttp().getResponse<FastifyReply>();
@@ -34,16 +56,13 @@ export class HttpErrorFilter implements ExceptionFilter {
     this.log(answer, exception, request);
 
     const path = request.url.split('?')[0];
+    const channel = this.notifyChannel(path);
     if (path.startsWith('/health/') && exception instanceof HttpException) {
       reply.status(answer.status).send(exception.getResponse()); // terminus' per-check details
-    } else if (path === '/notify/alipay') {
-      reply
-        .status(answer.status)
-        .header('content-type', 'text/plain; charset=utf-8')
-        .header('x-fail-reason', asciiHeader(answer.message))
-        .send('fail');
-    } else if (path === '/notify/wechatpay') {
-      reply.status(answer.status).send({ code: 'FAIL', message: answer.message });
+    } else if (channel) {
+      this.countRefusal(channel.channel, answer);
+      const failure = channel.failureReply(answer.status, answer.message);
+      reply.status(failure.status).headers(failure.headers).send(failure.body);
     } else {
       reply.status(answer.status).send({ statusCode: answer.status, error: answer.code, message: answer.message });
     }
@@ -94,6 +113,4 @@ function httpExceptionMessage(exception: HttpException): string {
   return Array.isArray(message) ? message.join('; ') : String(message ?? exception.message);
 }
 
-function asciiHeader(text: string): string {
-  return text.replace(/[^\x20-\x7e]/g, '?').slice(0, 200);
-}
+

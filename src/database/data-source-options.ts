@@ -8,6 +8,7 @@ import { PaymentCallback } from '../idempotency/payment-callback.entity';
 import { PaymentOrder } from '../order/payment-order.entity';
 import { OrderStatusChange } from '../order/order-status-change.entity';
 import { Refund } from '../refund/refund.entity';
+import { ChannelCall } from '../trade/channel-call.entity';
 import { AdminAudit } from '../admin/audit/admin-audit.entity';
 import { CouponIssue } from '../after-payment/coupons/coupon-issue.entity';
 import { PointsGrant } from '../after-payment/points/points-grant.entity';
@@ -22,6 +23,7 @@ export const ENTITIES = [
   CallbackDelivery,
   PaymentAnomaly,
   Refund,
+  ChannelCall,
   AdminAudit,
   OutboxEvent,
   ProcessedEvent,

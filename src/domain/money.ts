@@ -34,3 +34,8 @@ export const bigintAmount = {
     return n;
   },
 };
+
+/** Yuan as the channels write it ("88.88"), from integer fen, without floating point. */
+export function formatYuan(minor: number): string {
+  return `${Math.trunc(minor / 100)}.${String(minor % 100).padStart(2, '0')}`;
+}

@@ -50,14 +50,6 @@ export interface RawDelivery {
   headers: Record<string, string | string[] | undefined>;
 }
 
-export interface NotificationVerifier {
-  readonly channel: Channel;
-  /** False when the channel has no keys configured; its endpoint then answers 503. */
-  readonly enabled: boolean;
-  verify(delivery: RawDelivery): VerifiedNotification;
-}
-
-export const NOTIFICATION_VERIFIERS = Symbol('NOTIFICATION_VERIFIERS');
 export const CLOCK = Symbol('CLOCK');
 /** Milliseconds since the epoch; injected so that tests can verify notifications signed in the past. */
 export type Clock = () => number;

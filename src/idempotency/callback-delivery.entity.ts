@@ -20,6 +20,10 @@ export class CallbackDelivery {
   @Column({ name: 'order_no', type: 'varchar', length: 64, nullable: true })
   orderNo: string | null;
 
+  /** Whether the notification said money was taken (a payment delivery, first or repeat). */
+  @Column({ type: 'boolean', default: false })
+  pays: boolean;
+
   /** What this delivery did: PAID, DUPLICATE, NOT_PAYING, or an anomaly type. */
   @Column({ type: 'varchar', length: 32 })
   outcome: string;

@@ -17,9 +17,18 @@ export class CallbackRecordRepository {
   async claimPayment(payment: PaymentNotification, receivedAt: Date): Promise<boolean> {
     try {
       await this.txHost.tx.query(
-        `INSERT INTO payment_callback (channel, transaction_id, order_no, amount, currency, first_received_at)
-         VALUES (?, ?, ?, ?, ?, ?)`,
-        [payment.channel, payment.transactionId, payment.outTradeNo, payment.amount, payment.currency, receivedAt],
+        `INSERT INTO payment_callback
+           (channel, transaction_id, merchant_id, order_no, amount, currency, first_received_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        [
+          payment.channel,
+          payment.transactionId,
+          payment.merchantId,
+          payment.outTradeNo,
+          payment.amount,
+          payment.currency,
+          receivedAt,
+        ],
       );
       return true;
     } catch (error) {
@@ -27,6 +36,12 @@ export class CallbackRecordRepository {
       if (isDuplicateKey(error)) return false;
       throw error;
     }
+  }
+
+  /** The account (WeChat mchid, Alipay app_id) that took a payment; undefined for payments recorded before accounts. */
+  async merchantOf(channel: string, transactionId: string): Promise<string | undefined> {
+    const payment = await this.txHost.tx.getRepository(PaymentCallback).findOneBy({ channel, transactionId });
+    return payment?.merchantId ?? undefined;
   }
 
   /** The payments (normally one) of an order by the platform's transaction id. */

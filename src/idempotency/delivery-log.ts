@@ -58,7 +58,7 @@ export class DeliveryLog {
   private async write(group: Pending[]): Promise<void> {
     try {
       await this.dataSource.query(
-        `INSERT INTO callback_delivery (channel, event_type, transaction_id, order_no, outcome, raw_body, headers, received_at, processing_ms) VALUES ?`,
+        `INSERT INTO callback_delivery (channel, event_type, transaction_id, order_no, pays, outcome, raw_body, headers, received_at, processing_ms) VALUES ?`,
         [group.map(toRow)],
       );
       for (const p of group) p.resolve();
@@ -75,6 +75,7 @@ function toRow({ notification, outcome, receivedAt, processingMs }: Pending): un
     notification.eventType,
     notification.transactionId ?? null,
     notification.outTradeNo ?? null,
+    notification.paid,
     outcome,
     notification.rawBody,
     JSON.stringify(notification.headers),

@@ -19,6 +19,10 @@ export class PaymentCallback {
   @Column({ name: 'transaction_id', type: 'varchar', length: 64 })
   transactionId: string;
 
+  /** The account that took it (WeChat mchid, Alipay app_id): refunds go through the same account. */
+  @Column({ name: 'merchant_id', type: 'varchar', length: 32, nullable: true })
+  merchantId: string | null;
+
   @Index('ix_payment_callback_order_no')
   @Column({ name: 'order_no', type: 'varchar', length: 64 })
   orderNo: string;

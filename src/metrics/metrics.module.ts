@@ -5,6 +5,7 @@ import { register } from 'prom-client';
 export const NOTIFICATIONS_TOTAL = 'payment_notifications_total';
 export const NOTIFICATION_SECONDS = 'payment_notification_duration_seconds';
 export const REFUND_CALLS_TOTAL = 'refund_channel_calls_total';
+export const CHANNEL_CALLS_TOTAL = 'payment_channel_calls_total';
 
 @Global()
 @Module({
@@ -18,8 +19,10 @@ export const REFUND_CALLS_TOTAL = 'refund_channel_calls_total';
   providers: [
     makeCounterProvider({
       name: NOTIFICATIONS_TOTAL,
-      help: 'Platform notifications answered, by channel and outcome (PAID, DUPLICATE, NOT_PAYING, an anomaly type, or FAILED)',
-      labelNames: ['channel', 'outcome'],
+      help:
+        'Platform notifications answered, by channel and outcome (PAID, DUPLICATE, NOT_PAYING, an anomaly type, a refund outcome; ' +
+        'REFUSED for a notification that must not be trusted or is malformed, FAILED for a transient failure), with the error code as reason',
+      labelNames: ['channel', 'outcome', 'reason'],
     }),
     makeHistogramProvider({
       name: NOTIFICATION_SECONDS,
@@ -32,7 +35,17 @@ export const REFUND_CALLS_TOTAL = 'refund_channel_calls_total';
       help: 'Calls to a channel about refunds, by channel, request (refund, query) and outcome (SUCCEEDED, PROCESSING, CLOSED, ABNORMAL, RETRY)',
       labelNames: ['channel', 'request', 'outcome'],
     }),
+    makeCounterProvider({
+      name: CHANNEL_CALLS_TOTAL,
+      help: 'Trade queries and closes at a channel, by channel, request (QUERY, CLOSE) and outcome (PAID, NOT_PAID, NOT_FOUND, FOREIGN, FAILED, CLOSED)',
+      labelNames: ['channel', 'request', 'outcome'],
+    }),
   ],
-  exports: [getToken(NOTIFICATIONS_TOTAL), getToken(NOTIFICATION_SECONDS), getToken(REFUND_CALLS_TOTAL)],
+  exports: [
+    getToken(NOTIFICATIONS_TOTAL),
+    getToken(NOTIFICATION_SECONDS),
+    getToken(REFUND_CALLS_TOTAL),
+    getToken(CHANNEL_CALLS_TOTAL),
+  ],
 })
 export class MetricsModule {}

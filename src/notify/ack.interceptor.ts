@@ -1,20 +1,16 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import { FastifyReply } from 'fastify';
 import { Counter, Histogram } from 'prom-client';
 import { Observable, tap } from 'rxjs';
-import { map } from 'rxjs/operators';
 import { NOTIFICATION_SECONDS, NOTIFICATIONS_TOTAL } from '../metrics/metrics.module';
-import { Channel } from '../domain/notification';
+import { RequestWithNotification } from '../signature/notification.guard';
 import { DeliveryOutcome } from './payment-notification.service';
-
-const SUCCESS_ACK: Record<Channel, string | undefined> = {
-  [Channel.Wechatpay]: undefined, // HTTP 204, no body
-  [Channel.Alipay]: 'success',
-};
 
 /**
  * Sits outside TransactionInterceptor, so it sees the handler's outcome only once the transaction
- * has committed: that is when the platform gets its success ack, and when the outcome is counted.
+ * has committed: that is when the platform gets its channel's success ack, and when the outcome is counted
+ * (HttpErrorFilter counts the failures).
  */
 @Injectable()
 export class AckInterceptor implements NestInterceptor {
@@ -23,16 +19,20 @@ export class AckInterceptor implements NestInterceptor {
     @InjectMetric(NOTIFICATION_SECONDS) private readonly duration: Histogram<string>,
   ) {}
 
-  intercept(context: ExecutionContext, next: CallHandler<DeliveryOutcome>): Observable<string | undefined> {
-    const channel = context.switchToHttp().getRequest<{ notification?: { channel: Channel } }>().notification!.channel;
-    const stopTimer = this.duration.startTimer({ channel });
+  intercept(context: ExecutionContext, next: CallHandler<DeliveryOutcome>): Observable<DeliveryOutcome> {
+    const http = context.switchToHttp();
+    const channel = http.getRequest<RequestWithNotification>().paymentChannel!;
+    const reply = http.getResponse<FastifyReply>();
+    const stopTimer = this.duration.startTimer({ channel: channel.channel });
     return next.handle().pipe(
       tap({
-        next: (outcome) => this.outcomes.inc({ channel, outcome }),
-        error: () => this.outcomes.inc({ channel, outcome: 'FAILED' }),
+        next: (outcome) => {
+          this.outcomes.inc({ channel: channel.channel, outcome, reason: '' });
+          const ack = channel.successReply();
+          void reply.status(ack.status).headers(ack.headers).send(ack.body);
+        },
         finalize: () => stopTimer(),
       }),
-      map(() => SUCCESS_ACK[channel]),
     );
   }
 }

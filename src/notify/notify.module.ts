@@ -14,5 +14,6 @@ import { PaymentNotificationService } from './payment-notification.service';
   imports: [SignatureModule, IdempotencyModule, OrderModule, AnomalyModule, EventsModule, RefundModule],
   controllers: [NotifyController],
   providers: [PaymentNotificationService, AckInterceptor, DeliveryRecordingInterceptor],
+  exports: [PaymentNotificationService],
 })
 export class NotifyModule {}

@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
+import { ChannelsModule } from '../channels/channels.module';
+import { paymentQueryConfig } from '../config/payment-query.config';
 import { serverConfig } from '../config/server.config';
 import { InternalApiGuard } from './internal-api.guard';
 import { PaymentOrderController } from './payment-order.controller';
@@ -7,9 +9,9 @@ import { PaymentOrderRepository } from './payment-order.repository';
 import { PaymentOrderService } from './payment-order.service';
 
 @Module({
-  imports: [ConfigModule.forFeature(serverConfig)],
+  imports: [ConfigModule.forFeature(serverConfig), ConfigModule.forFeature(paymentQueryConfig), ChannelsModule],
   controllers: [PaymentOrderController],
   providers: [PaymentOrderRepository, PaymentOrderService, InternalApiGuard],
-  exports: [PaymentOrderRepository],
+  exports: [PaymentOrderRepository, PaymentOrderService, InternalApiGuard],
 })
 export class OrderModule {}

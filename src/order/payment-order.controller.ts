@@ -1,13 +1,13 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Res, UseGuards, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Get, Param, Post, Res, UseGuards, UseInterceptors } from '@nestjs/common';
 import { FastifyReply } from 'fastify';
-import { DomainError } from '../domain/domain-error';
 import { TransactionInterceptor } from '../transaction/transaction.interceptor';
 import { CreatePaymentOrderDto } from './dto/create-payment-order.dto';
 import { PaymentOrderView, toView } from './dto/payment-order.view';
 import { InternalApiGuard } from './internal-api.guard';
 import { PaymentOrderService } from './payment-order.service';
-import { ORDER_NO } from './order-no';
+import { checkOrderNo } from './order-no';
 
+/** Registration and lookup; closing lives with the channel's side of the order (src/trade). */
 @Controller('payment-orders')
 @UseGuards(InternalApiGuard)
 export class PaymentOrderController {
@@ -28,16 +28,4 @@ export class PaymentOrderController {
   async get(@Param('orderNo') orderNo: string): Promise<PaymentOrderView> {
     return toView(await this.orders.get(checkOrderNo(orderNo)));
   }
-
-  @Post(':orderNo/close')
-  @HttpCode(200)
-  @UseInterceptors(TransactionInterceptor)
-  async close(@Param('orderNo') orderNo: string): Promise<PaymentOrderView> {
-    return toView(await this.orders.close(checkOrderNo(orderNo)));
-  }
-}
-
-function checkOrderNo(orderNo: string): string {
-  if (!ORDER_NO.test(orderNo)) throw new DomainError('OrderNotFound', `order ${orderNo.slice(0, 64)} not found`);
-  return orderNo;
 }

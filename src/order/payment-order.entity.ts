@@ -1,4 +1,4 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 import { bigintAmount } from '../domain/money';
 import { OrderStatus } from './order-status';
 
@@ -20,15 +20,25 @@ export class PaymentOrder {
   @Column({ type: 'varchar', length: 32 })
   status: OrderStatus;
 
-  /** The channel and transaction that paid the order; null until PAID. */
+  /** The channel (and account) the order was registered for, then the ones that paid it; null: any. */
   @Column({ type: 'varchar', length: 16, nullable: true })
   channel: string | null;
 
+  /** WeChat mchid or Alipay app_id. */
+  @Column({ name: 'merchant_id', type: 'varchar', length: 32, nullable: true })
+  merchantId: string | null;
+
+  /** The transaction that paid the order; null until PAID. */
   @Column({ name: 'transaction_id', type: 'varchar', length: 64, nullable: true })
   transactionId: string | null;
 
   @Column({ name: 'paid_at', type: 'datetime', precision: 3, nullable: true })
   paidAt: Date | null;
+
+  /** When to ask the channel next whether a WAIT_PAY order was paid; null when there is nothing more to ask. */
+  @Index('ix_payment_order_next_query_at')
+  @Column({ name: 'next_query_at', type: 'datetime', precision: 3, nullable: true })
+  nextQueryAt: Date | null;
 
   @Column({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt: Date;

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
-import { TransactionHost } from '@nestjs-cls/transactional';
+import { Propagation, Transactional, TransactionHost } from '@nestjs-cls/transactional';
 import { isDuplicateKey, WriteResult } from '../database/sql';
 import { PaymentNotification } from '../domain/notification';
 import { nextStatus, OrderEvent, OrderStatus } from './order-status';
@@ -12,6 +12,18 @@ export interface NewPaymentOrder {
   userId: string;
   amount: number;
   currency: string;
+  channel?: string;
+  merchantId?: string;
+  /** The first time to ask the channel whether it was paid; undefined: never. */
+  nextQueryAt?: Date | null;
+}
+
+/** A WAIT_PAY order due to be asked about at its channel. */
+export interface DueQuery {
+  orderNo: string;
+  channel: string | null;
+  merchantId: string | null;
+  createdAt: Date;
 }
 
 @Injectable()
@@ -23,9 +35,21 @@ export class PaymentOrderRepository {
     const now = new Date();
     try {
       await this.txHost.tx.query(
-        `INSERT INTO payment_order (order_no, user_id, amount, currency, status, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
-        [order.orderNo, order.userId, order.amount, order.currency, OrderStatus.WaitPay, now, now],
+        `INSERT INTO payment_order
+           (order_no, user_id, amount, currency, status, channel, merchant_id, next_query_at, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [
+          order.orderNo,
+          order.userId,
+          order.amount,
+          order.currency,
+          OrderStatus.WaitPay,
+          order.channel ?? null,
+          order.merchantId ?? null,
+          order.nextQueryAt ?? null,
+          now,
+          now,
+        ],
       );
     } catch (error) {
       if (isDuplicateKey(error)) return false;
@@ -59,13 +83,53 @@ export class PaymentOrderRepository {
    */
   async markPaidIfWaiting(payment: PaymentNotification): Promise<boolean> {
     return this.transition(payment.outTradeNo, OrderEvent.Pay, OrderStatus.WaitPay, payment.transactionId, {
-      set: { channel: payment.channel, transaction_id: payment.transactionId, paid_at: payment.paidAt },
+      set: {
+        channel: payment.channel,
+        merchant_id: payment.merchantId,
+        transaction_id: payment.transactionId,
+        paid_at: payment.paidAt,
+      },
       where: { amount: payment.amount, currency: payment.currency },
     });
   }
 
   async closeIfWaiting(orderNo: string): Promise<boolean> {
     return this.transition(orderNo, OrderEvent.Close, OrderStatus.WaitPay, null);
+  }
+
+  /**
+   * Claims the orders due to be asked about, in the caller's transaction: locked rows of other
+   * replicas' claims are skipped, and each claimed row moves on to its next age (`next`) before the
+   * transaction commits, so no order is asked twice for the same age, on any replica.
+   */
+  @Transactional(Propagation.Mandatory)
+  async claimDueQueries(now: Date, limit: number, next: (createdAt: Date) => Date | null): Promise<DueQuery[]> {
+    const rows: Array<{
+      order_no: string;
+      status: string;
+      channel: string | null;
+      merchant_id: string | null;
+      created_at: Date;
+    }> = await this.txHost.tx.query(
+      `SELECT order_no, status, channel, merchant_id, created_at FROM payment_order
+         WHERE next_query_at <= ? ORDER BY next_query_at LIMIT ? FOR UPDATE SKIP LOCKED`,
+      [now, limit],
+    );
+    for (const row of rows) {
+      const nextAt = row.status === OrderStatus.WaitPay ? next(row.created_at) : null;
+      await this.txHost.tx.query('UPDATE payment_order SET next_query_at = ? WHERE order_no = ?', [
+        nextAt,
+        row.order_no,
+      ]);
+    }
+    return rows
+      .filter((row) => row.status === OrderStatus.WaitPay)
+      .map((row) => ({
+        orderNo: row.order_no,
+        channel: row.channel,
+        merchantId: row.merchant_id,
+        createdAt: row.created_at,
+      }));
   }
 
   /** Compare-and-set `from` → the event's target; `cause` names what moved it (refund number, ...). */
@@ -91,7 +155,9 @@ export class PaymentOrderRepository {
       .map((c) => ` AND ${c} = ?`)
       .join('');
     const result: WriteResult = await this.txHost.tx.query(
-      `UPDATE payment_order SET status = ?, updated_at = ?${set} WHERE order_no = ? AND status = ?${where}`,
+      // Leaving a status leaves WAIT_PAY or later: nothing is left to ask the channel about.
+      `UPDATE payment_order SET status = ?, updated_at = ?, next_query_at = NULL${set}
+       WHERE order_no = ? AND status = ?${where}`,
       [to, now, ...Object.values(columns.set), orderNo, from, ...Object.values(columns.where)],
     );
     if (result.affectedRows !== 1) return false;

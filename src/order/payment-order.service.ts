@@ -1,17 +1,28 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { ConfigType } from '@nestjs/config';
+import { PaymentChannels } from '../channels/payment-channels';
+import { nextQueryAt, paymentQueryConfig } from '../config/payment-query.config';
 import { DomainError } from '../domain/domain-error';
 import { CreatePaymentOrderDto } from './dto/create-payment-order.dto';
-import { OrderStatus } from './order-status';
 import { PaymentOrder } from './payment-order.entity';
 import { PaymentOrderRepository } from './payment-order.repository';
 
 @Injectable()
 export class PaymentOrderService {
-  constructor(private readonly orders: PaymentOrderRepository) {}
+  constructor(
+    private readonly orders: PaymentOrderRepository,
+    private readonly channels: PaymentChannels,
+    @Inject(paymentQueryConfig.KEY) private readonly queries: ConfigType<typeof paymentQueryConfig>,
+  ) {}
 
   /** Idempotent registration: the same body again returns the order; a different one conflicts. */
   async register(dto: CreatePaymentOrderDto): Promise<{ order: PaymentOrder; created: boolean }> {
-    const created = await this.orders.insertIfAbsent(dto);
+    this.checkAccount(dto);
+    const now = new Date();
+    const created = await this.orders.insertIfAbsent({
+      ...dto,
+      nextQueryAt: nextQueryAt(this.queries.scheduleSeconds, now, now),
+    });
     const order = await this.get(dto.orderNo);
     if (!created && (order.userId !== dto.userId || order.amount !== dto.amount || order.currency !== dto.currency)) {
       throw new DomainError(
@@ -28,13 +39,12 @@ export class PaymentOrderService {
     return order;
   }
 
-  /** WAIT_PAY → CLOSED by compare-and-set; closing a closed order again is a no-op. */
-  async close(orderNo: string): Promise<PaymentOrder> {
-    if (await this.orders.closeIfWaiting(orderNo)) return this.get(orderNo);
-    const order = await this.get(orderNo);
-    if (order.status !== OrderStatus.Closed) {
-      throw new DomainError('OrderConflict', `order ${orderNo} is ${order.status} and cannot be closed`);
+  /** A named account must be one of the channel's: queries and closes go to it. */
+  private checkAccount({ channel, merchantId }: CreatePaymentOrderDto): void {
+    if (merchantId === undefined) return;
+    if (channel === undefined) throw new DomainError('MalformedRequest', 'merchantId needs channel');
+    if (!this.channels.get(channel)?.accountIds().includes(merchantId)) {
+      throw new DomainError('MalformedRequest', `merchantId ${merchantId} is not a ${channel} account of ours`);
     }
-    return order;
   }
 }

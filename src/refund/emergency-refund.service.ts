@@ -39,7 +39,7 @@ export class EmergencyRefundService {
 
   async request(request: EmergencyRefundRequest, operatorId: string): Promise<{ refund: Refund; created: boolean }> {
     const payment = await this.findPayment(request);
-    const unavailable = this.executor.channel(payment.channel)?.unavailableReason;
+    const unavailable = this.executor.channel(payment.channel)?.apiUnavailableReason(payment.merchantId ?? undefined);
     if (unavailable) {
       throw new DomainError('RefundChannelUnavailable', `${payment.channel} refunds are unavailable: ${unavailable}`);
     }

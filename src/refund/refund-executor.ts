@@ -7,7 +7,10 @@ import { Counter } from 'prom-client';
 import { retryDelayMs } from '../config/events.config';
 import { refundConfig } from '../config/refund.config';
 import { REFUND_CALLS_TOTAL } from '../metrics/metrics.module';
-import { ChannelRefundResult, REFUND_CHANNELS, RefundChannel } from '../channels/payment-channel';
+import { PaymentChannel } from '../channels/payment-channel';
+import { PaymentChannels } from '../channels/payment-channels';
+import { ChannelRefundResult, RefundRequest } from '../domain/channel-api';
+import { CallbackRecordRepository } from '../idempotency/callback-record.repository';
 import { Refund, RefundStatus } from './refund.entity';
 import { RefundRepository } from './refund.repository';
 import { RefundSettlement } from './refund-settlement';
@@ -21,20 +24,17 @@ import { RefundSettlement } from './refund-settlement';
 @Injectable()
 export class RefundExecutor {
   private readonly logger = new Logger(RefundExecutor.name);
-  private readonly channels: Map<string, RefundChannel>;
-
   constructor(
-    @Inject(REFUND_CHANNELS) channels: RefundChannel[],
+    private readonly channels: PaymentChannels,
+    private readonly payments: CallbackRecordRepository,
     @Inject(refundConfig.KEY) private readonly config: ConfigType<typeof refundConfig>,
     @InjectMetric(REFUND_CALLS_TOTAL) private readonly calls: Counter<string>,
     private readonly refunds: RefundRepository,
     private readonly settlement: RefundSettlement,
     private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
-  ) {
-    this.channels = new Map(channels.map((c) => [c.channel, c]));
-  }
+  ) {}
 
-  channel(name: string): RefundChannel | undefined {
+  channel(name: string): PaymentChannel | undefined {
     return this.channels.get(name);
   }
 
@@ -54,11 +54,29 @@ export class RefundExecutor {
     const refund = (await this.refunds.findByRefundNo(refundNo))!;
     const channel = this.channels.get(refund.channel)!;
     const request = status === RefundStatus.Pending ? 'refund' : 'query';
-    const result: ChannelRefundResult = channel.unavailableReason
-      ? { outcome: 'RETRY', detail: channel.unavailableReason }
-      : await channel[request](refund);
+    const refundRequest = await this.refundRequest(refund);
+    const unavailable = channel.apiUnavailableReason(refundRequest.merchantId);
+    const result: ChannelRefundResult = unavailable
+      ? { outcome: 'RETRY', detail: unavailable }
+      : request === 'refund'
+        ? await channel.refund(refundRequest)
+        : await channel.queryRefund(refundRequest);
     this.calls.inc({ channel: refund.channel, request, outcome: result.outcome });
     await this.record(refund, result);
+  }
+
+  /** What the channel needs: the refund as plain values, with the account that took the payment. */
+  private async refundRequest(refund: Refund): Promise<RefundRequest> {
+    const merchantId = await this.payments.merchantOf(refund.channel, refund.transactionId);
+    return {
+      refundNo: refund.refundNo,
+      transactionId: refund.transactionId,
+      merchantId,
+      amount: refund.amount,
+      transactionAmount: refund.transactionAmount,
+      currency: refund.currency,
+      reason: refund.reason,
+    };
   }
 
   private async record(refund: Refund, result: ChannelRefundResult): Promise<void> {

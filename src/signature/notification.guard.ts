@@ -3,44 +3,42 @@ import {
   CanActivate,
   createParamDecorator,
   ExecutionContext,
-  Inject,
   Injectable,
-  SetMetadata,
   UseGuards,
 } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
 import { FastifyRequest } from 'fastify';
+import { PaymentChannel } from '../channels/payment-channel';
+import { PaymentChannels } from '../channels/payment-channels';
 import { DomainError } from '../domain/domain-error';
-import { Channel, NOTIFICATION_VERIFIERS, NotificationVerifier, VerifiedNotification } from '../domain/notification';
+import { VerifiedNotification } from '../domain/notification';
 
-const CHANNEL_KEY = 'notification-channel';
-type RequestWithNotification = FastifyRequest & { rawBody?: Buffer; notification?: VerifiedNotification };
+export type RequestWithNotification = FastifyRequest & {
+  rawBody?: Buffer;
+  params: { channel?: string };
+  paymentChannel?: PaymentChannel;
+  notification?: VerifiedNotification;
+};
 
 /**
  * Verifies the platform's signature before anything else runs (guards precede interceptors, so
- * no transaction is opened for a forged request) and hands the verified notification to the handler.
+ * no transaction is opened for a forged request) and hands the verified notification, and the
+ * channel that verified it, to what follows.
  */
 @Injectable()
 export class NotificationGuard implements CanActivate {
-  private readonly verifiers: Map<Channel, NotificationVerifier>;
-
-  constructor(
-    @Inject(NOTIFICATION_VERIFIERS) verifiers: NotificationVerifier[],
-    private readonly reflector: Reflector,
-  ) {
-    this.verifiers = new Map(verifiers.map((v) => [v.channel, v]));
-  }
+  constructor(private readonly channels: PaymentChannels) {}
 
   canActivate(context: ExecutionContext): boolean {
-    const channel = this.reflector.get<Channel>(CHANNEL_KEY, context.getHandler());
-    const verifier = this.verifiers.get(channel);
-    if (!verifier?.enabled) {
+    const request = context.switchToHttp().getRequest<RequestWithNotification>();
+    const channel = this.channels.byNotifyPath(request.params.channel ?? '');
+    if (!channel) throw new DomainError('NotFound', `no payment channel at ${request.url.split('?')[0]}`);
+    request.paymentChannel = channel;
+    if (!channel.enabled) {
       throw new DomainError(
         'ChannelDisabled',
-        `${channel} notifications are disabled: no keys are configured for this channel`,
+        `${channel.channel} notifications are disabled: no keys are configured for this channel`,
       );
     }
-    const request = context.switchToHttp().getRequest<RequestWithNotification>();
     // rawBody is captured for JSON and form bodies only; other content types never reach a verifier.
     if (!request.rawBody) {
       throw new DomainError(
@@ -49,14 +47,13 @@ export class NotificationGuard implements CanActivate {
       );
     }
     if (request.rawBody.length === 0) throw new DomainError('MalformedRequest', 'empty request body');
-    request.notification = verifier.verify({ body: request.rawBody, headers: request.headers });
+    request.notification = channel.verify({ body: request.rawBody, headers: request.headers });
     return true;
   }
 }
 
-/** Route decorator: this handler receives `channel` notifications, verified by NotificationGuard. */
-export const ReceivesNotifications = (channel: Channel) =>
-  applyDecorators(SetMetadata(CHANNEL_KEY, channel), UseGuards(NotificationGuard));
+/** Route decorator: this handler receives notifications of the channel its `:channel` names, verified. */
+export const ReceivesNotifications = () => applyDecorators(UseGuards(NotificationGuard));
 
 /** Handler parameter: the notification NotificationGuard verified. */
 export const Notification = createParamDecorator(

@@ -4,6 +4,7 @@ import { ClsPluginTransactional } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { ClsModule } from 'nestjs-cls';
 import { TransactionInterceptor } from './transaction.interceptor';
+import { TransactionRunner } from './transaction.runner';
 
 @Global()
 @Module({
@@ -18,7 +19,7 @@ import { TransactionInterceptor } from './transaction.interceptor';
       ],
     }),
   ],
-  providers: [TransactionInterceptor],
-  exports: [TransactionInterceptor],
+  providers: [TransactionRunner, TransactionInterceptor],
+  exports: [TransactionRunner, TransactionInterceptor],
 })
 export class TransactionModule {}

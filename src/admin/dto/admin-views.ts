@@ -1,3 +1,4 @@
+import { ChannelCall } from '../../trade/channel-call.entity';
 import { PaymentAnomaly } from '../../anomaly/anomaly.entity';
 import { CallbackDelivery } from '../../idempotency/callback-delivery.entity';
 import { PaymentOrderView, toView } from '../../order/dto/payment-order.view';
@@ -141,6 +142,8 @@ export function toStatusChangeView(c: OrderStatusChange): StatusChangeView {
 export interface PaymentView {
   channel: string;
   transactionId: string;
+  /** The account that took it (WeChat mchid, Alipay app_id); null for payments recorded before accounts. */
+  merchantId: string | null;
   amount: number;
   currency: string;
   /** Taken by refunds that are pending, in flight or done. */
@@ -160,6 +163,30 @@ export interface OrderDetailView {
   };
   anomalies: AnomalyView[];
   refunds: RefundView[];
+  /** Trade queries and closes at the channel, with their answers. */
+  channelCalls: ChannelCallView[];
+}
+
+export interface ChannelCallView {
+  request: string;
+  channel: string;
+  merchantId: string;
+  outcome: string;
+  transactionId: string | null;
+  detail: string | null;
+  at: string;
+}
+
+export function toChannelCallView(call: ChannelCall): ChannelCallView {
+  return {
+    request: call.request,
+    channel: call.channel,
+    merchantId: call.merchantId,
+    outcome: call.outcome,
+    transactionId: call.transactionId,
+    detail: call.detail,
+    at: call.createdAt.toISOString(),
+  };
 }
 
 export function toOrderDetailOrder(order: PaymentOrder): OrderDetailView['order'] {

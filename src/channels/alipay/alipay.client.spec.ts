@@ -120,7 +120,7 @@ describe('signedResponse with AlipayVerifier.verifyResponse', () => {
     stranger = generateRsaKeyPair();
     const publicKeyPath = path.join(dir, 'alipay-public-key.pem');
     writeFileSync(publicKeyPath, alipay.publicKeyPem);
-    verifier = new AlipayVerifier({ appId: APP_ID, publicKeyPath });
+    verifier = new AlipayVerifier([{ appId: APP_ID, publicKeyPath }]);
   });
 
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -137,7 +137,7 @@ describe('signedResponse with AlipayVerifier.verifyResponse', () => {
     const result = sut(body(signed(content)));
 
     expect(result).toBeDefined();
-    expect(verifier.verifyResponse(result!.content, result!.sign)).toBe(true);
+    expect(verifier.verifyResponse(APP_ID, result!.content, result!.sign)).toBe(true);
   });
 
   it('should not verify the response with one character changed', () => {
@@ -149,9 +149,9 @@ describe('signedResponse with AlipayVerifier.verifyResponse', () => {
     const original = sut(`{"alipay_trade_refund_response":${SUCCESS},"sign":"${sign}"}`);
     const result = sut(`{"alipay_trade_refund_response":${tampered},"sign":"${sign}"}`);
 
-    expect(verifier.verifyResponse(original!.content, original!.sign)).toBe(true);
+    expect(verifier.verifyResponse(APP_ID, original!.content, original!.sign)).toBe(true);
     expect(result?.content).toBe(tampered);
-    expect(verifier.verifyResponse(result!.content, result!.sign)).toBe(false);
+    expect(verifier.verifyResponse(APP_ID, result!.content, result!.sign)).toBe(false);
   });
 
   it('should not verify a response whose non-ASCII text was changed', () => {
@@ -161,7 +161,7 @@ describe('signedResponse with AlipayVerifier.verifyResponse', () => {
 
     const result = sut(`{"alipay_trade_refund_response":${tampered},"sign":"${sign}"}`);
 
-    expect(verifier.verifyResponse(result!.content, result!.sign)).toBe(false);
+    expect(verifier.verifyResponse(APP_ID, result!.content, result!.sign)).toBe(false);
   });
 
   it('should not verify a response re-serialized by JSON.stringify', () => {
@@ -169,14 +169,14 @@ describe('signedResponse with AlipayVerifier.verifyResponse', () => {
     const reserialized = JSON.stringify(JSON.parse(SUCCESS));
     expect(reserialized).not.toBe(SUCCESS);
 
-    expect(verifier.verifyResponse(SUCCESS, sign)).toBe(true);
-    expect(verifier.verifyResponse(reserialized, sign)).toBe(false);
+    expect(verifier.verifyResponse(APP_ID, SUCCESS, sign)).toBe(true);
+    expect(verifier.verifyResponse(APP_ID, reserialized, sign)).toBe(false);
   });
 
   it('should not verify a response signed by another key', () => {
     const result = sut(`{"alipay_trade_refund_response":${SUCCESS},"sign":"${signed(SUCCESS, stranger)}"}`);
 
     expect(result?.content).toBe(SUCCESS);
-    expect(verifier.verifyResponse(result!.content, result!.sign)).toBe(false);
+    expect(verifier.verifyResponse(APP_ID, result!.content, result!.sign)).toBe(false);
   });
 });

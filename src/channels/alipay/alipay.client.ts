@@ -1,122 +1,136 @@
 import { KeyObject, sign } from 'node:crypto';
-import { AlipayConfig } from './alipay.config';
-import { RefundConfig } from '../../config/refund.config';
+import { loadPrivateKey } from '../key-loading';
+import { describeFailure } from '../payment-channel';
+import { AlipayAccount } from './alipay.config';
 import { AlipayVerifier, signedContent } from './alipay.verifier';
-import { Channel } from '../../domain/notification';
-import { Refund } from '../../refund/refund.entity';
-import { ChannelRefundResult, describeFailure, formatYuan, RefundChannel } from '../payment-channel';
 
-const REFUND = { name: 'alipay.trade.refund', responseKey: 'alipay_trade_refund_response' };
-const REFUND_QUERY = {
-  name: 'alipay.trade.fastpay.refund.query',
-  responseKey: 'alipay_trade_fastpay_refund_query_response',
-};
-/** Answers that decide nothing: the same out_request_no is sent again later. */
-const RETRYABLE_SUB_CODES = new Set([
-  'ACQ.SYSTEM_ERROR',
-  'aop.ACQ.SYSTEM_ERROR',
-  'ACQ.SELLER_BALANCE_NOT_ENOUGH',
-  'ACQ.REFUND_FEE_ERROR_FREQUENCY',
-]);
 const BEIJING_OFFSET_MS = 8 * 3600 * 1000;
 
-/** Alipay openapi `alipay.trade.refund`: RSA2-signed request over the gateway, answer verified with Alipay's key. */
-export class AlipayRefundClient implements RefundChannel {
-  readonly channel = Channel.Alipay;
-  readonly unavailableReason: string | undefined;
+/** An openapi method and the key its answer object comes under. */
+export interface AlipayMethod {
+  name: string;
+  responseKey: string;
+}
+
+/** The openapi methods this service calls. */
+export const METHODS = {
+  refund: { name: 'alipay.trade.refund', responseKey: 'alipay_trade_refund_response' },
+  refundQuery: { name: 'alipay.trade.fastpay.refund.query', responseKey: 'alipay_trade_fastpay_refund_query_response' },
+  tradeQuery: { name: 'alipay.trade.query', responseKey: 'alipay_trade_query_response' },
+  tradeClose: { name: 'alipay.trade.close', responseKey: 'alipay_trade_close_response' },
+} satisfies Record<string, AlipayMethod>;
+
+/** A response object whose sign verified with the Alipay public key of the app that called. */
+export interface VerifiedResponse {
+  verified: Record<string, string | undefined>;
+  /** The response object exactly as signed. */
+  text: string;
+}
+
+/** No answer that can be trusted: timeout, network error, non-200, or a missing or wrong sign. */
+export interface CallFailure {
+  failure: string;
+}
+
+export interface AlipayApiSettings {
+  gatewayUrl: string;
+  timeoutMs: number;
+}
+
+/** RSA2-signed calls to the Alipay openapi gateway on behalf of one of our apps. */
+export class AlipayClient {
+  private readonly keys = new Map<string, KeyObject>();
 
   constructor(
-    private readonly app: AlipayConfig | undefined,
-    private readonly config: RefundConfig,
-    private readonly appKey: KeyObject | undefined,
+    private readonly accounts: AlipayAccount[],
+    private readonly api: AlipayApiSettings,
     private readonly verifier: AlipayVerifier,
   ) {
-    if (!app) this.unavailableReason = 'Alipay is not configured';
-    else if (!appKey) this.unavailableReason = 'Alipay refunds need ALIPAY_APP_PRIVATE_KEY_PATH';
-  }
-
-  async refund(refund: Refund): Promise<ChannelRefundResult> {
-    const result = await this.call(REFUND, {
-      trade_no: refund.transactionId,
-      out_request_no: refund.refundNo,
-      refund_amount: formatYuan(refund.amount),
-      refund_reason: refund.reason,
-    });
-    if (!('verified' in result)) return result;
-    const answer = result.verified;
-    if (answer.code === '10000') {
-      // fund_change N: this out_request_no was refunded before, or is not final yet; the query tells.
-      return { outcome: answer.fund_change === 'Y' ? 'SUCCEEDED' : 'PROCESSING' };
+    for (const account of accounts) {
+      if (!account.appPrivateKeyPath) continue;
+      this.keys.set(account.appId, loadPrivateKey(account.appPrivateKeyPath, 'ALIPAY_APP_PRIVATE_KEY_PATH'));
     }
-    const detail = `Alipay refused the refund: ${answer.code} ${answer.sub_code ?? ''} ${answer.sub_msg ?? answer.msg ?? ''}`;
-    // 40004 is a business decision; everything else (20000 unavailable, 4000x request problems) decides nothing.
-    return answer.code === '40004' && !RETRYABLE_SUB_CODES.has(answer.sub_code ?? '')
-      ? { outcome: 'CLOSED', detail: detail.trim() }
-      : { outcome: 'RETRY', detail: detail.trim() };
   }
 
-  /** Only REFUND_SUCCESS is final here: Alipay's query has no word for "refused", so the rest keeps waiting. */
-  async query(refund: Refund): Promise<ChannelRefundResult> {
-    const result = await this.call(REFUND_QUERY, { trade_no: refund.transactionId, out_request_no: refund.refundNo });
-    if (!('verified' in result)) return result;
-    const answer = result.verified;
-    if (answer.code !== '10000') {
-      return { outcome: 'RETRY', detail: `Alipay refund query: ${answer.code} ${answer.sub_code ?? ''}`.trim() };
+  /** The app ids whose API we can call. */
+  appIds(): string[] {
+    return [...this.keys.keys()];
+  }
+
+  /** A payment recorded before accounts were remembered belongs to the only app there is. */
+  resolve(appId: string | undefined): string | undefined {
+    return appId ?? (this.accounts.length === 1 ? this.accounts[0].appId : undefined);
+  }
+
+  unavailableReason(appId: string | undefined): string | undefined {
+    if (this.accounts.length === 0) return 'Alipay is not configured';
+    const resolved = this.resolve(appId);
+    if (resolved === undefined) return 'the payment names no Alipay app and several are configured';
+    if (!this.accounts.some((a) => a.appId === resolved)) return `app_id ${resolved} is not one of our apps`;
+    if (!this.keys.has(resolved)) {
+      return `Alipay API calls for app_id ${resolved} need its app private key (ALIPAY_APP_PRIVATE_KEY_PATH, or the accounts file)`;
     }
-    return { outcome: answer.refund_status === 'REFUND_SUCCESS' ? 'SUCCEEDED' : 'PROCESSING' };
+    return undefined;
   }
 
-  /** One signed gateway call; the response object once its signature verifies, or a RETRY saying why not. */
-  private async call(
-    method: { name: string; responseKey: string },
+  /** One signed gateway call; the response object once its signature verifies, or why not. */
+  async call(
+    appId: string | undefined,
+    method: AlipayMethod,
     bizContent: object,
-  ): Promise<{ verified: Record<string, string | undefined> } | ChannelRefundResult> {
+  ): Promise<VerifiedResponse | CallFailure> {
+    const resolved = this.resolve(appId);
+    const key = this.keys.get(resolved ?? '');
+    if (!resolved || !key) return { failure: this.unavailableReason(appId) ?? 'no app key' };
     let text: string;
     try {
-      const response = await fetch(this.config.alipay.gatewayUrl, {
+      const response = await fetch(this.api.gatewayUrl, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded;charset=utf-8' },
-        body: new URLSearchParams(this.signedRequest(method.name, bizContent)).toString(),
-        signal: AbortSignal.timeout(this.config.requestTimeoutMs),
+        body: new URLSearchParams(signedRequest(resolved, key, method.name, bizContent)).toString(),
+        signal: AbortSignal.timeout(this.api.timeoutMs),
       });
       text = await response.text();
-      if (response.status !== 200)
-        return { outcome: 'RETRY', detail: `Alipay gateway answered HTTP ${response.status}` };
+      if (response.status !== 200) return { failure: `Alipay gateway answered HTTP ${response.status}` };
     } catch (error) {
-      return { outcome: 'RETRY', detail: `Alipay ${method.name}: ${describeFailure(error)}` };
+      return { failure: `Alipay ${method.name}: ${describeFailure(error)}` };
     }
     const signed = signedResponse(text, method.responseKey);
-    if (!signed || !this.verifier.verifyResponse(signed.content, signed.sign)) {
-      return { outcome: 'RETRY', detail: `Alipay ${method.name} answer has no valid signature` };
+    if (!signed || !this.verifier.verifyResponse(resolved, signed.content, signed.sign)) {
+      return { failure: `Alipay ${method.name} answer has no valid signature` };
     }
-    return { verified: JSON.parse(signed.content) as Record<string, string | undefined> };
-  }
-
-  /** The public parameters plus biz_content, signed RSA2 over everything but `sign` (sign_type included). */
-  private signedRequest(method: string, bizContent: object): Record<string, string> {
-    const params = new Map<string, string>([
-      ['app_id', this.app!.appId],
-      ['method', method],
-      ['format', 'JSON'],
-      ['charset', 'utf-8'],
-      ['sign_type', 'RSA2'],
-      ['timestamp', beijingDateTime(new Date())],
-      ['version', '1.0'],
-      ['biz_content', JSON.stringify(bizContent)],
-    ]);
-    const content = signedContent(params, ['sign']);
-    params.set('sign', sign('sha256', Buffer.from(content, 'utf8'), this.appKey!).toString('base64'));
-    return Object.fromEntries(params);
+    return { verified: JSON.parse(signed.content) as Record<string, string | undefined>, text: signed.content };
   }
 }
 
-/**
- * Alipay signs the exact text of the response object, so it is cut out of the body as written:
- * re-serializing parsed JSON could change it.
- */
+export function isFailure(answer: VerifiedResponse | CallFailure): answer is CallFailure {
+  return 'failure' in answer;
+}
+
+/** The public parameters plus biz_content, signed RSA2 over everything but `sign` (sign_type included). */
+function signedRequest(appId: string, key: KeyObject, method: string, bizContent: object): Record<string, string> {
+  const params = new Map<string, string>([
+    ['app_id', appId],
+    ['method', method],
+    ['format', 'JSON'],
+    ['charset', 'utf-8'],
+    ['sign_type', 'RSA2'],
+    ['timestamp', beijingDateTime(new Date())],
+    ['version', '1.0'],
+    ['biz_content', JSON.stringify(bizContent)],
+  ]);
+  const content = signedContent(params, ['sign']);
+  params.set('sign', sign('sha256', Buffer.from(content, 'utf8'), key).toString('base64'));
+  return Object.fromEntries(params);
+}
+
+function beijingDateTime(at: Date): string {
+  return new Date(at.getTime() + BEIJING_OFFSET_MS).toISOString().slice(0, 19).replace('T', ' ');
+}
+
 export function signedResponse(
   text: string,
-  responseKey = REFUND.responseKey,
+  responseKey = METHODS.refund.responseKey,
 ): { content: string; sign: string } | undefined {
   let body: unknown;
   try {
@@ -151,8 +165,4 @@ function matchingBrace(text: string, open: number): number | undefined {
     else if (char === '}' && --depth === 0) return i;
   }
   return undefined;
-}
-
-function beijingDateTime(at: Date): string {
-  return new Date(at.getTime() + BEIJING_OFFSET_MS).toISOString().slice(0, 19).replace('T', ' ');
 }

@@ -1,6 +1,9 @@
 import { registerAs } from '@nestjs/config';
-import { IsOptional, IsString, Matches } from 'class-validator';
+import { IsOptional, Matches } from 'class-validator';
+import { loadRefundConfig } from '../../config/refund.config';
 import { requireAll, validateEnv } from '../../config/validate-env';
+import { readAccountsFile, shorthandBesideFile } from '../accounts-file';
+import { SingleValue } from '../single-value';
 
 class AlipayEnv {
   @IsOptional()
@@ -8,7 +11,7 @@ class AlipayEnv {
   ALIPAY_APP_ID?: string;
 
   @IsOptional()
-  @IsString()
+  @SingleValue()
   ALIPAY_PUBLIC_KEY_PATH?: string;
 
   @IsOptional()
@@ -16,13 +19,19 @@ class AlipayEnv {
   ALIPAY_SELLER_ID?: string;
 }
 
+/** One Alipay app (app_id) as notifications see it. */
 export interface AlipayConfig {
   appId: string;
   publicKeyPath: string;
   sellerId?: string;
 }
 
-/** Undefined when no Alipay variable is set: the channel is disabled. */
+/** An app with, optionally, the app private key that signs refunds, queries and closes. */
+export interface AlipayAccount extends AlipayConfig {
+  appPrivateKeyPath?: string;
+}
+
+/** Undefined when no Alipay variable is set: the env shorthand names no app. */
 export function loadAlipayConfig(env: NodeJS.ProcessEnv = process.env): AlipayConfig | undefined {
   const vars = validateEnv(AlipayEnv, env);
   if (vars.ALIPAY_APP_ID === undefined && vars.ALIPAY_PUBLIC_KEY_PATH === undefined) return undefined;
@@ -30,5 +39,17 @@ export function loadAlipayConfig(env: NodeJS.ProcessEnv = process.env): AlipayCo
   return { appId: vars.ALIPAY_APP_ID!, publicKeyPath: vars.ALIPAY_PUBLIC_KEY_PATH!, sellerId: vars.ALIPAY_SELLER_ID };
 }
 
-/** `settings` is undefined while the channel is disabled. */
-export const alipayConfig = registerAs('alipay', () => ({ settings: loadAlipayConfig() }));
+/** The apps: PAYMENT_ACCOUNTS_FILE's, or the one the environment variables describe (or none). */
+export function loadAlipayAccounts(env: NodeJS.ProcessEnv = process.env): AlipayAccount[] {
+  const file = readAccountsFile(env);
+  const shorthand = loadAlipayConfig(env);
+  const { appPrivateKeyPath } = loadRefundConfig(env).alipay;
+  if (file) {
+    if (shorthand) throw shorthandBesideFile('ALIPAY_APP_ID');
+    if (appPrivateKeyPath) throw shorthandBesideFile('ALIPAY_APP_PRIVATE_KEY_PATH');
+    return file.alipay;
+  }
+  return shorthand ? [{ ...shorthand, appPrivateKeyPath }] : [];
+}
+
+export const alipayConfig = registerAs('alipay', () => ({ accounts: loadAlipayAccounts() }));

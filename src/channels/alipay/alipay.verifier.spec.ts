@@ -47,11 +47,13 @@ describe(AlipayVerifier.name, () => {
     let sut: AlipayVerifier;
 
     beforeEach(() => {
-      sut = new AlipayVerifier({
-        appId: '2019073166072302',
-        sellerId: '2088531891668739',
-        publicKeyPath: path.join(VECTORS, 'alipay-2019-public-key.pem'),
-      });
+      sut = new AlipayVerifier([
+        {
+          appId: '2019073166072302',
+          sellerId: '2088531891668739',
+          publicKeyPath: path.join(VECTORS, 'alipay-2019-public-key.pem'),
+        },
+      ]);
     });
 
     it('should verify the notification as it is', () => {
@@ -123,7 +125,7 @@ describe(AlipayVerifier.name, () => {
       });
 
     beforeEach(() => {
-      sut = new AlipayVerifier(config());
+      sut = new AlipayVerifier([config()]);
     });
 
     it('should return the normalized payment fields', () => {

@@ -3,13 +3,7 @@ import { DomainError } from '../../domain/domain-error';
 import { parseDecimalAmount } from '../../domain/money';
 import { AlipayConfig } from './alipay.config';
 import { headerValue, loadPublicKey } from '../key-loading';
-import {
-  Channel,
-  NotificationVerifier,
-  RawDelivery,
-  RefundNoticeStatus,
-  VerifiedNotification,
-} from '../../domain/notification';
+import { Channel, RawDelivery, RefundNoticeStatus, VerifiedNotification } from '../../domain/notification';
 
 const PAID_STATUSES = new Set(['TRADE_SUCCESS', 'TRADE_FINISHED']);
 const UNPAID_STATUSES = new Set(['WAIT_BUYER_PAY', 'TRADE_CLOSED']);
@@ -17,15 +11,29 @@ const UNPAID_STATUSES = new Set(['WAIT_BUYER_PAY', 'TRADE_CLOSED']);
 const ALIPAY_TIME = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})$/;
 const FORM_CONTENT_TYPE = 'application/x-www-form-urlencoded';
 
+/** An app's Alipay public key, loaded once; notifications are routed to their app by app_id. */
+export interface AlipayApp {
+  account: AlipayConfig;
+  publicKey: KeyObject;
+}
+
 /** Alipay asynchronous notification: RSA2 (SHA256withRSA) over the sorted, decoded parameters. */
-export class AlipayVerifier implements NotificationVerifier {
+export class AlipayVerifier {
   readonly channel = Channel.Alipay;
   readonly enabled: boolean;
-  private readonly publicKey?: KeyObject;
+  private readonly apps = new Map<string, AlipayApp>();
 
-  constructor(private readonly config: AlipayConfig | undefined) {
-    this.enabled = config !== undefined;
-    if (config) this.publicKey = loadPublicKey(config.publicKeyPath, 'ALIPAY_PUBLIC_KEY_PATH');
+  constructor(accounts: AlipayConfig[]) {
+    this.enabled = accounts.length > 0;
+    for (const account of accounts) {
+      const publicKey = loadPublicKey(account.publicKeyPath, 'ALIPAY_PUBLIC_KEY_PATH');
+      this.apps.set(account.appId, { account, publicKey });
+    }
+  }
+
+  /** The app ids, for the start-up log. */
+  appIds(): string[] {
+    return [...this.apps.keys()];
   }
 
   verify(delivery: RawDelivery): VerifiedNotification {
@@ -34,41 +42,50 @@ export class AlipayVerifier implements NotificationVerifier {
       throw new DomainError('MalformedRequest', `Alipay notifications must be ${FORM_CONTENT_TYPE}`);
     }
     const params = parseForm(delivery.body);
-    this.verifySignature(params);
-    this.checkMerchant(params);
+    const app = this.verifySignature(params);
+    checkSeller(params, app.account);
     return {
       channel: this.channel,
-      merchantId: params.get('app_id')!,
+      merchantId: app.account.appId,
       ...(params.get('out_biz_no') && params.get('refund_fee') ? readRefund(params) : readTrade(params)),
       rawBody: delivery.body,
       headers: { 'content-type': contentType },
     };
   }
 
-  /** An openapi response: `sign` covers the exact text of the response object. */
-  verifyResponse(signedText: string, sign: string): boolean {
-    return verify('sha256', Buffer.from(signedText, 'utf8'), this.publicKey!, Buffer.from(sign, 'base64'));
+  /** An openapi response to `appId`'s request: `sign` covers the exact text of the response object. */
+  verifyResponse(appId: string, signedText: string, sign: string): boolean {
+    const app = this.apps.get(appId);
+    if (!app) return false;
+    return verify('sha256', Buffer.from(signedText, 'utf8'), app.publicKey, Buffer.from(sign, 'base64'));
   }
 
-  verifySignature(params: Map<string, string>): void {
+  private appOf(params: Map<string, string>): AlipayApp {
+    const appId = params.get('app_id');
+    const app = appId === undefined ? undefined : this.apps.get(appId);
+    if (!app) throw new DomainError('MerchantMismatch', `app_id ${appId ?? '(none)'} is not one of our applications`);
+    return app;
+  }
+
+  /** Checks `sign` with the public key of the app the parameters name; returns that app. */
+  verifySignature(params: Map<string, string>): AlipayApp {
     const sign = params.get('sign');
     if (!sign) throw new DomainError('MalformedRequest', 'missing parameter sign');
     const signType = params.get('sign_type') ?? 'RSA2';
     if (signType !== 'RSA2')
       throw new DomainError('InvalidSignature', `sign_type ${signType} is not accepted, only RSA2`);
-    if (!verify('sha256', Buffer.from(signedContent(params), 'utf8'), this.publicKey!, Buffer.from(sign, 'base64'))) {
+    const app = this.appOf(params);
+    const content = Buffer.from(signedContent(params), 'utf8');
+    if (!verify('sha256', content, app.publicKey, Buffer.from(sign, 'base64'))) {
       throw new DomainError('InvalidSignature', 'sign does not verify with the Alipay public key');
     }
+    return app;
   }
+}
 
-  private checkMerchant(params: Map<string, string>): void {
-    const appId = params.get('app_id');
-    if (appId !== this.config!.appId)
-      throw new DomainError('MerchantMismatch', `app_id ${appId ?? '(none)'} is not this application`);
-    const sellerId = this.config!.sellerId;
-    if (sellerId && params.get('seller_id') !== sellerId) {
-      throw new DomainError('MerchantMismatch', `seller_id ${params.get('seller_id') ?? '(none)'} is not this seller`);
-    }
+function checkSeller(params: Map<string, string>, account: AlipayConfig): void {
+  if (account.sellerId && params.get('seller_id') !== account.sellerId) {
+    throw new DomainError('MerchantMismatch', `seller_id ${params.get('seller_id') ?? '(none)'} is not this seller`);
   }
 }
 
@@ -143,7 +160,7 @@ function requireParam(params: Map<string, string>, name: string): string {
   return value;
 }
 
-function parseAlipayTime(text: string): Date {
+export function parseAlipayTime(text: string): Date {
   const match = ALIPAY_TIME.exec(text);
   const date = match ? new Date(`${match[1]}T${match[2]}+08:00`) : new Date(NaN);
   if (Number.isNaN(date.getTime()))

@@ -1,143 +1,146 @@
 import { KeyObject, randomBytes, sign } from 'node:crypto';
 import { DomainError } from '../../domain/domain-error';
-import { RefundConfig } from '../../config/refund.config';
-import { WechatpayConfig } from './wechatpay.config';
-import { Channel } from '../../domain/notification';
+import { loadPrivateKey } from '../key-loading';
+import { describeFailure } from '../payment-channel';
+import { WechatpayAccount } from './wechatpay.config';
 import { WechatpayVerifier } from './wechatpay.verifier';
-import { Refund } from '../../refund/refund.entity';
-import { ChannelRefundResult, describeFailure, RefundChannel } from '../payment-channel';
 
-const REFUND_PATH = '/v3/refund/domestic/refunds';
-const STATUSES: Record<string, ChannelRefundResult['outcome'] | undefined> = {
-  SUCCESS: 'SUCCEEDED',
-  PROCESSING: 'PROCESSING',
-  CLOSED: 'CLOSED',
-  ABNORMAL: 'ABNORMAL',
-};
-/** Error codes that say nothing was decided: the same request (same out_refund_no) is sent again later. */
-const RETRYABLE_CODES = new Set(['SYSTEM_ERROR', 'FREQUENCY_LIMITED', 'NOT_ENOUGH', 'SIGN_ERROR', 'NO_AUTH']);
+/** An answer whose Wechatpay-Signature verified with the platform key of the account that was called. */
+export interface VerifiedAnswer {
+  ok: boolean;
+  status: number;
+  body: Record<string, unknown>;
+  /** The body exactly as received. */
+  text: string;
+  code: string;
+  message: string;
+}
 
-/** WeChat Pay APIv3 domestic refund, signed with the merchant key; answers trusted only once their signature verifies. */
-export class WechatpayRefundClient implements RefundChannel {
-  readonly channel = Channel.Wechatpay;
-  readonly unavailableReason: string | undefined;
+/** No answer that can be trusted: timeout, network error, 5xx, or a missing or wrong signature. */
+export interface CallFailure {
+  failure: string;
+}
+
+interface MerchantKey {
+  account: WechatpayAccount;
+  privateKey: KeyObject;
+  serialNo: string;
+}
+
+export interface WechatpayApiSettings {
+  baseUrl: string;
+  timeoutMs: number;
+}
+
+/** Signed calls to the WeChat Pay APIv3 on behalf of one of our merchant accounts. */
+export class WechatpayClient {
+  private readonly keys = new Map<string, MerchantKey>();
+  private readonly accounts: WechatpayAccount[];
 
   constructor(
-    private readonly merchant: WechatpayConfig | undefined,
-    private readonly config: RefundConfig,
-    private readonly merchantKey: KeyObject | undefined,
+    accounts: WechatpayAccount[],
+    private readonly api: WechatpayApiSettings,
     private readonly verifier: WechatpayVerifier,
   ) {
-    if (!merchant) this.unavailableReason = 'WeChat Pay is not configured';
-    else if (!merchantKey || !config.wechatpay.merchantSerialNo) {
-      this.unavailableReason =
-        'WeChat Pay refunds need WECHATPAY_MERCHANT_PRIVATE_KEY_PATH and WECHATPAY_MERCHANT_SERIAL_NO';
+    this.accounts = accounts;
+    for (const account of accounts) {
+      if (!account.merchantPrivateKeyPath || !account.merchantSerialNo) continue;
+      const privateKey = loadPrivateKey(account.merchantPrivateKeyPath, 'WECHATPAY_MERCHANT_PRIVATE_KEY_PATH');
+      this.keys.set(account.mchid, { account, privateKey, serialNo: account.merchantSerialNo });
     }
   }
 
-  async refund(refund: Refund): Promise<ChannelRefundResult> {
-    const body = JSON.stringify({
-      transaction_id: refund.transactionId,
-      out_refund_no: refund.refundNo,
-      reason: refund.reason.slice(0, 80),
-      ...(this.config.wechatpay.notifyUrl ? { notify_url: this.config.wechatpay.notifyUrl } : {}),
-      amount: { refund: refund.amount, total: refund.transactionAmount, currency: refund.currency },
-    });
-    const answer = await this.call('POST', REFUND_PATH, body);
-    if ('outcome' in answer) return answer;
-    if (!answer.ok) {
-      const detail = `WeChat Pay refused the refund: ${answer.code} ${answer.message}`.trim();
-      return RETRYABLE_CODES.has(answer.code) || answer.status === 429
-        ? { outcome: 'RETRY', detail }
-        : { outcome: 'CLOSED', detail };
+  /** The mchids whose API we can call. */
+  mchids(): string[] {
+    return [...this.keys.keys()];
+  }
+
+  /** A payment recorded before accounts were remembered belongs to the only account there is. */
+  resolve(mchid: string | undefined): string | undefined {
+    return mchid ?? (this.accounts.length === 1 ? this.accounts[0].mchid : undefined);
+  }
+
+  unavailableReason(mchid: string | undefined): string | undefined {
+    if (this.accounts.length === 0) return 'WeChat Pay is not configured';
+    const resolved = this.resolve(mchid);
+    if (resolved === undefined) return 'the payment names no WeChat Pay merchant and several are configured';
+    if (!this.accounts.some((a) => a.mchid === resolved)) return `mchid ${resolved} is not one of our accounts`;
+    if (!this.keys.has(resolved)) {
+      return `WeChat Pay API calls for mchid ${resolved} need its merchant private key and serial number (WECHATPAY_MERCHANT_PRIVATE_KEY_PATH and WECHATPAY_MERCHANT_SERIAL_NO, or the accounts file)`;
     }
-    return readRefund(answer.body);
+    return undefined;
   }
 
-  async query(refund: Refund): Promise<ChannelRefundResult> {
-    const answer = await this.call('GET', `${REFUND_PATH}/${encodeURIComponent(refund.refundNo)}`, '');
-    if ('outcome' in answer) return answer;
-    if (!answer.ok) return { outcome: 'RETRY', detail: `WeChat Pay refund query: ${answer.code} ${answer.message}` };
-    return readRefund(answer.body);
-  }
-
-  /** One signed call; its answer only once its signature verifies, or a RETRY saying why not. */
-  private async call(
+  /** One signed call; the answer only once its signature verifies, or why not. */
+  async call(
+    mchid: string | undefined,
     method: 'GET' | 'POST',
     path: string,
     body: string,
-  ): Promise<VerifiedAnswer | ChannelRefundResult> {
+  ): Promise<VerifiedAnswer | CallFailure> {
+    const key = this.keys.get(this.resolve(mchid) ?? '');
+    if (!key) return { failure: this.unavailableReason(mchid) ?? 'no merchant key' };
     let response: Response;
     let text: string;
     try {
-      response = await fetch(this.config.wechatpay.apiBaseUrl + path, {
+      response = await fetch(this.api.baseUrl + path, {
         method,
         headers: {
           ...(method === 'POST' ? { 'content-type': 'application/json' } : {}),
           accept: 'application/json',
-          authorization: this.authorization(method, path, body),
+          authorization: authorization(key, method, path, body),
         },
         body: method === 'POST' ? body : undefined,
-        signal: AbortSignal.timeout(this.config.requestTimeoutMs),
+        signal: AbortSignal.timeout(this.api.timeoutMs),
       });
       text = await response.text();
     } catch (error) {
-      return { outcome: 'RETRY', detail: `WeChat Pay ${method} ${path}: ${describeFailure(error)}` };
+      return { failure: `WeChat Pay ${method} ${path}: ${describeFailure(error)}` };
     }
-    if (response.status >= 500) return { outcome: 'RETRY', detail: `WeChat Pay answered HTTP ${response.status}` };
-    if (!this.verifies(response, text)) {
-      return { outcome: 'RETRY', detail: `WeChat Pay answer (HTTP ${response.status}) has no valid signature` };
+    if (response.status >= 500) return { failure: `WeChat Pay answered HTTP ${response.status}` };
+    if (!this.verifies(key.account.mchid, response, text)) {
+      return { failure: `WeChat Pay answer (HTTP ${response.status}) has no valid signature` };
     }
     const answer = parseObject(text);
     return {
       ok: response.ok,
       status: response.status,
       body: answer,
+      text,
       code: String(answer.code ?? `HTTP_${response.status}`),
       message: String(answer.message ?? ''),
     };
   }
 
-  private verifies(response: Response, text: string): boolean {
+  /** Signed by the platform key of the very account we called, not merely by some key we know. */
+  private verifies(mchid: string, response: Response, text: string): boolean {
     try {
-      this.verifier.verifySignature({ body: Buffer.from(text, 'utf8'), headers: Object.fromEntries(response.headers) });
-      return true;
+      const signer = this.verifier.verifySignature({
+        body: Buffer.from(text, 'utf8'),
+        headers: Object.fromEntries(response.headers),
+      });
+      return signer.account.mchid === mchid;
     } catch (error) {
       if (error instanceof DomainError) return false;
       throw error;
     }
   }
-
-  /** `WECHATPAY2-SHA256-RSA2048`: SHA256withRSA over `method\nurl\ntimestamp\nnonce\nbody\n`. */
-  private authorization(method: string, path: string, body: string): string {
-    const timestamp = Math.floor(Date.now() / 1000);
-    const nonce = randomBytes(16).toString('hex');
-    const message = `${method}\n${path}\n${timestamp}\n${nonce}\n${body}\n`;
-    const signature = sign('sha256', Buffer.from(message, 'utf8'), this.merchantKey!).toString('base64');
-    return (
-      `WECHATPAY2-SHA256-RSA2048 mchid="${this.merchant!.mchid}",nonce_str="${nonce}",signature="${signature}",` +
-      `timestamp="${timestamp}",serial_no="${this.config.wechatpay.merchantSerialNo}"`
-    );
-  }
 }
 
-interface VerifiedAnswer {
-  ok: boolean;
-  status: number;
-  body: Record<string, unknown>;
-  code: string;
-  message: string;
+export function isFailure(answer: VerifiedAnswer | CallFailure): answer is CallFailure {
+  return 'failure' in answer;
 }
 
-/** A refund object (the POST's and the query's answer) as a result. */
-function readRefund(answer: Record<string, unknown>): ChannelRefundResult {
-  const outcome = STATUSES[String(answer.status)];
-  const channelRefundId = typeof answer.refund_id === 'string' ? answer.refund_id : undefined;
-  if (!outcome) return { outcome: 'RETRY', detail: `WeChat Pay answered unknown status ${String(answer.status)}` };
-  if (outcome === 'CLOSED' || outcome === 'ABNORMAL') {
-    return { outcome, channelRefundId, detail: `WeChat Pay refund status ${String(answer.status)}` };
-  }
-  return { outcome, channelRefundId } as ChannelRefundResult;
+/** `WECHATPAY2-SHA256-RSA2048`: SHA256withRSA over `method\nurl\ntimestamp\nnonce\nbody\n`. */
+function authorization(key: MerchantKey, method: string, path: string, body: string): string {
+  const timestamp = Math.floor(Date.now() / 1000);
+  const nonce = randomBytes(16).toString('hex');
+  const message = `${method}\n${path}\n${timestamp}\n${nonce}\n${body}\n`;
+  const signature = sign('sha256', Buffer.from(message, 'utf8'), key.privateKey).toString('base64');
+  return (
+    `WECHATPAY2-SHA256-RSA2048 mchid="${key.account.mchid}",nonce_str="${nonce}",signature="${signature}",` +
+    `timestamp="${timestamp}",serial_no="${key.serialNo}"`
+  );
 }
 
 function parseObject(text: string): Record<string, unknown> {

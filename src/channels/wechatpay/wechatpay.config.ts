@@ -1,15 +1,23 @@
 import { registerAs } from '@nestjs/config';
 import { IsOptional, IsString, Length, Matches } from 'class-validator';
+import { loadRefundConfig } from '../../config/refund.config';
 import { requireAll, validateEnv } from '../../config/validate-env';
+import { readAccountsFile, shorthandBesideFile } from '../accounts-file';
+import { SingleValue } from '../single-value';
 
 class WechatpayEnv {
   @IsOptional()
-  @IsString()
+  @SingleValue()
   WECHATPAY_MCHID?: string;
+
+  /** Deprecated spelling of WECHATPAY_APPIDS with one value. */
+  @IsOptional()
+  @SingleValue()
+  WECHATPAY_APPID?: string;
 
   @IsOptional()
   @IsString()
-  WECHATPAY_APPID?: string;
+  WECHATPAY_APPIDS?: string;
 
   @IsOptional()
   @Length(32, 32, { message: 'WECHATPAY_APIV3_KEY must be exactly 32 characters (AES-256 key)' })
@@ -20,7 +28,7 @@ class WechatpayEnv {
   WECHATPAY_PUBLIC_KEY_ID?: string;
 
   @IsOptional()
-  @IsString()
+  @SingleValue()
   WECHATPAY_PUBLIC_KEY_PATH?: string;
 
   @IsOptional()
@@ -28,9 +36,11 @@ class WechatpayEnv {
   WECHATPAY_PLATFORM_CERT_PATHS?: string;
 }
 
+/** One WeChat Pay merchant account (mchid) as notifications see it. */
 export interface WechatpayConfig {
   mchid: string;
-  appid?: string;
+  /** The app ids (app, mini program, official account) whose payments are ours; empty: any. */
+  appids: string[];
   apiV3Key: string;
   /** Platform public key mode: the key id WeChat sends as Wechatpay-Serial. */
   publicKey?: { id: string; path: string };
@@ -38,7 +48,13 @@ export interface WechatpayConfig {
   platformCertPaths: string[];
 }
 
-/** Undefined when no WeChat Pay variable is set: the channel is disabled. */
+/** An account with, optionally, the merchant API key that signs refunds, queries and closes. */
+export interface WechatpayAccount extends WechatpayConfig {
+  merchantPrivateKeyPath?: string;
+  merchantSerialNo?: string;
+}
+
+/** Undefined when no WeChat Pay variable is set: the env shorthand names no account. */
 export function loadWechatpayConfig(env: NodeJS.ProcessEnv = process.env): WechatpayConfig | undefined {
   const vars = validateEnv(WechatpayEnv, env);
   const keyVars = [vars.WECHATPAY_PUBLIC_KEY_PATH, vars.WECHATPAY_PLATFORM_CERT_PATHS];
@@ -56,17 +72,33 @@ export function loadWechatpayConfig(env: NodeJS.ProcessEnv = process.env): Wecha
   }
   return {
     mchid: vars.WECHATPAY_MCHID!,
-    appid: vars.WECHATPAY_APPID,
+    appids: [...new Set([...splitList(vars.WECHATPAY_APPIDS), ...splitList(vars.WECHATPAY_APPID)])],
     apiV3Key: vars.WECHATPAY_APIV3_KEY!,
     publicKey: vars.WECHATPAY_PUBLIC_KEY_ID
       ? { id: vars.WECHATPAY_PUBLIC_KEY_ID, path: vars.WECHATPAY_PUBLIC_KEY_PATH! }
       : undefined,
-    platformCertPaths: (vars.WECHATPAY_PLATFORM_CERT_PATHS ?? '')
-      .split(',')
-      .map((p) => p.trim())
-      .filter((p) => p !== ''),
+    platformCertPaths: splitList(vars.WECHATPAY_PLATFORM_CERT_PATHS),
   };
 }
 
-/** `settings` is undefined while the channel is disabled. */
-export const wechatpayConfig = registerAs('wechatpay', () => ({ settings: loadWechatpayConfig() }));
+/** The accounts: PAYMENT_ACCOUNTS_FILE's, or the one the environment variables describe (or none). */
+export function loadWechatpayAccounts(env: NodeJS.ProcessEnv = process.env): WechatpayAccount[] {
+  const file = readAccountsFile(env);
+  const shorthand = loadWechatpayConfig(env);
+  const { merchantPrivateKeyPath, merchantSerialNo } = loadRefundConfig(env).wechatpay;
+  if (file) {
+    if (shorthand) throw shorthandBesideFile('WECHATPAY_MCHID');
+    if (merchantPrivateKeyPath || merchantSerialNo) throw shorthandBesideFile('WECHATPAY_MERCHANT_*');
+    return file.wechatpay;
+  }
+  return shorthand ? [{ ...shorthand, merchantPrivateKeyPath, merchantSerialNo }] : [];
+}
+
+function splitList(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
+}
+
+export const wechatpayConfig = registerAs('wechatpay', () => ({ accounts: loadWechatpayAccounts() }));

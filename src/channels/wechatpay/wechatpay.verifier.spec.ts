@@ -67,7 +67,7 @@ describe(WechatpayVerifier.name, () => {
 
   const config = (overrides: Partial<WechatpayConfig> = {}): WechatpayConfig => ({
     mchid: MCHID,
-    appid: APPID,
+    appids: [APPID],
     apiV3Key: API_V3_KEY,
     publicKey: { id: PUBLIC_KEY_ID, path: publicKeyPath },
     platformCertPaths: [],
@@ -99,7 +99,7 @@ describe(WechatpayVerifier.name, () => {
   describe('platform public key mode', () => {
     let sut: WechatpayVerifier;
     beforeEach(() => {
-      sut = new WechatpayVerifier(config(), fixedClock);
+      sut = new WechatpayVerifier([config()], fixedClock);
     });
 
     it('should accept a delivery signed with the platform key', () => {
@@ -262,7 +262,7 @@ describe(WechatpayVerifier.name, () => {
     const REFUND_ID = '50000000382019052709732678859';
     let sut: WechatpayVerifier;
     beforeEach(() => {
-      sut = new WechatpayVerifier(config(), fixedClock);
+      sut = new WechatpayVerifier([config()], fixedClock);
     });
 
     const refundResource = (overrides: Partial<Parameters<typeof wechatpayRefund>[0]> = {}) =>
@@ -368,7 +368,7 @@ describe(WechatpayVerifier.name, () => {
   describe('platform certificate mode', () => {
     let sut: WechatpayVerifier;
     beforeEach(() => {
-      sut = new WechatpayVerifier(config({ publicKey: undefined, platformCertPaths: [certPath] }), fixedClock);
+      sut = new WechatpayVerifier([config({ publicKey: undefined, platformCertPaths: [certPath] })], fixedClock);
     });
 
     it('should accept a delivery signed with the certificate key under its serial', () => {
@@ -391,7 +391,7 @@ describe(WechatpayVerifier.name, () => {
   describe('key rotation (public key and certificate at once)', () => {
     let sut: WechatpayVerifier;
     beforeEach(() => {
-      sut = new WechatpayVerifier(config({ platformCertPaths: [certPath] }), fixedClock);
+      sut = new WechatpayVerifier([config({ platformCertPaths: [certPath] })], fixedClock);
     });
 
     it('should accept deliveries signed by either key under its own serial', () => {
@@ -421,7 +421,7 @@ describe(WechatpayVerifier.name, () => {
     const vectorConfig = (apiV3Key = API_V3_KEY) =>
       config({
         mchid: '1234567890',
-        appid: undefined,
+        appids: [],
         apiV3Key,
         publicKey: undefined,
         platformCertPaths: [vectorCertPath],
@@ -429,7 +429,7 @@ describe(WechatpayVerifier.name, () => {
     const atSigningTime = () => vector.verify_at_unix * 1000;
 
     it('should verify the signature as it is when the clock reads verify_at_unix', () => {
-      const sut = new WechatpayVerifier(vectorConfig(), atSigningTime);
+      const sut = new WechatpayVerifier([vectorConfig()], atSigningTime);
 
       expect(codeOf(() => sut.verifySignature(delivery()))).toBe('no error');
     });
@@ -453,13 +453,13 @@ describe(WechatpayVerifier.name, () => {
     });
 
     it('should refuse to decrypt the AES-128 resource with its AES-256 decryptor', () => {
-      const sut = new WechatpayVerifier(vectorConfig(), atSigningTime);
+      const sut = new WechatpayVerifier([vectorConfig()], atSigningTime);
 
       expect(codeOf(() => sut.verify(delivery()))).toBe('Undecryptable');
     });
 
     it('should refuse to decrypt the AES-128 resource even when given its 16-byte key', () => {
-      const sut = new WechatpayVerifier(vectorConfig('testMchAPIv3Key0'), atSigningTime);
+      const sut = new WechatpayVerifier([vectorConfig('testMchAPIv3Key0')], atSigningTime);
 
       expect(codeOf(() => sut.verify(delivery()))).toBe('Undecryptable');
     });
@@ -470,7 +470,7 @@ describe(WechatpayVerifier.name, () => {
       ['the ciphertext', '"ciphertext":"YDS3', '"ciphertext":"YDS4'],
       ['the nonce', '"nonce":"Kj7QIyUiYx1q"', '"nonce":"Kj7QIyUiYx1r"'],
     ])('should reject the vector with one byte of %s changed', (_what, from, to) => {
-      const sut = new WechatpayVerifier(vectorConfig(), atSigningTime);
+      const sut = new WechatpayVerifier([vectorConfig()], atSigningTime);
       const body = Buffer.from(vector.body.replace(from, to), 'utf8');
       const original = Buffer.from(vector.body, 'utf8');
       expect(body.length).toBe(original.length);
@@ -480,7 +480,7 @@ describe(WechatpayVerifier.name, () => {
     });
 
     it('should reject the vector as expired under the real clock', () => {
-      const sut = new WechatpayVerifier(vectorConfig());
+      const sut = new WechatpayVerifier([vectorConfig()]);
 
       expect(codeOf(() => sut.verify(delivery()))).toBe('TimestampExpired');
     });

@@ -2,16 +2,10 @@ import { createDecipheriv, KeyObject, verify } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { DomainError } from '../../domain/domain-error';
 import { isValidMinorAmount } from '../../domain/money';
+import { ConfigurationError } from '../../config/validate-env';
 import { WechatpayConfig } from './wechatpay.config';
 import { headerValue, loadCertificate, loadPublicKey } from '../key-loading';
-import {
-  Channel,
-  Clock,
-  NotificationVerifier,
-  RawDelivery,
-  RefundNoticeStatus,
-  VerifiedNotification,
-} from '../../domain/notification';
+import { Channel, Clock, RawDelivery, RefundNoticeStatus, VerifiedNotification } from '../../domain/notification';
 
 const MAX_CLOCK_SKEW_MS = 5 * 60 * 1000;
 const SIGNATURE_PROBE_PREFIX = 'WECHATPAY/SIGNTEST/';
@@ -38,32 +32,55 @@ interface EncryptedResource {
   associated_data?: string;
 }
 
+/** A platform key and the account it belongs to: the Wechatpay-Serial routes a notification to its account. */
+export interface PlatformKey {
+  key: KeyObject;
+  account: WechatpayConfig;
+  apiV3Key: Buffer;
+}
+
 /** WeChat Pay APIv3: SHA256withRSA over `timestamp\nnonce\nbody\n`, then AEAD_AES_256_GCM resource decryption. */
-export class WechatpayVerifier implements NotificationVerifier {
+export class WechatpayVerifier {
   readonly channel = Channel.Wechatpay;
   readonly enabled: boolean;
-  private readonly keysBySerial = new Map<string, KeyObject>();
-  private readonly apiV3Key?: Buffer;
+  private readonly keysBySerial = new Map<string, PlatformKey>();
 
   constructor(
-    private readonly config: WechatpayConfig | undefined,
+    accounts: WechatpayConfig[],
     private readonly now: Clock = Date.now,
   ) {
-    this.enabled = config !== undefined;
-    if (!config) return;
-    this.apiV3Key = Buffer.from(config.apiV3Key, 'utf8');
-    if (config.publicKey) {
-      this.keysBySerial.set(config.publicKey.id, loadPublicKey(config.publicKey.path, 'WECHATPAY_PUBLIC_KEY_PATH'));
+    this.enabled = accounts.length > 0;
+    for (const account of accounts) this.loadKeys(account);
+  }
+
+  private loadKeys(account: WechatpayConfig): void {
+    const apiV3Key = Buffer.from(account.apiV3Key, 'utf8');
+    const add = (serial: string, key: KeyObject) => {
+      const holder = this.keysBySerial.get(serial)?.account;
+      if (holder && holder.mchid !== account.mchid) {
+        throw new ConfigurationError(
+          `Invalid configuration: platform key ${serial} is listed for mchid ${holder.mchid} and ${account.mchid}`,
+        );
+      }
+      this.keysBySerial.set(serial, { key, account, apiV3Key });
+    };
+    if (account.publicKey) {
+      add(account.publicKey.id, loadPublicKey(account.publicKey.path, 'WECHATPAY_PUBLIC_KEY_PATH'));
     }
-    for (const path of config.platformCertPaths) {
+    for (const path of account.platformCertPaths) {
       const cert = loadCertificate(path, 'WECHATPAY_PLATFORM_CERT_PATHS');
-      if (cert.validTo.getTime() < now()) {
+      if (cert.validTo.getTime() < this.now()) {
         new Logger(WechatpayVerifier.name).warn(
           `platform certificate ${cert.serial} expired on ${cert.validTo.toISOString()}`,
         );
       }
-      this.keysBySerial.set(cert.serial, cert.publicKey);
+      add(cert.serial, cert.publicKey);
     }
+  }
+
+  /** The serials (public key ids, certificate serials) of the platform keys, for the start-up log. */
+  keyIds(): string[] {
+    return [...this.keysBySerial.keys()];
   }
 
   verify(delivery: RawDelivery): VerifiedNotification {
@@ -71,28 +88,31 @@ export class WechatpayVerifier implements NotificationVerifier {
     if (!contentType.toLowerCase().startsWith('application/json')) {
       throw new DomainError('MalformedRequest', 'WeChat Pay notifications must be application/json');
     }
-    this.verifySignature(delivery);
+    const signer = this.verifySignature(delivery);
     const envelope = parseJsonObject(delivery.body.toString('utf8'), 'notification body');
     const eventType = requireString(envelope, 'event_type', 'notification');
-    const resource = this.decrypt(requireResource(envelope));
+    const resource = decrypt(requireResource(envelope), signer.apiV3Key);
     const base = { channel: this.channel, eventType, rawBody: delivery.body, headers: keptHeaders(delivery) };
+    const account = signer.account;
 
-    if (eventType === 'TRANSACTION.SUCCESS') return { ...base, ...this.readTransaction(resource) };
-    if (REFUND_EVENTS.has(eventType)) return { ...base, ...this.readRefund(resource) };
+    if (eventType === 'TRANSACTION.SUCCESS') return { ...base, ...readTransaction(resource, account) };
+    if (REFUND_EVENTS.has(eventType)) return { ...base, ...readRefund(resource, account) };
     const mchid = optionalString(resource, 'mchid');
-    if (mchid !== undefined && mchid !== this.config!.mchid) {
-      throw new DomainError('MerchantMismatch', `mchid ${mchid} is not this merchant`);
-    }
+    if (mchid !== undefined) checkMerchant(mchid, account);
     return {
       ...base,
       paid: false,
-      merchantId: this.config!.mchid,
+      merchantId: account.mchid,
       outTradeNo: optionalString(resource, 'out_trade_no'),
       transactionId: optionalString(resource, 'transaction_id'),
     };
   }
 
-  verifySignature({ body, headers }: RawDelivery): void {
+  /**
+   * Checks the Wechatpay-* signature headers over the body (a notification's, or an API answer's)
+   * and returns the platform key that signed it, with its account.
+   */
+  verifySignature({ body, headers }: RawDelivery): PlatformKey {
     const [timestamp, nonce, signature, serial] = ['timestamp', 'nonce', 'signature', 'serial'].map((name) => {
       const value = headerValue(headers, `wechatpay-${name}`);
       if (!value)
@@ -107,76 +127,85 @@ export class WechatpayVerifier implements NotificationVerifier {
     if (Math.abs(this.now() - Number(timestamp) * 1000) > MAX_CLOCK_SKEW_MS) {
       throw new DomainError('TimestampExpired', 'Wechatpay-Timestamp is more than 5 minutes off');
     }
-    const key = this.keysBySerial.get(serial);
-    if (!key) throw new DomainError('UnknownSigningKey', `no platform key or certificate with serial ${serial}`);
+    const platformKey = this.keysBySerial.get(serial);
+    if (!platformKey)
+      throw new DomainError('UnknownSigningKey', `no platform key or certificate with serial ${serial}`);
     const message = Buffer.concat([Buffer.from(`${timestamp}\n${nonce}\n`), body, Buffer.from('\n')]);
-    if (!verify('sha256', message, key, Buffer.from(signature, 'base64'))) {
+    if (!verify('sha256', message, platformKey.key, Buffer.from(signature, 'base64'))) {
       throw new DomainError('InvalidSignature', 'Wechatpay-Signature does not verify');
     }
+    return platformKey;
   }
+}
 
-  private decrypt(resource: EncryptedResource): Record<string, unknown> {
-    if (resource.algorithm !== 'AEAD_AES_256_GCM') {
-      throw new DomainError('Undecryptable', `unsupported resource algorithm ${resource.algorithm}`);
-    }
-    const sealed = Buffer.from(resource.ciphertext, 'base64');
-    let plaintext: string;
-    try {
-      if (sealed.length <= GCM_TAG_BYTES) throw new Error('ciphertext too short');
-      const decipher = createDecipheriv('aes-256-gcm', this.apiV3Key!, Buffer.from(resource.nonce, 'utf8'));
-      decipher.setAuthTag(sealed.subarray(sealed.length - GCM_TAG_BYTES));
-      decipher.setAAD(Buffer.from(resource.associated_data ?? '', 'utf8'));
-      plaintext = Buffer.concat([
-        decipher.update(sealed.subarray(0, sealed.length - GCM_TAG_BYTES)),
-        decipher.final(),
-      ]).toString('utf8');
-    } catch {
-      throw new DomainError('Undecryptable', 'resource does not decrypt with the APIv3 key');
-    }
-    return parseJsonObject(plaintext, 'decrypted resource');
+function decrypt(resource: EncryptedResource, apiV3Key: Buffer): Record<string, unknown> {
+  if (resource.algorithm !== 'AEAD_AES_256_GCM') {
+    throw new DomainError('Undecryptable', `unsupported resource algorithm ${resource.algorithm}`);
   }
-
-  private readRefund(refund: Record<string, unknown>) {
-    const mchid = requireString(refund, 'mchid', 'refund');
-    if (mchid !== this.config!.mchid) throw new DomainError('MerchantMismatch', `mchid ${mchid} is not this merchant`);
-    const refundStatus = requireString(refund, 'refund_status', 'refund');
-    const status = REFUND_STATUSES[refundStatus];
-    if (!status) throw new DomainError('MalformedRequest', `unknown refund_status ${refundStatus}`);
-    return {
-      merchantId: mchid,
-      paid: false,
-      outTradeNo: requireString(refund, 'out_trade_no', 'refund'),
-      transactionId: requireString(refund, 'transaction_id', 'refund'),
-      refund: {
-        refundNo: requireString(refund, 'out_refund_no', 'refund'),
-        channelRefundId: requireString(refund, 'refund_id', 'refund'),
-        status,
-      },
-    };
+  const sealed = Buffer.from(resource.ciphertext, 'base64');
+  let plaintext: string;
+  try {
+    if (sealed.length <= GCM_TAG_BYTES) throw new Error('ciphertext too short');
+    const decipher = createDecipheriv('aes-256-gcm', apiV3Key, Buffer.from(resource.nonce, 'utf8'));
+    decipher.setAuthTag(sealed.subarray(sealed.length - GCM_TAG_BYTES));
+    decipher.setAAD(Buffer.from(resource.associated_data ?? '', 'utf8'));
+    plaintext = Buffer.concat([
+      decipher.update(sealed.subarray(0, sealed.length - GCM_TAG_BYTES)),
+      decipher.final(),
+    ]).toString('utf8');
+  } catch {
+    throw new DomainError('Undecryptable', 'resource does not decrypt with the APIv3 key');
   }
+  return parseJsonObject(plaintext, 'decrypted resource');
+}
 
-  private readTransaction(tx: Record<string, unknown>) {
-    const mchid = requireString(tx, 'mchid', 'transaction');
-    if (mchid !== this.config!.mchid) throw new DomainError('MerchantMismatch', `mchid ${mchid} is not this merchant`);
-    const appid = optionalString(tx, 'appid');
-    if (this.config!.appid && appid !== this.config!.appid) {
-      throw new DomainError('MerchantMismatch', `appid ${appid ?? '(none)'} is not this application`);
-    }
-    const amount = tx.amount as Record<string, unknown> | undefined;
-    if (typeof amount !== 'object' || amount === null || !isValidMinorAmount(amount.total)) {
-      throw new DomainError('MalformedRequest', 'transaction amount.total must be a positive integer (fen)');
-    }
-    const successTime = new Date(requireString(tx, 'success_time', 'transaction'));
-    if (Number.isNaN(successTime.getTime())) throw new DomainError('MalformedRequest', 'success_time is not a date');
-    return {
-      merchantId: mchid,
-      paid: requireString(tx, 'trade_state', 'transaction') === 'SUCCESS',
-      outTradeNo: requireString(tx, 'out_trade_no', 'transaction'),
-      transactionId: requireString(tx, 'transaction_id', 'transaction'),
-      amount: amount.total as number,
-      currency: typeof amount.currency === 'string' ? amount.currency : 'CNY',
-      paidAt: successTime,
-    };
+function readRefund(refund: Record<string, unknown>, account: WechatpayConfig) {
+  const mchid = requireString(refund, 'mchid', 'refund');
+  checkMerchant(mchid, account);
+  const refundStatus = requireString(refund, 'refund_status', 'refund');
+  const status = REFUND_STATUSES[refundStatus];
+  if (!status) throw new DomainError('MalformedRequest', `unknown refund_status ${refundStatus}`);
+  return {
+    merchantId: mchid,
+    paid: false,
+    outTradeNo: requireString(refund, 'out_trade_no', 'refund'),
+    transactionId: requireString(refund, 'transaction_id', 'refund'),
+    refund: {
+      refundNo: requireString(refund, 'out_refund_no', 'refund'),
+      channelRefundId: requireString(refund, 'refund_id', 'refund'),
+      status,
+    },
+  };
+}
+
+export function readTransaction(tx: Record<string, unknown>, account: WechatpayConfig) {
+  const mchid = requireString(tx, 'mchid', 'transaction');
+  checkMerchant(mchid, account);
+  const appid = optionalString(tx, 'appid');
+  if (account.appids.length > 0 && !account.appids.includes(appid ?? '')) {
+    throw new DomainError('MerchantMismatch', `appid ${appid ?? '(none)'} is not an application of mchid ${mchid}`);
+  }
+  const amount = tx.amount as Record<string, unknown> | undefined;
+  if (typeof amount !== 'object' || amount === null || !isValidMinorAmount(amount.total)) {
+    throw new DomainError('MalformedRequest', 'transaction amount.total must be a positive integer (fen)');
+  }
+  const successTime = new Date(requireString(tx, 'success_time', 'transaction'));
+  if (Number.isNaN(successTime.getTime())) throw new DomainError('MalformedRequest', 'success_time is not a date');
+  return {
+    merchantId: mchid,
+    paid: requireString(tx, 'trade_state', 'transaction') === 'SUCCESS',
+    outTradeNo: requireString(tx, 'out_trade_no', 'transaction'),
+    transactionId: requireString(tx, 'transaction_id', 'transaction'),
+    amount: amount.total as number,
+    currency: typeof amount.currency === 'string' ? amount.currency : 'CNY',
+    paidAt: successTime,
+  };
+}
+
+/** The account that signed must be the one the payload names: a key of merchant B cannot speak for A. */
+function checkMerchant(mchid: string, account: WechatpayConfig): void {
+  if (mchid !== account.mchid) {
+    throw new DomainError('MerchantMismatch', `mchid ${mchid} is not the merchant whose platform key signed`);
   }
 }
 

@@ -1,4 +1,5 @@
-import { IsInt, IsString, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { Channel } from '../../domain/notification';
 import { ORDER_NO, ORDER_NO_MESSAGE } from '../order-no';
 import { MAX_AMOUNT } from '../../domain/money';
 
@@ -20,4 +21,15 @@ export class CreatePaymentOrderDto {
   @IsString()
   @Matches(/^[A-Z]{3}$/, { message: 'currency must be an ISO 4217 code such as CNY' })
   currency: string;
+
+  /** The channel the buyer pays through, when known: active queries and closes then ask only it. */
+  @IsOptional()
+  @IsIn(Object.values(Channel), { message: `channel must be one of ${Object.values(Channel).join(', ')}` })
+  channel?: Channel;
+
+  /** The account (WeChat mchid, Alipay app_id) of that channel the order was placed with. */
+  @IsOptional()
+  @IsString()
+  @Matches(/^\w{1,32}$/, { message: 'merchantId must be a mchid or app_id (letters and digits, at most 32)' })
+  merchantId?: string;
 }

@@ -6,7 +6,9 @@ export interface PaymentOrderView {
   status: string;
   amount: number;
   currency: string;
+  /** The channel (and account) registered for the order, then the ones that paid it. */
   channel: string | null;
+  merchantId: string | null;
   transactionId: string | null;
   paidAt: string | null;
 }
@@ -19,6 +21,7 @@ export function toView(order: PaymentOrder): PaymentOrderView {
     amount: order.amount,
     currency: order.currency,
     channel: order.channel,
+    merchantId: order.merchantId,
     transactionId: order.transactionId,
     paidAt: order.paidAt?.toISOString() ?? null,
   };

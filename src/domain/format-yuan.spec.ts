@@ -1,5 +1,5 @@
-import { MAX_AMOUNT, parseDecimalAmount } from '../domain/money';
-import { formatYuan } from './payment-channel';
+import { MAX_AMOUNT, parseDecimalAmount } from './money';
+import { formatYuan } from './money';
 
 describe(formatYuan.name, () => {
   const sut = formatYuan;

@@ -1,0 +1,164 @@
+import { DomainError } from '../../domain/domain-error';
+import {
+  ChannelRefundResult,
+  RefundRequest,
+  TradeCloseResult,
+  TradeQueryResult,
+  TradeRef,
+} from '../../domain/channel-api';
+import { formatYuan, parseDecimalAmount } from '../../domain/money';
+import { Channel, RawDelivery, VerifiedNotification } from '../../domain/notification';
+import { PaymentChannel, PlatformReply } from '../payment-channel';
+import { AlipayClient, isFailure, METHODS } from './alipay.client';
+import { AlipayVerifier, parseAlipayTime } from './alipay.verifier';
+
+/** Answers that decide nothing: the same out_request_no is sent again later. */
+const RETRYABLE_SUB_CODES = new Set([
+  'ACQ.SYSTEM_ERROR',
+  'aop.ACQ.SYSTEM_ERROR',
+  'ACQ.SELLER_BALANCE_NOT_ENOUGH',
+  'ACQ.REFUND_FEE_ERROR_FREQUENCY',
+]);
+const PAID_TRADE_STATUSES = new Set(['TRADE_SUCCESS', 'TRADE_FINISHED']);
+const TRADE_NOT_EXIST = 'ACQ.TRADE_NOT_EXIST';
+/** alipay.trade.close's word for a trade that is no longer open: paid, finished, or closed already. */
+const TRADE_STATUS_ERROR = 'ACQ.TRADE_STATUS_ERROR';
+
+/** Alipay openapi behind the PaymentChannel port. */
+export class AlipayChannel implements PaymentChannel {
+  readonly channel = Channel.Alipay;
+  readonly notifyPath = 'alipay';
+  readonly disabledHint = 'set ALIPAY_APP_ID and ALIPAY_PUBLIC_KEY_PATH (or PAYMENT_ACCOUNTS_FILE) to enable';
+
+  constructor(
+    private readonly verifier: AlipayVerifier,
+    private readonly client: AlipayClient,
+  ) {}
+
+  get enabled(): boolean {
+    return this.verifier.enabled;
+  }
+
+  verify(delivery: RawDelivery): VerifiedNotification {
+    return this.verifier.verify(delivery);
+  }
+
+  successReply(): PlatformReply {
+    return { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: 'success' };
+  }
+
+  failureReply(status: number, message: string): PlatformReply {
+    const reason = message.replace(/[^\x20-\x7e]/g, '?').slice(0, 200);
+    return {
+      status,
+      headers: { 'content-type': 'text/plain; charset=utf-8', 'x-fail-reason': reason },
+      body: 'fail',
+    };
+  }
+
+  accountIds(): string[] {
+    return this.verifier.appIds();
+  }
+
+  apiAccounts(): string[] {
+    return this.client.appIds();
+  }
+
+  apiUnavailableReason(merchantId: string | undefined): string | undefined {
+    return this.client.unavailableReason(merchantId);
+  }
+
+  async refund(request: RefundRequest): Promise<ChannelRefundResult> {
+    const answer = await this.client.call(request.merchantId, METHODS.refund, {
+      trade_no: request.transactionId,
+      out_request_no: request.refundNo,
+      refund_amount: formatYuan(request.amount),
+      refund_reason: request.reason,
+    });
+    if (isFailure(answer)) return { outcome: 'RETRY', detail: answer.failure };
+    const { verified } = answer;
+    if (verified.code === '10000') {
+      // fund_change N: this out_request_no was refunded before, or is not final yet; the query tells.
+      return { outcome: verified.fund_change === 'Y' ? 'SUCCEEDED' : 'PROCESSING' };
+    }
+    const detail = describe('Alipay refused the refund', verified);
+    // 40004 is a business decision; everything else (20000 unavailable, 4000x request problems) decides nothing.
+    return verified.code === '40004' && !RETRYABLE_SUB_CODES.has(verified.sub_code ?? '')
+      ? { outcome: 'CLOSED', detail }
+      : { outcome: 'RETRY', detail };
+  }
+
+  /** Only REFUND_SUCCESS is final here: Alipay's query has no word for "refused", so the rest keeps waiting. */
+  async queryRefund(request: RefundRequest): Promise<ChannelRefundResult> {
+    const answer = await this.client.call(request.merchantId, METHODS.refundQuery, {
+      trade_no: request.transactionId,
+      out_request_no: request.refundNo,
+    });
+    if (isFailure(answer)) return { outcome: 'RETRY', detail: answer.failure };
+    const { verified } = answer;
+    if (verified.code !== '10000') {
+      return { outcome: 'RETRY', detail: `Alipay refund query: ${verified.code} ${verified.sub_code ?? ''}`.trim() };
+    }
+    return { outcome: verified.refund_status === 'REFUND_SUCCESS' ? 'SUCCEEDED' : 'PROCESSING' };
+  }
+
+  async queryTrade(trade: TradeRef): Promise<TradeQueryResult> {
+    const answer = await this.client.call(trade.merchantId, METHODS.tradeQuery, { out_trade_no: trade.orderNo });
+    if (isFailure(answer)) return { outcome: 'FAILED', detail: answer.failure };
+    const { verified, text } = answer;
+    if (verified.code !== '10000') {
+      return verified.sub_code === TRADE_NOT_EXIST
+        ? { outcome: 'NOT_FOUND', detail: TRADE_NOT_EXIST }
+        : { outcome: 'FAILED', detail: describe('Alipay trade query', verified) };
+    }
+    if (verified.out_trade_no !== trade.orderNo) {
+      return { outcome: 'FOREIGN', detail: `answer is about out_trade_no ${verified.out_trade_no}` };
+    }
+    const status = verified.trade_status ?? '';
+    if (!PAID_TRADE_STATUSES.has(status)) return { outcome: 'NOT_PAID', detail: `trade_status ${status}` };
+    try {
+      return {
+        outcome: 'PAID',
+        payment: {
+          channel: this.channel,
+          merchantId: trade.merchantId,
+          eventType: `QUERY/${status}`,
+          paid: true,
+          outTradeNo: trade.orderNo,
+          transactionId: requireField(verified, 'trade_no'),
+          amount: parseDecimalAmount(verified.total_amount ?? '', 'total_amount'),
+          currency: 'CNY',
+          paidAt: parseAlipayTime(requireField(verified, 'send_pay_date')),
+          rawBody: Buffer.from(text, 'utf8'),
+          headers: {},
+        },
+      };
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      return { outcome: 'FAILED', detail: error.message };
+    }
+  }
+
+  async closeTrade(trade: TradeRef): Promise<TradeCloseResult> {
+    const answer = await this.client.call(trade.merchantId, METHODS.tradeClose, { out_trade_no: trade.orderNo });
+    if (isFailure(answer)) return { outcome: 'FAILED', detail: answer.failure };
+    const { verified } = answer;
+    if (verified.code === '10000') return { outcome: 'CLOSED' };
+    if (verified.sub_code === TRADE_NOT_EXIST) return { outcome: 'NOT_FOUND', detail: TRADE_NOT_EXIST };
+    // Paid, finished or already closed: the trade query that follows tells which.
+    if (verified.sub_code === TRADE_STATUS_ERROR) return { outcome: 'PAID', detail: TRADE_STATUS_ERROR };
+    return { outcome: 'FAILED', detail: describe('Alipay trade close', verified) };
+  }
+}
+
+function describe(what: string, answer: Record<string, string | undefined>): string {
+  return `${what}: ${answer.code} ${answer.sub_code ?? ''} ${answer.sub_msg ?? answer.msg ?? ''}`
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+function requireField(answer: Record<string, string | undefined>, field: string): string {
+  const value = answer[field];
+  if (!value || value.length > 64) throw new DomainError('MalformedRequest', `answer field ${field} is missing`);
+  return value;
+}

@@ -1,0 +1,24 @@
+import { ConfigType } from '@nestjs/config';
+import { refundConfig } from '../../config/refund.config';
+import { AlipayChannel } from './alipay.channel';
+import { AlipayClient } from './alipay.client';
+import { alipayConfig } from './alipay.config';
+import { AlipayVerifier } from './alipay.verifier';
+
+/** How ChannelsModule builds the Alipay adapter: its configuration and its provider. */
+export const alipayChannel = {
+  config: alipayConfig,
+  provider: {
+    provide: AlipayChannel,
+    inject: [alipayConfig.KEY, refundConfig.KEY],
+    useFactory: ({ accounts }: ConfigType<typeof alipayConfig>, api: ConfigType<typeof refundConfig>) => {
+      const verifier = new AlipayVerifier(accounts);
+      const client = new AlipayClient(
+        accounts,
+        { gatewayUrl: api.alipay.gatewayUrl, timeoutMs: api.requestTimeoutMs },
+        verifier,
+      );
+      return new AlipayChannel(verifier, client);
+    },
+  },
+};

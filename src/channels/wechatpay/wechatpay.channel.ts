@@ -1,0 +1,164 @@
+import { DomainError } from '../../domain/domain-error';
+import {
+  ChannelRefundResult,
+  RefundRequest,
+  TradeCloseResult,
+  TradeQueryResult,
+  TradeRef,
+} from '../../domain/channel-api';
+import { Channel, PaymentNotification, RawDelivery, VerifiedNotification } from '../../domain/notification';
+import { PaymentChannel, PlatformReply } from '../payment-channel';
+import { WechatpayAccount } from './wechatpay.config';
+import { CallFailure, isFailure, VerifiedAnswer, WechatpayClient } from './wechatpay.client';
+import { readTransaction, WechatpayVerifier } from './wechatpay.verifier';
+
+const REFUND_PATH = '/v3/refund/domestic/refunds';
+const TRADE_PATH = '/v3/pay/transactions/out-trade-no';
+const REFUND_STATUSES: Record<string, ChannelRefundResult['outcome'] | undefined> = {
+  SUCCESS: 'SUCCEEDED',
+  PROCESSING: 'PROCESSING',
+  CLOSED: 'CLOSED',
+  ABNORMAL: 'ABNORMAL',
+};
+/** Error codes that say nothing was decided: the same request (same out_refund_no) is sent again later. */
+const RETRYABLE_CODES = new Set(['SYSTEM_ERROR', 'FREQUENCY_LIMITED', 'NOT_ENOUGH', 'SIGN_ERROR', 'NO_AUTH']);
+/** trade_state values of a trade whose money was taken (REFUND: taken, then refunded in part or whole). */
+const PAID_TRADE_STATES = new Set(['SUCCESS', 'REFUND']);
+const NOT_EXIST_CODES = new Set(['ORDER_NOT_EXIST', 'RESOURCE_NOT_EXISTS']);
+
+export interface WechatpayChannelOptions {
+  refundNotifyUrl?: string;
+}
+
+/** WeChat Pay APIv3 behind the PaymentChannel port. */
+export class WechatpayChannel implements PaymentChannel {
+  readonly channel = Channel.Wechatpay;
+  readonly notifyPath = 'wechatpay';
+  readonly disabledHint =
+    'set WECHATPAY_MCHID, WECHATPAY_APIV3_KEY and WECHATPAY_PUBLIC_KEY_ID + WECHATPAY_PUBLIC_KEY_PATH or WECHATPAY_PLATFORM_CERT_PATHS (or PAYMENT_ACCOUNTS_FILE) to enable';
+
+  constructor(
+    private readonly accounts: WechatpayAccount[],
+    private readonly verifier: WechatpayVerifier,
+    private readonly client: WechatpayClient,
+    private readonly options: WechatpayChannelOptions = {},
+  ) {}
+
+  get enabled(): boolean {
+    return this.verifier.enabled;
+  }
+
+  verify(delivery: RawDelivery): VerifiedNotification {
+    return this.verifier.verify(delivery);
+  }
+
+  successReply(): PlatformReply {
+    return { status: 204, headers: {} };
+  }
+
+  failureReply(status: number, message: string): PlatformReply {
+    return { status, headers: {}, body: { code: 'FAIL', message } };
+  }
+
+  accountIds(): string[] {
+    return this.accounts.map((a) => a.mchid);
+  }
+
+  apiAccounts(): string[] {
+    return this.client.mchids();
+  }
+
+  apiUnavailableReason(merchantId: string | undefined): string | undefined {
+    return this.client.unavailableReason(merchantId);
+  }
+
+  async refund(request: RefundRequest): Promise<ChannelRefundResult> {
+    const body = JSON.stringify({
+      transaction_id: request.transactionId,
+      out_refund_no: request.refundNo,
+      reason: request.reason.slice(0, 80),
+      ...(this.options.refundNotifyUrl ? { notify_url: this.options.refundNotifyUrl } : {}),
+      amount: { refund: request.amount, total: request.transactionAmount, currency: request.currency },
+    });
+    const answer = await this.client.call(request.merchantId, 'POST', REFUND_PATH, body);
+    if (isFailure(answer)) return retry(answer);
+    if (!answer.ok) {
+      const detail = `WeChat Pay refused the refund: ${answer.code} ${answer.message}`.trim();
+      return RETRYABLE_CODES.has(answer.code) || answer.status === 429
+        ? { outcome: 'RETRY', detail }
+        : { outcome: 'CLOSED', detail };
+    }
+    return readRefund(answer.body);
+  }
+
+  async queryRefund(request: RefundRequest): Promise<ChannelRefundResult> {
+    const path = `${REFUND_PATH}/${encodeURIComponent(request.refundNo)}`;
+    const answer = await this.client.call(request.merchantId, 'GET', path, '');
+    if (isFailure(answer)) return retry(answer);
+    if (!answer.ok) return { outcome: 'RETRY', detail: `WeChat Pay refund query: ${answer.code} ${answer.message}` };
+    return readRefund(answer.body);
+  }
+
+  async queryTrade(trade: TradeRef): Promise<TradeQueryResult> {
+    const path = `${TRADE_PATH}/${encodeURIComponent(trade.orderNo)}?mchid=${encodeURIComponent(trade.merchantId)}`;
+    const answer = await this.client.call(trade.merchantId, 'GET', path, '');
+    if (isFailure(answer)) return { outcome: 'FAILED', detail: answer.failure };
+    if (!answer.ok) {
+      return NOT_EXIST_CODES.has(answer.code)
+        ? { outcome: 'NOT_FOUND', detail: answer.code }
+        : { outcome: 'FAILED', detail: `WeChat Pay trade query: ${answer.code} ${answer.message}`.trim() };
+    }
+    return this.readTrade(answer.body, trade, Buffer.from(answer.text, 'utf8'));
+  }
+
+  async closeTrade(trade: TradeRef): Promise<TradeCloseResult> {
+    const path = `${TRADE_PATH}/${encodeURIComponent(trade.orderNo)}/close`;
+    const answer = await this.client.call(trade.merchantId, 'POST', path, JSON.stringify({ mchid: trade.merchantId }));
+    if (isFailure(answer)) return { outcome: 'FAILED', detail: answer.failure };
+    if (answer.ok || answer.code === 'ORDER_CLOSED') return { outcome: 'CLOSED' };
+    if (answer.code === 'ORDERPAID') return { outcome: 'PAID', detail: answer.code };
+    if (NOT_EXIST_CODES.has(answer.code)) return { outcome: 'NOT_FOUND', detail: answer.code };
+    return { outcome: 'FAILED', detail: `WeChat Pay close: ${answer.code} ${answer.message}`.trim() };
+  }
+
+  /** A verified transaction object: paid, not paid, or not about our account and order at all. */
+  private readTrade(tx: Record<string, unknown>, trade: TradeRef, rawBody: Buffer): TradeQueryResult {
+    const state = String(tx.trade_state ?? '');
+    if (tx.out_trade_no !== trade.orderNo) {
+      return { outcome: 'FOREIGN', detail: `answer is about out_trade_no ${String(tx.out_trade_no)}` };
+    }
+    if (!PAID_TRADE_STATES.has(state)) return { outcome: 'NOT_PAID', detail: `trade_state ${state}` };
+    const account = this.accounts.find((a) => a.mchid === trade.merchantId)!;
+    try {
+      const fields = readTransaction({ ...tx, trade_state: 'SUCCESS' }, account);
+      const payment: PaymentNotification = {
+        ...fields,
+        paid: true,
+        channel: this.channel,
+        eventType: `QUERY/${state}`,
+        rawBody,
+        headers: {},
+      };
+      return { outcome: 'PAID', payment };
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      const outcome = error.code === 'MerchantMismatch' ? 'FOREIGN' : 'FAILED';
+      return { outcome, detail: error.message };
+    }
+  }
+}
+
+function retry(answer: CallFailure): ChannelRefundResult {
+  return { outcome: 'RETRY', detail: answer.failure };
+}
+
+/** A refund object (the POST's and the query's answer) as a result. */
+function readRefund(answer: VerifiedAnswer['body']): ChannelRefundResult {
+  const outcome = REFUND_STATUSES[String(answer.status)];
+  const channelRefundId = typeof answer.refund_id === 'string' ? answer.refund_id : undefined;
+  if (!outcome) return { outcome: 'RETRY', detail: `WeChat Pay answered unknown status ${String(answer.status)}` };
+  if (outcome === 'CLOSED' || outcome === 'ABNORMAL') {
+    return { outcome, channelRefundId, detail: `WeChat Pay refund status ${String(answer.status)}` };
+  }
+  return { outcome, channelRefundId };
+}

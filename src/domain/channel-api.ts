@@ -1,0 +1,60 @@
+import { Channel, PaymentNotification } from './notification';
+
+/** What a channel needs to refund one payment: plain values, never the refund row itself. */
+export interface RefundRequest {
+  /** Our refund number: the channel's idempotency key (WeChat out_refund_no, Alipay out_request_no). */
+  refundNo: string;
+  transactionId: string;
+  /** The account (WeChat mchid, Alipay app_id) that took the payment; undefined for the only account. */
+  merchantId?: string;
+  /** Integer minor units. */
+  amount: number;
+  transactionAmount: number;
+  currency: string;
+  reason: string;
+}
+
+/**
+ * The channel's answer about a refund, once its signature has been verified. CLOSED and ABNORMAL:
+ * the channel refused, closed or could not pay out the refund. RETRY: no word from the channel that
+ * can be trusted (timeout, 5xx, unverifiable answer), so ask again later.
+ */
+export interface ChannelRefundResult {
+  outcome: 'SUCCEEDED' | 'PROCESSING' | 'CLOSED' | 'ABNORMAL' | 'RETRY';
+  channelRefundId?: string;
+  /** Why, for CLOSED, ABNORMAL and RETRY. */
+  detail?: string;
+}
+
+/** One order as a channel knows it: our order number, at one of our accounts. */
+export interface TradeRef {
+  orderNo: string;
+  merchantId: string;
+}
+
+/**
+ * A trade query's answer. PAID carries the payment exactly as a notification would; FOREIGN is a
+ * verified answer naming an account that is not ours; FAILED is no trustworthy answer at all.
+ */
+export type TradeQueryResult =
+  | { outcome: 'PAID'; payment: PaymentNotification; detail?: string }
+  | { outcome: 'NOT_PAID' | 'NOT_FOUND' | 'FOREIGN' | 'FAILED'; detail: string };
+
+/** A trade close's answer: CLOSED (or nothing to close: NOT_FOUND), PAID at the channel, or FAILED. */
+export interface TradeCloseResult {
+  outcome: 'CLOSED' | 'NOT_FOUND' | 'PAID' | 'FAILED';
+  detail?: string;
+}
+
+export const ChannelCallOutcome = {
+  Paid: 'PAID',
+  NotPaid: 'NOT_PAID',
+  NotFound: 'NOT_FOUND',
+  Foreign: 'FOREIGN',
+  Failed: 'FAILED',
+  Closed: 'CLOSED',
+  Unavailable: 'UNAVAILABLE',
+} as const;
+export type ChannelCallOutcome = (typeof ChannelCallOutcome)[keyof typeof ChannelCallOutcome];
+
+export type { Channel };

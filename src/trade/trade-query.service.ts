@@ -1,0 +1,54 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { TradeQueryResult } from '../domain/channel-api';
+import { PaymentNotificationService } from '../notify/payment-notification.service';
+import { TransactionRunner } from '../transaction/transaction.runner';
+import { ChannelCallLog } from './channel-call.log';
+import { TradeTarget } from './trade-targets';
+
+/** What one query found, and, for a paid trade, what the payment pipeline made of it. */
+export interface TradeQueryReport {
+  target: TradeTarget;
+  result: TradeQueryResult;
+  /** PAID, DUPLICATE or an anomaly type, when the answer was a payment. */
+  applied?: string;
+}
+
+/**
+ * Asks a channel whether an order's trade was paid. A paid answer goes through the same pipeline
+ * as a notification, in one transaction: the same claim on (channel, transaction id), the same
+ * compare-and-set, outbox and anomaly rules. So a query racing a notification applies once, and
+ * a notification arriving later is a duplicate.
+ */
+@Injectable()
+export class TradeQueryService {
+  private readonly logger = new Logger(TradeQueryService.name);
+
+  constructor(
+    private readonly payments: PaymentNotificationService,
+    private readonly transactions: TransactionRunner,
+    private readonly calls: ChannelCallLog,
+  ) {}
+
+  async query(orderNo: string, target: TradeTarget): Promise<TradeQueryReport> {
+    const result = await target.channel.queryTrade({ orderNo, merchantId: target.merchantId });
+    if (result.outcome !== 'PAID') {
+      if (result.outcome === 'FOREIGN') {
+        this.logger.warn(`order ${orderNo}: ${target.channel.channel} answered about another account: ${result.detail}`);
+      }
+      await this.calls.record(orderNo, target, 'QUERY', result.outcome, result.detail);
+      return { target, result };
+    }
+    let applied: string;
+    try {
+      applied = await this.transactions.run(() => this.payments.apply(result.payment));
+    } catch (error) {
+      await this.calls.record(orderNo, target, 'QUERY', 'FAILED', `applying the payment failed: ${(error as Error).message}`);
+      throw error;
+    }
+    this.logger.log(
+      `order ${orderNo}: ${target.channel.channel} says transaction ${result.payment.transactionId} paid it; ${applied}`,
+    );
+    await this.calls.record(orderNo, target, 'QUERY', 'PAID', applied, result.payment.transactionId);
+    return { target, result, applied };
+  }
+}

@@ -1,0 +1,33 @@
+import { Injectable } from '@nestjs/common';
+import { PaymentChannel } from '../channels/payment-channel';
+import { PaymentChannels } from '../channels/payment-channels';
+
+/** One account of one channel where an order's trade may live. */
+export interface TradeTarget {
+  channel: PaymentChannel;
+  merchantId: string;
+  /** Why its API cannot be called (no merchant/app key), or undefined when it can. */
+  unavailable?: string;
+}
+
+/**
+ * Where to ask about an order: the channel (and account) it was registered with, or, when it
+ * names none, every account of every enabled channel.
+ */
+@Injectable()
+export class TradeTargets {
+  constructor(private readonly channels: PaymentChannels) {}
+
+  of(order: { channel: string | null; merchantId: string | null }): TradeTarget[] {
+    const channels = order.channel ? [this.channels.get(order.channel)] : this.channels.all;
+    return channels
+      .filter((channel): channel is PaymentChannel => channel?.enabled === true)
+      .flatMap((channel) =>
+        (order.merchantId ? [order.merchantId] : channel.accountIds()).map((merchantId) => ({
+          channel,
+          merchantId,
+          unavailable: channel.apiUnavailableReason(merchantId),
+        })),
+      );
+  }
+}

@@ -1,0 +1,27 @@
+import { Module } from '@nestjs/common';
+import { ConfigModule } from '@nestjs/config';
+import { ChannelsModule } from '../channels/channels.module';
+import { paymentQueryConfig } from '../config/payment-query.config';
+import { serverConfig } from '../config/server.config';
+import { NotifyModule } from '../notify/notify.module';
+import { OrderModule } from '../order/order.module';
+import { ChannelCallLog } from './channel-call.log';
+import { PaymentQueryWorker } from './payment-query.worker';
+import { TradeCloseController } from './trade-close.controller';
+import { TradeCloseService } from './trade-close.service';
+import { TradeQueryService } from './trade-query.service';
+import { TradeTargets } from './trade-targets';
+
+/** The channel's side of an order: asking about lost payments, and closing before closing here. */
+@Module({
+  imports: [
+    ConfigModule.forFeature(paymentQueryConfig),
+    ConfigModule.forFeature(serverConfig),
+    ChannelsModule,
+    OrderModule,
+    NotifyModule,
+  ],
+  controllers: [TradeCloseController],
+  providers: [TradeTargets, ChannelCallLog, TradeQueryService, TradeCloseService, PaymentQueryWorker],
+})
+export class TradeModule {}
