@@ -7,6 +7,7 @@ import {
   createTestPlatforms,
   HttpAnswer,
   RunningApp,
+  notificationsOnly,
   startApp,
   TestClient,
   testDatabasePool,
@@ -434,7 +435,7 @@ const NO_REFUND_API = {
 describe('admin API', () => {
   beforeAll(async () => {
     platforms = await createTestPlatforms();
-    running = await startApp({ ...platforms.env, ...NO_REFUND_API });
+    running = await startApp({ ...notificationsOnly(platforms.env), ...NO_REFUND_API });
     client = new TestClient(running.url, platforms);
     pool = testDatabasePool();
   });

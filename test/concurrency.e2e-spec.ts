@@ -4,6 +4,7 @@ import {
   createTestPlatforms,
   HttpAnswer,
   RunningApp,
+  notificationsOnly,
   startApp,
   TestClient,
   testDatabasePool,
@@ -28,7 +29,7 @@ describe('exactly-once under concurrent duplicate deliveries', () => {
 
   beforeAll(async () => {
     const platforms = await createTestPlatforms();
-    instances = [await startApp(platforms.env), await startApp(platforms.env)];
+    instances = [await startApp(notificationsOnly(platforms.env)), await startApp(notificationsOnly(platforms.env))];
     clients = instances.map((i) => new TestClient(i.url, platforms));
     pool = testDatabasePool();
   });

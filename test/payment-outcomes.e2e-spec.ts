@@ -14,6 +14,7 @@ import {
   createTestPlatforms,
   HttpAnswer,
   RunningApp,
+  notificationsOnly,
   startApp,
   TestClient,
   testDatabasePool,
@@ -263,7 +264,7 @@ async function registerOrder(amount: number): Promise<string> {
 describe('payment outcomes', () => {
   beforeAll(async () => {
     platforms = await createTestPlatforms();
-    running = await startApp(platforms.env);
+    running = await startApp(notificationsOnly(platforms.env));
     client = new TestClient(running.url, platforms);
     pool = testDatabasePool();
   });
@@ -893,6 +894,7 @@ describe('payment outcomes', () => {
         amount: 1999,
         currency: 'CNY',
         channel: null,
+        merchantId: null,
         transactionId: null,
         paidAt: null,
       });

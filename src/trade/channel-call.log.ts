@@ -40,4 +40,16 @@ export class ChannelCallLog {
       ],
     );
   }
+
+  /** The closes that let an order close here, as first answered: a second close answers the same. */
+  async closesOf(orderNo: string): Promise<Array<{ channel: string; merchantId: string; outcome: string }>> {
+    const rows: Array<{ channel: string; merchant_id: string; outcome: string }> = await this.db.query(
+      `SELECT channel, merchant_id, outcome FROM payment_channel_call
+       WHERE order_no = ? AND request = 'CLOSE' AND outcome IN ('CLOSED', 'NOT_FOUND', 'UNAVAILABLE', 'PAID')
+       ORDER BY id`,
+      [orderNo],
+    );
+    const latest = new Map(rows.map((r) => [`${r.channel}\n${r.merchant_id}`, r]));
+    return [...latest.values()].map((r) => ({ channel: r.channel, merchantId: r.merchant_id, outcome: r.outcome }));
+  }
 }

@@ -53,7 +53,9 @@ export class PaymentQueryWorker extends PollingWorker {
         const report = await this.queries.query(order.orderNo, target);
         if (report.applied) return; // paid: the other accounts have nothing more to say
       } catch (error) {
-        this.logger.warn(`order ${order.orderNo}: query at ${target.channel.channel} failed: ${(error as Error).message}`);
+        this.logger.warn(
+          `order ${order.orderNo}: query at ${target.channel.channel} failed: ${(error as Error).message}`,
+        );
       }
     }
   }

@@ -35,14 +35,14 @@ export class TradeCloseService {
 
   async close(orderNo: string): Promise<{ order: PaymentOrder; channelClose: ChannelCloseView[] }> {
     const order = await this.orders.get(orderNo);
-    if (order.status !== OrderStatus.WaitPay) return { order: this.alreadyClosed(order), channelClose: [] };
+    if (order.status !== OrderStatus.WaitPay) return this.alreadyClosed(order);
     const channelClose: ChannelCloseView[] = [];
     for (const target of this.targets.of(order)) {
       channelClose.push({ ...describeTarget(target), outcome: await this.closeAt(orderNo, target) });
     }
     if (!(await this.transactions.run(() => this.orderRows.closeIfWaiting(orderNo)))) {
       // Paid (or closed) here while the channel was being asked: the order row has the last word.
-      return { order: this.alreadyClosed(await this.orders.get(orderNo)), channelClose };
+      return this.alreadyClosed(await this.orders.get(orderNo));
     }
     return { order: await this.orders.get(orderNo), channelClose };
   }
@@ -78,12 +78,18 @@ export class TradeCloseService {
     return report.result.outcome === 'NOT_FOUND' ? 'NOT_FOUND' : 'CLOSED';
   }
 
-  /** Closing a closed order again is a no-op; any other status cannot be closed. */
-  private alreadyClosed(order: PaymentOrder): PaymentOrder {
+  /** Closing a closed order again changes nothing and answers as the close did; other statuses cannot close. */
+  private async alreadyClosed(order: PaymentOrder): Promise<{ order: PaymentOrder; channelClose: ChannelCloseView[] }> {
     if (order.status !== OrderStatus.Closed) {
       throw new DomainError('OrderConflict', `order ${order.orderNo} is ${order.status} and cannot be closed`);
     }
-    return order;
+    const closes = await this.calls.closesOf(order.orderNo);
+    return {
+      order,
+      channelClose: closes.map(
+        (c) => ({ ...c, outcome: c.outcome === 'PAID' ? 'CLOSED' : c.outcome }) as ChannelCloseView,
+      ),
+    };
   }
 }
 

@@ -33,7 +33,9 @@ export class TradeQueryService {
     const result = await target.channel.queryTrade({ orderNo, merchantId: target.merchantId });
     if (result.outcome !== 'PAID') {
       if (result.outcome === 'FOREIGN') {
-        this.logger.warn(`order ${orderNo}: ${target.channel.channel} answered about another account: ${result.detail}`);
+        this.logger.warn(
+          `order ${orderNo}: ${target.channel.channel} answered about another account: ${result.detail}`,
+        );
       }
       await this.calls.record(orderNo, target, 'QUERY', result.outcome, result.detail);
       return { target, result };
@@ -42,7 +44,13 @@ export class TradeQueryService {
     try {
       applied = await this.transactions.run(() => this.payments.apply(result.payment));
     } catch (error) {
-      await this.calls.record(orderNo, target, 'QUERY', 'FAILED', `applying the payment failed: ${(error as Error).message}`);
+      await this.calls.record(
+        orderNo,
+        target,
+        'QUERY',
+        'FAILED',
+        `applying the payment failed: ${(error as Error).message}`,
+      );
       throw error;
     }
     this.logger.log(
