@@ -97,8 +97,9 @@ export async function createTestPlatforms(): Promise<TestPlatforms> {
   };
 }
 
-const CONFIG_VARIABLES =
-  /^(WECHATPAY_|ALIPAY_|INTERNAL_API_TOKEN$|ADMIN_TOKENS$|REFUND_|PORT$|DATABASE_POOL_SIZE$|MIGRATIONS_RUN$|RABBITMQ_|OUTBOX_|HANDLER_|RETRY_)/;
+/** The service's configuration variables: cleared before each start, so that no app inherits another's. */
+export const CONFIG_VARIABLES =
+  /^(WECHATPAY_|ALIPAY_|PAYMENT_|INTERNAL_API_TOKEN$|ADMIN_TOKENS$|REFUND_|PORT$|DATABASE_POOL_SIZE$|MIGRATIONS_RUN$|RABBITMQ_|OUTBOX_|HANDLER_|RETRY_)/;
 
 export interface RunningApp {
   app: NestFastifyApplication;
@@ -164,6 +165,9 @@ export class TestClient {
     amount: number;
     userId?: string;
     currency?: string;
+    /** The channel (and account) the order will be paid through, when known. */
+    channel?: string;
+    merchantId?: string;
   }): Promise<HttpAnswer> {
     return this.api('POST', '/payment-orders', { userId: 'u-1', currency: 'CNY', ...order });
   }
@@ -272,4 +276,18 @@ export function fakePlatformOptions(platforms: TestPlatforms): FakePlatformOptio
       alipayPrivateKey: platforms.alipay.privateKey,
     },
   };
+}
+
+/**
+ * The platforms' notification keys without the merchant API keys: no trade query, close or refund
+ * ever leaves the machine, and closing an order closes it here only (its channel is UNAVAILABLE).
+ */
+export function notificationsOnly(env: Record<string, string>): Record<string, string> {
+  const {
+    WECHATPAY_MERCHANT_PRIVATE_KEY_PATH: _wechatpayKey,
+    WECHATPAY_MERCHANT_SERIAL_NO: _wechatpaySerial,
+    ALIPAY_APP_PRIVATE_KEY_PATH: _alipayKey,
+    ...rest
+  } = env;
+  return rest;
 }
