@@ -426,6 +426,11 @@ function swapCase(text: string): string {
   return swapped;
 }
 
+/** The account each channel's notifications in this suite are paid through. */
+function merchantIdOf(channel: string): string {
+  return channel === 'WECHATPAY' ? platforms.wechatpay.mchid : platforms.alipay.appId;
+}
+
 /** Refund APIs nobody listens on: nothing in this suite may ever reach a real payment platform. */
 const NO_REFUND_API = {
   WECHATPAY_API_BASE_URL: 'http://127.0.0.1:9',
@@ -762,6 +767,7 @@ describe('admin API', () => {
           amount: 4200,
           currency: 'CNY',
           channel: name,
+          merchantId: merchantIdOf(name),
           transactionId: payment.transactionId,
           paidAt: payment.paidAt.toISOString(),
           createdAt: anInstant(),
@@ -783,6 +789,7 @@ describe('admin API', () => {
           {
             channel: name,
             transactionId: payment.transactionId,
+            merchantId: merchantIdOf(name),
             amount: 4200,
             currency: 'CNY',
             refundReservedAmount: 0,
