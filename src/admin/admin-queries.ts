@@ -80,7 +80,9 @@ export class AdminQueries {
       ) as Promise<Array<{ n: string; first: Date | null; last: Date | null }>>,
       this.db.getRepository(PaymentAnomaly).find({ where: { orderNo }, order: { id: 'ASC' } }),
       this.db.getRepository(Refund).find({ where: { orderNo }, order: { id: 'ASC' } }),
-      this.db.getRepository(ChannelCall).find({ where: { orderNo }, order: { id: 'ASC' }, take: MAX_DELIVERIES_LISTED }),
+      this.db
+        .getRepository(ChannelCall)
+        .find({ where: { orderNo }, order: { id: 'ASC' }, take: MAX_DELIVERIES_LISTED }),
     ]);
     return {
       order: toOrderDetailOrder(order),

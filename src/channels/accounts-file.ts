@@ -1,3 +1,4 @@
+import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { plainToInstance, Type } from 'class-transformer';
 import {

@@ -112,5 +112,3 @@ function httpExceptionMessage(exception: HttpException): string {
     typeof response === 'object' && response !== null ? (response as { message?: unknown }).message : response;
   return Array.isArray(message) ? message.join('; ') : String(message ?? exception.message);
 }
-
-
