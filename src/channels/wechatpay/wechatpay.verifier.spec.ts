@@ -255,6 +255,64 @@ describe(WechatpayVerifier.name, () => {
     });
   });
 
+  describe('several merchant accounts', () => {
+    const MCHID_B = '1900009192';
+    const APPID_MINI = 'wx2421b1c4370ec43b';
+    const PUBLIC_KEY_ID_B = 'PUB_KEY_ID_0114232134912410000000000002';
+    let keyB: RsaKeyPair;
+    let sut: WechatpayVerifier;
+
+    beforeAll(() => {
+      keyB = generateRsaKeyPair();
+      writeFileSync(path.join(dir, 'platform-b.pem'), keyB.publicKeyPem);
+    });
+    beforeEach(() => {
+      sut = new WechatpayVerifier(
+        [
+          config({ appids: [APPID, APPID_MINI] }),
+          config({
+            mchid: MCHID_B,
+            appids: [],
+            apiV3Key: OTHER_API_V3_KEY,
+            publicKey: { id: PUBLIC_KEY_ID_B, path: path.join(dir, 'platform-b.pem') },
+          }),
+        ],
+        fixedClock,
+      );
+    });
+    const signerB = (): WechatpaySigner => ({
+      privateKey: keyB.privateKey,
+      serial: PUBLIC_KEY_ID_B,
+      apiV3Key: OTHER_API_V3_KEY,
+    });
+
+    it('should route each delivery to the account whose key signed it', () => {
+      const a = sut.verify(deliver(publicKeySigner()));
+      const b = sut.verify(deliver(signerB(), { resource: payment({ mchid: MCHID_B, appid: 'wxanyappofmerchantb' }) }));
+
+      expect([a.merchantId, b.merchantId]).toEqual([MCHID, MCHID_B]);
+    });
+
+    it('should accept every app id of the account, and refuse another', () => {
+      expect(sut.verify(deliver(publicKeySigner(), { resource: payment({ appid: APPID_MINI }) })).paid).toBe(true);
+      expect(
+        codeOf(() => sut.verify(deliver(publicKeySigner(), { resource: payment({ appid: 'wx0000000000000000' }) }))),
+      ).toBe('MerchantMismatch');
+    });
+
+    it("should refuse a delivery signed with account B's key that claims account A's mchid", () => {
+      const forged = deliver(signerB(), { resource: payment({ mchid: MCHID }) });
+
+      expect(codeOf(() => sut.verify(forged))).toBe('MerchantMismatch');
+    });
+
+    it("should not decrypt with another account's APIv3 key", () => {
+      const sealedForA = deliver({ ...signerB(), apiV3Key: API_V3_KEY }, { resource: payment({ mchid: MCHID_B }) });
+
+      expect(codeOf(() => sut.verify(sealedForA))).toBe('Undecryptable');
+    });
+  });
+
   describe('refund notifications', () => {
     const OUT_TRADE_NO = 'ORD20250301120000001';
     const TRANSACTION_ID = '4200002345202503011234567890';
