@@ -1,6 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { assertTestDatabase } from './test-database';
+import { CONFIG_VARIABLES } from './test-app';
 
 export interface AppProcess {
   url: string;
@@ -30,4 +31,43 @@ export async function startAppProcess(env: Record<string, string>): Promise<AppP
     void exited.then((how) => reject(new Error(`app process exited (${how}) before listening:\n${stderr}`)));
   });
   return { url: `http://127.0.0.1:${port}`, child, exited };
+}
+
+/**
+ * Starts the app in a child process with exactly `env` as its configuration (none inherited from this process)
+ * and expects it to refuse to start: resolves with what it wrote to stderr and how it exited. A start-up that
+ * succeeds, or takes longer than `timeoutMs`, is killed and rejected.
+ */
+export async function failedStartup(
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+): Promise<{ stderr: string; exit: string }> {
+  assertTestDatabase(process.env.TEST_DATABASE_NAME);
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !CONFIG_VARIABLES.test(name)));
+  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', join(__dirname, 'app-main.ts')], {
+    cwd: join(__dirname, '../..'),
+    env: { ...inherited, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk) => (stdout += chunk));
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const exit = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the app neither failed nor started within ${timeoutMs} ms`));
+    }, timeoutMs);
+    child.stdout!.on('data', () => {
+      if (!/listening \d+/.test(stdout)) return;
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error('the app started, but it should have refused to'));
+    });
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      resolve(signal ?? String(code));
+    });
+  });
+  return { stderr, exit };
 }

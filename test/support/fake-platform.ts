@@ -1,12 +1,14 @@
 /**
- * A local fake of the refund APIs the service calls: WeChat Pay APIv3 `POST /v3/refund/domestic/refunds` and
- * `GET /v3/refund/domestic/refunds/{out_refund_no}`, and the Alipay openapi gateway's `alipay.trade.refund`
- * and `alipay.trade.fastpay.refund.query` (`POST /gateway.do`). It listens on 127.0.0.1 with plain node:http,
- * checks the merchant's RSA request signatures for real, signs every answer for real, counts the calls and
- * answers as a test scripts it (success, processing, timeout, 5xx, business rejection).
+ * A local fake of the channel APIs the service calls. WeChat Pay APIv3: `POST /v3/refund/domestic/refunds`,
+ * `GET /v3/refund/domestic/refunds/{out_refund_no}`, `GET /v3/pay/transactions/out-trade-no/{out_trade_no}?mchid=`
+ * and `POST /v3/pay/transactions/out-trade-no/{out_trade_no}/close`. The Alipay openapi gateway
+ * (`POST /gateway.do`): `alipay.trade.refund`, `alipay.trade.fastpay.refund.query`, `alipay.trade.query` and
+ * `alipay.trade.close`. It listens on 127.0.0.1 with plain node:http, serves several merchant accounts (WeChat
+ * mchids, Alipay app ids), checks each request's RSA signature with the key of the account it names, signs every
+ * answer for real with that account's platform key, counts the calls and answers as a test scripts it.
  * Money is integer fen inside; Alipay's yuan strings are converted without floating point.
  */
-import { KeyObject, randomInt, sign, verify } from 'node:crypto';
+import { generateKeyPairSync, KeyObject, randomInt, sign, verify } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { beijingDateTime, beijingRfc3339, randomAlphanumeric, signWechatpayBody, yuan } from './platform-signers';
@@ -28,29 +30,106 @@ export type QueryBehaviour =
 /** The statuses a WeChat refund query can report. */
 export type WechatpayRefundStatus = 'SUCCESS' | 'PROCESSING' | 'CLOSED' | 'ABNORMAL';
 
+/**
+ * How a trade query or close is answered; 'answer' tells what the fake knows about the trade (the default).
+ * 'bad-signature' is the right answer signed with a key that is not the platform's (a forgery), 'unsigned'
+ * the right answer without any signature; `{ delayMs }` the right answer, late.
+ */
+export type TradeCallBehaviour =
+  | 'answer'
+  | 'timeout' // hold the request open without answering for `hangMs` then destroy the socket
+  | 'server-error' // WeChat: HTTP 500 SYSTEM_ERROR; Alipay: code 20000 sub_code aop.ACQ.SYSTEM_ERROR
+  | 'bad-signature'
+  | 'unsigned'
+  | { delayMs: number };
+
+export type FakeChannel = 'WECHATPAY' | 'ALIPAY';
+
+/** One WeChat Pay merchant account as the platform knows it. */
+export interface FakeWechatpayMerchant {
+  mchid: string;
+  /** The serial_no the merchant must send. */
+  merchantSerialNo: string;
+  /** Verifies the merchant's Authorization signature. */
+  merchantPublicKeyPem: string;
+  /** Signs the answers to this merchant (Wechatpay-* headers). */
+  platformSigner: { privateKey: KeyObject; serial: string };
+}
+
+/** One Alipay app as the gateway knows it. */
+export interface FakeAlipayApp {
+  appId: string;
+  /** Verifies the app's RSA2 request signature. */
+  appPublicKeyPem: string;
+  /** Signs the answers to this app. */
+  alipayPrivateKey: KeyObject;
+}
+
 export interface FakePlatformOptions {
-  wechatpay: {
-    mchid: string;
-    /** The serial_no the merchant must send. */
-    merchantSerialNo: string;
-    /** Verifies the merchant's Authorization signature. */
-    merchantPublicKeyPem: string;
-    /** Signs the answers (Wechatpay-* headers). */
-    platformSigner: { privateKey: KeyObject; serial: string };
-  };
-  alipay: {
-    appId: string;
-    /** Verifies the app's RSA2 request signature. */
-    appPublicKeyPem: string;
-    /** Signs the answers. */
-    alipayPrivateKey: KeyObject;
-  };
+  /** One merchant or several; a request is checked against the one its Authorization names. */
+  wechatpay: FakeWechatpayMerchant | FakeWechatpayMerchant[];
+  /** One app or several; a request is checked against the one its app_id names. */
+  alipay: FakeAlipayApp | FakeAlipayApp[];
   /** How long a 'timeout' holds the request before destroying the socket; 5000 ms by default. */
   hangMs?: number;
 }
 
+/** A trade at the channel, as a test sets it up. */
+export interface FakeTrade {
+  channel: FakeChannel;
+  outTradeNo: string;
+  /** The account that owns the trade: WeChat mchid / Alipay app_id. */
+  merchantId: string;
+  /** WeChat only: the appid of the payment. */
+  appid?: string;
+  /** transaction_id / trade_no; WeChat has none until paid. */
+  transactionId?: string;
+  /** Fen. */
+  amount: number;
+  currency: string;
+  state: 'PAID' | 'UNPAID' | 'CLOSED';
+  paidAt?: Date;
+  /**
+   * Answer queries and closes of this trade whichever of the fake's accounts asks, with the trade's own
+   * mchid / appid in the answer: an answer that names an account which is not the asker's.
+   */
+  answersAnyAccount: boolean;
+}
+
+export interface TradeParams {
+  channel: FakeChannel;
+  outTradeNo: string;
+  /** Fen. */
+  amount: number;
+  /** The owning mchid / app_id; the first configured account of the channel by default. */
+  merchantId?: string;
+  appid?: string;
+  currency?: string;
+  answersAnyAccount?: boolean;
+}
+
+export interface RecordedTradeCall {
+  channel: FakeChannel;
+  request: 'QUERY' | 'CLOSE';
+  outTradeNo: string;
+  /** The account that asked: the Authorization's mchid / the app_id. */
+  merchantId: string;
+  /**
+   * What was answered. Query: 'SUCCESS'/'NOTPAY'/'CLOSED' (WeChat trade_state), 'TRADE_SUCCESS'/'WAIT_BUYER_PAY'/
+   * 'TRADE_CLOSED' (Alipay trade_status) or 'NOT_EXIST'; close: 'CLOSED', 'PAID', 'NOT_EXIST' or 'ALREADY_CLOSED'
+   * (Alipay's ACQ.TRADE_STATUS_ERROR for a closed trade); or the scripted
+   * misbehaviour: 'timeout', 'server-error', 'bad-signature', 'unsigned'.
+   */
+  answered: string;
+}
+
+/** A trade query or close as it arrives, before it is answered. */
+export type TradeCallArrival = Omit<RecordedTradeCall, 'answered'>;
+
 export interface RecordedRefundCall {
   channel: 'WECHATPAY' | 'ALIPAY';
+  /** The account whose key signed the request: WeChat mchid / Alipay app_id. */
+  merchantId: string;
   /** out_refund_no / out_request_no. */
   refundNo: string;
   /** transaction_id / trade_no. */
@@ -74,27 +153,45 @@ export interface RecordedRefundQuery {
 }
 
 const WECHATPAY_REFUND_PATH = '/v3/refund/domestic/refunds';
+/** `/v3/pay/transactions/out-trade-no/{out_trade_no}` and `…/close`. */
+const WECHATPAY_TRADE_PATH = /^\/v3\/pay\/transactions\/out-trade-no\/([^/]+)(\/close)?$/;
 const ALIPAY_GATEWAY_PATH = '/gateway.do';
 const ALIPAY_REFUND_METHOD = 'alipay.trade.refund';
 const ALIPAY_REFUND_RESPONSE = 'alipay_trade_refund_response';
 const ALIPAY_QUERY_METHOD = 'alipay.trade.fastpay.refund.query';
 const ALIPAY_QUERY_RESPONSE = 'alipay_trade_fastpay_refund_query_response';
+const ALIPAY_TRADE_QUERY_METHOD = 'alipay.trade.query';
+const ALIPAY_TRADE_CLOSE_METHOD = 'alipay.trade.close';
 /** The gateway names each method's answer `<method with _ for .>_response`. */
 const ALIPAY_RESPONSE_KEYS: Record<string, string> = {
   [ALIPAY_REFUND_METHOD]: ALIPAY_REFUND_RESPONSE,
   [ALIPAY_QUERY_METHOD]: ALIPAY_QUERY_RESPONSE,
+  [ALIPAY_TRADE_QUERY_METHOD]: 'alipay_trade_query_response',
+  [ALIPAY_TRADE_CLOSE_METHOD]: 'alipay_trade_close_response',
 };
 const WECHATPAY_CLOCK_SKEW_S = 5 * 60;
 const ALIPAY_CLOCK_SKEW_MS = 15 * 60 * 1000;
+
+/** How an answer is tampered with: a forged signature, none at all, or neither. */
+type Tampering = 'bad-signature' | 'unsigned' | undefined;
 
 export class FakePlatform {
   /** Refund requests only; queries are in `queries`. */
   readonly calls: RecordedRefundCall[] = [];
   /** Refund queries that passed the signature checks, in order. */
   readonly queries: RecordedRefundQuery[] = [];
+  /** Trade queries and closes that passed the signature checks, in the order they were answered. */
+  readonly tradeCalls: RecordedTradeCall[] = [];
   readonly refusedRequests: Array<{ path: string; reason: string }> = [];
+  private readonly wechatpayMerchants: FakeWechatpayMerchant[];
+  private readonly alipayApps: FakeAlipayApp[];
+  /** Signs the forged answers: a real RSA key that no account knows. */
+  private readonly forger = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
   private readonly scripts = new Map<string, RefundBehaviour[]>();
   private readonly queryScripts = new Map<string, QueryBehaviour[]>();
+  private readonly tradeScripts = new Map<string, TradeCallBehaviour[]>();
+  private readonly trades = new Map<string, FakeTrade>();
+  private readonly tradeCallWaiters: Array<{ key: string; resolve: (call: TradeCallArrival) => void }> = [];
   private readonly wechatpayRefunds = new Map<string, WechatpayRefund>();
   private readonly alipayRefunds = new Map<string, AlipayRefund>();
   private readonly alipayBuyers = new Map<string, string>();
@@ -104,7 +201,10 @@ export class FakePlatform {
     private readonly options: FakePlatformOptions,
     private readonly server: Server,
     readonly url: string,
-  ) {}
+  ) {
+    this.wechatpayMerchants = [options.wechatpay].flat();
+    this.alipayApps = [options.alipay].flat();
+  }
 
   static async start(options: FakePlatformOptions): Promise<FakePlatform> {
     const server = createServer();
@@ -157,6 +257,65 @@ export class FakePlatform {
     if (status === 'SUCCESS') refund.successTime ??= beijingRfc3339(new Date());
   }
 
+  // ------------------------------------------------------------------------------------------------ trades
+
+  /** The trade is paid at the channel by `transactionId` (a notification the service may never receive). */
+  payTrade(params: TradeParams & { transactionId: string; paidAt?: Date }): FakeTrade {
+    return this.putTrade(params, { state: 'PAID', transactionId: params.transactionId, paidAt: params.paidAt });
+  }
+
+  /**
+   * The trade exists at the channel and is not paid: WeChat NOTPAY, Alipay WAIT_BUYER_PAY (an Alipay trade has its
+   * trade_no from the moment the buyer opens the cashier).
+   */
+  openTrade(params: TradeParams): FakeTrade {
+    const transactionId = params.channel === 'ALIPAY' ? `2026${randomDigits(24)}` : undefined;
+    return this.putTrade(params, { state: 'UNPAID', transactionId });
+  }
+
+  /** The channel closed the unpaid trade itself, as both do when a trade expires unpaid. */
+  closeTrade(channel: FakeChannel, outTradeNo: string): void {
+    const trade = this.trade(channel, outTradeNo);
+    if (trade?.state !== 'UNPAID') throw new Error(`FakePlatform.closeTrade: ${outTradeNo} is not an open trade`);
+    trade.state = 'CLOSED';
+  }
+
+  trade(channel: FakeChannel, outTradeNo: string): FakeTrade | undefined {
+    return this.trades.get(tradeKey(channel, outTradeNo));
+  }
+
+  /** Behaviours for the next queries of a trade (or '*' for any), consumed in order; afterwards 'answer'. */
+  scriptTradeQuery(outTradeNo: string | '*', ...behaviours: TradeCallBehaviour[]): void {
+    this.appendTradeScript(`QUERY ${outTradeNo}`, behaviours);
+  }
+
+  /** Behaviours for the next closes of a trade (or '*' for any), consumed in order; afterwards 'answer'. */
+  scriptTradeClose(outTradeNo: string | '*', ...behaviours: TradeCallBehaviour[]): void {
+    this.appendTradeScript(`CLOSE ${outTradeNo}`, behaviours);
+  }
+
+  tradeQueriesFor(outTradeNo: string, channel?: FakeChannel): number {
+    return this.tradeCallsFor(outTradeNo, 'QUERY', channel).length;
+  }
+
+  tradeClosesFor(outTradeNo: string, channel?: FakeChannel): number {
+    return this.tradeCallsFor(outTradeNo, 'CLOSE', channel).length;
+  }
+
+  tradeCallsFor(outTradeNo: string, request?: 'QUERY' | 'CLOSE', channel?: FakeChannel): RecordedTradeCall[] {
+    return this.tradeCalls.filter(
+      (call) =>
+        call.outTradeNo === outTradeNo &&
+        (request === undefined || call.request === request) &&
+        (channel === undefined || call.channel === channel),
+    );
+  }
+
+  /** Resolves when the next query or close of outTradeNo has arrived, before it is answered. */
+  nextTradeCall(outTradeNo: string, request: 'QUERY' | 'CLOSE'): Promise<TradeCallArrival> {
+    return new Promise((resolve) => this.tradeCallWaiters.push({ key: `${request} ${outTradeNo}`, resolve }));
+  }
+
   /** Stops listening; hanging requests and idle keep-alive connections are destroyed. */
   async close(): Promise<void> {
     for (const timer of this.hanging) clearTimeout(timer);
@@ -164,6 +323,74 @@ export class FakePlatform {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeAllConnections();
     await closed;
+  }
+
+  private putTrade(params: TradeParams, state: Pick<FakeTrade, 'state' | 'transactionId' | 'paidAt'>): FakeTrade {
+    const defaultAccount = params.channel === 'WECHATPAY' ? this.wechatpayMerchants[0].mchid : this.alipayApps[0].appId;
+    const trade: FakeTrade = {
+      channel: params.channel,
+      outTradeNo: params.outTradeNo,
+      merchantId: params.merchantId ?? defaultAccount,
+      appid: params.appid,
+      amount: params.amount,
+      currency: params.currency ?? 'CNY',
+      answersAnyAccount: params.answersAnyAccount ?? false,
+      ...state,
+      paidAt: state.state === 'PAID' ? (state.paidAt ?? new Date()) : undefined,
+    };
+    this.trades.set(tradeKey(params.channel, params.outTradeNo), trade);
+    return trade;
+  }
+
+  private appendTradeScript(key: string, behaviours: TradeCallBehaviour[]): void {
+    this.tradeScripts.set(key, [...(this.tradeScripts.get(key) ?? []), ...behaviours]);
+  }
+
+  private nextTradeBehaviour(request: 'QUERY' | 'CLOSE', outTradeNo: string): TradeCallBehaviour {
+    return (
+      this.tradeScripts.get(`${request} ${outTradeNo}`)?.shift() ??
+      this.tradeScripts.get(`${request} *`)?.shift() ??
+      'answer'
+    );
+  }
+
+  /** The trade as the asking account sees it: another account's trade does not exist for it. */
+  private visibleTrade(channel: FakeChannel, outTradeNo: string, merchantId: string): FakeTrade | undefined {
+    const trade = this.trade(channel, outTradeNo);
+    return trade && (trade.merchantId === merchantId || trade.answersAnyAccount) ? trade : undefined;
+  }
+
+  /**
+   * Tells the waiters that the call arrived, then answers it by `behaviour`. The trade is looked up when the answer
+   * is given, so a trade paid during a `{ delayMs }` is answered paid; the call is recorded with what was answered.
+   */
+  private answerTradeCall(
+    res: ServerResponse,
+    call: TradeCallArrival,
+    behaviour: TradeCallBehaviour,
+    answer: (trade: FakeTrade | undefined, tampering: Tampering, serverError: boolean) => void,
+  ): void {
+    const key = `${call.request} ${call.outTradeNo}`;
+    for (const waiter of this.tradeCallWaiters.filter((w) => w.key === key)) waiter.resolve(call);
+    this.tradeCallWaiters.splice(
+      0,
+      this.tradeCallWaiters.length,
+      ...this.tradeCallWaiters.filter((w) => w.key !== key),
+    );
+    if (behaviour === 'timeout') {
+      this.tradeCalls.push({ ...call, answered: 'timeout' });
+      return this.hang(res);
+    }
+    const answerNow = () => {
+      const trade = this.visibleTrade(call.channel, call.outTradeNo, call.merchantId);
+      this.tradeCalls.push({ ...call, answered: describeTradeAnswer(call.request, call.channel, trade, behaviour) });
+      const tampering = behaviour === 'bad-signature' || behaviour === 'unsigned' ? behaviour : undefined;
+      answer(trade, tampering, behaviour === 'server-error');
+    };
+    if (typeof behaviour === 'string') return answerNow();
+    const timer = setTimeout(answerNow, behaviour.delayMs);
+    this.hanging.add(timer);
+    res.on('close', () => this.hanging.delete(timer));
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
@@ -180,6 +407,10 @@ export class FakePlatform {
     const path = new URL(req.url ?? '/', this.url).pathname;
     if (req.method === 'POST' && path === WECHATPAY_REFUND_PATH) return this.wechatpayRefund(req, res, body);
     if (req.method === 'GET' && WECHATPAY_QUERY_PATH.test(path)) return this.wechatpayQuery(req, res, body, path);
+    const trade = WECHATPAY_TRADE_PATH.exec(path);
+    if (trade && req.method === (trade[2] ? 'POST' : 'GET')) {
+      return this.wechatpayTrade(req, res, body, path, trade[2] ? 'CLOSE' : 'QUERY');
+    }
     if (req.method === 'POST' && path === ALIPAY_GATEWAY_PATH) return this.alipayGateway(req, res, body);
     this.refusedRequests.push({ path, reason: `no such endpoint: ${req.method} ${path}` });
     res.writeHead(404, { 'content-type': 'application/json' }).end('{"code":"NOT_FOUND","message":"no such endpoint"}');
@@ -215,38 +446,35 @@ export class FakePlatform {
 
   private wechatpayRefund(req: IncomingMessage, res: ServerResponse, body: string): void {
     let request: WechatpayRefundRequest;
+    let merchant: FakeWechatpayMerchant;
     try {
-      this.verifyWechatpayAuthorization(req, body);
+      merchant = this.verifyWechatpayAuthorization(req, body);
       request = parseWechatpayRefund(req, body);
     } catch (error) {
-      if (!(error instanceof Refusal)) throw error;
-      this.refusedRequests.push({ path: WECHATPAY_REFUND_PATH, reason: error.message });
-      const status = error.code === 'SIGN_ERROR' ? 401 : 400;
-      return this.sendWechatpay(res, status, { code: error.code, message: error.message });
+      return this.refuseWechatpay(res, WECHATPAY_REFUND_PATH, error);
     }
     const behaviour = this.nextBehaviour(request.outRefundNo);
     this.record(
       {
         channel: 'WECHATPAY',
+        merchantId: merchant.mchid,
         refundNo: request.outRefundNo,
         transactionId: request.transactionId,
         amount: request.refund,
       },
       behaviour,
     );
-    this.answerWechatpay(res, request, behaviour);
+    this.answerWechatpay(res, merchant, request, behaviour);
   }
 
   private wechatpayQuery(req: IncomingMessage, res: ServerResponse, body: string, path: string): void {
     let outRefundNo: string;
+    let merchant: FakeWechatpayMerchant;
     try {
-      this.verifyWechatpayAuthorization(req, body);
+      merchant = this.verifyWechatpayAuthorization(req, body);
       outRefundNo = parseWechatpayQueryPath(path);
     } catch (error) {
-      if (!(error instanceof Refusal)) throw error;
-      this.refusedRequests.push({ path, reason: error.message });
-      const status = error.code === 'SIGN_ERROR' ? 401 : 400;
-      return this.sendWechatpay(res, status, { code: error.code, message: error.message });
+      return this.refuseWechatpay(res, path, error);
     }
     const behaviour = this.nextQueryBehaviour(outRefundNo);
     const refund = this.wechatpayRefunds.get(outRefundNo);
@@ -254,42 +482,99 @@ export class FakePlatform {
     this.recordQuery({ channel: 'WECHATPAY', refundNo: outRefundNo }, answered);
     if (behaviour === 'timeout') return this.hang(res);
     if (behaviour === 'server-error') {
-      return this.sendWechatpay(res, 500, { code: 'SYSTEM_ERROR', message: '系统错误' });
+      return this.sendWechatpay(res, merchant, 500, { code: 'SYSTEM_ERROR', message: '系统错误' });
     }
     if (typeof behaviour === 'object') {
-      return this.sendWechatpay(res, 400, { code: behaviour.reject, message: behaviour.message ?? behaviour.reject });
+      return this.sendWechatpay(res, merchant, 400, {
+        code: behaviour.reject,
+        message: behaviour.message ?? behaviour.reject,
+      });
     }
-    if (!refund) return this.sendWechatpay(res, 404, { code: 'RESOURCE_NOT_EXISTS', message: '退款单不存在' });
-    this.sendWechatpay(res, 200, wechatpayRefundAnswer(refund));
+    if (!refund) {
+      return this.sendWechatpay(res, merchant, 404, { code: 'RESOURCE_NOT_EXISTS', message: '退款单不存在' });
+    }
+    this.sendWechatpay(res, merchant, 200, wechatpayRefundAnswer(refund));
   }
 
-  private verifyWechatpayAuthorization(req: IncomingMessage, body: string): void {
+  /** GET …/out-trade-no/{no}?mchid= (query) and POST …/out-trade-no/{no}/close {"mchid"} (close). */
+  private wechatpayTrade(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: string,
+    path: string,
+    request: 'QUERY' | 'CLOSE',
+  ): void {
+    let outTradeNo: string;
+    let merchant: FakeWechatpayMerchant;
+    try {
+      merchant = this.verifyWechatpayAuthorization(req, body);
+      outTradeNo = parseOutTradeNo(WECHATPAY_TRADE_PATH.exec(path)![1]);
+      const named = request === 'QUERY' ? new URL(req.url ?? '/', this.url).searchParams.get('mchid') : undefined;
+      const mchid = request === 'CLOSE' ? parseWechatpayClose(req, body) : named;
+      if (mchid !== merchant.mchid) {
+        throw new Refusal('PARAM_ERROR', `mchid "${mchid}" is not the signing merchant's ${merchant.mchid}`);
+      }
+    } catch (error) {
+      return this.refuseWechatpay(res, path, error);
+    }
+    const call = { channel: 'WECHATPAY' as const, request, outTradeNo, merchantId: merchant.mchid };
+    this.answerTradeCall(res, call, this.nextTradeBehaviour(request, outTradeNo), (trade, tampering, serverError) => {
+      if (serverError) {
+        return this.sendWechatpay(res, merchant, 500, { code: 'SYSTEM_ERROR', message: '系统错误' });
+      }
+      const [status, payload] = request === 'QUERY' ? wechatpayTradeQueryAnswer(trade) : closeWechatpayTrade(trade);
+      this.sendWechatpay(res, merchant, status, payload, tampering);
+    });
+  }
+
+  /** The merchant named by the Authorization header, whose key must have signed the request. */
+  private verifyWechatpayAuthorization(req: IncomingMessage, body: string): FakeWechatpayMerchant {
     const auth = parseWechatpayAuthorization(req.headers.authorization);
-    const { mchid, merchantSerialNo, merchantPublicKeyPem } = this.options.wechatpay;
-    if (auth.mchid !== mchid) throw new Refusal('SIGN_ERROR', `mchid "${auth.mchid}" is not ${mchid}`);
-    if (auth.serial_no !== merchantSerialNo) {
-      throw new Refusal('SIGN_ERROR', `serial_no "${auth.serial_no}" is not ${merchantSerialNo}`);
+    const merchant = this.wechatpayMerchants.find((m) => m.mchid === auth.mchid);
+    if (!merchant) {
+      const known = this.wechatpayMerchants.map((m) => m.mchid).join(', ');
+      throw new Refusal('SIGN_ERROR', `mchid "${auth.mchid}" is not ${known}`);
+    }
+    if (auth.serial_no !== merchant.merchantSerialNo) {
+      throw new Refusal('SIGN_ERROR', `serial_no "${auth.serial_no}" is not ${merchant.merchantSerialNo}`);
     }
     const { timestamp = '', nonce_str: nonce = '', signature = '' } = auth;
     if (!/^\d+$/.test(timestamp) || Math.abs(Date.now() / 1000 - Number(timestamp)) > WECHATPAY_CLOCK_SKEW_S) {
       throw new Refusal('SIGN_ERROR', `timestamp "${timestamp}" is missing or more than 5 minutes off`);
     }
     const message = `${req.method}\n${req.url}\n${timestamp}\n${nonce}\n${body}\n`;
-    if (!nonce || !verify('sha256', Buffer.from(message, 'utf8'), merchantPublicKeyPem, base64(signature))) {
+    if (!nonce || !verify('sha256', Buffer.from(message, 'utf8'), merchant.merchantPublicKeyPem, base64(signature))) {
       throw new Refusal('SIGN_ERROR', 'the Authorization signature does not verify');
     }
+    return merchant;
   }
 
-  private answerWechatpay(res: ServerResponse, request: WechatpayRefundRequest, behaviour: RefundBehaviour): void {
+  /** A request turned away before any logic: signed with the first merchant's platform key, as no account is known. */
+  private refuseWechatpay(res: ServerResponse, path: string, error: unknown): void {
+    if (!(error instanceof Refusal)) throw error;
+    this.refusedRequests.push({ path, reason: error.message });
+    const status = error.code === 'SIGN_ERROR' ? 401 : 400;
+    this.sendWechatpay(res, this.wechatpayMerchants[0], status, { code: error.code, message: error.message });
+  }
+
+  private answerWechatpay(
+    res: ServerResponse,
+    merchant: FakeWechatpayMerchant,
+    request: WechatpayRefundRequest,
+    behaviour: RefundBehaviour,
+  ): void {
     if (behaviour === 'timeout') return this.hang(res);
     if (behaviour === 'server-error') {
-      return this.sendWechatpay(res, 500, { code: 'SYSTEM_ERROR', message: '系统错误' });
+      return this.sendWechatpay(res, merchant, 500, { code: 'SYSTEM_ERROR', message: '系统错误' });
     }
     if (typeof behaviour === 'object') {
-      return this.sendWechatpay(res, 400, { code: behaviour.reject, message: behaviour.message ?? behaviour.reject });
+      return this.sendWechatpay(res, merchant, 400, {
+        code: behaviour.reject,
+        message: behaviour.message ?? behaviour.reject,
+      });
     }
     const refund = this.settleWechatpayRefund(request, behaviour === 'success' ? 'SUCCESS' : 'PROCESSING');
-    this.sendWechatpay(res, 200, wechatpayRefundAnswer(refund));
+    this.sendWechatpay(res, merchant, 200, wechatpayRefundAnswer(refund));
   }
 
   /** Like the real API, one refund_id per out_refund_no, however often it is asked for. */
@@ -306,12 +591,24 @@ export class FakePlatform {
     return refund;
   }
 
-  private sendWechatpay(res: ServerResponse, status: number, payload: object): void {
-    const body = JSON.stringify(payload);
-    const headers = {
-      ...signWechatpayBody(this.options.wechatpay.platformSigner, body),
-      'request-id': randomAlphanumeric(32),
-    };
+  /** Signed with the merchant's platform key (or forged, or unsigned); no payload is a 204-style empty body. */
+  private sendWechatpay(
+    res: ServerResponse,
+    merchant: FakeWechatpayMerchant,
+    status: number,
+    payload: object | undefined,
+    tampering?: Tampering,
+  ): void {
+    const body = payload === undefined ? '' : JSON.stringify(payload);
+    const signer =
+      tampering === 'bad-signature'
+        ? { privateKey: this.forger, serial: merchant.platformSigner.serial }
+        : merchant.platformSigner;
+    const signed = signWechatpayBody(signer, body);
+    const headers =
+      tampering === 'unsigned'
+        ? { 'content-type': 'application/json', 'request-id': randomAlphanumeric(32) }
+        : { ...signed, 'request-id': randomAlphanumeric(32) };
     res.writeHead(status, headers).end(body);
   }
 
@@ -319,31 +616,42 @@ export class FakePlatform {
 
   private alipayGateway(req: IncomingMessage, res: ServerResponse, body: string): void {
     const params = alipayParams(req, body);
-    let request: AlipayRefundRequest | AlipayQueryRequest;
+    let request: AlipayRequest;
+    let app: FakeAlipayApp;
     try {
-      this.verifyAlipayRequest(params);
-      request =
-        params.method === ALIPAY_QUERY_METHOD
-          ? parseAlipayQuery(params.biz_content)
-          : parseAlipayRefund(params.biz_content);
+      app = this.verifyAlipayRequest(params);
+      request = parseAlipayRequest(params.method, params.biz_content);
     } catch (error) {
       if (!(error instanceof Refusal)) throw error;
       this.refusedRequests.push({ path: ALIPAY_GATEWAY_PATH, reason: `${error.code}: ${error.message}` });
       // Only a known method has a named response; the gateway answers anything else as error_response.
       const key = ALIPAY_RESPONSE_KEYS[params.method] ?? 'error_response';
-      return this.sendAlipay(res, key, alipayError('40002', 'Invalid Arguments', error.code, error.message));
+      const signingApp = this.alipayApps.find((a) => a.appId === params.app_id) ?? this.alipayApps[0];
+      return this.sendAlipay(
+        res,
+        signingApp,
+        key,
+        alipayError('40002', 'Invalid Arguments', error.code, error.message),
+      );
     }
-    if (request.kind === 'query') return this.alipayQuery(res, request);
+    if (request.kind === 'query') return this.alipayQuery(res, app, request);
+    if (request.kind === 'trade') return this.alipayTrade(res, app, request, params.method);
     const scripted = this.nextBehaviour(request.outRequestNo);
     const behaviour = scripted === 'processing' ? 'success' : scripted; // the gateway has no "processing"
     this.record(
-      { channel: 'ALIPAY', refundNo: request.outRequestNo, transactionId: request.tradeNo, amount: request.amount },
+      {
+        channel: 'ALIPAY',
+        merchantId: app.appId,
+        refundNo: request.outRequestNo,
+        transactionId: request.tradeNo,
+        amount: request.amount,
+      },
       behaviour,
     );
-    this.answerAlipay(res, request, behaviour);
+    this.answerAlipay(res, app, request, behaviour);
   }
 
-  private alipayQuery(res: ServerResponse, request: AlipayQueryRequest): void {
+  private alipayQuery(res: ServerResponse, app: FakeAlipayApp, request: AlipayQueryRequest): void {
     const behaviour = this.nextQueryBehaviour(request.outRequestNo);
     const refund = this.alipayRefunds.get(`${request.tradeNo}\n${request.outRequestNo}`);
     const answered = behaviour !== 'answer' ? behaviour : refund ? 'REFUND_SUCCESS' : 'NO_REFUND';
@@ -355,12 +663,52 @@ export class FakePlatform {
         : typeof behaviour === 'object'
           ? alipayError('40004', 'Business Failed', behaviour.reject, behaviour.message ?? behaviour.reject)
           : alipayQueryAnswer(request, refund);
-    this.sendAlipay(res, ALIPAY_QUERY_RESPONSE, answer);
+    this.sendAlipay(res, app, ALIPAY_QUERY_RESPONSE, answer);
   }
 
-  private verifyAlipayRequest(params: Record<string, string>): void {
-    const { appId, appPublicKeyPem } = this.options.alipay;
-    if (params.app_id !== appId) throw new Refusal('isv.invalid-app-id', `app_id "${params.app_id}" is not ${appId}`);
+  /** alipay.trade.query and alipay.trade.close, by out_trade_no. */
+  private alipayTrade(res: ServerResponse, app: FakeAlipayApp, request: AlipayTradeRequest, method: string): void {
+    const kind: 'QUERY' | 'CLOSE' = method === ALIPAY_TRADE_QUERY_METHOD ? 'QUERY' : 'CLOSE';
+    const call = { channel: 'ALIPAY' as const, request: kind, outTradeNo: request.outTradeNo, merchantId: app.appId };
+    const behaviour = this.nextTradeBehaviour(kind, request.outTradeNo);
+    this.answerTradeCall(res, call, behaviour, (trade, tampering, serverError) => {
+      const answer = serverError
+        ? alipayError('20000', 'Service Currently Unavailable', 'aop.ACQ.SYSTEM_ERROR', '系统错误')
+        : kind === 'QUERY'
+          ? this.alipayTradeQueryAnswer(trade)
+          : closeAlipayTrade(trade);
+      this.sendAlipay(res, app, ALIPAY_RESPONSE_KEYS[method], answer, tampering);
+    });
+  }
+
+  private alipayTradeQueryAnswer(trade: FakeTrade | undefined): object {
+    if (!trade) return alipayError('40004', 'Business Failed', 'ACQ.TRADE_NOT_EXIST', '交易不存在');
+    return {
+      code: '10000',
+      msg: 'Success',
+      trade_no: trade.transactionId,
+      out_trade_no: trade.outTradeNo,
+      buyer_logon_id: '159****5620',
+      trade_status: ALIPAY_TRADE_STATUS[trade.state],
+      total_amount: yuan(trade.amount),
+      ...(trade.state === 'PAID'
+        ? {
+            buyer_pay_amount: yuan(trade.amount),
+            receipt_amount: yuan(trade.amount),
+            send_pay_date: beijingDateTime(trade.paidAt!),
+            buyer_user_id: this.alipayBuyer(trade.transactionId!),
+          }
+        : { buyer_pay_amount: '0.00' }),
+    };
+  }
+
+  /** The app named by app_id, whose key must have signed the request. */
+  private verifyAlipayRequest(params: Record<string, string>): FakeAlipayApp {
+    const app = this.alipayApps.find((a) => a.appId === params.app_id);
+    if (!app) {
+      const known = this.alipayApps.map((a) => a.appId).join(', ');
+      throw new Refusal('isv.invalid-app-id', `app_id "${params.app_id}" is not ${known}`);
+    }
     if (!(params.method in ALIPAY_RESPONSE_KEYS)) {
       throw new Refusal(
         'isv.invalid-method',
@@ -371,16 +719,22 @@ export class FakePlatform {
       if (params[name] === expected || (optional && params[name] === undefined)) continue;
       throw new Refusal(subCode, `${name} "${params[name]}" is not ${expected}`);
     }
-    if (!verify('sha256', Buffer.from(alipaySignedContent(params), 'utf8'), appPublicKeyPem, base64(params.sign))) {
+    if (!verify('sha256', Buffer.from(alipaySignedContent(params), 'utf8'), app.appPublicKeyPem, base64(params.sign))) {
       throw new Refusal('isv.invalid-signature', 'the request signature does not verify');
     }
     const sentAt = parseBeijingDateTime(params.timestamp);
     if (sentAt === undefined || Math.abs(Date.now() - sentAt) > ALIPAY_CLOCK_SKEW_MS) {
       throw new Refusal('isv.invalid-timestamp', `timestamp "${params.timestamp}" is malformed or 15 minutes off`);
     }
+    return app;
   }
 
-  private answerAlipay(res: ServerResponse, request: AlipayRefundRequest, behaviour: RefundBehaviour): void {
+  private answerAlipay(
+    res: ServerResponse,
+    app: FakeAlipayApp,
+    request: AlipayRefundRequest,
+    behaviour: RefundBehaviour,
+  ): void {
     if (behaviour === 'timeout') return this.hang(res);
     const answer =
       behaviour === 'server-error'
@@ -388,7 +742,7 @@ export class FakePlatform {
         : typeof behaviour === 'object'
           ? alipayError('40004', 'Business Failed', behaviour.reject, behaviour.message ?? behaviour.reject)
           : this.settleAlipayRefund(request);
-    this.sendAlipay(res, ALIPAY_REFUND_RESPONSE, answer);
+    this.sendAlipay(res, app, ALIPAY_REFUND_RESPONSE, answer);
   }
 
   /** Like the real gateway, funds move once per out_request_no: fund_change is 'N' when it is asked again. */
@@ -418,11 +772,19 @@ export class FakePlatform {
     return buyer;
   }
 
-  /** The body is `{"<key>":<json>,"sign":"…"}`, signed over the exact text of <json>. */
-  private sendAlipay(res: ServerResponse, key: string, payload: object): void {
+  /** The body is `{"<key>":<json>,"sign":"…"}`, signed over the exact text of <json> with the app's Alipay key. */
+  private sendAlipay(
+    res: ServerResponse,
+    app: FakeAlipayApp,
+    key: string,
+    payload: object,
+    tampering?: Tampering,
+  ): void {
     const json = JSON.stringify(payload);
-    const signature = sign('sha256', Buffer.from(json, 'utf8'), this.options.alipay.alipayPrivateKey);
-    const body = `{"${key}":${json},"sign":"${signature.toString('base64')}"}`;
+    const signingKey = tampering === 'bad-signature' ? this.forger : app.alipayPrivateKey;
+    const signature = sign('sha256', Buffer.from(json, 'utf8'), signingKey);
+    const body =
+      tampering === 'unsigned' ? `{"${key}":${json}}` : `{"${key}":${json},"sign":"${signature.toString('base64')}"}`;
     res.writeHead(200, { 'content-type': 'application/json;charset=utf-8' }).end(body);
   }
 }
@@ -437,6 +799,122 @@ class Refusal extends Error {
   ) {
     super(message);
   }
+}
+
+// ------------------------------------------------------------------------------------------------- trades
+
+function tradeKey(channel: FakeChannel, outTradeNo: string): string {
+  return `${channel} ${outTradeNo}`;
+}
+
+function parseOutTradeNo(encoded: string): string {
+  let outTradeNo: string;
+  try {
+    outTradeNo = decodeURIComponent(encoded);
+  } catch {
+    throw new Refusal('PARAM_ERROR', `out_trade_no "${encoded}" is not valid percent-encoding`);
+  }
+  if (!/^[0-9A-Za-z_\-|*@]{1,64}$/.test(outTradeNo)) {
+    throw new Refusal('PARAM_ERROR', `out_trade_no "${outTradeNo}" is not 1-64 of [0-9A-Za-z_-|*@]`);
+  }
+  return outTradeNo;
+}
+
+/** The close body is exactly `{"mchid":"…"}`; answers the mchid. */
+function parseWechatpayClose(req: IncomingMessage, body: string): string {
+  if (!req.headers['content-type']?.startsWith('application/json')) {
+    throw new Refusal('PARAM_ERROR', `Content-Type "${req.headers['content-type']}" is not application/json`);
+  }
+  const json = parseJsonObject(body, 'PARAM_ERROR');
+  if (!isNonEmptyString(json.mchid)) throw new Refusal('PARAM_ERROR', 'mchid is missing from the close body');
+  return json.mchid;
+}
+
+/** What a trade call answered, for RecordedTradeCall.answered. */
+function describeTradeAnswer(
+  request: 'QUERY' | 'CLOSE',
+  channel: FakeChannel,
+  trade: FakeTrade | undefined,
+  behaviour: TradeCallBehaviour,
+): string {
+  if (typeof behaviour === 'string' && behaviour !== 'answer') return behaviour;
+  if (!trade) return 'NOT_EXIST';
+  if (request === 'CLOSE') return CLOSE_ANSWER[channel][trade.state];
+  return channel === 'WECHATPAY' ? WECHATPAY_TRADE_STATE[trade.state] : ALIPAY_TRADE_STATUS[trade.state];
+}
+
+/** WeChat closes a closed trade again without complaint; Alipay refuses it like a paid one. */
+const CLOSE_ANSWER: Record<FakeChannel, Record<FakeTrade['state'], string>> = {
+  WECHATPAY: { PAID: 'PAID', UNPAID: 'CLOSED', CLOSED: 'CLOSED' },
+  ALIPAY: { PAID: 'PAID', UNPAID: 'CLOSED', CLOSED: 'ALREADY_CLOSED' },
+};
+
+const WECHATPAY_TRADE_STATE: Record<FakeTrade['state'], string> = {
+  PAID: 'SUCCESS',
+  UNPAID: 'NOTPAY',
+  CLOSED: 'CLOSED',
+};
+
+const WECHATPAY_TRADE_STATE_DESC: Record<FakeTrade['state'], string> = {
+  PAID: '支付成功',
+  UNPAID: '订单未支付',
+  CLOSED: '订单已关闭',
+};
+
+const ALIPAY_TRADE_STATUS: Record<FakeTrade['state'], string> = {
+  PAID: 'TRADE_SUCCESS',
+  UNPAID: 'WAIT_BUYER_PAY',
+  CLOSED: 'TRADE_CLOSED',
+};
+
+/** 200 with the transaction (shaped like the real one, per trade state), or 404 ORDER_NOT_EXIST. */
+function wechatpayTradeQueryAnswer(trade: FakeTrade | undefined): [number, object] {
+  if (!trade) return [404, { code: 'ORDER_NOT_EXIST', message: '订单不存在' }];
+  const paid = trade.state === 'PAID';
+  return [
+    200,
+    {
+      appid: trade.appid ?? 'wxd678efh567hg6787',
+      mchid: trade.merchantId,
+      out_trade_no: trade.outTradeNo,
+      ...(paid
+        ? {
+            transaction_id: trade.transactionId,
+            trade_type: 'JSAPI',
+            bank_type: 'OTHERS',
+            success_time: beijingRfc3339(trade.paidAt!),
+            payer: { openid: 'oUpF8uMuAJO_M2pxb1Q9zNjWeS6o' },
+          }
+        : {}),
+      trade_state: WECHATPAY_TRADE_STATE[trade.state],
+      trade_state_desc: WECHATPAY_TRADE_STATE_DESC[trade.state],
+      attach: '',
+      amount: paid
+        ? { total: trade.amount, payer_total: trade.amount, currency: trade.currency, payer_currency: trade.currency }
+        : { total: trade.amount, currency: trade.currency, payer_currency: trade.currency },
+    },
+  ];
+}
+
+/** 204 closed (empty body), 400 ORDERPAID, 404 ORDER_NOT_EXIST; an unpaid trade is closed for good. */
+function closeWechatpayTrade(trade: FakeTrade | undefined): [number, object | undefined] {
+  if (!trade) return [404, { code: 'ORDER_NOT_EXIST', message: '订单不存在' }];
+  if (trade.state === 'PAID') return [400, { code: 'ORDERPAID', message: '订单已支付' }];
+  trade.state = 'CLOSED';
+  return [204, undefined];
+}
+
+/**
+ * 10000 closed; 40004 ACQ.TRADE_NOT_EXIST for none; 40004 ACQ.TRADE_STATUS_ERROR for any trade not waiting for
+ * the buyer: paid, and also already closed (the gateway only closes WAIT_BUYER_PAY trades).
+ */
+function closeAlipayTrade(trade: FakeTrade | undefined): object {
+  if (!trade) return alipayError('40004', 'Business Failed', 'ACQ.TRADE_NOT_EXIST', '交易不存在');
+  if (trade.state !== 'UNPAID') {
+    return alipayError('40004', 'Business Failed', 'ACQ.TRADE_STATUS_ERROR', '交易状态不合法');
+  }
+  trade.state = 'CLOSED';
+  return { code: '10000', msg: 'Success', trade_no: trade.transactionId, out_trade_no: trade.outTradeNo };
 }
 
 interface WechatpayRefundRequest {
@@ -466,6 +944,13 @@ interface AlipayQueryRequest {
   outRequestNo: string;
   queryOptions: string[];
 }
+
+interface AlipayTradeRequest {
+  kind: 'trade';
+  outTradeNo: string;
+}
+
+type AlipayRequest = AlipayRefundRequest | AlipayQueryRequest | AlipayTradeRequest;
 
 interface AlipayRefund {
   tradeNo: string;
@@ -604,6 +1089,19 @@ function alipaySignedContent(params: Record<string, string>): string {
     .sort()
     .map((key) => `${key}=${params[key]}`)
     .join('&');
+}
+
+function parseAlipayRequest(method: string, bizContent: string | undefined): AlipayRequest {
+  if (method === ALIPAY_REFUND_METHOD) return parseAlipayRefund(bizContent);
+  if (method === ALIPAY_QUERY_METHOD) return parseAlipayQuery(bizContent);
+  return parseAlipayTrade(bizContent);
+}
+
+/** alipay.trade.query / alipay.trade.close by out_trade_no (the fake does not look trades up by trade_no). */
+function parseAlipayTrade(bizContent: string | undefined): AlipayTradeRequest {
+  const json = parseJsonObject(bizContent, 'isv.invalid-parameter');
+  if (!isNonEmptyString(json.out_trade_no)) throw new Refusal('isv.invalid-parameter', 'out_trade_no is missing');
+  return { kind: 'trade', outTradeNo: json.out_trade_no };
 }
 
 function parseAlipayRefund(bizContent: string | undefined): AlipayRefundRequest {
