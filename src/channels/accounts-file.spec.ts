@@ -166,7 +166,9 @@ describe(readAccountsFile.name, () => {
         WECHATPAY_PUBLIC_KEY_PATH: '/p',
         WECHATPAY_PUBLIC_KEY_ID: 'PUB_KEY_ID_1',
       }),
-    ).toThrow(/WECHATPAY_MCHID is set beside PAYMENT_ACCOUNTS_FILE/);
+    ).toThrow(
+      /WECHATPAY_MCHID, WECHATPAY_APIV3_KEY, WECHATPAY_PUBLIC_KEY_ID, WECHATPAY_PUBLIC_KEY_PATH are set beside PAYMENT_ACCOUNTS_FILE/,
+    );
     expect(() => loadAlipayAccounts({ ...env, ALIPAY_APP_PRIVATE_KEY_PATH: '/k.pem' })).toThrow(
       /ALIPAY_APP_PRIVATE_KEY_PATH is set beside PAYMENT_ACCOUNTS_FILE/,
     );

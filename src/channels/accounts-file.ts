@@ -101,10 +101,14 @@ export function readAccountsFile(env: NodeJS.ProcessEnv): PaymentAccounts | unde
   return { wechatpay, alipay };
 }
 
-export function shorthandBesideFile(variable: string): ConfigurationError {
-  return new ConfigurationError(
-    `Invalid configuration: ${variable} is set beside ${VARIABLE}; put every account in the file`,
-  );
+/** With the file, every account is in it: a per-account variable beside it is a mistake. */
+export function refuseBesideFile(env: NodeJS.ProcessEnv, variables: string[]): void {
+  const set = variables.filter((name) => env[name]?.trim());
+  if (set.length > 0) {
+    throw new ConfigurationError(
+      `Invalid configuration: ${set.join(', ')} ${set.length > 1 ? 'are' : 'is'} set beside ${VARIABLE}; put every account in the file`,
+    );
+  }
 }
 
 function fail(message: string): ConfigurationError {

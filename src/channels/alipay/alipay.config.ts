@@ -2,7 +2,7 @@ import { registerAs } from '@nestjs/config';
 import { IsOptional, Matches } from 'class-validator';
 import { loadRefundConfig } from '../../config/refund.config';
 import { requireAll, validateEnv } from '../../config/validate-env';
-import { readAccountsFile, shorthandBesideFile } from '../accounts-file';
+import { readAccountsFile, refuseBesideFile } from '../accounts-file';
 import { SingleValue } from '../single-value';
 
 class AlipayEnv {
@@ -42,13 +42,17 @@ export function loadAlipayConfig(env: NodeJS.ProcessEnv = process.env): AlipayCo
 /** The apps: PAYMENT_ACCOUNTS_FILE's, or the one the environment variables describe (or none). */
 export function loadAlipayAccounts(env: NodeJS.ProcessEnv = process.env): AlipayAccount[] {
   const file = readAccountsFile(env);
-  const shorthand = loadAlipayConfig(env);
-  const { appPrivateKeyPath } = loadRefundConfig(env).alipay;
   if (file) {
-    if (shorthand) throw shorthandBesideFile('ALIPAY_APP_ID');
-    if (appPrivateKeyPath) throw shorthandBesideFile('ALIPAY_APP_PRIVATE_KEY_PATH');
+    refuseBesideFile(env, [
+      'ALIPAY_APP_ID',
+      'ALIPAY_PUBLIC_KEY_PATH',
+      'ALIPAY_SELLER_ID',
+      'ALIPAY_APP_PRIVATE_KEY_PATH',
+    ]);
     return file.alipay;
   }
+  const shorthand = loadAlipayConfig(env);
+  const { appPrivateKeyPath } = loadRefundConfig(env).alipay;
   return shorthand ? [{ ...shorthand, appPrivateKeyPath }] : [];
 }
 

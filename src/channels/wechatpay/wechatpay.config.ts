@@ -2,7 +2,7 @@ import { registerAs } from '@nestjs/config';
 import { IsOptional, IsString, Length, Matches } from 'class-validator';
 import { loadRefundConfig } from '../../config/refund.config';
 import { requireAll, validateEnv } from '../../config/validate-env';
-import { readAccountsFile, shorthandBesideFile } from '../accounts-file';
+import { readAccountsFile, refuseBesideFile } from '../accounts-file';
 import { SingleValue } from '../single-value';
 
 class WechatpayEnv {
@@ -84,15 +84,27 @@ export function loadWechatpayConfig(env: NodeJS.ProcessEnv = process.env): Wecha
 /** The accounts: PAYMENT_ACCOUNTS_FILE's, or the one the environment variables describe (or none). */
 export function loadWechatpayAccounts(env: NodeJS.ProcessEnv = process.env): WechatpayAccount[] {
   const file = readAccountsFile(env);
-  const shorthand = loadWechatpayConfig(env);
-  const { merchantPrivateKeyPath, merchantSerialNo } = loadRefundConfig(env).wechatpay;
   if (file) {
-    if (shorthand) throw shorthandBesideFile('WECHATPAY_MCHID');
-    if (merchantPrivateKeyPath || merchantSerialNo) throw shorthandBesideFile('WECHATPAY_MERCHANT_*');
+    refuseBesideFile(env, ACCOUNT_VARIABLES);
     return file.wechatpay;
   }
+  const shorthand = loadWechatpayConfig(env);
+  const { merchantPrivateKeyPath, merchantSerialNo } = loadRefundConfig(env).wechatpay;
   return shorthand ? [{ ...shorthand, merchantPrivateKeyPath, merchantSerialNo }] : [];
 }
+
+/** The variables that describe the one account of the shorthand. */
+const ACCOUNT_VARIABLES = [
+  'WECHATPAY_MCHID',
+  'WECHATPAY_APPID',
+  'WECHATPAY_APPIDS',
+  'WECHATPAY_APIV3_KEY',
+  'WECHATPAY_PUBLIC_KEY_ID',
+  'WECHATPAY_PUBLIC_KEY_PATH',
+  'WECHATPAY_PLATFORM_CERT_PATHS',
+  'WECHATPAY_MERCHANT_PRIVATE_KEY_PATH',
+  'WECHATPAY_MERCHANT_SERIAL_NO',
+];
 
 function splitList(value: string | undefined): string[] {
   return (value ?? '')
