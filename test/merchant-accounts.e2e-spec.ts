@@ -264,6 +264,69 @@ describe('several accounts per channel', () => {
   });
 });
 
+describe("trade calls go to the order's account", () => {
+  it('should close an order registered to account B at account B only', async () => {
+    const payment = await newOrder(3100, { channel: 'WECHATPAY', merchantId: wechatB.mchid });
+    fake.openTrade({ channel: 'WECHATPAY', outTradeNo: payment.orderNo, amount: 3100, merchantId: wechatB.mchid });
+
+    const answer = await client.api('POST', `/payment-orders/${payment.orderNo}/close`);
+
+    expect(answer.status).toBe(200);
+    expect(answer.json()).toMatchObject({
+      status: 'CLOSED',
+      channelClose: [{ channel: 'WECHATPAY', merchantId: wechatB.mchid, outcome: 'CLOSED' }],
+    });
+    expect(fake.tradeCallsFor(payment.orderNo).map((c) => `${c.request} ${c.channel} ${c.merchantId}`)).toEqual([
+      `CLOSE WECHATPAY ${wechatB.mchid}`,
+    ]);
+  });
+
+  it('should find an unrouted order paid at Alipay app B, take the payment for app B and refund it with its key', async () => {
+    const payment = await newOrder(3200);
+    fake.payTrade({
+      channel: 'ALIPAY',
+      outTradeNo: payment.orderNo,
+      transactionId: payment.transactionId,
+      amount: 3200,
+      merchantId: alipayB.appId,
+    });
+
+    const closing = await client.api('POST', `/payment-orders/${payment.orderNo}/close`);
+
+    expect(closing.status).toBe(409);
+    expect(await effects.status(payment.orderNo)).toBe('PAID');
+    expect(await effects.payments(payment.orderNo)).toEqual([
+      expect.objectContaining({ channel: 'ALIPAY', transaction_id: payment.transactionId, merchant_id: alipayB.appId }),
+    ]);
+    // Every account was asked to close it; only app B knows the trade.
+    const asked = fake.tradeCallsFor(payment.orderNo, 'CLOSE').map((c) => `${c.channel} ${c.merchantId} ${c.answered}`);
+    expect(asked.sort()).toEqual(
+      [
+        `ALIPAY ${alipayA.appId} NOT_EXIST`,
+        `ALIPAY ${alipayB.appId} PAID`,
+        `WECHATPAY ${wechatA.mchid} NOT_EXIST`,
+        `WECHATPAY ${wechatB.mchid} NOT_EXIST`,
+      ].sort(),
+    );
+
+    const refund = await client.admin('POST', '/admin/refunds/emergency', platforms.admins.admin, {
+      orderNo: payment.orderNo,
+      transactionId: payment.transactionId,
+      reason: 'customer complaint',
+    });
+    expect(refund.status).toBe(202);
+    const { refundNo } = refund.json<{ refundNo: string }>();
+    await eventually(
+      `refund ${refundNo} to succeed`,
+      async () => (await refundStatus(refundNo)) === 'SUCCEEDED',
+      15_000,
+    );
+    expect(fake.calls.filter((c) => c.refundNo === refundNo)).toEqual([
+      expect.objectContaining({ channel: 'ALIPAY', merchantId: alipayB.appId, transactionId: payment.transactionId }),
+    ]);
+  });
+});
+
 describe('the env shorthand', () => {
   it('should accept a second appid through WECHATPAY_APPIDS, and refuse an appid it does not list', async () => {
     const env = { ...platforms.env, ...baseEnv };

@@ -220,7 +220,7 @@ describe('a query racing the notifications of the same payment', () => {
     ['ALIPAY', 0],
     ['ALIPAY', 20],
   ])(
-    'should make one PAID transition and one event: %s query answered %i ms after 4 notifications set off on two instances',
+    'should make one PAID transition and one event: a %s query (answer delayed %i ms) and 4 notifications on two instances',
     async (channel, delayMs) => {
       const order = newOrder('QR', 4321);
       await register(order, channel);

@@ -6,6 +6,7 @@ import {
   createTestPlatforms,
   fakePlatformOptions,
   HttpAnswer,
+  notificationsOnly,
   RunningApp,
   startApp,
   TestClient,
@@ -42,12 +43,7 @@ beforeAll(async () => {
     REFUND_REQUEST_TIMEOUT_MS: '1000',
   };
   app = await startApp(env);
-  const apiCredentials = [
-    'WECHATPAY_MERCHANT_PRIVATE_KEY_PATH',
-    'WECHATPAY_MERCHANT_SERIAL_NO',
-    'ALIPAY_APP_PRIVATE_KEY_PATH',
-  ];
-  appWithoutApi = await startApp(Object.fromEntries(Object.entries(env).filter(([k]) => !apiCredentials.includes(k))));
+  appWithoutApi = await startApp(notificationsOnly(env));
   client = new TestClient(app.url, platforms);
   clientWithoutApi = new TestClient(appWithoutApi.url, platforms);
   pool = testDatabasePool();
