@@ -42,6 +42,9 @@ beforeAll(async () => {
     ALIPAY_GATEWAY_URL: fake.alipayGatewayUrl,
     PAYMENT_QUERY_SCHEDULE_SECONDS: SCHEDULE_SECONDS.join(','),
     PAYMENT_QUERY_POLL_INTERVAL_MS: '100',
+    // In a full run, the WAIT_PAY orders earlier suites left are due too: work through them quickly.
+    PAYMENT_QUERY_RATE_PER_SECOND: '1000',
+    PAYMENT_QUERY_CONCURRENCY: '16',
     REFUND_REQUEST_TIMEOUT_MS: '1000',
   };
   replicaA = await startApp(env);
@@ -86,7 +89,7 @@ const SUCCESS_STATUS: Record<FakeChannel, number> = { WECHATPAY: 204, ALIPAY: 20
 const MERCHANT_ID = (channel: FakeChannel) =>
   channel === 'WECHATPAY' ? platforms.wechatpay.mchid : platforms.alipay.appId;
 
-async function statusIs(orderNo: string, status: string, timeoutMs = 15_000): Promise<void> {
+async function statusIs(orderNo: string, status: string, timeoutMs = 30_000): Promise<void> {
   await eventually(
     `order ${orderNo} to be ${status}`,
     async () => (await effects.status(orderNo)) === status,
@@ -101,11 +104,11 @@ async function queriedTimes(orderNo: string, channel: FakeChannel, times: number
     async () =>
       fake.tradeQueriesFor(orderNo, channel) >= times &&
       (await effects.channelCalls(orderNo, 'QUERY')).filter((c) => c.channel === channel).length >= times,
-    15_000,
+    30_000,
   );
 }
 
-function within<T>(what: string, promise: Promise<T>, timeoutMs = 10_000): Promise<T> {
+function within<T>(what: string, promise: Promise<T>, timeoutMs = 30_000): Promise<T> {
   let timer: NodeJS.Timeout;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)), timeoutMs);

@@ -80,7 +80,7 @@ function notify(channel: FakeChannel, orderNo: string, transactionId: string, am
       );
 }
 
-function within<T>(what: string, promise: Promise<T>, timeoutMs = 10_000): Promise<T> {
+function within<T>(what: string, promise: Promise<T>, timeoutMs = 30_000): Promise<T> {
   let timer: NodeJS.Timeout;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)), timeoutMs);
