@@ -31,6 +31,9 @@ export async function startService(
       PATH: process.env.PATH,
       NODE_ENV: 'production',
       LOG_LEVEL: 'warn',
+      // No channel API call may leave the machine: a loopback port nobody listens on.
+      WECHATPAY_API_BASE_URL: 'http://127.0.0.1:9',
+      ALIPAY_GATEWAY_URL: 'http://127.0.0.1:9/gateway.do',
       NODE_OPTIONS: process.env.SERVICE_NODE_OPTIONS ?? SERVICE_NODE_OPTIONS,
       ...env,
       PORT: String(port),

@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { assertTestDatabase } from './test-database';
-import { CONFIG_VARIABLES } from './test-app';
+import { CONFIG_VARIABLES, NO_PLATFORM_API } from './test-app';
 
 export interface AppProcess {
   url: string;
@@ -15,7 +15,7 @@ export async function startAppProcess(env: Record<string, string>): Promise<AppP
   assertTestDatabase(process.env.TEST_DATABASE_NAME);
   const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', join(__dirname, 'app-main.ts')], {
     cwd: join(__dirname, '../..'),
-    env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', ...env },
+    env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', ...NO_PLATFORM_API, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<string>((resolve) => child.on('exit', (code, signal) => resolve(signal ?? String(code))));
@@ -46,7 +46,7 @@ export async function failedStartup(
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !CONFIG_VARIABLES.test(name)));
   const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', join(__dirname, 'app-main.ts')], {
     cwd: join(__dirname, '../..'),
-    env: { ...inherited, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', ...env },
+    env: { ...inherited, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', ...NO_PLATFORM_API, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

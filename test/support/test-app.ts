@@ -97,6 +97,15 @@ export async function createTestPlatforms(): Promise<TestPlatforms> {
   };
 }
 
+/**
+ * Where the channels' APIs are unless a suite points them at its fake platform: a loopback port
+ * nobody listens on, so that no test ever reaches a real payment platform.
+ */
+export const NO_PLATFORM_API = {
+  WECHATPAY_API_BASE_URL: 'http://127.0.0.1:9',
+  ALIPAY_GATEWAY_URL: 'http://127.0.0.1:9/gateway.do',
+};
+
 /** The service's configuration variables: cleared before each start, so that no app inherits another's. */
 export const CONFIG_VARIABLES =
   /^(WECHATPAY_|ALIPAY_|PAYMENT_|INTERNAL_API_TOKEN$|ADMIN_TOKENS$|REFUND_|PORT$|DATABASE_POOL_SIZE$|MIGRATIONS_RUN$|RABBITMQ_|OUTBOX_|HANDLER_|RETRY_)/;
@@ -114,7 +123,7 @@ export async function startApp(
 ): Promise<RunningApp> {
   assertTestDatabase(process.env.TEST_DATABASE_NAME);
   for (const name of Object.keys(process.env)) if (CONFIG_VARIABLES.test(name)) delete process.env[name];
-  Object.assign(process.env, { LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' }, env);
+  Object.assign(process.env, { LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', ...NO_PLATFORM_API }, env);
   const app = await createApp(extraImports);
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
