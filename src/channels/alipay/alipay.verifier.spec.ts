@@ -10,10 +10,11 @@ import {
   generateRsaKeyPair,
   RsaKeyPair,
 } from '../../../test/support/platform-signers';
+import { VECTORS_DIR } from '../../../test/support/vectors';
 import { AlipayVerifier, parseForm } from './alipay.verifier';
 import { isPayment, RawDelivery } from '../../domain/notification';
 
-const VECTORS = path.resolve(__dirname, '../../../../shared/vectors');
+const VECTORS = VECTORS_DIR;
 const FORM = 'application/x-www-form-urlencoded; charset=utf-8';
 const APP_ID = '2021004100000001';
 const SELLER_ID = '2088621900000001';

@@ -15,10 +15,11 @@ import {
   WechatpaySigner,
   wechatpayTransaction,
 } from '../../../test/support/platform-signers';
+import { VECTORS_DIR } from '../../../test/support/vectors';
 import { isPayment, RawDelivery } from '../../domain/notification';
 import { WechatpayVerifier } from './wechatpay.verifier';
 
-const VECTORS = path.resolve(__dirname, '../../../../shared/vectors');
+const VECTORS = VECTORS_DIR;
 const PUBLIC_KEY_ID = 'PUB_KEY_ID_0114232134912410000000000000';
 const CERT_SERIAL = '5157F09EFDC096DE15EBE81A47057A7232F1B8E1';
 const MCHID = '1900009191';
