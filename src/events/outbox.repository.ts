@@ -72,12 +72,13 @@ export class OutboxRepository {
     );
   }
 
+  /** Dead letters were never published: the published_at index serves all three counts. */
   async backlog(): Promise<OutboxBacklog> {
     const [row] = await this.txHost.tx.query(
       `SELECT
          (SELECT COUNT(*) FROM outbox_event WHERE published_at IS NULL AND dead_lettered_at IS NULL) AS pending,
          (SELECT MIN(created_at) FROM outbox_event WHERE published_at IS NULL AND dead_lettered_at IS NULL) AS oldest,
-         (SELECT COUNT(*) FROM outbox_event WHERE dead_lettered_at IS NOT NULL) AS dead_lettered`,
+         (SELECT COUNT(*) FROM outbox_event WHERE published_at IS NULL AND dead_lettered_at IS NOT NULL) AS dead_lettered`,
     );
     const oldest = row.oldest ? new Date(row.oldest).getTime() : Date.now();
     return {

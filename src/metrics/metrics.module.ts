@@ -1,6 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { getToken, makeCounterProvider, makeHistogramProvider, PrometheusModule } from '@willsoto/nestjs-prometheus';
 import { register } from 'prom-client';
+import { DatabaseGauges } from './database-gauges';
 
 export const NOTIFICATIONS_TOTAL = 'payment_notifications_total';
 export const NOTIFICATION_SECONDS = 'payment_notification_duration_seconds';
@@ -17,6 +18,7 @@ export const CHANNEL_CALLS_TOTAL = 'payment_channel_calls_total';
     }),
   ],
   providers: [
+    DatabaseGauges,
     makeCounterProvider({
       name: NOTIFICATIONS_TOTAL,
       help:

@@ -5,15 +5,18 @@ import { Counter, Histogram } from 'prom-client';
 import { Observable, tap } from 'rxjs';
 import { NOTIFICATION_SECONDS, NOTIFICATIONS_TOTAL } from '../metrics/metrics.module';
 import { RequestWithNotification } from '../signature/notification.guard';
+import { NotificationOutcomeLog } from './notification-outcome.log';
 import { DeliveryOutcome } from './payment-notification.service';
 
 /**
  * Sits outside TransactionInterceptor, so it sees the handler's outcome only once the transaction
  * has committed: that is when the platform gets its channel's success ack, and when the outcome is counted
- * (HttpErrorFilter counts the failures).
+ * and logged (HttpErrorFilter counts the failures).
  */
 @Injectable()
 export class AckInterceptor implements NestInterceptor {
+  private readonly log = new NotificationOutcomeLog();
+
   constructor(
     @InjectMetric(NOTIFICATIONS_TOTAL) private readonly outcomes: Counter<string>,
     @InjectMetric(NOTIFICATION_SECONDS) private readonly duration: Histogram<string>,
@@ -21,13 +24,15 @@ export class AckInterceptor implements NestInterceptor {
 
   intercept(context: ExecutionContext, next: CallHandler<DeliveryOutcome>): Observable<DeliveryOutcome> {
     const http = context.switchToHttp();
-    const channel = http.getRequest<RequestWithNotification>().paymentChannel!;
+    const request = http.getRequest<RequestWithNotification>();
+    const channel = request.paymentChannel!;
     const reply = http.getResponse<FastifyReply>();
     const stopTimer = this.duration.startTimer({ channel: channel.channel });
     return next.handle().pipe(
       tap({
         next: (outcome) => {
           this.outcomes.inc({ channel: channel.channel, outcome, reason: '' });
+          this.log.committed(request.notification!, outcome);
           const ack = channel.successReply();
           void reply.status(ack.status).headers(ack.headers).send(ack.body);
         },

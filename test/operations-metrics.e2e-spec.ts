@@ -1,0 +1,249 @@
+import { createServer } from 'node:net';
+import { Pool, RowDataPacket } from 'mysql2/promise';
+import { AppProcess, startAppProcess } from './support/app-process';
+import { eventually } from './support/eventually';
+import { yuan } from './support/platform-signers';
+import { TcpProxy } from './support/tcp-proxy';
+import {
+  createTestPlatforms,
+  RunningApp,
+  startApp,
+  TestClient,
+  testDatabasePool,
+  TestPlatforms,
+  uniqueId,
+} from './support/test-app';
+
+/**
+ * The gauges operators alert on are read from the database, so every replica reports the same
+ * figures: one replica in this process, one in a child process, both compared with the tables.
+ * The child also shows the log lines of payments and anomalies.
+ */
+
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+type Samples = Map<string, number>;
+
+/** `name{labels} value` lines of the Prometheus text format, keyed by `name{labels}`. */
+async function scrape(baseUrl: string): Promise<Samples> {
+  const response = await fetch(`${baseUrl}/metrics`);
+  expect(response.status).toBe(200);
+  const samples: Samples = new Map();
+  for (const line of (await response.text()).split('\n')) {
+    const match = /^([a-z_]+(?:\{[^}]*\})?) (\S+)$/.exec(line);
+    if (match) samples.set(match[1], Number(match[2]));
+  }
+  return samples;
+}
+
+interface DatabaseFigures {
+  gauges: Record<string, number>;
+  outboxOldestCreatedAt: Date | null;
+  refundOldestOpenCreatedAt: Date | null;
+}
+
+/** What the gauges must say, counted by the test itself. */
+async function databaseFigures(pool: Pool): Promise<DatabaseFigures> {
+  const one = async (sql: string) => (await pool.query<RowDataPacket[]>(sql))[0][0];
+  const many = async (sql: string) => (await pool.query<RowDataPacket[]>(sql))[0];
+  const gauges: Record<string, number> = {};
+  const outbox = await one(
+    'SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM outbox_event WHERE published_at IS NULL AND dead_lettered_at IS NULL',
+  );
+  gauges['outbox_pending_events'] = Number(outbox.n);
+  gauges['event_dead_letters{stage="outbox"}'] = Number(
+    (await one('SELECT COUNT(*) AS n FROM outbox_event WHERE dead_lettered_at IS NOT NULL')).n,
+  );
+  gauges['event_dead_letters{stage="handler"}'] = Number(
+    (await one('SELECT COUNT(*) AS n FROM handler_retry WHERE dead_lettered_at IS NOT NULL')).n,
+  );
+  for (const type of ['DUPLICATE_PAYMENT', 'PAID_AFTER_CLOSE', 'AMOUNT_MISMATCH'])
+    gauges[`payment_anomalies_open{type="${type}"}`] = 0;
+  for (const r of await many("SELECT type, COUNT(*) AS n FROM payment_anomaly WHERE status = 'OPEN' GROUP BY type")) {
+    gauges[`payment_anomalies_open{type="${r.type}"}`] = Number(r.n);
+  }
+  for (const status of ['PENDING', 'PROCESSING', 'SUCCEEDED', 'CLOSED', 'ABNORMAL'])
+    gauges[`refunds_by_status{status="${status}"}`] = 0;
+  for (const r of await many('SELECT status, COUNT(*) AS n FROM refund GROUP BY status')) {
+    gauges[`refunds_by_status{status="${r.status}"}`] = Number(r.n);
+  }
+  const refunds = await one("SELECT MIN(created_at) AS oldest FROM refund WHERE status IN ('PENDING', 'PROCESSING')");
+  return { gauges, outboxOldestCreatedAt: outbox.oldest, refundOldestOpenCreatedAt: refunds.oldest };
+}
+
+function ageSeconds(since: Date | null): number {
+  return since === null ? 0 : (Date.now() - new Date(since).getTime()) / 1000;
+}
+
+/** Scrapes while the tables stand still (other suites' leftovers may still move), so that the comparison is exact. */
+async function scrapeSteady(pool: Pool, urls: string[]): Promise<{ figures: DatabaseFigures; scrapes: Samples[] }> {
+  let result: { figures: DatabaseFigures; scrapes: Samples[] } | undefined;
+  await eventually('a scrape while the tables stand still', async () => {
+    const before = await databaseFigures(pool);
+    const scrapes = await Promise.all(urls.map(scrape));
+    const after = await databaseFigures(pool);
+    if (JSON.stringify(before.gauges) !== JSON.stringify(after.gauges)) return false;
+    result = { figures: after, scrapes };
+    return true;
+  });
+  return result!;
+}
+
+describe('gauges and logs operators alert on', () => {
+  let platforms: TestPlatforms;
+  let pool: Pool;
+  let replicaA: RunningApp;
+  let replicaB: AppProcess;
+  let client: TestClient;
+  let logLines: Array<Record<string, unknown>>;
+  let rawLog: string;
+
+  beforeAll(async () => {
+    platforms = await createTestPlatforms();
+    pool = testDatabasePool();
+    // The broker and the refund API are unreachable: events stay in the outbox, refunds stay PENDING.
+    const env = {
+      ...platforms.env,
+      RABBITMQ_URL: `amqp://guest:guest@127.0.0.1:${await closedPort()}`,
+      WECHATPAY_API_BASE_URL: `http://127.0.0.1:${await closedPort()}`,
+      ALIPAY_GATEWAY_URL: `http://127.0.0.1:${await closedPort()}/gateway.do`,
+      REFUND_RETRY_BASE_DELAY_MS: '600000',
+      REFUND_RETRY_MAX_DELAY_MS: '600000',
+    };
+    replicaA = await startApp(env);
+    replicaB = await startAppProcess({ ...env, LOG_LEVEL: 'info' });
+    logLines = [];
+    rawLog = '';
+    let partial = '';
+    replicaB.child.stdout!.on('data', (chunk: Buffer) => {
+      rawLog += chunk.toString();
+      const lines = (partial + chunk.toString()).split('\n');
+      partial = lines.pop()!;
+      for (const line of lines) if (line.startsWith('{')) logLines.push(JSON.parse(line));
+    });
+    client = new TestClient(replicaA.url, platforms);
+  });
+
+  afterAll(async () => {
+    replicaB?.child.kill('SIGKILL');
+    await replicaB?.exited;
+    await replicaA?.close();
+    await pool?.end();
+  });
+
+  it('should report the same figures as the tables on every replica, and follow them', async () => {
+    const before = await scrapeSteady(pool, [replicaA.url, replicaB.url]);
+
+    // A payment (its event waits in the outbox), an amount mismatch, a duplicate payment refunded in an emergency.
+    const paid = uniqueId('MO');
+    expect((await client.registerOrder({ orderNo: paid, amount: 500 })).status).toBe(201);
+    const paying = client.wechatpayPayment({ outTradeNo: paid, transactionId: uniqueId('T'), total: 500 });
+    expect((await client.postWechatpay(paying)).status).toBe(204);
+    const mismatched = uniqueId('MO');
+    expect((await client.registerOrder({ orderNo: mismatched, amount: 500 })).status).toBe(201);
+    const short = client.alipayPayment({ outTradeNo: mismatched, tradeNo: uniqueId('T'), totalAmount: yuan(499) });
+    expect((await client.postAlipay(short)).status).toBe(200);
+    const duplicateBy = uniqueId('D');
+    const twice = client.wechatpayPayment({ outTradeNo: paid, transactionId: duplicateBy, total: 500 });
+    expect((await client.postWechatpay(twice)).status).toBe(204);
+    const refund = await client.admin('POST', '/admin/refunds/emergency', platforms.admins.admin, {
+      orderNo: paid,
+      transactionId: duplicateBy,
+      reason: 'money taken twice',
+    });
+    expect(refund.status).toBe(202); // accepted: the refund API is unreachable, the refund stays PENDING
+
+    const after = await scrapeSteady(pool, [replicaA.url, replicaB.url]);
+    for (const scrape of after.scrapes) {
+      expect(scrape.get('operations_gauges_up')).toBe(1);
+      for (const [sample, value] of Object.entries(after.figures.gauges))
+        expect([sample, scrape.get(sample)]).toEqual([sample, value]);
+      // Ages are whole seconds, taken a moment apart from the test's own clock.
+      expect(
+        Math.abs(scrape.get('outbox_oldest_pending_age_seconds')! - ageSeconds(after.figures.outboxOldestCreatedAt)),
+      ).toBeLessThanOrEqual(2);
+      expect(
+        Math.abs(scrape.get('refund_oldest_open_age_seconds')! - ageSeconds(after.figures.refundOldestOpenCreatedAt)),
+      ).toBeLessThanOrEqual(2);
+    }
+    const grew = (sample: string) => after.figures.gauges[sample] - before.figures.gauges[sample];
+    expect(grew('outbox_pending_events')).toBeGreaterThanOrEqual(1);
+    expect(grew('payment_anomalies_open{type="AMOUNT_MISMATCH"}')).toBe(1);
+    expect(grew('refunds_by_status{status="PENDING"}')).toBe(1);
+    expect(after.figures.refundOldestOpenCreatedAt).not.toBeNull();
+  });
+
+  it('should log every payment at info and every anomaly at warn, without bodies or secrets', async () => {
+    const B = new TestClient(`http://127.0.0.1:${new URL(replicaB.url).port}`, platforms);
+    const orderNo = uniqueId('LO');
+    const transactionId = uniqueId('T');
+    expect((await B.registerOrder({ orderNo, amount: 700 })).status).toBe(201);
+    const payment = B.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 700 });
+    expect((await B.postWechatpay(payment)).status).toBe(204);
+    expect((await B.postWechatpay(payment)).status).toBe(204);
+    const mismatchOrder = uniqueId('LO');
+    const mismatchTransaction = uniqueId('T');
+    expect((await B.registerOrder({ orderNo: mismatchOrder, amount: 700 })).status).toBe(201);
+    const form = B.alipayPayment({ outTradeNo: mismatchOrder, tradeNo: mismatchTransaction, totalAmount: yuan(701) });
+    expect((await B.postAlipay(form)).status).toBe(200);
+
+    const linesOf = (order: string) => logLines.filter((l) => l.orderNo === order);
+    await eventually(
+      'the log lines of both orders',
+      () => linesOf(orderNo).length === 2 && linesOf(mismatchOrder).length === 1,
+      10_000,
+    );
+    expect(linesOf(orderNo).map((l) => [l.level, l.channel, l.transactionId, l.outcome])).toEqual([
+      [30, 'WECHATPAY', transactionId, 'PAID'],
+      [30, 'WECHATPAY', transactionId, 'DUPLICATE'],
+    ]);
+    expect(linesOf(mismatchOrder).map((l) => [l.level, l.channel, l.transactionId, l.outcome])).toEqual([
+      [40, 'ALIPAY', mismatchTransaction, 'AMOUNT_MISMATCH'],
+    ]);
+    const secrets = [
+      platforms.wechatpay.apiV3Key,
+      platforms.internalApiToken,
+      platforms.admins.admin,
+      payment.headers['wechatpay-signature'],
+      JSON.parse(payment.body).resource.ciphertext,
+      new URLSearchParams(form).get('sign')!,
+    ];
+    for (const secret of secrets) expect(rawLog.includes(secret)).toBe(false);
+  });
+
+  it('should answer /metrics without the gauges while the database is away, and resume', async () => {
+    const databaseUrl = new URL(process.env.DATABASE_URL!);
+    const proxy = new TcpProxy(databaseUrl.hostname, Number(databaseUrl.port || 3306));
+    await proxy.start();
+    databaseUrl.hostname = '127.0.0.1';
+    databaseUrl.port = String(proxy.port);
+    const replica = await startAppProcess({ ...platforms.env, DATABASE_URL: databaseUrl.toString() });
+    try {
+      expect((await scrape(replica.url)).get('operations_gauges_up')).toBe(1);
+
+      await proxy.stop();
+      const away = await scrape(replica.url);
+      expect(away.get('operations_gauges_up')).toBe(0);
+      expect(away.get('outbox_pending_events')).toBeNaN();
+      expect(away.has('payment_anomalies_open{type="AMOUNT_MISMATCH"}')).toBe(false);
+      expect(away.has('process_cpu_user_seconds_total')).toBe(true);
+
+      await proxy.start();
+      await eventually(
+        'the gauges back',
+        async () => (await scrape(replica.url)).get('operations_gauges_up') === 1,
+        30_000,
+      );
+    } finally {
+      replica.child.kill('SIGKILL');
+      await replica.exited;
+      await proxy.stop();
+    }
+  });
+});
