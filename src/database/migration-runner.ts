@@ -7,9 +7,27 @@ const MIGRATION_LOCK = 'payment-callback-service:migrations';
 const LOCK_TIMEOUT_SECONDS = 120;
 
 /**
- * Applies pending migrations at start. Replicas starting together would race on DDL, so the run is
- * serialised by a MySQL named lock; the ones that wait find nothing left to do.
+ * Applies the pending migrations under a MySQL named lock, so that replicas (or a migration Job)
+ * starting together do not race on DDL; the ones that wait find nothing left to do.
+ * Returns the names of the migrations this call applied.
  */
+export async function applyMigrationsLocked(dataSource: DataSource): Promise<string[]> {
+  const runner = dataSource.createQueryRunner();
+  try {
+    const [{ locked }] = await runner.query('SELECT GET_LOCK(?, ?) AS locked', [MIGRATION_LOCK, LOCK_TIMEOUT_SECONDS]);
+    if (Number(locked) !== 1) throw new Error(`could not take the migration lock within ${LOCK_TIMEOUT_SECONDS}s`);
+    try {
+      const applied = await dataSource.runMigrations({ transaction: 'each' });
+      return applied.map((m) => m.name);
+    } finally {
+      await runner.query('SELECT RELEASE_LOCK(?)', [MIGRATION_LOCK]);
+    }
+  } finally {
+    await runner.release();
+  }
+}
+
+/** Applies pending migrations at start (MIGRATIONS_RUN), before anything touches the schema. */
 @Injectable()
 export class MigrationRunner implements OnModuleInit {
   private readonly logger = new Logger(MigrationRunner.name);
@@ -22,21 +40,7 @@ export class MigrationRunner implements OnModuleInit {
   /** Before any onApplicationBootstrap hook, so that no worker ever polls an unmigrated schema. */
   async onModuleInit(): Promise<void> {
     if (!this.config.runMigrations) return;
-    const runner = this.dataSource.createQueryRunner();
-    try {
-      const [{ locked }] = await runner.query('SELECT GET_LOCK(?, ?) AS locked', [
-        MIGRATION_LOCK,
-        LOCK_TIMEOUT_SECONDS,
-      ]);
-      if (Number(locked) !== 1) throw new Error(`could not take the migration lock within ${LOCK_TIMEOUT_SECONDS}s`);
-      try {
-        const applied = await this.dataSource.runMigrations({ transaction: 'each' });
-        if (applied.length > 0) this.logger.log(`applied migrations: ${applied.map((m) => m.name).join(', ')}`);
-      } finally {
-        await runner.query('SELECT RELEASE_LOCK(?)', [MIGRATION_LOCK]);
-      }
-    } finally {
-      await runner.release();
-    }
+    const applied = await applyMigrationsLocked(this.dataSource);
+    if (applied.length > 0) this.logger.log(`applied migrations: ${applied.join(', ')}`);
   }
 }
