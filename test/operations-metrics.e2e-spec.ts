@@ -1,9 +1,12 @@
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { AppProcess, startAppProcess } from './support/app-process';
 import { eventually } from './support/eventually';
 import { yuan } from './support/platform-signers';
 import { TcpProxy } from './support/tcp-proxy';
+import { parse } from 'yaml';
 import {
   createTestPlatforms,
   RunningApp,
@@ -40,6 +43,43 @@ async function scrape(baseUrl: string): Promise<Samples> {
     if (match) samples.set(match[1], Number(match[2]));
   }
   return samples;
+}
+
+const PROMQL_WORDS = new Set([
+  'by',
+  'on',
+  'and',
+  'or',
+  'unless',
+  'without',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'offset',
+  'bool',
+]);
+
+/** The metric names a PromQL expression reads: identifiers that are not functions, keywords, labels or durations. */
+function metricNames(expr: string): string[] {
+  const bare = expr
+    .replace(/"[^"]*"/g, '')
+    .replace(/\{[^}]*\}/g, ' ')
+    .replace(/\[[^\]]*\]/g, ' ')
+    .replace(/\b(by|on|without|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ');
+  return [...bare.matchAll(/\b[a-zA-Z_:][a-zA-Z0-9_:]*\b(?!\s*\()/g)]
+    .map((m) => m[0])
+    .filter((word) => !PROMQL_WORDS.has(word));
+}
+
+/** The names /metrics serves, histograms with their series. */
+async function servedNames(baseUrl: string): Promise<Set<string>> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  const names = new Set<string>();
+  for (const [, name, type] of text.matchAll(/^# TYPE (\S+) (\S+)$/gm)) {
+    names.add(name);
+    if (type === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) names.add(name + suffix);
+  }
+  return names;
 }
 
 interface DatabaseFigures {
@@ -215,6 +255,25 @@ describe('gauges and logs operators alert on', () => {
       new URLSearchParams(form).get('sign')!,
     ];
     for (const secret of secrets) expect(rawLog.includes(secret)).toBe(false);
+  });
+
+  it('should serve every metric the alert rules and the Grafana dashboard read', async () => {
+    const root = join(__dirname, '..');
+    const rules = parse(readFileSync(join(root, 'docker/prometheus/alerts.yml'), 'utf8')) as {
+      groups: Array<{ rules: Array<{ expr: string }> }>;
+    };
+    const dashboard = JSON.parse(readFileSync(join(root, 'docker/grafana/payment-callbacks.json'), 'utf8')) as {
+      panels: Array<{ targets?: Array<{ expr: string }> }>;
+    };
+    const expressions = [
+      ...rules.groups.flatMap((g) => g.rules.map((r) => r.expr)),
+      ...dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr)),
+    ];
+    const read = new Set(expressions.flatMap(metricNames));
+    expect(read).toContain('outbox_oldest_pending_age_seconds');
+    expect(read).toContain('payment_notification_duration_seconds_bucket');
+    const served = await servedNames(replicaB.url);
+    expect([...read].filter((name) => !served.has(name))).toEqual([]);
   });
 
   it('should answer /metrics without the gauges while the database is away, and resume', async () => {
