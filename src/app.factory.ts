@@ -9,6 +9,8 @@ import { getToken } from '@willsoto/nestjs-prometheus';
 import { PaymentChannels } from './channels/payment-channels';
 import { HttpErrorFilter } from './common/http-error.filter';
 import { NOTIFICATIONS_TOTAL } from './metrics/metrics.module';
+import { loadOpenApiConfig } from './config/openapi.config';
+import { serveOpenApi } from './openapi/openapi';
 
 /** Larger than any real notification; anything bigger is refused with 413 before it is read. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -36,5 +38,6 @@ export async function createApp(extraImports: ModuleMetadata['imports'] = []): P
     new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true, stopAtFirstError: false }),
   );
   app.enableShutdownHooks();
+  if (loadOpenApiConfig().enabled) serveOpenApi(app);
   return app;
 }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { ApiProperty } from '@nestjs/swagger';
 import { DataSource, FindOptionsWhere, LessThan, Between, MoreThanOrEqual } from 'typeorm';
 import { PaymentAnomaly } from '../anomaly/anomaly.entity';
 import { DomainError } from '../domain/domain-error';
@@ -8,7 +9,7 @@ import { OrderStatusChange } from '../order/order-status-change.entity';
 import { PaymentOrder } from '../order/payment-order.entity';
 import { Refund } from '../refund/refund.entity';
 import {
-  AnomalyView,
+  AnomalyPageView,
   DeliveryView,
   OrderDetailView,
   toAnomalyView,
@@ -29,16 +30,47 @@ const MAX_BUCKETS = 2000;
 const BUCKET_MS: Record<Bucket, number> = { hour: 3600_000, day: 86_400_000 };
 const BUCKET_FORMAT: Record<Bucket, string> = { hour: '%Y-%m-%dT%H:00:00.000Z', day: '%Y-%m-%dT00:00:00.000Z' };
 
-export interface CallbackStatsRow {
+export class CallbackStatsRow {
+  @ApiProperty({ format: 'date-time', description: 'Start of the UTC bucket' })
   bucket: string;
+
+  @ApiProperty()
   channel: string;
+
+  @ApiProperty({ type: 'integer' })
   deliveries: number;
+
+  @ApiProperty({ type: 'integer' })
   paymentDeliveries: number;
+
+  @ApiProperty({ type: 'integer' })
   distinctPayments: number;
+
+  @ApiProperty({ type: 'integer' })
   duplicateDeliveries: number;
+
+  @ApiProperty({ description: 'duplicateDeliveries / paymentDeliveries' })
   duplicateRate: number;
+
+  @ApiProperty({ type: Number, nullable: true })
   avgProcessingMs: number | null;
+
+  @ApiProperty({ type: 'integer', nullable: true })
   maxProcessingMs: number | null;
+}
+
+export class CallbackStatsView {
+  @ApiProperty({ format: 'date-time' })
+  from: string;
+
+  @ApiProperty({ format: 'date-time' })
+  to: string;
+
+  @ApiProperty({ enum: Object.values(Bucket) })
+  bucket: Bucket;
+
+  @ApiProperty({ type: [CallbackStatsRow] })
+  rows: CallbackStatsRow[];
 }
 
 /** The read side of the admin API: plain reads, outside any transaction. */
@@ -46,7 +78,7 @@ export interface CallbackStatsRow {
 export class AdminQueries {
   constructor(private readonly db: DataSource) {}
 
-  async anomalies(query: AnomalyQueryDto): Promise<{ items: AnomalyView[]; nextCursor: string | null }> {
+  async anomalies(query: AnomalyQueryDto): Promise<AnomalyPageView> {
     const limit = query.limit ?? DEFAULT_PAGE;
     const where: FindOptionsWhere<PaymentAnomaly> = {};
     if (query.type) where.type = query.type;
@@ -117,9 +149,7 @@ export class AdminQueries {
   }
 
   /** Per bucket (UTC) and channel: what the operators' monitoring queries used to compute by hand. */
-  async callbackStats(
-    query: CallbackStatsQueryDto,
-  ): Promise<{ from: string; to: string; bucket: Bucket; rows: CallbackStatsRow[] }> {
+  async callbackStats(query: CallbackStatsQueryDto): Promise<CallbackStatsView> {
     const bucket = query.bucket ?? Bucket.Hour;
     const range = timeRange(query.from, query.to);
     const to = range.to ?? new Date();

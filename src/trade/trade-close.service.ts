@@ -1,6 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { ApiProperty } from '@nestjs/swagger';
 import { ChannelCallOutcome } from '../domain/channel-api';
 import { DomainError } from '../domain/domain-error';
+import { PaymentOrderView } from '../order/dto/payment-order.view';
 import { OrderStatus } from '../order/order-status';
 import { PaymentOrder } from '../order/payment-order.entity';
 import { PaymentOrderRepository } from '../order/payment-order.repository';
@@ -10,10 +12,20 @@ import { ChannelCallLog } from './channel-call.log';
 import { TradeQueryService } from './trade-query.service';
 import { TradeTarget, TradeTargets } from './trade-targets';
 
-export interface ChannelCloseView {
+export class ChannelCloseView {
+  @ApiProperty()
   channel: string;
+
+  @ApiProperty()
   merchantId: string;
+
+  @ApiProperty({ enum: ['CLOSED', 'NOT_FOUND', 'UNAVAILABLE'] })
   outcome: 'CLOSED' | 'NOT_FOUND' | 'UNAVAILABLE';
+}
+
+export class ClosedOrderView extends PaymentOrderView {
+  @ApiProperty({ type: [ChannelCloseView], description: 'What each account of the channel answered the close' })
+  channelClose: ChannelCloseView[];
 }
 
 /**

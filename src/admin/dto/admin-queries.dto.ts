@@ -1,3 +1,4 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
 import { AnomalyStatus, AnomalyType } from '../../anomaly/anomaly.entity';
@@ -8,24 +9,29 @@ const ISO = { strict: true, strictSeparator: true };
 
 /** Optional `from` (inclusive) and `to` (exclusive), ISO 8601. */
 class TimeRangeQueryDto {
+  @ApiPropertyOptional({ format: 'date-time', description: 'Inclusive', example: '2026-11-29T00:00:00Z' })
   @IsOptional()
   @IsISO8601(ISO, { message: 'from must be an ISO 8601 date-time, e.g. 2026-11-29T00:00:00Z' })
   from?: string;
 
+  @ApiPropertyOptional({ format: 'date-time', description: 'Exclusive', example: '2026-11-30T00:00:00Z' })
   @IsOptional()
   @IsISO8601(ISO, { message: 'to must be an ISO 8601 date-time, e.g. 2026-11-30T00:00:00Z' })
   to?: string;
 }
 
 export class AnomalyQueryDto extends TimeRangeQueryDto {
+  @ApiPropertyOptional({ enum: Object.values(AnomalyType) })
   @IsOptional()
   @IsIn(Object.values(AnomalyType), { message: `type must be one of ${Object.values(AnomalyType).join(', ')}` })
   type?: AnomalyType;
 
+  @ApiPropertyOptional({ enum: Object.values(AnomalyStatus) })
   @IsOptional()
   @IsIn(Object.values(AnomalyStatus), { message: `status must be one of ${Object.values(AnomalyStatus).join(', ')}` })
   status?: AnomalyStatus;
 
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 200, default: 50 })
   @IsOptional()
   @Type(() => Number)
   @IsInt({ message: 'limit must be an integer' })
@@ -34,6 +40,7 @@ export class AnomalyQueryDto extends TimeRangeQueryDto {
   limit?: number;
 
   /** The nextCursor of the previous page. */
+  @ApiPropertyOptional({ description: 'The nextCursor of the previous page', pattern: '^[1-9]\\d{0,18}$' })
   @IsOptional()
   @Matches(/^[1-9]\d{0,18}$/, { message: 'cursor must be the nextCursor of a previous page' })
   cursor?: string;
@@ -43,32 +50,46 @@ export const Bucket = { Hour: 'hour', Day: 'day' } as const;
 export type Bucket = (typeof Bucket)[keyof typeof Bucket];
 
 export class CallbackStatsQueryDto extends TimeRangeQueryDto {
+  @ApiPropertyOptional({ enum: Object.values(Bucket), default: Bucket.Hour, description: 'UTC buckets' })
   @IsOptional()
   @IsIn(Object.values(Bucket), { message: 'bucket must be hour or day' })
   bucket?: Bucket;
 }
 
 export class EmergencyRefundDto {
+  @ApiProperty({ pattern: ORDER_NO.source })
   @IsString()
   @Matches(ORDER_NO, { message: ORDER_NO_MESSAGE })
   orderNo: string;
 
+  @ApiProperty({ description: "The transaction whose money goes back: the one that paid the order, or an anomaly's" })
   @IsString()
   @Matches(/^[\x21-\x7e]{1,64}$/, { message: 'transactionId must be 1 to 64 printable ASCII characters' })
   transactionId: string;
 
   /** Minor units; the transaction's full amount when absent. */
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_AMOUNT,
+    description: "Integer minor units; the transaction's full amount (less what is already refunded) when absent",
+  })
   @IsOptional()
   @IsInt({ message: 'amount must be an integer in minor units (e.g. 1999 for 19.99)' })
   @Min(1, { message: 'amount must be greater than zero' })
   @Max(MAX_AMOUNT, { message: `amount must be at most ${MAX_AMOUNT}` })
   amount?: number;
 
+  @ApiProperty({ minLength: 1, maxLength: 256 })
   @IsString()
   @Length(1, 256, { message: 'reason must be 1 to 256 characters' })
   @Matches(/\S/, { message: 'reason must not be blank' })
   reason: string;
 
+  @ApiPropertyOptional({
+    pattern: '^[A-Za-z0-9_\\-|*@]{1,64}$',
+    description: 'The idempotency key of the refund; derived from the request when absent',
+  })
   @IsOptional()
   @Matches(/^[A-Za-z0-9_\-|*@]{1,64}$/, { message: 'refundNo must be 1 to 64 letters, digits or _ - | * @' })
   refundNo?: string;

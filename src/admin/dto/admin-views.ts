@@ -1,24 +1,51 @@
+import { ApiProperty } from '@nestjs/swagger';
 import { ChannelCall } from '../../trade/channel-call.entity';
-import { PaymentAnomaly } from '../../anomaly/anomaly.entity';
+import { AnomalyStatus, AnomalyType, PaymentAnomaly } from '../../anomaly/anomaly.entity';
 import { CallbackDelivery } from '../../idempotency/callback-delivery.entity';
 import { PaymentOrderView, toView } from '../../order/dto/payment-order.view';
 import { OrderStatusChange } from '../../order/order-status-change.entity';
 import { PaymentOrder } from '../../order/payment-order.entity';
-import { Refund } from '../../refund/refund.entity';
+import { Refund, RefundPurpose, RefundStatus } from '../../refund/refund.entity';
 
 const iso = (date: Date | null): string | null => date?.toISOString() ?? null;
 
-export interface AnomalyView {
+const MINOR_UNITS = { type: 'integer', description: 'Integer minor units (fen, cents)' } as const;
+const DATE_TIME = { type: String, format: 'date-time' } as const;
+const NULLABLE_DATE_TIME = { ...DATE_TIME, nullable: true } as const;
+const NULLABLE_STRING = { type: String, nullable: true } as const;
+
+export class AnomalyView {
+  @ApiProperty({ description: 'Pass as cursor to page on' })
   id: string;
+
+  @ApiProperty({ enum: Object.values(AnomalyType) })
   type: string;
+
+  @ApiProperty()
   orderNo: string;
+
+  @ApiProperty()
   transactionId: string;
+
+  @ApiProperty()
   channel: string;
+
+  @ApiProperty(MINOR_UNITS)
   orderAmount: number;
+
+  @ApiProperty(MINOR_UNITS)
   paidAmount: number;
+
+  @ApiProperty()
   currency: string;
+
+  @ApiProperty({ enum: Object.values(AnomalyStatus) })
   status: string;
+
+  @ApiProperty(DATE_TIME)
   createdAt: string;
+
+  @ApiProperty(DATE_TIME)
   updatedAt: string;
 }
 
@@ -38,22 +65,53 @@ export function toAnomalyView(a: PaymentAnomaly): AnomalyView {
   };
 }
 
-export interface RefundView {
+export class RefundView {
+  @ApiProperty()
   refundNo: string;
+
+  @ApiProperty()
   orderNo: string;
+
+  @ApiProperty()
   channel: string;
+
+  @ApiProperty()
   transactionId: string;
+
+  @ApiProperty({ enum: Object.values(RefundPurpose) })
   purpose: string;
+
+  @ApiProperty(MINOR_UNITS)
   amount: number;
+
+  @ApiProperty()
   currency: string;
+
+  @ApiProperty()
   reason: string;
+
+  @ApiProperty({ enum: Object.values(RefundStatus) })
   status: string;
+
+  @ApiProperty(NULLABLE_STRING)
   channelRefundId: string | null;
+
+  @ApiProperty({ type: 'integer' })
   attempts: number;
+
+  @ApiProperty(NULLABLE_STRING)
   lastError: string | null;
+
+  @ApiProperty({ description: 'The operator id' })
   requestedBy: string;
+
+  @ApiProperty(DATE_TIME)
   createdAt: string;
+
+  @ApiProperty(DATE_TIME)
   updatedAt: string;
+
+  @ApiProperty(NULLABLE_DATE_TIME)
   completedAt: string | null;
 }
 
@@ -78,15 +136,29 @@ export function toRefundView(r: Refund): RefundView {
   };
 }
 
-export interface DeliverySummaryView {
+export class DeliverySummaryView {
+  @ApiProperty()
   id: string;
+
+  @ApiProperty()
   channel: string;
+
+  @ApiProperty()
   eventType: string;
+
+  @ApiProperty(NULLABLE_STRING)
   transactionId: string | null;
+
+  @ApiProperty()
   outcome: string;
+
+  @ApiProperty(DATE_TIME)
   receivedAt: string;
+
+  @ApiProperty({ type: 'integer', nullable: true })
   processingMs: number | null;
-  /** GET this for the exact bytes received and their signature headers. */
+
+  @ApiProperty({ description: 'GET this for the exact bytes received and their signature headers' })
   rawPayloadUrl: string;
 }
 
@@ -103,11 +175,17 @@ export function toDeliverySummary(d: Omit<CallbackDelivery, 'rawBody' | 'headers
   };
 }
 
-export interface DeliveryView extends DeliverySummaryView {
+export class DeliveryView extends DeliverySummaryView {
+  @ApiProperty(NULLABLE_STRING)
   orderNo: string | null;
+
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } })
   headers: Record<string, string>;
-  /** The body as received, decoded as UTF-8; rawBodyBase64 is byte-exact. */
+
+  @ApiProperty({ description: 'The body as received, decoded as UTF-8' })
   rawBody: string;
+
+  @ApiProperty({ description: 'The body as received, byte-exact', format: 'byte' })
   rawBodyBase64: string;
 }
 
@@ -121,11 +199,20 @@ export function toDeliveryView(d: CallbackDelivery): DeliveryView {
   };
 }
 
-export interface StatusChangeView {
+export class StatusChangeView {
+  @ApiProperty(NULLABLE_STRING)
   fromStatus: string | null;
+
+  @ApiProperty()
   toStatus: string;
+
+  @ApiProperty()
   event: string;
+
+  @ApiProperty(NULLABLE_STRING)
   cause: string | null;
+
+  @ApiProperty(DATE_TIME)
   changedAt: string;
 }
 
@@ -139,41 +226,99 @@ export function toStatusChangeView(c: OrderStatusChange): StatusChangeView {
   };
 }
 
-export interface PaymentView {
+export class PaymentView {
+  @ApiProperty()
   channel: string;
+
+  @ApiProperty()
   transactionId: string;
+
   /** The account that took it (WeChat mchid, Alipay app_id); null for payments recorded before accounts. */
+  @ApiProperty({ ...NULLABLE_STRING, description: 'The account that took it (WeChat mchid, Alipay app_id)' })
   merchantId: string | null;
+
+  @ApiProperty(MINOR_UNITS)
   amount: number;
+
+  @ApiProperty()
   currency: string;
-  /** Taken by refunds that are pending, in flight or done. */
+
+  @ApiProperty({ ...MINOR_UNITS, description: 'Taken by refunds that are pending, in flight or done (minor units)' })
   refundReservedAmount: number;
+
+  @ApiProperty(DATE_TIME)
   firstReceivedAt: string;
 }
 
-export interface OrderDetailView {
-  order: PaymentOrderView & { createdAt: string; updatedAt: string };
+export class OrderDetailOrderView extends PaymentOrderView {
+  @ApiProperty(DATE_TIME)
+  createdAt: string;
+
+  @ApiProperty(DATE_TIME)
+  updatedAt: string;
+}
+
+export class OrderDeliveriesView {
+  @ApiProperty({ type: 'integer', description: 'Every delivery received, counted' })
+  count: number;
+
+  @ApiProperty(NULLABLE_DATE_TIME)
+  firstReceivedAt: string | null;
+
+  @ApiProperty(NULLABLE_DATE_TIME)
+  lastReceivedAt: string | null;
+
+  @ApiProperty({ type: [DeliverySummaryView], description: 'Up to 1,000 listed' })
+  items: DeliverySummaryView[];
+}
+
+export class OrderDetailView {
+  @ApiProperty()
+  order: OrderDetailOrderView;
+
+  @ApiProperty({ type: [StatusChangeView] })
   history: StatusChangeView[];
+
+  @ApiProperty({ type: [PaymentView] })
   payments: PaymentView[];
-  deliveries: {
-    count: number;
-    firstReceivedAt: string | null;
-    lastReceivedAt: string | null;
-    items: DeliverySummaryView[];
-  };
+
+  @ApiProperty()
+  deliveries: OrderDeliveriesView;
+
+  @ApiProperty({ type: [AnomalyView] })
   anomalies: AnomalyView[];
+
+  @ApiProperty({ type: [RefundView] })
   refunds: RefundView[];
+
   /** Trade queries and closes at the channel, with their answers. */
+  @ApiProperty({
+    type: () => [ChannelCallView],
+    description: 'Trade queries and closes at the channel, with their answers',
+  })
   channelCalls: ChannelCallView[];
 }
 
-export interface ChannelCallView {
+export class ChannelCallView {
+  @ApiProperty({ description: 'query or close' })
   request: string;
+
+  @ApiProperty()
   channel: string;
+
+  @ApiProperty()
   merchantId: string;
+
+  @ApiProperty()
   outcome: string;
+
+  @ApiProperty(NULLABLE_STRING)
   transactionId: string | null;
+
+  @ApiProperty(NULLABLE_STRING)
   detail: string | null;
+
+  @ApiProperty(DATE_TIME)
   at: string;
 }
 
@@ -189,6 +334,19 @@ export function toChannelCallView(call: ChannelCall): ChannelCallView {
   };
 }
 
-export function toOrderDetailOrder(order: PaymentOrder): OrderDetailView['order'] {
+export class AnomalyPageView {
+  @ApiProperty({ type: [AnomalyView] })
+  items: AnomalyView[];
+
+  @ApiProperty({ ...NULLABLE_STRING, description: 'Pass as cursor for the next page; null on the last' })
+  nextCursor: string | null;
+}
+
+export class EmergencyRefundView extends RefundView {
+  @ApiProperty({ description: 'false when this request repeated an earlier one (same refund number)' })
+  created: boolean;
+}
+
+export function toOrderDetailOrder(order: PaymentOrder): OrderDetailOrderView {
   return { ...toView(order), createdAt: order.createdAt.toISOString(), updatedAt: order.updatedAt.toISOString() };
 }

@@ -1,33 +1,52 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { Channel } from '../../domain/notification';
 import { ORDER_NO, ORDER_NO_MESSAGE } from '../order-no';
 import { MAX_AMOUNT } from '../../domain/money';
 
 export class CreatePaymentOrderDto {
+  @ApiProperty({ pattern: ORDER_NO.source, example: 'ORD20261129000123' })
   @IsString()
   @Matches(ORDER_NO, { message: ORDER_NO_MESSAGE })
   orderNo: string;
 
+  @ApiProperty({ pattern: '^\\S{1,64}$', example: 'u-1' })
   @IsString()
   @Matches(/^\S{1,64}$/, { message: 'userId must be 1 to 64 characters without spaces' })
   userId: string;
 
   /** Integer minor units (fen, cents). */
+  @ApiProperty({
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_AMOUNT,
+    description: 'Integer minor units (fen, cents): 1999 is 19.99',
+    example: 1999,
+  })
   @IsInt({ message: 'amount must be an integer in minor units (e.g. 1999 for 19.99)' })
   @Min(1, { message: 'amount must be greater than zero' })
   @Max(MAX_AMOUNT, { message: `amount must be at most ${MAX_AMOUNT}` })
   amount: number;
 
+  @ApiProperty({ pattern: '^[A-Z]{3}$', description: 'ISO 4217', example: 'CNY' })
   @IsString()
   @Matches(/^[A-Z]{3}$/, { message: 'currency must be an ISO 4217 code such as CNY' })
   currency: string;
 
   /** The channel the buyer pays through, when known: active queries and closes then ask only it. */
+  @ApiPropertyOptional({
+    enum: Object.values(Channel),
+    description: 'The channel the buyer pays through, when known: active queries and closes then ask only it',
+  })
   @IsOptional()
   @IsIn(Object.values(Channel), { message: `channel must be one of ${Object.values(Channel).join(', ')}` })
   channel?: Channel;
 
   /** The account (WeChat mchid, Alipay app_id) of that channel the order was placed with. */
+  @ApiPropertyOptional({
+    pattern: '^\\w{1,32}$',
+    description: 'The account (WeChat mchid, Alipay app_id) of that channel the order was placed with',
+  })
   @IsOptional()
   @IsString()
   @Matches(/^\w{1,32}$/, { message: 'merchantId must be a mchid or app_id (letters and digits, at most 32)' })

@@ -1,15 +1,39 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { OrderStatus } from '../order-status';
 import { PaymentOrder } from '../payment-order.entity';
 
-export interface PaymentOrderView {
+export class PaymentOrderView {
+  @ApiProperty({ example: 'ORD20261129000123' })
   orderNo: string;
+
+  @ApiProperty({ example: 'u-1' })
   userId: string;
+
+  @ApiProperty({ enum: Object.values(OrderStatus) })
   status: string;
+
+  @ApiProperty({ description: 'Integer minor units (fen, cents): 1999 is 19.99', example: 1999 })
   amount: number;
+
+  @ApiProperty({ example: 'CNY' })
   currency: string;
+
   /** The channel (and account) registered for the order, then the ones that paid it. */
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'The channel registered for the order, then the one that paid it',
+    example: 'WECHATPAY',
+  })
   channel: string | null;
+
+  @ApiProperty({ nullable: true, type: String, description: 'The account of that channel (mchid, app_id)' })
   merchantId: string | null;
+
+  @ApiProperty({ nullable: true, type: String, description: "The channel's transaction id of the payment" })
   transactionId: string | null;
+
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' })
   paidAt: string | null;
 }
 

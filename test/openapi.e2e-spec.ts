@@ -1,0 +1,71 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { RunningApp, startApp } from './support/test-app';
+
+/** The OpenAPI document the app serves, against the committed openapi.json that clients generate from. */
+
+const COMMITTED = join(__dirname, '../openapi.json');
+
+describe('OpenAPI', () => {
+  describe('served (the default)', () => {
+    let app: RunningApp;
+
+    beforeAll(async () => {
+      app = await startApp({});
+    });
+    afterAll(async () => app?.close());
+
+    it('should serve exactly the committed openapi.json (else run `npm run openapi` and commit it)', async () => {
+      const response = await fetch(`${app.url}/docs-json`);
+      expect(response.status).toBe(200);
+      const served = await response.json();
+      expect(served).toEqual(JSON.parse(readFileSync(COMMITTED, 'utf8')));
+    });
+
+    it('should document the order and admin APIs, and only them', async () => {
+      const served = (await (await fetch(`${app.url}/docs-json`)).json()) as {
+        paths: Record<string, Record<string, { security?: Array<Record<string, string[]>>; tags?: string[] }>>;
+      };
+      const operations = Object.entries(served.paths).flatMap(([path, methods]) =>
+        Object.entries(methods).map(([method, operation]) => ({ route: `${method.toUpperCase()} ${path}`, operation })),
+      );
+      expect(operations.map((o) => o.route).sort()).toEqual(
+        [
+          'POST /payment-orders',
+          'GET /payment-orders/{orderNo}',
+          'POST /payment-orders/{orderNo}/close',
+          'GET /admin/anomalies',
+          'GET /admin/orders/{orderNo}',
+          'GET /admin/deliveries/{id}',
+          'GET /admin/stats/callbacks',
+          'POST /admin/refunds/emergency',
+        ].sort(),
+      );
+      for (const { route, operation } of operations) {
+        const scheme = route.includes('/admin/') ? 'admin' : 'internal';
+        expect([route, operation.security]).toEqual([route, [{ [scheme]: [] }]]);
+      }
+    });
+
+    it('should serve Swagger UI at /docs', async () => {
+      const response = await fetch(`${app.url}/docs`);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toContain('text/html');
+      expect(await response.text()).toContain('swagger-ui');
+    });
+  });
+
+  describe('with OPENAPI=false', () => {
+    let app: RunningApp;
+
+    beforeAll(async () => {
+      app = await startApp({ OPENAPI: 'false' });
+    });
+    afterAll(async () => app?.close());
+
+    it('should serve neither the document nor the UI', async () => {
+      expect((await fetch(`${app.url}/docs-json`)).status).toBe(404);
+      expect((await fetch(`${app.url}/docs`)).status).toBe(404);
+    });
+  });
+});
