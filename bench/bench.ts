@@ -13,7 +13,7 @@ import { exactlyOnceViolations } from './exactly-once';
 import { drive, LoadResult, percentile } from './http-load';
 import { prefill } from './prefill';
 import { insertOrdersDirectly, rawSqlRun } from './raw-sql';
-import { SERVICE_NODE_OPTIONS, startService } from './service-process';
+import { assertPortFree, BenchUsageError, parsePort, SERVICE_NODE_OPTIONS, startService } from './service-process';
 
 const { values: args } = parseArgs({
   options: {
@@ -24,6 +24,7 @@ const { values: args } = parseArgs({
     rabbitmq: { type: 'string' },
     /** `off`: run without the example after-payment handlers, to measure the callback path alone. */
     handlers: { type: 'string', default: 'on' },
+    /** The service's port; a port already in use is refused (two benchmarks at once would measure each other). */
     port: { type: 'string', default: '3901' },
     /** Writes a V8 CPU profile of the service (open it in Chrome DevTools) to bench/results/profiles. */
     profile: { type: 'boolean', default: false },
@@ -36,6 +37,8 @@ const ADMIN_URL = process.env.BENCH_DATABASE_ADMIN_URL ?? 'mysql://root@127.0.0.
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 async function main(): Promise<void> {
+  const port = parsePort(args.port!);
+  await assertPortFree(port);
   const runId = Date.now().toString(36);
   const { scheme, version } = await serverKind();
   const databases = { service: `pcs_bench_${runId}`, raw: `pcs_bench_${runId}_raw` };
@@ -47,7 +50,7 @@ async function main(): Promise<void> {
       say(`prefilling ${PREFILL} earlier payments in both databases…`);
       for (const db of Object.values(databases)) await prefill(url(db), PREFILL);
     }
-    const result = await runBenchmark(runId, url(databases.service), url(databases.raw));
+    const result = await runBenchmark(runId, url(databases.service), url(databases.raw), port);
     report({ ...result, database: version });
     if (result.violations.length > 0) process.exitCode = 1;
   } finally {
@@ -55,7 +58,7 @@ async function main(): Promise<void> {
   }
 }
 
-async function runBenchmark(runId: string, serviceDb: string, rawDb: string) {
+async function runBenchmark(runId: string, serviceDb: string, rawDb: string, port: number) {
   const platforms = await createTestPlatforms();
   const signers = {
     wechatpay: {
@@ -82,7 +85,7 @@ async function runBenchmark(runId: string, serviceDb: string, rawDb: string) {
       EXAMPLE_HANDLERS: args.handlers === 'off' ? 'false' : 'true',
       ...(args.rabbitmq ? { RABBITMQ_URL: args.rabbitmq } : {}),
     },
-    Number(args.port),
+    port,
     join(__dirname, 'results', `service-${runId}.log`),
     args.profile ? join(__dirname, 'results', 'profiles') : undefined,
   );
@@ -240,6 +243,10 @@ function git(command: string): string {
 }
 
 main().catch((error: Error) => {
+  if (error instanceof BenchUsageError) {
+    process.stderr.write(`bench: ${error.message}\n`);
+    process.exit(2);
+  }
   process.stderr.write(`bench failed: ${error.stack}\n`);
   process.exit(1);
 });

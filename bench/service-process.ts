@@ -1,5 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { openSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 
 export interface ServiceProcess {
@@ -13,6 +14,40 @@ export interface ServiceProcess {
 const ROOT = join(__dirname, '..');
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
+/** A usage mistake: bench.ts prints the message alone, without a stack, and exits 2. */
+export class BenchUsageError extends Error {}
+
+/** A port as --port gives it: an integer from 1 to 65535. */
+export function parsePort(text: string): number {
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port < 1 || port > 65535) {
+    throw new BenchUsageError(`--port must be an integer from 1 to 65535, not "${text}"`);
+  }
+  return port;
+}
+
+/**
+ * Refuses a port something already listens on: the readiness poll would otherwise find that other
+ * process (another engineer's benchmark, a dev server) ready and measure it instead of this build.
+ */
+export async function assertPortFree(port: number): Promise<void> {
+  const server = createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '0.0.0.0', resolve);
+    });
+  } catch (error) {
+    const inUse = (error as NodeJS.ErrnoException).code === 'EADDRINUSE';
+    throw new BenchUsageError(
+      inUse
+        ? `port ${port} is already in use (another benchmark or service?): choose a free one with --port <n>`
+        : `cannot listen on port ${port}: ${(error as Error).message}`,
+    );
+  }
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
 /** As docker/Dockerfile runs the service. */
 export const SERVICE_NODE_OPTIONS = '--max-old-space-size=192';
 
@@ -23,6 +58,8 @@ export async function startService(
   logFile: string,
   profileDir?: string,
 ): Promise<ServiceProcess> {
+  // Checked again right before the start: the port may have been taken since bench.ts began.
+  await assertPortFree(port);
   const profiling = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const child = spawn(process.execPath, [...profiling, join(ROOT, 'dist/src/main.js')], {
     cwd: ROOT,
@@ -44,7 +81,8 @@ export async function startService(
   for (let i = 0; ; i++) {
     if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`);
     try {
-      if ((await fetch(`${url}/health/ready`)).ok) break;
+      // Ready, and still ours: a child that lost the port to someone else has exited by now or soon.
+      if ((await fetch(`${url}/health/ready`)).ok && child.exitCode === null) break;
     } catch {
       /* not listening yet */
     }

@@ -1,0 +1,56 @@
+import { execFile } from 'node:child_process';
+import { createServer, Server } from 'node:net';
+import { join } from 'node:path';
+import { withAdminConnection } from './support/test-database';
+
+/** `npm run bench` must never measure a process that already holds its port. */
+
+const ROOT = join(__dirname, '..');
+
+function bench(args: string[]): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['-r', 'ts-node/register/transpile-only', join(ROOT, 'bench/bench.ts'), ...args],
+      { cwd: ROOT, timeout: 120_000 },
+      (error, _stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? null) : 0, stderr }),
+    );
+  });
+}
+
+async function benchDatabases(): Promise<string[]> {
+  return withAdminConnection(async (conn) => {
+    const [rows] = await conn.query("SHOW DATABASES LIKE 'pcs\\_bench\\_%'");
+    return (rows as Array<Record<string, string>>).map((r) => Object.values(r)[0]);
+  });
+}
+
+describe('npm run bench --port', () => {
+  let occupied: Server;
+  let port: number;
+
+  beforeAll(async () => {
+    occupied = createServer();
+    await new Promise<void>((resolve) => occupied.listen(0, '127.0.0.1', resolve));
+    port = (occupied.address() as { port: number }).port;
+  });
+  afterAll(async () => new Promise<void>((resolve) => occupied.close(() => resolve())));
+
+  it('should refuse a port already in use before creating anything, and say how to choose another', async () => {
+    const before = await benchDatabases();
+
+    const { code, stderr } = await bench(['--port', String(port), '--orders', '10']);
+
+    expect(code).toBe(2);
+    expect(stderr).toContain(`port ${port} is already in use`);
+    expect(stderr).toContain('--port <n>');
+    expect(await benchDatabases()).toEqual(before);
+  });
+
+  it('should refuse a port that is not one', async () => {
+    const { code, stderr } = await bench(['--port', '3901x']);
+
+    expect(code).toBe(2);
+    expect(stderr).toContain('--port must be an integer from 1 to 65535');
+  });
+});
