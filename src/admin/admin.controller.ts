@@ -1,11 +1,18 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseInterceptors } from '@nestjs/common';
 import { AdminRole } from '../config/admin.config';
 import { EmergencyRefundService } from '../refund/emergency-refund.service';
+import { RefundSettlement } from '../refund/refund-settlement';
 import { TransactionInterceptor } from '../transaction/transaction.interceptor';
 import { AdminAccess, AuthenticatedOperator, CurrentOperator } from './admin-auth.guard';
 import { AdminQueries } from './admin-queries';
 import { AuditLog } from './audit/audit-log';
-import { AnomalyQueryDto, CallbackStatsQueryDto, EmergencyRefundDto } from './dto/admin-queries.dto';
+import {
+  AnomalyQueryDto,
+  CallbackStatsQueryDto,
+  EmergencyRefundDto,
+  RefundQueryDto,
+  ResolveOfflineDto,
+} from './dto/admin-queries.dto';
 import { RefundView, toRefundView } from './dto/admin-views';
 import { StartRefundAfterCommit } from './start-refund-after-commit.interceptor';
 
@@ -15,6 +22,7 @@ export class AdminController {
   constructor(
     private readonly queries: AdminQueries,
     private readonly refunds: EmergencyRefundService,
+    private readonly settlement: RefundSettlement,
     private readonly audit: AuditLog,
   ) {}
 
@@ -22,6 +30,12 @@ export class AdminController {
   @AdminAccess(AdminRole.Viewer)
   anomalies(@Query() query: AnomalyQueryDto) {
     return this.queries.anomalies(query);
+  }
+
+  @Get('refunds')
+  @AdminAccess(AdminRole.Viewer)
+  refundList(@Query() query: RefundQueryDto) {
+    return this.queries.refunds(query);
   }
 
   @Get('orders/:orderNo')
@@ -60,5 +74,26 @@ export class AdminController {
       result: { refundNo: refund.refundNo, status: refund.status, amount: refund.amount, created },
     });
     return { ...toRefundView(refund), created };
+  }
+
+  /** The money of an ABNORMAL refund went back outside the channel: settles it as refunded. */
+  @Post('refunds/:refundNo/resolve-offline')
+  @HttpCode(200)
+  @AdminAccess(AdminRole.Admin)
+  @UseInterceptors(TransactionInterceptor)
+  async resolveOffline(
+    @Param('refundNo') refundNo: string,
+    @Body() dto: ResolveOfflineDto,
+    @CurrentOperator() operator: AuthenticatedOperator,
+  ): Promise<RefundView> {
+    const refund = await this.settlement.resolveOffline(refundNo, dto.reason);
+    await this.audit.record({
+      operatorId: operator.operatorId,
+      action: 'REFUND_RESOLVED_OFFLINE',
+      target: `refund:${refundNo}`,
+      requestBody: dto,
+      result: { refundNo, status: refund.status, amount: refund.amount },
+    });
+    return toRefundView(refund);
   }
 }

@@ -52,6 +52,12 @@ class RefundEnv {
   @Min(10)
   @Max(600000)
   REFUND_POLL_INTERVAL_MS?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(30 * 86400)
+  REFUND_PROCESSING_MAX_AGE_SECONDS?: number;
 }
 
 export interface RefundConfig {
@@ -67,6 +73,11 @@ export interface RefundConfig {
   retryBaseDelayMs: number;
   retryMaxDelayMs: number;
   pollIntervalMs: number;
+  /**
+   * How long a refund may stay unconfirmed: after it, a refund the channel says it has no record of
+   * is sent again, and an unsettled one counts in the refunds_unsettled metric.
+   */
+  processingMaxAgeSeconds: number;
 }
 
 export function loadRefundConfig(env: NodeJS.ProcessEnv = process.env): RefundConfig {
@@ -86,6 +97,7 @@ export function loadRefundConfig(env: NodeJS.ProcessEnv = process.env): RefundCo
     retryBaseDelayMs: vars.REFUND_RETRY_BASE_DELAY_MS ?? 5000,
     retryMaxDelayMs: vars.REFUND_RETRY_MAX_DELAY_MS ?? 600000,
     pollIntervalMs: vars.REFUND_POLL_INTERVAL_MS ?? 1000,
+    processingMaxAgeSeconds: vars.REFUND_PROCESSING_MAX_AGE_SECONDS ?? 86400,
   };
 }
 

@@ -9,13 +9,21 @@ export const RefundStatus = {
   Succeeded: 'SUCCEEDED',
   /** The channel refused or closed it: no money moved, the amount can be refunded again. */
   Closed: 'CLOSED',
-  /** The channel could not pay it out (e.g. the buyer's card is gone): needs a person. */
+  /**
+   * The channel could not pay it out (e.g. the buyer's card is gone): needs a person. Not final: the
+   * channel's later SUCCESS or CLOSED still settles it, or an operator resolves it offline.
+   */
   Abnormal: 'ABNORMAL',
+  /** An operator gave the money back outside the channel (after ABNORMAL): counts as refunded. */
+  ResolvedOffline: 'RESOLVED_OFFLINE',
 } as const;
 export type RefundStatus = (typeof RefundStatus)[keyof typeof RefundStatus];
 
-/** Statuses the channel may still move. */
+/** Statuses the channel may still move; the money is on its way. */
 export const OPEN_REFUND_STATUSES: readonly RefundStatus[] = [RefundStatus.Pending, RefundStatus.Processing];
+
+/** Statuses in which the money is back with the payer. */
+export const REFUNDED_STATUSES: readonly RefundStatus[] = [RefundStatus.Succeeded, RefundStatus.ResolvedOffline];
 
 /** Why the money goes back: the order's own payment, or a payment that should not have happened. */
 export const RefundPurpose = {
@@ -68,7 +76,7 @@ export class Refund {
   @Column({ type: 'varchar', length: 256 })
   reason: string;
 
-  @Column({ type: 'varchar', length: 16 })
+  @Column({ type: 'varchar', length: 32 })
   status: RefundStatus;
 
   @Column({ name: 'channel_refund_id', type: 'varchar', length: 64, nullable: true })
@@ -80,6 +88,10 @@ export class Refund {
   /** When a PENDING refund may be sent (again); also the lease of the attempt in flight. */
   @Column({ name: 'next_attempt_at', type: 'datetime', precision: 3, nullable: true })
   nextAttemptAt: Date | null;
+
+  /** When the channel last accepted the refund request (PROCESSING); how long it has gone unconfirmed. */
+  @Column({ name: 'accepted_at', type: 'datetime', precision: 3, nullable: true })
+  acceptedAt: Date | null;
 
   @Column({ name: 'last_error', type: 'varchar', length: 500, nullable: true })
   lastError: string | null;

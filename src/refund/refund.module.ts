@@ -11,6 +11,7 @@ import { RefundExecutor } from './refund-executor';
 import { RefundRepository } from './refund.repository';
 import { RefundRetryWorker } from './refund-retry.worker';
 import { RefundSettlement } from './refund-settlement';
+import { UnsettledRefundsMetric } from './unsettled-refunds.metric';
 
 @Module({
   imports: [
@@ -21,7 +22,14 @@ import { RefundSettlement } from './refund-settlement';
     AnomalyModule,
     EventsModule,
   ],
-  providers: [RefundRepository, RefundSettlement, RefundExecutor, RefundRetryWorker, EmergencyRefundService],
+  providers: [
+    RefundRepository,
+    RefundSettlement,
+    RefundExecutor,
+    RefundRetryWorker,
+    EmergencyRefundService,
+    UnsettledRefundsMetric,
+  ],
   exports: [RefundRepository, RefundSettlement, RefundExecutor, EmergencyRefundService],
 })
 export class RefundModule {}

@@ -1,6 +1,8 @@
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
 import { AnomalyStatus, AnomalyType } from '../../anomaly/anomaly.entity';
+import { RefundStatus } from '../../refund/refund.entity';
+import { Channel } from '../../domain/notification';
 import { ORDER_NO, ORDER_NO_MESSAGE } from '../../order/order-no';
 import { MAX_AMOUNT } from '../../domain/money';
 
@@ -17,15 +19,8 @@ class TimeRangeQueryDto {
   to?: string;
 }
 
-export class AnomalyQueryDto extends TimeRangeQueryDto {
-  @IsOptional()
-  @IsIn(Object.values(AnomalyType), { message: `type must be one of ${Object.values(AnomalyType).join(', ')}` })
-  type?: AnomalyType;
-
-  @IsOptional()
-  @IsIn(Object.values(AnomalyStatus), { message: `status must be one of ${Object.values(AnomalyStatus).join(', ')}` })
-  status?: AnomalyStatus;
-
+/** A page, newest first: `limit` items, then `cursor` = the previous page's nextCursor. */
+class PageQueryDto extends TimeRangeQueryDto {
   @IsOptional()
   @Type(() => Number)
   @IsInt({ message: 'limit must be an integer' })
@@ -37,6 +32,26 @@ export class AnomalyQueryDto extends TimeRangeQueryDto {
   @IsOptional()
   @Matches(/^[1-9]\d{0,18}$/, { message: 'cursor must be the nextCursor of a previous page' })
   cursor?: string;
+}
+
+export class AnomalyQueryDto extends PageQueryDto {
+  @IsOptional()
+  @IsIn(Object.values(AnomalyType), { message: `type must be one of ${Object.values(AnomalyType).join(', ')}` })
+  type?: AnomalyType;
+
+  @IsOptional()
+  @IsIn(Object.values(AnomalyStatus), { message: `status must be one of ${Object.values(AnomalyStatus).join(', ')}` })
+  status?: AnomalyStatus;
+}
+
+export class RefundQueryDto extends PageQueryDto {
+  @IsOptional()
+  @IsIn(Object.values(RefundStatus), { message: `status must be one of ${Object.values(RefundStatus).join(', ')}` })
+  status?: RefundStatus;
+
+  @IsOptional()
+  @IsIn(Object.values(Channel), { message: `channel must be one of ${Object.values(Channel).join(', ')}` })
+  channel?: Channel;
 }
 
 export const Bucket = { Hour: 'hour', Day: 'day' } as const;
@@ -72,4 +87,11 @@ export class EmergencyRefundDto {
   @IsOptional()
   @Matches(/^[A-Za-z0-9_\-|*@]{1,64}$/, { message: 'refundNo must be 1 to 64 letters, digits or _ - | * @' })
   refundNo?: string;
+}
+
+export class ResolveOfflineDto {
+  @IsString()
+  @Length(1, 256, { message: 'reason must be 1 to 256 characters' })
+  @Matches(/\S/, { message: 'reason must not be blank' })
+  reason: string;
 }

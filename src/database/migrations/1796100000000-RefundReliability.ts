@@ -1,0 +1,15 @@
+import { MigrationInterface, QueryRunner } from 'typeorm';
+
+export class RefundReliability1796100000000 implements MigrationInterface {
+  name = 'RefundReliability1796100000000';
+
+  public async up(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`ALTER TABLE \`refund\` MODIFY \`status\` varchar(32) NOT NULL`);
+    await queryRunner.query(`ALTER TABLE \`refund\` ADD \`accepted_at\` datetime(3) NULL`);
+  }
+
+  public async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`ALTER TABLE \`refund\` DROP COLUMN \`accepted_at\``);
+    await queryRunner.query(`ALTER TABLE \`refund\` MODIFY \`status\` varchar(16) NOT NULL`);
+  }
+}
