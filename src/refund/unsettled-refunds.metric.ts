@@ -13,8 +13,9 @@ import { RefundRepository } from './refund.repository';
  */
 @Injectable()
 export class UnsettledRefundsMetric implements OnModuleInit, OnModuleDestroy {
+  /** The gauge is one per process, the apps using it may be several (tests): the latest one still running counts. */
+  private static readonly running: UnsettledRefundsMetric[] = [];
   private readonly logger = new Logger(UnsettledRefundsMetric.name);
-  private readonly collect = () => this.count();
 
   constructor(
     @InjectMetric(REFUNDS_UNSETTLED) private readonly gauge: Gauge<string>,
@@ -23,12 +24,14 @@ export class UnsettledRefundsMetric implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   onModuleInit(): void {
-    Object.assign(this.gauge, { collect: this.collect });
+    const { running } = UnsettledRefundsMetric;
+    running.push(this);
+    Object.assign(this.gauge, { collect: () => running.at(-1)?.count() });
   }
 
   onModuleDestroy(): void {
-    // The gauge is per process; another app in the same process (tests) may have taken it over.
-    if ((this.gauge as { collect?: unknown }).collect === this.collect) Object.assign(this.gauge, { collect: undefined });
+    const { running } = UnsettledRefundsMetric;
+    running.splice(running.indexOf(this), 1);
   }
 
   private async count(): Promise<void> {
