@@ -1,5 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityTarget, FindOptionsOrder, FindOptionsWhere, LessThan, Between, MoreThanOrEqual } from 'typeorm';
+import {
+  DataSource,
+  EntityTarget,
+  FindOptionsOrder,
+  FindOptionsWhere,
+  LessThan,
+  Between,
+  MoreThanOrEqual,
+} from 'typeorm';
 import { PaymentAnomaly } from '../anomaly/anomaly.entity';
 import { DomainError } from '../domain/domain-error';
 import { CallbackDelivery } from '../idempotency/callback-delivery.entity';

@@ -1,6 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseInterceptors } from '@nestjs/common';
 import { AdminRole } from '../config/admin.config';
 import { EmergencyRefundService } from '../refund/emergency-refund.service';
+import { RefundApproval } from '../refund/refund-approval';
 import { RefundSettlement } from '../refund/refund-settlement';
 import { TransactionInterceptor } from '../transaction/transaction.interceptor';
 import { AdminAccess, AuthenticatedOperator, CurrentOperator } from './admin-auth.guard';
@@ -11,7 +12,7 @@ import {
   CallbackStatsQueryDto,
   EmergencyRefundDto,
   RefundQueryDto,
-  ResolveOfflineDto,
+  ReasonDto,
 } from './dto/admin-queries.dto';
 import { RefundView, toRefundView } from './dto/admin-views';
 import { StartRefundAfterCommit } from './start-refund-after-commit.interceptor';
@@ -23,6 +24,7 @@ export class AdminController {
     private readonly queries: AdminQueries,
     private readonly refunds: EmergencyRefundService,
     private readonly settlement: RefundSettlement,
+    private readonly approval: RefundApproval,
     private readonly audit: AuditLog,
   ) {}
 
@@ -83,7 +85,7 @@ export class AdminController {
   @UseInterceptors(TransactionInterceptor)
   async resolveOffline(
     @Param('refundNo') refundNo: string,
-    @Body() dto: ResolveOfflineDto,
+    @Body() dto: ReasonDto,
     @CurrentOperator() operator: AuthenticatedOperator,
   ): Promise<RefundView> {
     const refund = await this.settlement.resolveOffline(refundNo, dto.reason);
@@ -93,6 +95,47 @@ export class AdminController {
       target: `refund:${refundNo}`,
       requestBody: dto,
       result: { refundNo, status: refund.status, amount: refund.amount },
+    });
+    return toRefundView(refund);
+  }
+
+  /** A second admin lets a refund at or above REFUND_APPROVAL_THRESHOLD go to the channel (after the commit). */
+  @Post('refunds/:refundNo/approve')
+  @HttpCode(200)
+  @AdminAccess(AdminRole.Admin)
+  @UseInterceptors(StartRefundAfterCommit, TransactionInterceptor)
+  async approve(
+    @Param('refundNo') refundNo: string,
+    @CurrentOperator() operator: AuthenticatedOperator,
+  ): Promise<RefundView> {
+    const refund = await this.approval.approve(refundNo, operator.operatorId);
+    await this.audit.record({
+      operatorId: operator.operatorId,
+      action: 'REFUND_APPROVED',
+      target: `refund:${refundNo}`,
+      requestBody: null,
+      result: { refundNo, status: refund.status, amount: refund.amount, requestedBy: refund.requestedBy },
+    });
+    return toRefundView(refund);
+  }
+
+  /** Cancels a refund awaiting approval; its amount can be refunded again. */
+  @Post('refunds/:refundNo/reject')
+  @HttpCode(200)
+  @AdminAccess(AdminRole.Admin)
+  @UseInterceptors(TransactionInterceptor)
+  async reject(
+    @Param('refundNo') refundNo: string,
+    @Body() dto: ReasonDto,
+    @CurrentOperator() operator: AuthenticatedOperator,
+  ): Promise<RefundView> {
+    const refund = await this.approval.reject(refundNo, operator.operatorId, dto.reason);
+    await this.audit.record({
+      operatorId: operator.operatorId,
+      action: 'REFUND_REJECTED',
+      target: `refund:${refundNo}`,
+      requestBody: dto,
+      result: { refundNo, status: refund.status, amount: refund.amount, requestedBy: refund.requestedBy },
     });
     return toRefundView(refund);
   }

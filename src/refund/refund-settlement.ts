@@ -16,7 +16,8 @@ export type RefundVerdict =
   | typeof RefundStatus.Succeeded
   | typeof RefundStatus.Closed
   | typeof RefundStatus.Abnormal
-  | typeof RefundStatus.ResolvedOffline;
+  | typeof RefundStatus.ResolvedOffline
+  | typeof RefundStatus.Rejected;
 
 /**
  * From which statuses each verdict moves a refund. ABNORMAL is not final: the channel's later
@@ -28,7 +29,11 @@ const SETTLES_FROM: Record<RefundVerdict, readonly RefundStatus[]> = {
   [RefundStatus.Closed]: [RefundStatus.Pending, RefundStatus.Processing, RefundStatus.Abnormal],
   [RefundStatus.Abnormal]: [RefundStatus.Pending, RefundStatus.Processing],
   [RefundStatus.ResolvedOffline]: [RefundStatus.Abnormal],
+  [RefundStatus.Rejected]: [RefundStatus.AwaitingApproval],
 };
+
+/** Verdicts after which no money moved: the amount the refund reserved is free again. */
+const RELEASES: readonly RefundStatus[] = [RefundStatus.Closed, RefundStatus.Rejected];
 
 export type RefundNoticeOutcome = `REFUND_${RefundNoticeStatus}` | 'UNKNOWN_REFUND' | 'DUPLICATE';
 
@@ -78,12 +83,25 @@ export class RefundSettlement {
   async resolveOffline(refundNo: string, reason: string): Promise<Refund> {
     const settled = await this.settle(refundNo, RefundStatus.ResolvedOffline, undefined, `resolved offline: ${reason}`);
     if (settled) return settled;
+    throw await this.notIn(refundNo, RefundStatus.Abnormal, 'resolved offline');
+  }
+
+  /** Why an operator's action on a refund did not apply: unknown (404), or in another status (409). */
+  async notIn(refundNo: string, expected: RefundStatus, action: string): Promise<DomainError> {
     const refund = await this.refunds.findByRefundNo(refundNo);
-    if (!refund) throw new DomainError('RefundNotFound', `refund ${refundNo.slice(0, 64)} not found`);
-    throw new DomainError(
+    if (!refund) return new DomainError('RefundNotFound', `refund ${refundNo.slice(0, 64)} not found`);
+    return new DomainError(
       'RefundConflict',
-      `refund ${refundNo} is ${refund.status}; only an ABNORMAL refund can be resolved offline`,
+      `refund ${refundNo} is ${refund.status}; only a ${expected} refund can be ${action}`,
     );
+  }
+
+  /** An admin rejected a refund that awaited approval: it is cancelled before any channel call. */
+  async reject(refundNo: string, operatorId: string, reason: string): Promise<Refund> {
+    const rejected = await this.settle(refundNo, RefundStatus.Rejected, undefined, `rejected: ${reason}`);
+    if (!rejected) throw await this.notIn(refundNo, RefundStatus.AwaitingApproval, 'rejected');
+    await this.refunds.markReviewed(refundNo, operatorId);
+    return (await this.refunds.findByRefundNo(refundNo))!;
   }
 
   /** The settled refund, or undefined when it was unknown or its status does not take this verdict (a repeat). */
@@ -96,7 +114,7 @@ export class RefundSettlement {
     if (!(await this.refunds.settle(refundNo, status, SETTLES_FROM[status], channelRefundId, detail))) return undefined;
     const refund = (await this.refunds.findByRefundNo(refundNo))!;
     await this.payments.lockPayment(refund.channel, refund.transactionId);
-    if (status === RefundStatus.Closed) {
+    if (RELEASES.includes(status)) {
       await this.payments.releaseRefund(refund.channel, refund.transactionId, refund.amount);
     }
     const totals = await this.refunds.totals(refund.channel, refund.transactionId);

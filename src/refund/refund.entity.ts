@@ -2,6 +2,8 @@ import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 import { bigintAmount } from '../domain/money';
 
 export const RefundStatus = {
+  /** At or above REFUND_APPROVAL_THRESHOLD: recorded and reserved, the channel not called until another admin approves. */
+  AwaitingApproval: 'AWAITING_APPROVAL',
   /** Recorded; the channel has not accepted it yet (not called, or a transient failure: retried). */
   Pending: 'PENDING',
   /** The channel accepted it; its result comes by notification. */
@@ -16,11 +18,19 @@ export const RefundStatus = {
   Abnormal: 'ABNORMAL',
   /** An operator gave the money back outside the channel (after ABNORMAL): counts as refunded. */
   ResolvedOffline: 'RESOLVED_OFFLINE',
+  /** An admin rejected it while it awaited approval: the channel was never called, the amount is free again. */
+  Rejected: 'REJECTED',
 } as const;
 export type RefundStatus = (typeof RefundStatus)[keyof typeof RefundStatus];
 
 /** Statuses the channel may still move; the money is on its way. */
 export const OPEN_REFUND_STATUSES: readonly RefundStatus[] = [RefundStatus.Pending, RefundStatus.Processing];
+
+/** Statuses in which the money may still go back: the order or anomaly waits for them in REFUNDING. */
+export const IN_FLIGHT_REFUND_STATUSES: readonly RefundStatus[] = [
+  RefundStatus.AwaitingApproval,
+  ...OPEN_REFUND_STATUSES,
+];
 
 /** Statuses in which the money is back with the payer. */
 export const REFUNDED_STATUSES: readonly RefundStatus[] = [RefundStatus.Succeeded, RefundStatus.ResolvedOffline];
@@ -98,6 +108,13 @@ export class Refund {
 
   @Column({ name: 'requested_by', type: 'varchar', length: 64 })
   requestedBy: string;
+
+  /** The admin who approved or rejected a refund that awaited approval. */
+  @Column({ name: 'reviewed_by', type: 'varchar', length: 64, nullable: true })
+  reviewedBy: string | null;
+
+  @Column({ name: 'reviewed_at', type: 'datetime', precision: 3, nullable: true })
+  reviewedAt: Date | null;
 
   @Column({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt: Date;

@@ -7,6 +7,7 @@ import { EventsModule } from '../events/events.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { OrderModule } from '../order/order.module';
 import { EmergencyRefundService } from './emergency-refund.service';
+import { RefundApproval } from './refund-approval';
 import { RefundExecutor } from './refund-executor';
 import { RefundRepository } from './refund.repository';
 import { RefundRetryWorker } from './refund-retry.worker';
@@ -29,7 +30,8 @@ import { UnsettledRefundsMetric } from './unsettled-refunds.metric';
     RefundRetryWorker,
     EmergencyRefundService,
     UnsettledRefundsMetric,
+    RefundApproval,
   ],
-  exports: [RefundRepository, RefundSettlement, RefundExecutor, EmergencyRefundService],
+  exports: [RefundRepository, RefundSettlement, RefundExecutor, EmergencyRefundService, RefundApproval],
 })
 export class RefundModule {}

@@ -2,11 +2,26 @@ import { Injectable } from '@nestjs/common';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { isDuplicateKey, WriteResult } from '../database/sql';
-import { OPEN_REFUND_STATUSES, Refund, REFUNDED_STATUSES, RefundStatus } from './refund.entity';
+import {
+  IN_FLIGHT_REFUND_STATUSES,
+  OPEN_REFUND_STATUSES,
+  Refund,
+  REFUNDED_STATUSES,
+  RefundStatus,
+} from './refund.entity';
 
 export type NewRefund = Omit<
   Refund,
-  'id' | 'status' | 'channelRefundId' | 'attempts' | 'acceptedAt' | 'lastError' | 'updatedAt' | 'completedAt'
+  | 'id'
+  | 'status'
+  | 'channelRefundId'
+  | 'attempts'
+  | 'acceptedAt'
+  | 'lastError'
+  | 'reviewedBy'
+  | 'reviewedAt'
+  | 'updatedAt'
+  | 'completedAt'
 >;
 
 /** Refunds the channel may still ask about: in flight, or ABNORMAL until the channel's last word. */
@@ -16,7 +31,7 @@ const QUERIED_STATUSES: readonly RefundStatus[] = [...OPEN_REFUND_STATUSES, Refu
 export interface RefundTotals {
   /** What is back with the payer: SUCCEEDED, and RESOLVED_OFFLINE by an operator. */
   refunded: number;
-  /** Refunds the channel may still move (PENDING, PROCESSING). */
+  /** Refunds whose money may still go back (AWAITING_APPROVAL, PENDING, PROCESSING). */
   open: number;
   abnormal: number;
 }
@@ -29,10 +44,10 @@ export class RefundRepository {
     return this.txHost.tx.getRepository(Refund);
   }
 
-  /** Inserts the refund as PENDING; false when its refund number exists already (the unique key decides). */
-  async insertIfAbsent(refund: NewRefund): Promise<boolean> {
+  /** Inserts the refund (PENDING or AWAITING_APPROVAL); false when its refund number exists already (the unique key decides). */
+  async insertIfAbsent(refund: NewRefund, status: RefundStatus): Promise<boolean> {
     try {
-      await this.repo.insert({ ...refund, status: RefundStatus.Pending, attempts: 0, updatedAt: refund.createdAt });
+      await this.repo.insert({ ...refund, status, attempts: 0, updatedAt: refund.createdAt });
       return true;
     } catch (error) {
       if (isDuplicateKey(error)) return false;
@@ -58,7 +73,7 @@ export class RefundRepository {
     const of = (status: RefundStatus) => rows.find((r) => r.status === status);
     return {
       refunded: REFUNDED_STATUSES.reduce((sum, status) => sum + Number(of(status)?.total ?? 0), 0),
-      open: OPEN_REFUND_STATUSES.reduce((n, status) => n + Number(of(status)?.n ?? 0), 0),
+      open: IN_FLIGHT_REFUND_STATUSES.reduce((n, status) => n + Number(of(status)?.n ?? 0), 0),
       abnormal: Number(of(RefundStatus.Abnormal)?.n ?? 0),
     };
   }
@@ -98,6 +113,29 @@ export class RefundRepository {
        WHERE id = ? AND status = ?`,
       [RefundStatus.Processing, channelRefundId ?? null, queryAt, now, now, id, RefundStatus.Pending],
     );
+  }
+
+  /**
+   * Compare-and-set AWAITING_APPROVAL → PENDING, due now, by an admin other than the requester:
+   * true for the one approval that counts, however many arrive at once.
+   */
+  async approve(refundNo: string, operatorId: string): Promise<boolean> {
+    const now = new Date();
+    const result: WriteResult = await this.txHost.tx.query(
+      `UPDATE refund SET status = ?, next_attempt_at = ?, reviewed_by = ?, reviewed_at = ?, updated_at = ?
+       WHERE refund_no = ? AND status = ? AND requested_by <> ?`,
+      [RefundStatus.Pending, now, operatorId, now, now, refundNo, RefundStatus.AwaitingApproval, operatorId],
+    );
+    return result.affectedRows === 1;
+  }
+
+  async markReviewed(refundNo: string, operatorId: string): Promise<void> {
+    const now = new Date();
+    await this.txHost.tx.query(`UPDATE refund SET reviewed_by = ?, reviewed_at = ? WHERE refund_no = ?`, [
+      operatorId,
+      now,
+      refundNo,
+    ]);
   }
 
   /**

@@ -89,7 +89,8 @@ export class EmergencyRefundDto {
   refundNo?: string;
 }
 
-export class ResolveOfflineDto {
+/** Why an operator resolves or rejects a refund; kept in the audit log. */
+export class ReasonDto {
   @IsString()
   @Length(1, 256, { message: 'reason must be 1 to 256 characters' })
   @Matches(/\S/, { message: 'reason must not be blank' })

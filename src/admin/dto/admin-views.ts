@@ -52,6 +52,9 @@ export interface RefundView {
   attempts: number;
   lastError: string | null;
   requestedBy: string;
+  /** Who approved or rejected it, when it awaited approval. */
+  reviewedBy: string | null;
+  reviewedAt: string | null;
   createdAt: string;
   updatedAt: string;
   completedAt: string | null;
@@ -72,6 +75,8 @@ export function toRefundView(r: Refund): RefundView {
     attempts: r.attempts,
     lastError: r.lastError,
     requestedBy: r.requestedBy,
+    reviewedBy: r.reviewedBy,
+    reviewedAt: iso(r.reviewedAt),
     createdAt: r.createdAt.toISOString(),
     updatedAt: r.updatedAt.toISOString(),
     completedAt: iso(r.completedAt),
