@@ -18,6 +18,7 @@ describe(loadRefundConfig.name, () => {
       retryMaxDelayMs: 600000,
       pollIntervalMs: 1000,
       processingMaxAgeSeconds: 86400,
+      approvalThreshold: undefined,
     });
   });
 
@@ -48,6 +49,7 @@ describe(loadRefundConfig.name, () => {
       REFUND_RETRY_MAX_DELAY_MS: '60000',
       REFUND_POLL_INTERVAL_MS: '250',
       REFUND_PROCESSING_MAX_AGE_SECONDS: '3600',
+      REFUND_APPROVAL_THRESHOLD: '500000',
     });
 
     expect(result).toEqual({
@@ -66,6 +68,7 @@ describe(loadRefundConfig.name, () => {
       retryMaxDelayMs: 60000,
       pollIntervalMs: 250,
       processingMaxAgeSeconds: 3600,
+      approvalThreshold: 500000,
     });
     expect(Number.isInteger(result.requestTimeoutMs)).toBe(true);
   });
@@ -118,6 +121,7 @@ describe(loadRefundConfig.name, () => {
     ['REFUND_RETRY_MAX_DELAY_MS', 'retryMaxDelayMs', 1, 86400000],
     ['REFUND_POLL_INTERVAL_MS', 'pollIntervalMs', 10, 600000],
     ['REFUND_PROCESSING_MAX_AGE_SECONDS', 'processingMaxAgeSeconds', 1, 2592000],
+    ['REFUND_APPROVAL_THRESHOLD', 'approvalThreshold', 1, 10_000_000_000_000],
   ] as const)('%s', (name, field, min, max) => {
     it(`should accept the bounds ${min} and ${max}`, () => {
       expect(sut({ [name]: String(min) })[field]).toBe(min);

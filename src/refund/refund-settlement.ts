@@ -92,7 +92,7 @@ export class RefundSettlement {
     if (!refund) return new DomainError('RefundNotFound', `refund ${refundNo.slice(0, 64)} not found`);
     return new DomainError(
       'RefundConflict',
-      `refund ${refundNo} is ${refund.status}; only a ${expected} refund can be ${action}`,
+      `refund ${refundNo} is ${refund.status}; only a refund that is ${expected} can be ${action}`,
     );
   }
 
