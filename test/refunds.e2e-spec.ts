@@ -655,7 +655,9 @@ describe('POST /admin/refunds/:refundNo/resolve-offline', () => {
 
     expect(notAbnormal.status).toBe(409);
     expect(notAbnormal.json()).toMatchObject({ error: 'RefundConflict' });
-    expect(notAbnormal.json().message).toContain('is PROCESSING; only a refund that is ABNORMAL can be resolved offline');
+    expect(notAbnormal.json().message).toContain(
+      'is PROCESSING; only a refund that is ABNORMAL can be resolved offline',
+    );
     expect(unknown.status).toBe(404);
     expect(unknown.json()).toMatchObject({ error: 'RefundNotFound' });
     expect(await refundRow(refundNo)).toMatchObject({ status: 'PROCESSING' });

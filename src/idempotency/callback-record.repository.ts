@@ -55,10 +55,10 @@ export class CallbackRecordRepository {
    * reads the refunds' totals with every other change either committed or waiting behind it.
    */
   async lockPayment(channel: string, transactionId: string): Promise<void> {
-    await this.txHost.tx.query(
-      `SELECT id FROM payment_callback WHERE channel = ? AND transaction_id = ? FOR UPDATE`,
-      [channel, transactionId],
-    );
+    await this.txHost.tx.query(`SELECT id FROM payment_callback WHERE channel = ? AND transaction_id = ? FOR UPDATE`, [
+      channel,
+      transactionId,
+    ]);
   }
 
   /**

@@ -19,7 +19,7 @@ import { RefundSettlement } from './refund-settlement';
  * Sends a PENDING refund to its channel and records the answer. Only the caller that wins the
  * refund's compare-and-set claim calls the channel, so concurrent triggers on any replica make one
  * call; a transient failure leaves the refund PENDING with a backoff, for RefundRetryWorker, which
- * also asks the channel about PROCESSING refunds whose notification is late.
+ * also asks the channel about PROCESSING and ABNORMAL refunds whose notification is late.
  */
 @Injectable()
 export class RefundExecutor {
