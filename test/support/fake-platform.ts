@@ -639,13 +639,6 @@ export class FakePlatform {
     if (request.kind === 'trade') return this.alipayTrade(res, app, request, params.method);
     const scripted = this.nextBehaviour(request.outRequestNo);
     const behaviour = scripted === 'processing' ? 'success' : scripted; // the gateway has no "processing"
-    if (behaviour === 'unconfirmed') {
-      this.record(
-        { channel: 'ALIPAY', refundNo: request.outRequestNo, transactionId: request.tradeNo, amount: request.amount },
-        behaviour,
-      );
-      return this.sendAlipay(res, ALIPAY_REFUND_RESPONSE, alipayUnconfirmedAnswer(request));
-    }
     this.record(
       {
         channel: 'ALIPAY',
@@ -656,6 +649,9 @@ export class FakePlatform {
       },
       behaviour,
     );
+    if (behaviour === 'unconfirmed') {
+      return this.sendAlipay(res, app, ALIPAY_REFUND_RESPONSE, alipayUnconfirmedAnswer(request));
+    }
     this.answerAlipay(res, app, request, behaviour);
   }
 
