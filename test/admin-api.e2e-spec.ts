@@ -400,10 +400,17 @@ async function paidOrderWithDelivery(): Promise<{ payment: PaymentSpec; delivery
   return { payment, deliveryUrl: detail.deliveries.items[0].rawPayloadUrl };
 }
 
-/** Every admin route, with a request that would succeed (or, for the refund, create a refund) if allowed. */
+/**
+ * Every admin route, with a request that would succeed (or, for the refund, create a refund) if allowed;
+ * the actions on one refund name a refund that does not exist, so that even an allowed one changes nothing.
+ */
 function everyAdminRoute(target: { payment: PaymentSpec; deliveryUrl: string }) {
   return [
     { method: 'GET', path: '/admin/anomalies' },
+    { method: 'GET', path: '/admin/refunds' },
+    { method: 'POST', path: '/admin/refunds/NOSUCHREFUND/approve' },
+    { method: 'POST', path: '/admin/refunds/NOSUCHREFUND/reject', body: { reason: 'admin API access test' } },
+    { method: 'POST', path: '/admin/refunds/NOSUCHREFUND/resolve-offline', body: { reason: 'admin API access test' } },
     { method: 'GET', path: `/admin/orders/${target.payment.orderNo}` },
     { method: 'GET', path: target.deliveryUrl },
     { method: 'GET', path: '/admin/stats/callbacks' },

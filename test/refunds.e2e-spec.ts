@@ -1,4 +1,5 @@
 import { yuan } from './support/platform-signers';
+import { sleep } from './support/eventually';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { FakePlatform } from './support/fake-platform';
 import {
@@ -28,6 +29,7 @@ let clientB: TestClient;
 let pool: Pool;
 
 const REFUND_TIMEOUT_MS = 500;
+const PROCESSING_MAX_AGE_S = 3;
 
 beforeAll(async () => {
   platforms = await createTestPlatforms();
@@ -38,7 +40,9 @@ beforeAll(async () => {
     ALIPAY_GATEWAY_URL: fake.alipayGatewayUrl,
     REFUND_REQUEST_TIMEOUT_MS: String(REFUND_TIMEOUT_MS),
     REFUND_RETRY_BASE_DELAY_MS: '1000',
+    REFUND_RETRY_MAX_DELAY_MS: '2000',
     REFUND_POLL_INTERVAL_MS: '100',
+    REFUND_PROCESSING_MAX_AGE_SECONDS: String(PROCESSING_MAX_AGE_S),
   };
   replicaA = await startApp(env);
   replicaB = await startApp(env);
@@ -503,5 +507,316 @@ describe('refund notifications', () => {
         orderNo,
       ]),
     ).toEqual({ outcome: 'UNKNOWN_REFUND' });
+  });
+});
+
+/** A WeChat refund accepted as PROCESSING, for the tests of what comes after. */
+async function processingWechatpayRefund(amount: number, refundAmount = amount) {
+  const { orderNo, paidBy } = await paidOrder('WECHATPAY', amount);
+  const refundNo = uniqueId('AB');
+  fake.script(refundNo, 'processing');
+  const answer = await emergencyRefund(clientA, platforms.admins.admin, {
+    orderNo,
+    transactionId: paidBy,
+    amount: refundAmount,
+    refundNo,
+  });
+  expect(answer.status).toBe(202);
+  const processing = await refundStatusIs(refundNo, 'PROCESSING');
+  const notice = (status: 'SUCCESS' | 'CLOSED' | 'ABNORMAL') =>
+    clientA.wechatpayRefundNotice(
+      {
+        outTradeNo: orderNo,
+        transactionId: paidBy,
+        outRefundNo: refundNo,
+        refundId: String(processing.channel_refund_id),
+        refundStatus: status,
+        total: amount,
+        refund: refundAmount,
+      },
+      `REFUND.${status}`,
+    );
+  return { orderNo, paidBy, refundNo, notice };
+}
+
+const reserved = async (transactionId: string) =>
+  Number(
+    (await row('SELECT refund_reserved_amount FROM payment_callback WHERE transaction_id = ?', [transactionId]))
+      ?.refund_reserved_amount,
+  );
+
+async function refundDeliveries(orderNo: string): Promise<string[]> {
+  const [deliveries] = await pool.query<RowDataPacket[]>(
+    "SELECT event_type, outcome FROM callback_delivery WHERE order_no = ? AND event_type LIKE 'REFUND.%' ORDER BY id",
+    [orderNo],
+  );
+  return deliveries.map((d) => `${d.event_type} ${d.outcome}`);
+}
+
+describe('an ABNORMAL refund', () => {
+  it('should keep the order REFUNDING with the amount reserved, then settle on the later REFUND.SUCCESS', async () => {
+    const { orderNo, paidBy, refundNo, notice } = await processingWechatpayRefund(2000, 2000);
+
+    expect((await clientA.postWechatpay(notice('ABNORMAL'))).status).toBe(204);
+    expect((await clientB.postWechatpay(notice('ABNORMAL'))).status).toBe(204);
+
+    expect(await refundRow(refundNo)).toMatchObject({ status: 'ABNORMAL', completed_at: null });
+    expect(await orderStatus(orderNo)).toBe('REFUNDING');
+    expect(await reserved(paidBy)).toBe(2000);
+
+    expect((await clientB.postWechatpay(notice('SUCCESS'))).status).toBe(204);
+
+    expect(await refundRow(refundNo)).toMatchObject({ status: 'SUCCEEDED' });
+    expect(await orderStatus(orderNo)).toBe('REFUNDED');
+    expect(await reserved(paidBy)).toBe(2000);
+    expect(await refundDeliveries(orderNo)).toEqual([
+      'REFUND.ABNORMAL REFUND_ABNORMAL',
+      'REFUND.ABNORMAL DUPLICATE',
+      'REFUND.SUCCESS REFUND_SUCCEEDED',
+    ]);
+    expect(
+      await count(pool, "SELECT COUNT(*) FROM outbox_event WHERE type = 'refund.succeeded' AND order_no = ?", [
+        orderNo,
+      ]),
+    ).toBe(1);
+  });
+
+  it('should give the amount back and return the order to PAID on a later REFUND.CLOSED', async () => {
+    const { orderNo, paidBy, refundNo, notice } = await processingWechatpayRefund(1800, 600);
+    expect((await clientA.postWechatpay(notice('ABNORMAL'))).status).toBe(204);
+    expect(await reserved(paidBy)).toBe(600);
+
+    expect((await clientA.postWechatpay(notice('CLOSED'))).status).toBe(204);
+
+    expect(await refundRow(refundNo)).toMatchObject({ status: 'CLOSED' });
+    expect(await orderStatus(orderNo)).toBe('PAID');
+    expect(await reserved(paidBy)).toBe(0);
+    expect(await refundDeliveries(orderNo)).toEqual(['REFUND.ABNORMAL REFUND_ABNORMAL', 'REFUND.CLOSED REFUND_CLOSED']);
+  });
+
+  it('should keep asking WeChat Pay about it, and settle it when the query finds it SUCCESS', async () => {
+    const { orderNo, refundNo } = await processingWechatpayRefund(1700);
+    fake.settle(refundNo, 'ABNORMAL');
+    await refundStatusIs(refundNo, 'ABNORMAL');
+    const queriesWhenAbnormal = fake.queriesFor(refundNo);
+    await waitFor('another query of the ABNORMAL refund', async () => fake.queriesFor(refundNo) > queriesWhenAbnormal);
+    expect(await refundRow(refundNo)).toMatchObject({ status: 'ABNORMAL' });
+
+    fake.settle(refundNo, 'SUCCESS');
+
+    await refundStatusIs(refundNo, 'SUCCEEDED');
+    expect(await orderStatus(orderNo)).toBe('REFUNDED');
+    expect(fake.callsFor(refundNo)).toBe(1);
+  });
+});
+
+describe('POST /admin/refunds/:refundNo/resolve-offline', () => {
+  const resolve = (refundNo: string, token: string | undefined, body: unknown = { reason: 'paid by bank transfer' }) =>
+    clientA.admin('POST', `/admin/refunds/${encodeURIComponent(refundNo)}/resolve-offline`, token, body);
+  const audits = (refundNo: string) =>
+    count(pool, 'SELECT COUNT(*) FROM admin_audit WHERE target = ?', [`refund:${refundNo}`]);
+
+  it('should settle an ABNORMAL refund as refunded, audited in the same transaction', async () => {
+    const { orderNo, paidBy, refundNo, notice } = await processingWechatpayRefund(1600);
+    expect((await clientA.postWechatpay(notice('ABNORMAL'))).status).toBe(204);
+
+    const answer = await resolve(refundNo, platforms.admins.admin2);
+
+    expect(answer.status).toBe(200);
+    expect(answer.json()).toMatchObject({ refundNo, status: 'RESOLVED_OFFLINE', amount: 1600 });
+    expect(await refundRow(refundNo)).toMatchObject({ status: 'RESOLVED_OFFLINE' });
+    expect(await orderStatus(orderNo)).toBe('REFUNDED');
+    expect(await reserved(paidBy)).toBe(1600);
+    expect(
+      await count(pool, "SELECT COUNT(*) FROM outbox_event WHERE type = 'refund.succeeded' AND order_no = ?", [
+        orderNo,
+      ]),
+    ).toBe(1);
+    const audit = await row('SELECT operator_id, action, request_body, result FROM admin_audit WHERE target = ?', [
+      `refund:${refundNo}`,
+    ]);
+    expect(audit).toMatchObject({ operator_id: 'bob', action: 'REFUND_RESOLVED_OFFLINE' });
+    const requestBody = audit!.request_body;
+    expect(typeof requestBody === 'string' ? JSON.parse(requestBody) : requestBody).toEqual({
+      reason: 'paid by bank transfer',
+    });
+
+    // The channel's late SUCCESS changes nothing more.
+    expect((await clientB.postWechatpay(notice('SUCCESS'))).status).toBe(204);
+    expect(await refundRow(refundNo)).toMatchObject({ status: 'RESOLVED_OFFLINE' });
+    expect((await refundDeliveries(orderNo)).at(-1)).toBe('REFUND.SUCCESS DUPLICATE');
+  });
+
+  it('should answer 409 for a refund that is not ABNORMAL, 404 for an unknown one, and write nothing', async () => {
+    const { orderNo, refundNo } = await processingWechatpayRefund(1500);
+
+    const notAbnormal = await resolve(refundNo, platforms.admins.admin);
+    const unknown = await resolve(uniqueId('NOPE'), platforms.admins.admin);
+
+    expect(notAbnormal.status).toBe(409);
+    expect(notAbnormal.json()).toMatchObject({ error: 'RefundConflict' });
+    expect(notAbnormal.json().message).toContain(
+      'is PROCESSING; only a refund that is ABNORMAL can be resolved offline',
+    );
+    expect(unknown.status).toBe(404);
+    expect(unknown.json()).toMatchObject({ error: 'RefundNotFound' });
+    expect(await refundRow(refundNo)).toMatchObject({ status: 'PROCESSING' });
+    expect(await orderStatus(orderNo)).toBe('REFUNDING');
+    expect(await audits(refundNo)).toBe(0);
+  });
+
+  it('should let only an admin resolve, with a reason, and write nothing otherwise', async () => {
+    const { orderNo, refundNo, notice } = await processingWechatpayRefund(1400);
+    expect((await clientA.postWechatpay(notice('ABNORMAL'))).status).toBe(204);
+
+    const answers = {
+      viewer: (await resolve(refundNo, platforms.admins.viewer)).status,
+      anonymous: (await resolve(refundNo, undefined)).status,
+      noReason: (await resolve(refundNo, platforms.admins.admin, {})).status,
+      blankReason: (await resolve(refundNo, platforms.admins.admin, { reason: '   ' })).status,
+      unknownField: (await resolve(refundNo, platforms.admins.admin, { reason: 'x', amount: 1 })).status,
+    };
+
+    expect(answers).toEqual({ viewer: 403, anonymous: 401, noReason: 400, blankReason: 400, unknownField: 400 });
+    expect(await refundRow(refundNo)).toMatchObject({ status: 'ABNORMAL' });
+    expect(await orderStatus(orderNo)).toBe('REFUNDING');
+    expect(await audits(refundNo)).toBe(0);
+  });
+});
+
+describe('an Alipay refund answered 10000 without fund_change=Y', () => {
+  it('should ask about it, and send it again with the same out_request_no once Alipay still has no refund after the max age', async () => {
+    const { orderNo, paidBy } = await paidOrder('ALIPAY', 3100);
+    const refundNo = uniqueId('UC');
+    fake.script(refundNo, 'unconfirmed');
+
+    expect(
+      (await emergencyRefund(clientA, platforms.admins.admin, { orderNo, transactionId: paidBy, refundNo })).status,
+    ).toBe(202);
+    const accepted = await refundStatusIs(refundNo, 'PROCESSING');
+    expect(accepted.accepted_at).not.toBeNull();
+
+    const done = await refundStatusIs(refundNo, 'SUCCEEDED');
+
+    expect(fake.calls.filter((c) => c.refundNo === refundNo).map((c) => c.behaviour)).toEqual([
+      'unconfirmed',
+      'success',
+    ]);
+    const queries = fake.queries.filter((q) => q.refundNo === refundNo).map((q) => q.answered);
+    expect(queries.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(queries)).toEqual(new Set(['NO_REFUND']));
+    const resentAfterMs = (done.completed_at as Date).getTime() - (accepted.accepted_at as Date).getTime();
+    expect(resentAfterMs).toBeGreaterThanOrEqual(PROCESSING_MAX_AGE_S * 1000);
+    expect(await orderStatus(orderNo)).toBe('REFUNDED');
+  });
+});
+
+describe('GET /admin/refunds', () => {
+  interface RefundPage {
+    items: Array<{ refundNo: string; channel: string; status: string; createdAt: string }>;
+    nextCursor: string | null;
+  }
+  const list = async (query: Record<string, string | number>, token = platforms.admins.viewer) => {
+    const search = new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]));
+    return clientA.admin('GET', `/admin/refunds?${search}`, token);
+  };
+
+  it('should list refunds newest first, filtered by status, channel and time, page by page', async () => {
+    const from = new Date().toISOString();
+    const wechat = await processingWechatpayRefund(1100);
+    const alipay = await paidOrder('ALIPAY', 1200);
+    const alipayRefund = await emergencyRefund(clientA, platforms.admins.admin, {
+      orderNo: alipay.orderNo,
+      transactionId: alipay.paidBy,
+      refundNo: uniqueId('LS'),
+    });
+    await refundStatusIs(alipayRefund.json().refundNo as string, 'SUCCEEDED');
+    const later = await processingWechatpayRefund(1300);
+    const to = new Date(Date.now() + 1).toISOString();
+    const window = { from, to };
+
+    const all = await list(window);
+    const processing = await list({ ...window, status: 'PROCESSING', channel: 'WECHATPAY' });
+    const alipays = await list({ ...window, channel: 'ALIPAY' });
+    const first = await list({ ...window, limit: 2 });
+    const second = await list({ ...window, limit: 2, cursor: first.json<RefundPage>().nextCursor! });
+
+    expect(all.status).toBe(200);
+    expect(all.json<RefundPage>().items.map((r) => r.refundNo)).toEqual([
+      later.refundNo,
+      alipayRefund.json().refundNo,
+      wechat.refundNo,
+    ]);
+    expect(all.json<RefundPage>().nextCursor).toBeNull();
+    expect(processing.json<RefundPage>().items.map((r) => r.refundNo)).toEqual([later.refundNo, wechat.refundNo]);
+    expect(alipays.json<RefundPage>().items).toEqual([
+      expect.objectContaining({ refundNo: alipayRefund.json().refundNo, channel: 'ALIPAY', status: 'SUCCEEDED' }),
+    ]);
+    expect(first.json<RefundPage>().items.map((r) => r.refundNo)).toEqual([
+      later.refundNo,
+      alipayRefund.json().refundNo,
+    ]);
+    expect(second.json<RefundPage>()).toEqual({
+      items: [expect.objectContaining({ refundNo: wechat.refundNo })],
+      nextCursor: null,
+    });
+  });
+
+  it.each([
+    [{ status: 'LOST' }, 'status must be one of'],
+    [{ channel: 'PAYPAL' }, 'channel must be one of'],
+    [{ limit: 0 }, 'limit must be at least 1'],
+    [{ limit: 201 }, 'limit must be at most 200'],
+    [{ cursor: 'abc' }, 'cursor must be the nextCursor of a previous page'],
+    [{ from: 'yesterday' }, 'from must be an ISO 8601 date-time'],
+    [{ from: '2026-12-01T00:00:00Z', to: '2026-11-30T00:00:00Z' }, 'from must be before to'],
+  ])('should answer 400 for %j', async (query, message) => {
+    const answer = await list(query);
+    expect(answer.status).toBe(400);
+    expect(answer.json().message).toContain(message);
+  });
+
+  it('should need a token', async () => {
+    expect((await clientA.admin('GET', '/admin/refunds', undefined)).status).toBe(401);
+  });
+});
+
+describe('the refunds_unsettled metric', () => {
+  const unsettled = async (channel: string, status: string) => {
+    const text = await (await fetch(`${replicaB.url}/metrics`)).text();
+    const line = text
+      .split('\n')
+      .find((l) => l.startsWith(`refunds_unsettled{channel="${channel}",status="${status}"}`));
+    return line ? Number(line.split(' ').at(-1)) : 0;
+  };
+
+  it('should count ABNORMAL refunds until they settle', async () => {
+    const before = await unsettled('WECHATPAY', 'ABNORMAL');
+    const { refundNo, notice } = await processingWechatpayRefund(1000);
+    expect((await clientA.postWechatpay(notice('ABNORMAL'))).status).toBe(204);
+
+    expect(await unsettled('WECHATPAY', 'ABNORMAL')).toBe(before + 1);
+
+    expect((await clientA.postWechatpay(notice('SUCCESS'))).status).toBe(204);
+    await refundStatusIs(refundNo, 'SUCCEEDED');
+    expect(await unsettled('WECHATPAY', 'ABNORMAL')).toBe(before);
+  });
+
+  it('should count PENDING and PROCESSING refunds only once they are older than REFUND_PROCESSING_MAX_AGE_SECONDS', async () => {
+    const openProcessing = () =>
+      count(pool, "SELECT COUNT(*) FROM refund WHERE channel = 'WECHATPAY' AND status = 'PROCESSING'");
+    // Every other open refund first passes the age, so that the counts below are exact.
+    const newest = await row("SELECT MAX(created_at) AS at FROM refund WHERE status IN ('PENDING', 'PROCESSING')", []);
+    if (newest?.at) await sleep((newest.at as Date).getTime() + PROCESSING_MAX_AGE_S * 1000 + 200 - Date.now());
+    const { refundNo } = await processingWechatpayRefund(900);
+    const createdAt = ((await refundRow(refundNo))!.created_at as Date).getTime();
+
+    const young = await unsettled('WECHATPAY', 'PROCESSING');
+    expect(Date.now() - createdAt).toBeLessThan(PROCESSING_MAX_AGE_S * 1000);
+    expect(young).toBe((await openProcessing()) - 1);
+
+    await sleep(createdAt + PROCESSING_MAX_AGE_S * 1000 + 200 - Date.now());
+
+    expect(await unsettled('WECHATPAY', 'PROCESSING')).toBe(await openProcessing());
   });
 });

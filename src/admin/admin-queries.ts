@@ -1,6 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
-import { DataSource, FindOptionsWhere, LessThan, Between, MoreThanOrEqual } from 'typeorm';
+import {
+  DataSource,
+  EntityTarget,
+  FindOptionsOrder,
+  FindOptionsWhere,
+  LessThan,
+  Between,
+  MoreThanOrEqual,
+} from 'typeorm';
 import { PaymentAnomaly } from '../anomaly/anomaly.entity';
 import { DomainError } from '../domain/domain-error';
 import { CallbackDelivery } from '../idempotency/callback-delivery.entity';
@@ -11,6 +19,7 @@ import { Refund } from '../refund/refund.entity';
 import {
   AnomalyPageView,
   DeliveryView,
+  RefundPageView,
   OrderDetailView,
   toAnomalyView,
   toDeliverySummary,
@@ -20,7 +29,7 @@ import {
   toChannelCallView,
   toStatusChangeView,
 } from './dto/admin-views';
-import { AnomalyQueryDto, Bucket, CallbackStatsQueryDto } from './dto/admin-queries.dto';
+import { AnomalyQueryDto, Bucket, CallbackStatsQueryDto, RefundQueryDto } from './dto/admin-queries.dto';
 import { ORDER_NO } from '../order/order-no';
 import { ChannelCall } from '../trade/channel-call.entity';
 
@@ -79,18 +88,41 @@ export class AdminQueries {
   constructor(private readonly db: DataSource) {}
 
   async anomalies(query: AnomalyQueryDto): Promise<AnomalyPageView> {
-    const limit = query.limit ?? DEFAULT_PAGE;
     const where: FindOptionsWhere<PaymentAnomaly> = {};
     if (query.type) where.type = query.type;
     if (query.status) where.status = query.status;
+    const page = await this.page(PaymentAnomaly, where, query);
+    return { items: page.items.map(toAnomalyView), nextCursor: page.nextCursor };
+  }
+
+  async refunds(query: RefundQueryDto): Promise<RefundPageView> {
+    const where: FindOptionsWhere<Refund> = {};
+    if (query.status) where.status = query.status;
+    if (query.channel) where.channel = query.channel;
+    const page = await this.page(Refund, where, query);
+    return { items: page.items.map(toRefundView), nextCursor: page.nextCursor };
+  }
+
+  /** Newest first by id, `createdAt` in [from, to), after the cursor: the one pagination of the admin lists. */
+  private async page<T extends { id: string; createdAt: Date }>(
+    entity: EntityTarget<T>,
+    filters: FindOptionsWhere<T>,
+    query: AnomalyQueryDto | RefundQueryDto,
+  ): Promise<{ items: T[]; nextCursor: string | null }> {
+    const limit = query.limit ?? DEFAULT_PAGE;
+    const where = { ...filters } as FindOptionsWhere<{ id: string; createdAt: Date }>;
     const { from, to } = timeRange(query.from, query.to);
     if (from && to) where.createdAt = Between(from, new Date(to.getTime() - 1));
     else if (from) where.createdAt = MoreThanOrEqual(from);
     else if (to) where.createdAt = LessThan(to);
     if (query.cursor) where.id = LessThan(query.cursor);
-    const rows = await this.db.getRepository(PaymentAnomaly).find({ where, order: { id: 'DESC' }, take: limit + 1 });
+    const rows = await this.db.getRepository(entity).find({
+      where: where as FindOptionsWhere<T>,
+      order: { id: 'DESC' } as FindOptionsOrder<T>,
+      take: limit + 1,
+    });
     const items = rows.slice(0, limit);
-    return { items: items.map(toAnomalyView), nextCursor: rows.length > limit ? items[limit - 1].id : null };
+    return { items, nextCursor: rows.length > limit ? items[limit - 1].id : null };
   }
 
   async order(orderNo: string): Promise<OrderDetailView> {

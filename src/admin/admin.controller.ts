@@ -3,12 +3,28 @@ import { ApiAcceptedResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTag
 import { ApiErrors } from '../common/error.view';
 import { AdminRole } from '../config/admin.config';
 import { EmergencyRefundService } from '../refund/emergency-refund.service';
+import { RefundApproval } from '../refund/refund-approval';
+import { RefundSettlement } from '../refund/refund-settlement';
 import { TransactionInterceptor } from '../transaction/transaction.interceptor';
 import { AdminAccess, AuthenticatedOperator, CurrentOperator } from './admin-auth.guard';
 import { AdminQueries, CallbackStatsView } from './admin-queries';
 import { AuditLog } from './audit/audit-log';
-import { AnomalyQueryDto, CallbackStatsQueryDto, EmergencyRefundDto } from './dto/admin-queries.dto';
-import { AnomalyPageView, DeliveryView, EmergencyRefundView, OrderDetailView, toRefundView } from './dto/admin-views';
+import {
+  AnomalyQueryDto,
+  CallbackStatsQueryDto,
+  EmergencyRefundDto,
+  RefundQueryDto,
+  ReasonDto,
+} from './dto/admin-queries.dto';
+import {
+  AnomalyPageView,
+  DeliveryView,
+  EmergencyRefundView,
+  OrderDetailView,
+  RefundPageView,
+  RefundView,
+  toRefundView,
+} from './dto/admin-views';
 import { StartRefundAfterCommit } from './start-refund-after-commit.interceptor';
 
 /** The operators' API: every read for viewers and admins, every change for admins only, audited. */
@@ -23,6 +39,8 @@ export class AdminController {
   constructor(
     private readonly queries: AdminQueries,
     private readonly refunds: EmergencyRefundService,
+    private readonly settlement: RefundSettlement,
+    private readonly approval: RefundApproval,
     private readonly audit: AuditLog,
   ) {}
 
@@ -33,6 +51,15 @@ export class AdminController {
   @AdminAccess(AdminRole.Viewer)
   anomalies(@Query() query: AnomalyQueryDto): Promise<AnomalyPageView> {
     return this.queries.anomalies(query);
+  }
+
+  @Get('refunds')
+  @ApiOperation({ summary: 'Refunds, newest first, a page at a time; filter by status, channel and time (viewer)' })
+  @ApiOkResponse({ type: RefundPageView })
+  @ApiErrors([400, 'a malformed filter, limit or cursor'])
+  @AdminAccess(AdminRole.Viewer)
+  refundList(@Query() query: RefundQueryDto): Promise<RefundPageView> {
+    return this.queries.refunds(query);
   }
 
   @Get('orders/:orderNo')
@@ -88,5 +115,76 @@ export class AdminController {
       result: { refundNo: refund.refundNo, status: refund.status, amount: refund.amount, created },
     });
     return { ...toRefundView(refund), created };
+  }
+
+  /** The money of an ABNORMAL refund went back outside the channel: settles it as refunded. */
+  @Post('refunds/:refundNo/resolve-offline')
+  @ApiOperation({ summary: 'Settle an ABNORMAL refund whose money went back outside the channel (admin)' })
+  @ApiOkResponse({ type: RefundView })
+  @ApiErrors([400, 'no reason'], [403, 'a viewer token'], [404, 'unknown refund'], [409, 'the refund is not ABNORMAL'])
+  @HttpCode(200)
+  @AdminAccess(AdminRole.Admin)
+  @UseInterceptors(TransactionInterceptor)
+  async resolveOffline(
+    @Param('refundNo') refundNo: string,
+    @Body() dto: ReasonDto,
+    @CurrentOperator() operator: AuthenticatedOperator,
+  ): Promise<RefundView> {
+    const refund = await this.settlement.resolveOffline(refundNo, dto.reason);
+    await this.audit.record({
+      operatorId: operator.operatorId,
+      action: 'REFUND_RESOLVED_OFFLINE',
+      target: `refund:${refundNo}`,
+      requestBody: dto,
+      result: { refundNo, status: refund.status, amount: refund.amount },
+    });
+    return toRefundView(refund);
+  }
+
+  /** A second admin lets a refund at or above REFUND_APPROVAL_THRESHOLD go to the channel (after the commit). */
+  @Post('refunds/:refundNo/approve')
+  @ApiOperation({ summary: 'Approve a refund awaiting approval; not by the admin who asked for it (admin)' })
+  @ApiOkResponse({ type: RefundView })
+  @ApiErrors([403, 'a viewer token, or the requester'], [404, 'unknown refund'], [409, 'not awaiting approval'])
+  @HttpCode(200)
+  @AdminAccess(AdminRole.Admin)
+  @UseInterceptors(StartRefundAfterCommit, TransactionInterceptor)
+  async approve(
+    @Param('refundNo') refundNo: string,
+    @CurrentOperator() operator: AuthenticatedOperator,
+  ): Promise<RefundView> {
+    const refund = await this.approval.approve(refundNo, operator.operatorId);
+    await this.audit.record({
+      operatorId: operator.operatorId,
+      action: 'REFUND_APPROVED',
+      target: `refund:${refundNo}`,
+      requestBody: null,
+      result: { refundNo, status: refund.status, amount: refund.amount, requestedBy: refund.requestedBy },
+    });
+    return toRefundView(refund);
+  }
+
+  /** Cancels a refund awaiting approval; its amount can be refunded again. */
+  @Post('refunds/:refundNo/reject')
+  @ApiOperation({ summary: 'Reject a refund awaiting approval; its amount can be refunded again (admin)' })
+  @ApiOkResponse({ type: RefundView })
+  @ApiErrors([400, 'no reason'], [403, 'a viewer token'], [404, 'unknown refund'], [409, 'not awaiting approval'])
+  @HttpCode(200)
+  @AdminAccess(AdminRole.Admin)
+  @UseInterceptors(TransactionInterceptor)
+  async reject(
+    @Param('refundNo') refundNo: string,
+    @Body() dto: ReasonDto,
+    @CurrentOperator() operator: AuthenticatedOperator,
+  ): Promise<RefundView> {
+    const refund = await this.approval.reject(refundNo, operator.operatorId, dto.reason);
+    await this.audit.record({
+      operatorId: operator.operatorId,
+      action: 'REFUND_REJECTED',
+      target: `refund:${refundNo}`,
+      requestBody: dto,
+      result: { refundNo, status: refund.status, amount: refund.amount, requestedBy: refund.requestedBy },
+    });
+    return toRefundView(refund);
   }
 }

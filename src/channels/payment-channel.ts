@@ -44,7 +44,7 @@ export interface PaymentChannel {
   refund(request: RefundRequest): Promise<ChannelRefundResult>;
   /**
    * Asks where an accepted refund stands, for when its notification does not come. Only a final
-   * status is taken as the channel's word; anything else is PROCESSING or RETRY, never CLOSED.
+   * status is taken as the channel's word; anything else is PROCESSING, NOT_REFUNDED or RETRY, never CLOSED.
    */
   queryRefund(request: RefundRequest): Promise<ChannelRefundResult>;
   /** Asks whether the trade of an order was paid (when its notifications are lost). Never throws. */

@@ -17,6 +17,8 @@ describe(loadRefundConfig.name, () => {
       retryBaseDelayMs: 5000,
       retryMaxDelayMs: 600000,
       pollIntervalMs: 1000,
+      processingMaxAgeSeconds: 86400,
+      approvalThreshold: undefined,
     });
   });
 
@@ -46,6 +48,8 @@ describe(loadRefundConfig.name, () => {
       REFUND_RETRY_BASE_DELAY_MS: '100',
       REFUND_RETRY_MAX_DELAY_MS: '60000',
       REFUND_POLL_INTERVAL_MS: '250',
+      REFUND_PROCESSING_MAX_AGE_SECONDS: '3600',
+      REFUND_APPROVAL_THRESHOLD: '500000',
     });
 
     expect(result).toEqual({
@@ -63,6 +67,8 @@ describe(loadRefundConfig.name, () => {
       retryBaseDelayMs: 100,
       retryMaxDelayMs: 60000,
       pollIntervalMs: 250,
+      processingMaxAgeSeconds: 3600,
+      approvalThreshold: 500000,
     });
     expect(Number.isInteger(result.requestTimeoutMs)).toBe(true);
   });
@@ -114,6 +120,8 @@ describe(loadRefundConfig.name, () => {
     ['REFUND_RETRY_BASE_DELAY_MS', 'retryBaseDelayMs', 1, 3600000],
     ['REFUND_RETRY_MAX_DELAY_MS', 'retryMaxDelayMs', 1, 86400000],
     ['REFUND_POLL_INTERVAL_MS', 'pollIntervalMs', 10, 600000],
+    ['REFUND_PROCESSING_MAX_AGE_SECONDS', 'processingMaxAgeSeconds', 1, 2592000],
+    ['REFUND_APPROVAL_THRESHOLD', 'approvalThreshold', 1, 10_000_000_000_000],
   ] as const)('%s', (name, field, min, max) => {
     it(`should accept the bounds ${min} and ${max}`, () => {
       expect(sut({ [name]: String(min) })[field]).toBe(min);

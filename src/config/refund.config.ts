@@ -1,5 +1,6 @@
 import { registerAs } from '@nestjs/config';
 import { IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
+import { MAX_AMOUNT } from '../domain/money';
 import { validateEnv } from './validate-env';
 
 const URL_OPTIONS = { require_tld: false, protocols: ['http', 'https'], require_protocol: true };
@@ -52,6 +53,18 @@ class RefundEnv {
   @Min(10)
   @Max(600000)
   REFUND_POLL_INTERVAL_MS?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(30 * 86400)
+  REFUND_PROCESSING_MAX_AGE_SECONDS?: number;
+
+  @IsOptional()
+  @IsInt({ message: 'REFUND_APPROVAL_THRESHOLD must be an integer amount in minor units' })
+  @Min(1, { message: 'REFUND_APPROVAL_THRESHOLD must be at least 1' })
+  @Max(MAX_AMOUNT, { message: `REFUND_APPROVAL_THRESHOLD must be at most ${MAX_AMOUNT}` })
+  REFUND_APPROVAL_THRESHOLD?: number;
 }
 
 export interface RefundConfig {
@@ -67,6 +80,13 @@ export interface RefundConfig {
   retryBaseDelayMs: number;
   retryMaxDelayMs: number;
   pollIntervalMs: number;
+  /**
+   * How long a refund may stay unconfirmed: after it, a refund the channel says it has no record of
+   * is sent again, and an unsettled one counts in the refunds_unsettled metric.
+   */
+  processingMaxAgeSeconds: number;
+  /** Minor units: an emergency refund of this much or more waits for a second admin's approval. Unset: none does. */
+  approvalThreshold?: number;
 }
 
 export function loadRefundConfig(env: NodeJS.ProcessEnv = process.env): RefundConfig {
@@ -86,6 +106,8 @@ export function loadRefundConfig(env: NodeJS.ProcessEnv = process.env): RefundCo
     retryBaseDelayMs: vars.REFUND_RETRY_BASE_DELAY_MS ?? 5000,
     retryMaxDelayMs: vars.REFUND_RETRY_MAX_DELAY_MS ?? 600000,
     pollIntervalMs: vars.REFUND_POLL_INTERVAL_MS ?? 1000,
+    processingMaxAgeSeconds: vars.REFUND_PROCESSING_MAX_AGE_SECONDS ?? 86400,
+    approvalThreshold: vars.REFUND_APPROVAL_THRESHOLD,
   };
 }
 

@@ -16,11 +16,12 @@ export interface RefundRequest {
 
 /**
  * The channel's answer about a refund, once its signature has been verified. CLOSED and ABNORMAL:
- * the channel refused, closed or could not pay out the refund. RETRY: no word from the channel that
- * can be trusted (timeout, 5xx, unverifiable answer), so ask again later.
+ * the channel refused, closed or could not pay out the refund. NOT_REFUNDED (queries only): the
+ * channel has no successful refund under this number. RETRY: no word from the channel that can be
+ * trusted (timeout, 5xx, unverifiable answer), so ask again later.
  */
 export interface ChannelRefundResult {
-  outcome: 'SUCCEEDED' | 'PROCESSING' | 'CLOSED' | 'ABNORMAL' | 'RETRY';
+  outcome: 'SUCCEEDED' | 'PROCESSING' | 'CLOSED' | 'ABNORMAL' | 'NOT_REFUNDED' | 'RETRY';
   channelRefundId?: string;
   /** Why, for CLOSED, ABNORMAL and RETRY. */
   detail?: string;

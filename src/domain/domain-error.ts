@@ -14,6 +14,7 @@ export const ErrorCode = {
   ChannelUnavailable: { status: 503 },
   PaymentNotFound: { status: 404 },
   DeliveryNotFound: { status: 404 },
+  RefundNotFound: { status: 404 },
   RefundConflict: { status: 409 },
   OverRefund: { status: 422 },
   RefundChannelUnavailable: { status: 503 },

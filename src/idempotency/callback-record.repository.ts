@@ -50,6 +50,18 @@ export class CallbackRecordRepository {
   }
 
   /**
+   * Locks the payment's row until the transaction ends. Every change to the refunds of a payment
+   * (a new one, a settled one) takes this lock after writing its refund row, so whoever holds it
+   * reads the refunds' totals with every other change either committed or waiting behind it.
+   */
+  async lockPayment(channel: string, transactionId: string): Promise<void> {
+    await this.txHost.tx.query(`SELECT id FROM payment_callback WHERE channel = ? AND transaction_id = ? FOR UPDATE`, [
+      channel,
+      transactionId,
+    ]);
+  }
+
+  /**
    * Takes `amount` from what the payment has left to refund, by a conditional UPDATE: concurrent
    * refunds on any replica can never take more than the payment was, together. False when it would.
    */

@@ -1,5 +1,11 @@
 import { Global, Module } from '@nestjs/common';
-import { getToken, makeCounterProvider, makeHistogramProvider, PrometheusModule } from '@willsoto/nestjs-prometheus';
+import {
+  getToken,
+  makeCounterProvider,
+  makeGaugeProvider,
+  makeHistogramProvider,
+  PrometheusModule,
+} from '@willsoto/nestjs-prometheus';
 import { register } from 'prom-client';
 import { DatabaseGauges } from './database-gauges';
 
@@ -7,6 +13,7 @@ export const NOTIFICATIONS_TOTAL = 'payment_notifications_total';
 export const NOTIFICATION_SECONDS = 'payment_notification_duration_seconds';
 export const REFUND_CALLS_TOTAL = 'refund_channel_calls_total';
 export const CHANNEL_CALLS_TOTAL = 'payment_channel_calls_total';
+export const REFUNDS_UNSETTLED = 'refunds_unsettled';
 
 @Global()
 @Module({
@@ -34,7 +41,7 @@ export const CHANNEL_CALLS_TOTAL = 'payment_channel_calls_total';
     }),
     makeCounterProvider({
       name: REFUND_CALLS_TOTAL,
-      help: 'Calls to a channel about refunds, by channel, request (refund, query) and outcome (SUCCEEDED, PROCESSING, CLOSED, ABNORMAL, RETRY)',
+      help: 'Calls to a channel about refunds, by channel, request (refund, query) and outcome (SUCCEEDED, PROCESSING, CLOSED, ABNORMAL, NOT_REFUNDED, RETRY)',
       labelNames: ['channel', 'request', 'outcome'],
     }),
     makeCounterProvider({
@@ -42,12 +49,18 @@ export const CHANNEL_CALLS_TOTAL = 'payment_channel_calls_total';
       help: 'Trade queries and closes at a channel, by channel, request (QUERY, CLOSE) and outcome (PAID, NOT_PAID, NOT_FOUND, FOREIGN, FAILED, CLOSED)',
       labelNames: ['channel', 'request', 'outcome'],
     }),
+    makeGaugeProvider({
+      name: REFUNDS_UNSETTLED,
+      help: 'Refunds that need a person: ABNORMAL, or PENDING/PROCESSING for longer than REFUND_PROCESSING_MAX_AGE_SECONDS, by channel and status',
+      labelNames: ['channel', 'status'],
+    }),
   ],
   exports: [
     getToken(NOTIFICATIONS_TOTAL),
     getToken(NOTIFICATION_SECONDS),
     getToken(REFUND_CALLS_TOTAL),
     getToken(CHANNEL_CALLS_TOTAL),
+    getToken(REFUNDS_UNSETTLED),
   ],
 })
 export class MetricsModule {}

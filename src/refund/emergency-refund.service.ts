@@ -1,13 +1,15 @@
 import { createHash } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { ConfigType } from '@nestjs/config';
 import { AnomalyStatus } from '../anomaly/anomaly.entity';
 import { AnomalyRepository } from '../anomaly/anomaly.repository';
 import { DomainError } from '../domain/domain-error';
+import { refundConfig } from '../config/refund.config';
 import { CallbackRecordRepository } from '../idempotency/callback-record.repository';
 import { PaymentCallback } from '../idempotency/payment-callback.entity';
 import { OrderEvent, OrderStatus } from '../order/order-status';
 import { PaymentOrderRepository } from '../order/payment-order.repository';
-import { Refund, RefundPurpose } from './refund.entity';
+import { Refund, RefundPurpose, RefundStatus } from './refund.entity';
 import { RefundRepository } from './refund.repository';
 import { RefundExecutor } from './refund-executor';
 
@@ -25,7 +27,8 @@ export interface EmergencyRefundRequest {
  * Records an emergency refund of one transaction, in the caller's transaction: the refund row
  * under its unique refund number first (a repeat finds it and changes nothing), then the amount
  * taken from what the payment has left by a conditional UPDATE, then the order or the anomaly
- * moved to REFUNDING. The channel is called only after this commits (RefundExecutor).
+ * moved to REFUNDING. The channel is called only after this commits (RefundExecutor), and only once
+ * another admin approved it when the amount is at or above REFUND_APPROVAL_THRESHOLD.
  */
 @Injectable()
 export class EmergencyRefundService {
@@ -35,6 +38,7 @@ export class EmergencyRefundService {
     private readonly anomalies: AnomalyRepository,
     private readonly refunds: RefundRepository,
     private readonly executor: RefundExecutor,
+    @Inject(refundConfig.KEY) private readonly config: ConfigType<typeof refundConfig>,
   ) {}
 
   async request(request: EmergencyRefundRequest, operatorId: string): Promise<{ refund: Refund; created: boolean }> {
@@ -47,20 +51,24 @@ export class EmergencyRefundService {
     const refundNo = request.refundNo ?? deriveRefundNo(payment, purpose);
     const amount = request.amount ?? payment.amount;
     const now = new Date();
-    const created = await this.refunds.insertIfAbsent({
-      refundNo,
-      channel: payment.channel,
-      transactionId: payment.transactionId,
-      orderNo: payment.orderNo,
-      purpose,
-      amount,
-      transactionAmount: payment.amount,
-      currency: payment.currency,
-      reason: request.reason,
-      requestedBy: operatorId,
-      nextAttemptAt: now,
-      createdAt: now,
-    });
+    const needsApproval = this.config.approvalThreshold !== undefined && amount >= this.config.approvalThreshold;
+    const created = await this.refunds.insertIfAbsent(
+      {
+        refundNo,
+        channel: payment.channel,
+        transactionId: payment.transactionId,
+        orderNo: payment.orderNo,
+        purpose,
+        amount,
+        transactionAmount: payment.amount,
+        currency: payment.currency,
+        reason: request.reason,
+        requestedBy: operatorId,
+        nextAttemptAt: needsApproval ? null : now,
+        createdAt: now,
+      },
+      needsApproval ? RefundStatus.AwaitingApproval : RefundStatus.Pending,
+    );
     const refund = (await this.refunds.findByRefundNo(refundNo))!;
     if (!created) return { refund: sameRequestOrConflict(refund, payment, amount), created: false };
 

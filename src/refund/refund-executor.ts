@@ -19,7 +19,7 @@ import { RefundSettlement } from './refund-settlement';
  * Sends a PENDING refund to its channel and records the answer. Only the caller that wins the
  * refund's compare-and-set claim calls the channel, so concurrent triggers on any replica make one
  * call; a transient failure leaves the refund PENDING with a backoff, for RefundRetryWorker, which
- * also asks the channel about PROCESSING refunds whose notification is late.
+ * also asks the channel about PROCESSING and ABNORMAL refunds whose notification is late.
  */
 @Injectable()
 export class RefundExecutor {
@@ -45,7 +45,7 @@ export class RefundExecutor {
     );
   }
 
-  /** One channel call about a refund: the refund request when PENDING, a query when PROCESSING. */
+  /** One channel call about a refund: the refund request when PENDING, a query when PROCESSING or ABNORMAL. */
   async attempt(refundNo: string, status: RefundStatus = RefundStatus.Pending): Promise<void> {
     const now = new Date();
     // A crashed attempt's lease runs out after the call's timeout, and the call is made again.
@@ -82,21 +82,52 @@ export class RefundExecutor {
   private async record(refund: Refund, result: ChannelRefundResult): Promise<void> {
     const nextAttemptAt = new Date(Date.now() + retryDelayMs(this.config, refund.attempts));
     const { outcome, channelRefundId, detail } = result;
-    if (outcome === 'PROCESSING' && refund.status === RefundStatus.Pending) {
-      await this.refunds.markAccepted(refund.id, channelRefundId, nextAttemptAt);
-    } else if (outcome === 'PROCESSING' || outcome === 'RETRY') {
-      if (detail) this.logger.warn(`refund ${refund.refundNo}: ${detail}; next call at ${nextAttemptAt.toISOString()}`);
-      await this.refunds.deferAttempt(refund.id, refund.status, nextAttemptAt, detail ?? null);
-    } else {
-      if (detail) this.logger.warn(`refund ${refund.refundNo}: ${detail}`);
-      await this.txHost.withTransaction(() =>
-        this.settlement.settle(refund.refundNo, FINAL_STATUS[outcome], channelRefundId, detail),
-      );
+    switch (outcome) {
+      case 'PROCESSING':
+        if (refund.status === RefundStatus.Pending) {
+          return this.refunds.markAccepted(refund.id, channelRefundId, nextAttemptAt);
+        }
+        return this.defer(refund, nextAttemptAt, detail);
+      case 'RETRY':
+        return this.defer(refund, nextAttemptAt, detail);
+      case 'NOT_REFUNDED':
+        return this.resendIfUnconfirmed(refund, nextAttemptAt);
+      case 'SUCCEEDED':
+      case 'CLOSED':
+      case 'ABNORMAL': {
+        if (detail) this.logger.warn(`refund ${refund.refundNo}: ${detail}`);
+        const settled = await this.txHost.withTransaction(() =>
+          this.settlement.settle(refund.refundNo, VERDICT[outcome], channelRefundId, detail),
+        );
+        // Still ABNORMAL when asked again: ask again later. Settled meanwhile: this changes nothing.
+        if (!settled) await this.refunds.deferAttempt(refund.id, refund.status, nextAttemptAt, detail ?? null);
+      }
     }
+  }
+
+  private async defer(refund: Refund, nextAttemptAt: Date, detail: string | undefined): Promise<void> {
+    if (detail) this.logger.warn(`refund ${refund.refundNo}: ${detail}; next call at ${nextAttemptAt.toISOString()}`);
+    await this.refunds.deferAttempt(refund.id, refund.status, nextAttemptAt, detail ?? null);
+  }
+
+  /**
+   * The channel has no successful refund under this number. Soon after it accepted the request
+   * that may only mean it is not done yet; REFUND_PROCESSING_MAX_AGE_SECONDS after, it means the
+   * refund did not happen (Alipay's rule), so it is sent again under the same number, which the
+   * channel refunds at most once.
+   */
+  private async resendIfUnconfirmed(refund: Refund, nextAttemptAt: Date): Promise<void> {
+    const acceptedAt = refund.acceptedAt ?? refund.createdAt;
+    const ageSeconds = Math.floor((Date.now() - acceptedAt.getTime()) / 1000);
+    if (refund.status !== RefundStatus.Processing || ageSeconds < this.config.processingMaxAgeSeconds) {
+      return this.defer(refund, nextAttemptAt, undefined);
+    }
+    const note = `${refund.channel} has no successful refund ${refund.refundNo} ${ageSeconds} s after accepting it; sent again`;
+    if (await this.refunds.markForResend(refund.id, note)) this.logger.warn(`refund ${refund.refundNo}: ${note}`);
   }
 }
 
-const FINAL_STATUS = {
+const VERDICT = {
   SUCCEEDED: RefundStatus.Succeeded,
   CLOSED: RefundStatus.Closed,
   ABNORMAL: RefundStatus.Abnormal,

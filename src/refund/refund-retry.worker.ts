@@ -9,7 +9,7 @@ const BATCH_SIZE = 20;
 
 /**
  * In every instance: sends again the PENDING refunds whose backoff (or crashed attempt's lease) has
- * run out, and asks the channel about PROCESSING ones whose notification has not come.
+ * run out, and asks the channel about PROCESSING and ABNORMAL ones whose notification has not come.
  */
 @Injectable()
 export class RefundRetryWorker extends PollingWorker {

@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { RefundNotice, RefundNoticeStatus } from '../domain/notification';
 import { AnomalyStatus } from '../anomaly/anomaly.entity';
 import { AnomalyRepository } from '../anomaly/anomaly.repository';
+import { DomainError } from '../domain/domain-error';
 import { OutboxWriter } from '../events/outbox.writer';
 import { refundSucceeded } from '../events/payment-events';
 import { CallbackRecordRepository } from '../idempotency/callback-record.repository';
@@ -10,18 +11,40 @@ import { PaymentOrderRepository } from '../order/payment-order.repository';
 import { Refund, RefundPurpose, RefundStatus } from './refund.entity';
 import { RefundRepository, RefundTotals } from './refund.repository';
 
-export type FinalRefundStatus =
-  typeof RefundStatus.Succeeded | typeof RefundStatus.Closed | typeof RefundStatus.Abnormal;
+/** What can settle a refund: the channel's word (API answer, query or notification), or an operator's. */
+export type RefundVerdict =
+  | typeof RefundStatus.Succeeded
+  | typeof RefundStatus.Closed
+  | typeof RefundStatus.Abnormal
+  | typeof RefundStatus.ResolvedOffline
+  | typeof RefundStatus.Rejected;
 
 /**
- * Applies a refund's final word from the channel (its API answer or its notification), in the
- * caller's transaction and exactly once: the refund's compare-and-set lets one caller through, and
- * only that one moves the money bookkeeping, the order or the anomaly, and publishes the event.
- * Rows are locked in the order refund → payment → order → anomaly everywhere, so refunds of one
- * order never deadlock one another.
+ * From which statuses each verdict moves a refund. ABNORMAL is not final: the channel's later
+ * SUCCESS or CLOSED still settles it (after a person acted in the merchant platform), or an
+ * operator resolves it offline.
  */
+const SETTLES_FROM: Record<RefundVerdict, readonly RefundStatus[]> = {
+  [RefundStatus.Succeeded]: [RefundStatus.Pending, RefundStatus.Processing, RefundStatus.Abnormal],
+  [RefundStatus.Closed]: [RefundStatus.Pending, RefundStatus.Processing, RefundStatus.Abnormal],
+  [RefundStatus.Abnormal]: [RefundStatus.Pending, RefundStatus.Processing],
+  [RefundStatus.ResolvedOffline]: [RefundStatus.Abnormal],
+  [RefundStatus.Rejected]: [RefundStatus.AwaitingApproval],
+};
+
+/** Verdicts after which no money moved: the amount the refund reserved is free again. */
+const RELEASES: readonly RefundStatus[] = [RefundStatus.Closed, RefundStatus.Rejected];
+
 export type RefundNoticeOutcome = `REFUND_${RefundNoticeStatus}` | 'UNKNOWN_REFUND' | 'DUPLICATE';
 
+/**
+ * Applies a refund's verdict in the caller's transaction and exactly once: the refund's
+ * compare-and-set lets one caller through, and only that one moves the money bookkeeping, the
+ * order or the anomaly, and publishes the event. Rows are locked in the order refund → payment →
+ * order → anomaly everywhere, and the refunds' totals are read only under the payment's lock:
+ * two refunds of one payment settling at once are serialized there, and the later one sees the
+ * earlier one's result.
+ */
 @Injectable()
 export class RefundSettlement {
   private readonly logger = new Logger(RefundSettlement.name);
@@ -50,25 +73,56 @@ export class RefundSettlement {
       notice.channelRefundId,
       `notified ${notice.status}`,
     );
+    if (!settled && refund.status === RefundStatus.ResolvedOffline && notice.status === RefundStatus.Succeeded) {
+      this.logger.error(`${channel} refunded ${notice.refundNo}, which an operator had resolved offline: paid twice`);
+    }
     return settled ? `REFUND_${notice.status}` : 'DUPLICATE';
   }
 
-  /** The settled refund, or undefined when it was unknown or already final (a repeat). */
+  /** An operator gave the money of an ABNORMAL refund back outside the channel. */
+  async resolveOffline(refundNo: string, reason: string): Promise<Refund> {
+    const settled = await this.settle(refundNo, RefundStatus.ResolvedOffline, undefined, `resolved offline: ${reason}`);
+    if (settled) return settled;
+    throw await this.notIn(refundNo, RefundStatus.Abnormal, 'resolved offline');
+  }
+
+  /** Why an operator's action on a refund did not apply: unknown (404), or in another status (409). */
+  async notIn(refundNo: string, expected: RefundStatus, action: string): Promise<DomainError> {
+    const refund = await this.refunds.findByRefundNo(refundNo);
+    if (!refund) return new DomainError('RefundNotFound', `refund ${refundNo.slice(0, 64)} not found`);
+    return new DomainError(
+      'RefundConflict',
+      `refund ${refundNo} is ${refund.status}; only a refund that is ${expected} can be ${action}`,
+    );
+  }
+
+  /** An admin rejected a refund that awaited approval: it is cancelled before any channel call. */
+  async reject(refundNo: string, operatorId: string, reason: string): Promise<Refund> {
+    const rejected = await this.settle(refundNo, RefundStatus.Rejected, undefined, `rejected: ${reason}`);
+    if (!rejected) throw await this.notIn(refundNo, RefundStatus.AwaitingApproval, 'rejected');
+    await this.refunds.markReviewed(refundNo, operatorId);
+    return (await this.refunds.findByRefundNo(refundNo))!;
+  }
+
+  /** The settled refund, or undefined when it was unknown or its status does not take this verdict (a repeat). */
   async settle(
     refundNo: string,
-    status: FinalRefundStatus,
+    status: RefundVerdict,
     channelRefundId?: string,
     detail?: string,
   ): Promise<Refund | undefined> {
-    if (!(await this.refunds.finish(refundNo, status, channelRefundId, detail))) return undefined;
+    if (!(await this.refunds.settle(refundNo, status, SETTLES_FROM[status], channelRefundId, detail))) return undefined;
     const refund = (await this.refunds.findByRefundNo(refundNo))!;
-    if (status === RefundStatus.Closed) {
+    await this.payments.lockPayment(refund.channel, refund.transactionId);
+    if (RELEASES.includes(status)) {
       await this.payments.releaseRefund(refund.channel, refund.transactionId, refund.amount);
     }
     const totals = await this.refunds.totals(refund.channel, refund.transactionId);
     if (refund.purpose === RefundPurpose.OrderRefund) await this.settleOrder(refund, totals);
     else await this.settleAnomaly(refund, totals);
-    if (status === RefundStatus.Succeeded) await this.outbox.append(refundSucceeded(refund));
+    if (status === RefundStatus.Succeeded || status === RefundStatus.ResolvedOffline) {
+      await this.outbox.append(refundSucceeded(refund));
+    }
     return refund;
   }
 
@@ -77,18 +131,19 @@ export class RefundSettlement {
     // A refund still in flight, or one stuck ABNORMAL, keeps the order REFUNDING: money is still on its way.
     if (order?.status !== OrderStatus.Refunding || totals.open > 0 || totals.abnormal > 0) return;
     const event =
-      totals.succeeded >= order.amount
+      totals.refunded >= order.amount
         ? OrderEvent.SettleFullRefund
-        : totals.succeeded > 0
+        : totals.refunded > 0
           ? OrderEvent.SettlePartialRefund
           : OrderEvent.SettleNoRefund;
     await this.orders.moveIf(order.orderNo, event, OrderStatus.Refunding, refund.refundNo);
   }
 
   private async settleAnomaly(refund: Refund, totals: RefundTotals): Promise<void> {
+    if (totals.open > 0 || totals.abnormal > 0) return;
     const anomaly = await this.anomalies.findByTransaction(refund.channel, refund.transactionId);
-    if (!anomaly || totals.open > 0 || totals.abnormal > 0) return;
-    const resolved = totals.succeeded >= anomaly.paidAmount;
+    if (!anomaly) return;
+    const resolved = totals.refunded >= anomaly.paidAmount;
     await this.anomalies.moveIf(
       anomaly.id,
       [AnomalyStatus.Refunding],

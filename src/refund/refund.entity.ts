@@ -2,6 +2,8 @@ import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 import { bigintAmount } from '../domain/money';
 
 export const RefundStatus = {
+  /** At or above REFUND_APPROVAL_THRESHOLD: recorded and reserved, the channel not called until another admin approves. */
+  AwaitingApproval: 'AWAITING_APPROVAL',
   /** Recorded; the channel has not accepted it yet (not called, or a transient failure: retried). */
   Pending: 'PENDING',
   /** The channel accepted it; its result comes by notification. */
@@ -9,13 +11,29 @@ export const RefundStatus = {
   Succeeded: 'SUCCEEDED',
   /** The channel refused or closed it: no money moved, the amount can be refunded again. */
   Closed: 'CLOSED',
-  /** The channel could not pay it out (e.g. the buyer's card is gone): needs a person. */
+  /**
+   * The channel could not pay it out (e.g. the buyer's card is gone): needs a person. Not final: the
+   * channel's later SUCCESS or CLOSED still settles it, or an operator resolves it offline.
+   */
   Abnormal: 'ABNORMAL',
+  /** An operator gave the money back outside the channel (after ABNORMAL): counts as refunded. */
+  ResolvedOffline: 'RESOLVED_OFFLINE',
+  /** An admin rejected it while it awaited approval: the channel was never called, the amount is free again. */
+  Rejected: 'REJECTED',
 } as const;
 export type RefundStatus = (typeof RefundStatus)[keyof typeof RefundStatus];
 
-/** Statuses the channel may still move. */
+/** Statuses the channel may still move; the money is on its way. */
 export const OPEN_REFUND_STATUSES: readonly RefundStatus[] = [RefundStatus.Pending, RefundStatus.Processing];
+
+/** Statuses in which the money may still go back: the order or anomaly waits for them in REFUNDING. */
+export const IN_FLIGHT_REFUND_STATUSES: readonly RefundStatus[] = [
+  RefundStatus.AwaitingApproval,
+  ...OPEN_REFUND_STATUSES,
+];
+
+/** Statuses in which the money is back with the payer. */
+export const REFUNDED_STATUSES: readonly RefundStatus[] = [RefundStatus.Succeeded, RefundStatus.ResolvedOffline];
 
 /** Why the money goes back: the order's own payment, or a payment that should not have happened. */
 export const RefundPurpose = {
@@ -68,7 +86,7 @@ export class Refund {
   @Column({ type: 'varchar', length: 256 })
   reason: string;
 
-  @Column({ type: 'varchar', length: 16 })
+  @Column({ type: 'varchar', length: 32 })
   status: RefundStatus;
 
   @Column({ name: 'channel_refund_id', type: 'varchar', length: 64, nullable: true })
@@ -81,11 +99,22 @@ export class Refund {
   @Column({ name: 'next_attempt_at', type: 'datetime', precision: 3, nullable: true })
   nextAttemptAt: Date | null;
 
+  /** When the channel last accepted the refund request (PROCESSING); how long it has gone unconfirmed. */
+  @Column({ name: 'accepted_at', type: 'datetime', precision: 3, nullable: true })
+  acceptedAt: Date | null;
+
   @Column({ name: 'last_error', type: 'varchar', length: 500, nullable: true })
   lastError: string | null;
 
   @Column({ name: 'requested_by', type: 'varchar', length: 64 })
   requestedBy: string;
+
+  /** The admin who approved or rejected a refund that awaited approval. */
+  @Column({ name: 'reviewed_by', type: 'varchar', length: 64, nullable: true })
+  reviewedBy: string | null;
+
+  @Column({ name: 'reviewed_at', type: 'datetime', precision: 3, nullable: true })
+  reviewedAt: Date | null;
 
   @Column({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt: Date;

@@ -7,10 +7,12 @@ import { EventsModule } from '../events/events.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { OrderModule } from '../order/order.module';
 import { EmergencyRefundService } from './emergency-refund.service';
+import { RefundApproval } from './refund-approval';
 import { RefundExecutor } from './refund-executor';
 import { RefundRepository } from './refund.repository';
 import { RefundRetryWorker } from './refund-retry.worker';
 import { RefundSettlement } from './refund-settlement';
+import { UnsettledRefundsMetric } from './unsettled-refunds.metric';
 
 @Module({
   imports: [
@@ -21,7 +23,15 @@ import { RefundSettlement } from './refund-settlement';
     AnomalyModule,
     EventsModule,
   ],
-  providers: [RefundRepository, RefundSettlement, RefundExecutor, RefundRetryWorker, EmergencyRefundService],
-  exports: [RefundRepository, RefundSettlement, RefundExecutor, EmergencyRefundService],
+  providers: [
+    RefundRepository,
+    RefundSettlement,
+    RefundExecutor,
+    RefundRetryWorker,
+    EmergencyRefundService,
+    UnsettledRefundsMetric,
+    RefundApproval,
+  ],
+  exports: [RefundRepository, RefundSettlement, RefundExecutor, EmergencyRefundService, RefundApproval],
 })
 export class RefundModule {}

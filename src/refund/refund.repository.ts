@@ -2,17 +2,36 @@ import { Injectable } from '@nestjs/common';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { isDuplicateKey, WriteResult } from '../database/sql';
-import { OPEN_REFUND_STATUSES, Refund, RefundStatus } from './refund.entity';
+import {
+  IN_FLIGHT_REFUND_STATUSES,
+  OPEN_REFUND_STATUSES,
+  Refund,
+  REFUNDED_STATUSES,
+  RefundStatus,
+} from './refund.entity';
 
 export type NewRefund = Omit<
   Refund,
-  'id' | 'status' | 'channelRefundId' | 'attempts' | 'lastError' | 'updatedAt' | 'completedAt'
+  | 'id'
+  | 'status'
+  | 'channelRefundId'
+  | 'attempts'
+  | 'acceptedAt'
+  | 'lastError'
+  | 'reviewedBy'
+  | 'reviewedAt'
+  | 'updatedAt'
+  | 'completedAt'
 >;
+
+/** Refunds the channel may still ask about: in flight, or ABNORMAL until the channel's last word. */
+const QUERIED_STATUSES: readonly RefundStatus[] = [...OPEN_REFUND_STATUSES, RefundStatus.Abnormal];
 
 /** What the refunds of one transaction add up to. */
 export interface RefundTotals {
-  succeeded: number;
-  /** Refunds the channel may still move (PENDING, PROCESSING). */
+  /** What is back with the payer: SUCCEEDED, and RESOLVED_OFFLINE by an operator. */
+  refunded: number;
+  /** Refunds whose money may still go back (AWAITING_APPROVAL, PENDING, PROCESSING). */
   open: number;
   abnormal: number;
 }
@@ -25,10 +44,10 @@ export class RefundRepository {
     return this.txHost.tx.getRepository(Refund);
   }
 
-  /** Inserts the refund as PENDING; false when its refund number exists already (the unique key decides). */
-  async insertIfAbsent(refund: NewRefund): Promise<boolean> {
+  /** Inserts the refund (PENDING or AWAITING_APPROVAL); false when its refund number exists already (the unique key decides). */
+  async insertIfAbsent(refund: NewRefund, status: RefundStatus): Promise<boolean> {
     try {
-      await this.repo.insert({ ...refund, status: RefundStatus.Pending, attempts: 0, updatedAt: refund.createdAt });
+      await this.repo.insert({ ...refund, status, attempts: 0, updatedAt: refund.createdAt });
       return true;
     } catch (error) {
       if (isDuplicateKey(error)) return false;
@@ -44,6 +63,7 @@ export class RefundRepository {
     return this.repo.find({ where: { orderNo }, order: { id: 'ASC' } });
   }
 
+  /** Read only under the payment's lock (see RefundSettlement), or the answer is already stale. */
   async totals(channel: string, transactionId: string): Promise<RefundTotals> {
     const rows: Array<{ status: RefundStatus; total: string; n: string }> = await this.txHost.tx.query(
       `SELECT status, SUM(amount) AS total, COUNT(*) AS n FROM refund
@@ -52,20 +72,20 @@ export class RefundRepository {
     );
     const of = (status: RefundStatus) => rows.find((r) => r.status === status);
     return {
-      succeeded: Number(of(RefundStatus.Succeeded)?.total ?? 0),
-      open: OPEN_REFUND_STATUSES.reduce((n, status) => n + Number(of(status)?.n ?? 0), 0),
+      refunded: REFUNDED_STATUSES.reduce((sum, status) => sum + Number(of(status)?.total ?? 0), 0),
+      open: IN_FLIGHT_REFUND_STATUSES.reduce((n, status) => n + Number(of(status)?.n ?? 0), 0),
       abnormal: Number(of(RefundStatus.Abnormal)?.n ?? 0),
     };
   }
 
   /**
-   * Refunds whose next channel call is due: PENDING ones to send (again), PROCESSING ones to ask
-   * about, in case their notification does not come.
+   * Refunds whose next channel call is due: PENDING ones to send (again), PROCESSING and ABNORMAL
+   * ones to ask about, in case their notification does not come.
    */
   async due(now: Date, limit: number): Promise<Array<Pick<Refund, 'refundNo' | 'status'>>> {
     const rows: Array<{ refund_no: string; status: RefundStatus }> = await this.txHost.tx.query(
       `SELECT refund_no, status FROM refund WHERE status IN (?) AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?`,
-      [OPEN_REFUND_STATUSES, now, limit],
+      [QUERIED_STATUSES, now, limit],
     );
     return rows.map((r) => ({ refundNo: r.refund_no, status: r.status }));
   }
@@ -86,12 +106,49 @@ export class RefundRepository {
 
   /** The channel accepted the refund; its result comes by notification, or is asked for at `queryAt`. */
   async markAccepted(id: string, channelRefundId: string | undefined, queryAt: Date): Promise<void> {
+    const now = new Date();
     await this.txHost.tx.query(
       `UPDATE refund SET status = ?, channel_refund_id = COALESCE(?, channel_refund_id), next_attempt_at = ?,
-         last_error = NULL, updated_at = ?
+         accepted_at = ?, last_error = NULL, updated_at = ?
        WHERE id = ? AND status = ?`,
-      [RefundStatus.Processing, channelRefundId ?? null, queryAt, new Date(), id, RefundStatus.Pending],
+      [RefundStatus.Processing, channelRefundId ?? null, queryAt, now, now, id, RefundStatus.Pending],
     );
+  }
+
+  /**
+   * Compare-and-set AWAITING_APPROVAL → PENDING, due now, by an admin other than the requester:
+   * true for the one approval that counts, however many arrive at once.
+   */
+  async approve(refundNo: string, operatorId: string): Promise<boolean> {
+    const now = new Date();
+    const result: WriteResult = await this.txHost.tx.query(
+      `UPDATE refund SET status = ?, next_attempt_at = ?, reviewed_by = ?, reviewed_at = ?, updated_at = ?
+       WHERE refund_no = ? AND status = ? AND requested_by <> ?`,
+      [RefundStatus.Pending, now, operatorId, now, now, refundNo, RefundStatus.AwaitingApproval, operatorId],
+    );
+    return result.affectedRows === 1;
+  }
+
+  async markReviewed(refundNo: string, operatorId: string): Promise<void> {
+    const now = new Date();
+    await this.txHost.tx.query(`UPDATE refund SET reviewed_by = ?, reviewed_at = ? WHERE refund_no = ?`, [
+      operatorId,
+      now,
+      refundNo,
+    ]);
+  }
+
+  /**
+   * Back to PENDING, due now, so that the refund is sent again under the same refund number: the
+   * channel said, long enough after accepting it, that it has no such refund.
+   */
+  async markForResend(id: string, note: string): Promise<boolean> {
+    const now = new Date();
+    const result: WriteResult = await this.txHost.tx.query(
+      `UPDATE refund SET status = ?, next_attempt_at = ?, last_error = ?, updated_at = ? WHERE id = ? AND status = ?`,
+      [RefundStatus.Pending, now, note.slice(0, 500), now, id, RefundStatus.Processing],
+    );
+    return result.affectedRows === 1;
   }
 
   async deferAttempt(id: string, status: RefundStatus, nextAttemptAt: Date, note: string | null): Promise<void> {
@@ -101,20 +158,40 @@ export class RefundRepository {
     );
   }
 
-  /** Compare-and-set to a final status: true for the one caller that settled the refund. */
-  async finish(
+  /**
+   * Compare-and-set from one of `from` to the channel's word: true for the one caller that moved the
+   * refund. ABNORMAL keeps its query schedule (the channel may still settle it); the others are final.
+   */
+  async settle(
     refundNo: string,
     status: RefundStatus,
+    from: readonly RefundStatus[],
     channelRefundId: string | undefined,
     detail: string | undefined,
   ): Promise<boolean> {
     const now = new Date();
+    const final = status !== RefundStatus.Abnormal;
     const result: WriteResult = await this.txHost.tx.query(
       `UPDATE refund SET status = ?, channel_refund_id = COALESCE(?, channel_refund_id),
-         last_error = COALESCE(?, last_error), next_attempt_at = NULL, completed_at = ?, updated_at = ?
+         last_error = COALESCE(?, last_error), next_attempt_at = ${final ? 'NULL' : 'next_attempt_at'},
+         completed_at = ?, updated_at = ?
        WHERE refund_no = ? AND status IN (?)`,
-      [status, channelRefundId ?? null, detail?.slice(0, 500) ?? null, now, now, refundNo, OPEN_REFUND_STATUSES],
+      [status, channelRefundId ?? null, detail?.slice(0, 500) ?? null, final ? now : null, now, refundNo, from],
     );
     return result.affectedRows === 1;
+  }
+
+  /**
+   * Refunds that do not settle by themselves, by channel and status: ABNORMAL ones, and those still
+   * PENDING or PROCESSING although created before `openSince`.
+   */
+  async countUnsettled(openSince: Date): Promise<Array<{ channel: string; status: RefundStatus; n: number }>> {
+    const rows: Array<{ channel: string; status: RefundStatus; n: string }> = await this.txHost.tx.query(
+      `SELECT channel, status, COUNT(*) AS n FROM refund
+       WHERE status = ? OR (status IN (?) AND created_at < ?)
+       GROUP BY channel, status`,
+      [RefundStatus.Abnormal, OPEN_REFUND_STATUSES, openSince],
+    );
+    return rows.map((r) => ({ channel: r.channel, status: r.status, n: Number(r.n) }));
   }
 }

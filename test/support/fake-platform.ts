@@ -16,6 +16,7 @@ import { beijingDateTime, beijingRfc3339, randomAlphanumeric, signWechatpayBody,
 export type RefundBehaviour =
   | 'success' // refund accepted and done: WeChat status SUCCESS; Alipay code 10000 fund_change Y
   | 'processing' // WeChat only: status PROCESSING (Alipay: treat like success)
+  | 'unconfirmed' // Alipay only: code 10000 with fund_change N, and the refund NOT done (its queries find no refund_status)
   | 'timeout' // hold the request open without answering for `hangMs` then destroy the socket; the refund is NOT done
   | 'server-error' // WeChat: HTTP 500 SYSTEM_ERROR; Alipay: code 20000 sub_code aop.ACQ.SYSTEM_ERROR
   | { reject: string; message?: string }; // WeChat: HTTP 400 {code: reject}; Alipay: code 40004 sub_code=reject
@@ -648,6 +649,9 @@ export class FakePlatform {
       },
       behaviour,
     );
+    if (behaviour === 'unconfirmed') {
+      return this.sendAlipay(res, app, ALIPAY_REFUND_RESPONSE, alipayUnconfirmedAnswer(request));
+    }
     this.answerAlipay(res, app, request, behaviour);
   }
 
@@ -1148,6 +1152,19 @@ function alipayQueryAnswer(request: AlipayQueryRequest, refund: AlipayRefund | u
     refund_amount: yuan(refund.amount),
     refund_status: 'REFUND_SUCCESS',
     gmt_refund_pay: beijingDateTime(refund.refundedAt),
+  };
+}
+
+/** What the gateway answers when it took the request but moved no money (yet): 10000, fund_change N. */
+function alipayUnconfirmedAnswer(request: AlipayRefundRequest): object {
+  return {
+    code: '10000',
+    msg: 'Success',
+    trade_no: request.tradeNo,
+    out_trade_no: '',
+    buyer_logon_id: '159****5620',
+    fund_change: 'N',
+    refund_fee: '0.00',
   };
 }
 

@@ -2,6 +2,8 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
 import { AnomalyStatus, AnomalyType } from '../../anomaly/anomaly.entity';
+import { RefundStatus } from '../../refund/refund.entity';
+import { Channel } from '../../domain/notification';
 import { ORDER_NO, ORDER_NO_MESSAGE } from '../../order/order-no';
 import { MAX_AMOUNT } from '../../domain/money';
 
@@ -20,17 +22,8 @@ class TimeRangeQueryDto {
   to?: string;
 }
 
-export class AnomalyQueryDto extends TimeRangeQueryDto {
-  @ApiPropertyOptional({ enum: Object.values(AnomalyType) })
-  @IsOptional()
-  @IsIn(Object.values(AnomalyType), { message: `type must be one of ${Object.values(AnomalyType).join(', ')}` })
-  type?: AnomalyType;
-
-  @ApiPropertyOptional({ enum: Object.values(AnomalyStatus) })
-  @IsOptional()
-  @IsIn(Object.values(AnomalyStatus), { message: `status must be one of ${Object.values(AnomalyStatus).join(', ')}` })
-  status?: AnomalyStatus;
-
+/** A page, newest first: `limit` items, then `cursor` = the previous page's nextCursor. */
+class PageQueryDto extends TimeRangeQueryDto {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 200, default: 50 })
   @IsOptional()
   @Type(() => Number)
@@ -44,6 +37,30 @@ export class AnomalyQueryDto extends TimeRangeQueryDto {
   @IsOptional()
   @Matches(/^[1-9]\d{0,18}$/, { message: 'cursor must be the nextCursor of a previous page' })
   cursor?: string;
+}
+
+export class AnomalyQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ enum: Object.values(AnomalyType) })
+  @IsOptional()
+  @IsIn(Object.values(AnomalyType), { message: `type must be one of ${Object.values(AnomalyType).join(', ')}` })
+  type?: AnomalyType;
+
+  @ApiPropertyOptional({ enum: Object.values(AnomalyStatus) })
+  @IsOptional()
+  @IsIn(Object.values(AnomalyStatus), { message: `status must be one of ${Object.values(AnomalyStatus).join(', ')}` })
+  status?: AnomalyStatus;
+}
+
+export class RefundQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ enum: Object.values(RefundStatus) })
+  @IsOptional()
+  @IsIn(Object.values(RefundStatus), { message: `status must be one of ${Object.values(RefundStatus).join(', ')}` })
+  status?: RefundStatus;
+
+  @ApiPropertyOptional({ enum: Object.values(Channel) })
+  @IsOptional()
+  @IsIn(Object.values(Channel), { message: `channel must be one of ${Object.values(Channel).join(', ')}` })
+  channel?: Channel;
 }
 
 export const Bucket = { Hour: 'hour', Day: 'day' } as const;
@@ -93,4 +110,13 @@ export class EmergencyRefundDto {
   @IsOptional()
   @Matches(/^[A-Za-z0-9_\-|*@]{1,64}$/, { message: 'refundNo must be 1 to 64 letters, digits or _ - | * @' })
   refundNo?: string;
+}
+
+/** Why an operator resolves or rejects a refund; kept in the audit log. */
+export class ReasonDto {
+  @ApiProperty({ minLength: 1, maxLength: 256 })
+  @IsString()
+  @Length(1, 256, { message: 'reason must be 1 to 256 characters' })
+  @Matches(/\S/, { message: 'reason must not be blank' })
+  reason: string;
 }

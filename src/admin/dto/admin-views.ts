@@ -105,6 +105,13 @@ export class RefundView {
   @ApiProperty({ description: 'The operator id' })
   requestedBy: string;
 
+  /** Who approved or rejected it, when it awaited approval. */
+  @ApiProperty(NULLABLE_STRING)
+  reviewedBy: string | null;
+
+  @ApiProperty(NULLABLE_DATE_TIME)
+  reviewedAt: string | null;
+
   @ApiProperty(DATE_TIME)
   createdAt: string;
 
@@ -130,6 +137,8 @@ export function toRefundView(r: Refund): RefundView {
     attempts: r.attempts,
     lastError: r.lastError,
     requestedBy: r.requestedBy,
+    reviewedBy: r.reviewedBy,
+    reviewedAt: iso(r.reviewedAt),
     createdAt: r.createdAt.toISOString(),
     updatedAt: r.updatedAt.toISOString(),
     completedAt: iso(r.completedAt),
@@ -337,6 +346,14 @@ export function toChannelCallView(call: ChannelCall): ChannelCallView {
 export class AnomalyPageView {
   @ApiProperty({ type: [AnomalyView] })
   items: AnomalyView[];
+
+  @ApiProperty({ ...NULLABLE_STRING, description: 'Pass as cursor for the next page; null on the last' })
+  nextCursor: string | null;
+}
+
+export class RefundPageView {
+  @ApiProperty({ type: [RefundView] })
+  items: RefundView[];
 
   @ApiProperty({ ...NULLABLE_STRING, description: 'Pass as cursor for the next page; null on the last' })
   nextCursor: string | null;

@@ -88,7 +88,11 @@ export class AlipayChannel implements PaymentChannel {
       : { outcome: 'RETRY', detail };
   }
 
-  /** Only REFUND_SUCCESS is final here: Alipay's query has no word for "refused", so the rest keeps waiting. */
+  /**
+   * Only REFUND_SUCCESS says the refund happened. Alipay's rule: an answer without it means it did
+   * not (or not yet, right after the request), and the refund may be sent again with the same
+   * out_request_no; its query has no word for "refused", so it is never CLOSED here.
+   */
   async queryRefund(request: RefundRequest): Promise<ChannelRefundResult> {
     const answer = await this.client.call(request.merchantId, METHODS.refundQuery, {
       trade_no: request.transactionId,
@@ -99,7 +103,7 @@ export class AlipayChannel implements PaymentChannel {
     if (verified.code !== '10000') {
       return { outcome: 'RETRY', detail: `Alipay refund query: ${verified.code} ${verified.sub_code ?? ''}`.trim() };
     }
-    return { outcome: verified.refund_status === 'REFUND_SUCCESS' ? 'SUCCEEDED' : 'PROCESSING' };
+    return { outcome: verified.refund_status === 'REFUND_SUCCESS' ? 'SUCCEEDED' : 'NOT_REFUNDED' };
   }
 
   async queryTrade(trade: TradeRef): Promise<TradeQueryResult> {
