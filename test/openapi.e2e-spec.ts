@@ -39,6 +39,10 @@ describe('OpenAPI', () => {
           'GET /admin/deliveries/{id}',
           'GET /admin/stats/callbacks',
           'POST /admin/refunds/emergency',
+          'GET /admin/refunds',
+          'POST /admin/refunds/{refundNo}/resolve-offline',
+          'POST /admin/refunds/{refundNo}/approve',
+          'POST /admin/refunds/{refundNo}/reject',
         ].sort(),
       );
       for (const { route, operation } of operations) {

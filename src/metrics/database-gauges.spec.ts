@@ -11,7 +11,16 @@ describe(toSnapshot.name, () => {
       outboxOldestPendingAgeSeconds: 0,
       deadLetters: { outbox: 0, handler: 0 },
       openAnomalies: { DUPLICATE_PAYMENT: 0, PAID_AFTER_CLOSE: 0, AMOUNT_MISMATCH: 0 },
-      refunds: { PENDING: 0, PROCESSING: 0, SUCCEEDED: 0, CLOSED: 0, ABNORMAL: 0 },
+      refunds: {
+        AWAITING_APPROVAL: 0,
+        PENDING: 0,
+        PROCESSING: 0,
+        SUCCEEDED: 0,
+        CLOSED: 0,
+        ABNORMAL: 0,
+        RESOLVED_OFFLINE: 0,
+        REJECTED: 0,
+      },
       refundOldestOpenAgeSeconds: 0,
     });
   });
