@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createConnection } from 'mysql2/promise';
 import { DataSource } from 'typeorm';
+import { loadDatabaseConfig } from '../src/config/database.config';
 import { buildDataSourceOptions } from '../src/database/data-source-options';
 import { createTestPlatforms } from '../test/support/test-app';
 import { arrivalOrder, Delivery, Payment, planPayments, seededRandom, signPayment } from './delivery-mix';
@@ -212,7 +213,7 @@ function report(r: Awaited<ReturnType<typeof runBenchmark>> & { database: string
 
 async function migrate(url: string): Promise<void> {
   const dataSource = await new DataSource(
-    buildDataSourceOptions({ url, poolSize: 2, runMigrations: true }),
+    buildDataSourceOptions({ ...loadDatabaseConfig({}), url, poolSize: 2 }),
   ).initialize();
   await dataSource.runMigrations({ transaction: 'each' });
   await dataSource.destroy();

@@ -72,6 +72,8 @@ export async function startService(
       WECHATPAY_API_BASE_URL: 'http://127.0.0.1:9',
       ALIPAY_GATEWAY_URL: 'http://127.0.0.1:9/gateway.do',
       NODE_OPTIONS: process.env.SERVICE_NODE_OPTIONS ?? SERVICE_NODE_OPTIONS,
+      // Nobody routes traffic to it: stop without the load balancer's drain.
+      SHUTDOWN_DRAIN_MS: '0',
       ...env,
       PORT: String(port),
     },

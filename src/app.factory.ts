@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { IncomingHttpHeaders } from 'node:http';
+import { IncomingHttpHeaders, Server } from 'node:http';
 import { ModuleMetadata, ValidationPipe } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
+import { AfterPaymentExamplesModule } from './after-payment/after-payment-examples.module';
 import { AppModule } from './app.module';
 import { getToken } from '@willsoto/nestjs-prometheus';
 import { PaymentChannels } from './channels/payment-channels';
 import { HttpErrorFilter } from './common/http-error.filter';
+import { HttpLimits, loadServerConfig } from './config/server.config';
 import { NOTIFICATIONS_TOTAL } from './metrics/metrics.module';
 import { loadOpenApiConfig } from './config/openapi.config';
 import { serveOpenApi } from './openapi/openapi';
@@ -26,18 +28,44 @@ function requestId(request: { headers: IncomingHttpHeaders }): string {
  * most modules of their own (extra event handlers) beside AppModule.
  */
 export async function createApp(extraImports: ModuleMetadata['imports'] = []): Promise<NestFastifyApplication> {
+  const { http, exampleHandlers } = loadServerConfig();
+  // Opt-in (EXAMPLE_HANDLERS=true), decided here rather than when AppModule is imported, so that a
+  // .env read at start counts: the examples grant fake points, coupons and shipments.
+  const examples = exampleHandlers ? [AfterPaymentExamplesModule] : [];
+  const adapter = new FastifyAdapter({
+    bodyLimit: BODY_LIMIT_BYTES,
+    trustProxy: true,
+    requestIdHeader: false,
+    genReqId: requestId,
+    requestTimeout: http.requestTimeoutMs,
+    keepAliveTimeout: http.keepAliveTimeoutMs,
+    // How often Node looks for requests past their headers or request timeout (default 30 s):
+    // a connection that never sends a request is closed about headersTimeout after it opened.
+    http: { connectionsCheckingInterval: 1000 },
+  });
   const app = await NestFactory.create<NestFastifyApplication>(
-    { module: class ApplicationRoot {}, imports: [AppModule, ...extraImports] },
-    new FastifyAdapter({ bodyLimit: BODY_LIMIT_BYTES, trustProxy: true, requestIdHeader: false, genReqId: requestId }),
+    { module: class ApplicationRoot {}, imports: [AppModule, ...examples, ...extraImports] },
+    adapter,
     // Signatures are verified over the exact bytes received, never over a re-serialised body.
-    { rawBody: true, bufferLogs: true },
+    // A failed start is reported by the caller in one line, not by the framework with a stack trace.
+    { rawBody: true, bufferLogs: true, abortOnError: false, logger: false },
   );
   app.useLogger(app.get(Logger));
   app.useGlobalFilters(new HttpErrorFilter(app.get(PaymentChannels), app.get(getToken(NOTIFICATIONS_TOTAL))));
   app.useGlobalPipes(
     new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true, stopAtFirstError: false }),
   );
-  app.enableShutdownHooks();
+  // No enableShutdownHooks(): main.ts installs GracefulShutdown, which drains before the app closes.
   if (loadOpenApiConfig().enabled) serveOpenApi(app);
+  limitConnections(app.getHttpServer() as Server, http);
+  adapter.getInstance().addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
   return app;
+}
+
+function limitConnections(server: Server, http: HttpLimits): void {
+  // Node requires headersTimeout <= requestTimeout.
+  server.headersTimeout = Math.min(http.headersTimeoutMs, http.requestTimeoutMs);
+  server.maxConnections = http.maxConnections;
 }

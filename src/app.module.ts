@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
-import { ConditionalModule, ConfigModule } from '@nestjs/config';
+import { ConfigModule } from '@nestjs/config';
 import { AdminModule } from './admin/admin.module';
-import { AfterPaymentExamplesModule } from './after-payment/after-payment-examples.module';
 import { serverConfig } from './config/server.config';
 import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
+import { LifecycleModule } from './lifecycle/lifecycle.module';
 import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { NotifyModule } from './notify/notify.module';
@@ -18,6 +18,7 @@ import { RabbitmqModule } from './rabbitmq/rabbitmq.module';
   imports: [
     ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [serverConfig] }),
     LoggingModule,
+    LifecycleModule,
     DatabaseModule,
     TransactionModule,
     MetricsModule,
@@ -26,7 +27,6 @@ import { RabbitmqModule } from './rabbitmq/rabbitmq.module';
     NotifyModule,
     TradeModule,
     EventsModule,
-    ConditionalModule.registerWhen(AfterPaymentExamplesModule, (env) => env.EXAMPLE_HANDLERS !== 'false'),
     AdminModule,
     HealthModule,
   ],

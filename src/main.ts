@@ -1,17 +1,47 @@
 import 'reflect-metadata';
+import { existsSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { Logger } from '@nestjs/common';
 import { createApp } from './app.factory';
+import { validateConfiguration } from './config/configuration';
 import { loadServerConfig } from './config/server.config';
 import { ConfigurationError } from './config/validate-env';
+import { GracefulShutdown } from './lifecycle/graceful-shutdown';
+import { startSummary } from './lifecycle/start-line';
+import { MetricsServer } from './metrics/metrics-server';
+
+/** `.env` in the working directory, when present; a variable set in the environment wins over it. */
+function loadDotEnv(): void {
+  if (existsSync('.env')) process.loadEnvFile('.env');
+}
 
 async function bootstrap(): Promise<void> {
-  const { port } = loadServerConfig();
+  loadDotEnv();
+  validateConfiguration();
+  const config = loadServerConfig();
   const app = await createApp();
-  await app.listen(port, '0.0.0.0');
+  new GracefulShutdown(app, config).install();
+  await app.listen(config.port, '0.0.0.0');
+  const { port } = app.getHttpServer().address() as { port: number };
+  const { msg, ...fields } = startSummary(app, port, app.get(MetricsServer).port ?? port);
+  new Logger('Lifecycle').log({ msg, ...fields });
+}
+
+/** One line, in the log's own JSON shape, with what to fix: never a stack trace for a configuration mistake. */
+function reportStartFailure(error: unknown): void {
+  const configuration = error instanceof ConfigurationError;
+  const line = {
+    level: 60,
+    time: Date.now(),
+    pid: process.pid,
+    hostname: hostname(),
+    msg: configuration ? error.message : `failed to start: ${(error as Error)?.message ?? String(error)}`,
+    ...(configuration ? { problems: error.problems } : {}),
+  };
+  process.stderr.write(`${JSON.stringify(line)}\n`);
 }
 
 bootstrap().catch((error: unknown) => {
-  // A configuration mistake deserves one clear line, not a stack trace.
-  const message = error instanceof ConfigurationError ? error.message : ((error as Error)?.stack ?? String(error));
-  process.stderr.write(`payment-callback-service failed to start: ${message}\n`);
+  reportStartFailure(error);
   process.exit(1);
 });

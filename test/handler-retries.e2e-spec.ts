@@ -116,6 +116,7 @@ describe.each(MODES)('handler retries and dead letters ($mode)', ({ broker }) =>
   function appEnv(extra: Record<string, string> = {}): Record<string, string> {
     return {
       ...platforms.env,
+      EXAMPLE_HANDLERS: 'true',
       OUTBOX_POLL_INTERVAL_MS: '50',
       RETRY_BASE_DELAY_MS: '50',
       RETRY_MAX_DELAY_MS: '200',

@@ -75,7 +75,7 @@ async function eventIdsOf(orderNos: string[]): Promise<string[]> {
 
 describe('in-process handler batches', () => {
   it('should have every effect exactly once with two relays, handing events over in batches', async () => {
-    const env = { ...platforms.env, OUTBOX_POLL_INTERVAL_MS: '300' };
+    const env = { ...platforms.env, EXAMPLE_HANDLERS: 'true', OUTBOX_POLL_INTERVAL_MS: '300' };
     const replicas = [await startApp(env), await startApp(env)];
     try {
       const orderNos = await payConcurrently(new TestClient(replicas[0].url, platforms), 200);
@@ -103,7 +103,13 @@ describe('in-process handler batches', () => {
   it('should run a handler failing inside a batch exactly as often as its attempts, and take effect once', async () => {
     FlakyHandler.attempts.clear();
     const running = await startApp(
-      { ...platforms.env, OUTBOX_POLL_INTERVAL_MS: '300', RETRY_BASE_DELAY_MS: '50', RETRY_MAX_DELAY_MS: '200' },
+      {
+        ...platforms.env,
+        EXAMPLE_HANDLERS: 'true',
+        OUTBOX_POLL_INTERVAL_MS: '300',
+        RETRY_BASE_DELAY_MS: '50',
+        RETRY_MAX_DELAY_MS: '200',
+      },
       [FlakyHandlerModule],
     );
     try {
@@ -122,7 +128,11 @@ describe('in-process handler batches', () => {
   });
 
   it('should apply only the new events of a batch that holds events a handler processed before', async () => {
-    const running: RunningApp = await startApp({ ...platforms.env, OUTBOX_POLL_INTERVAL_MS: '60000' });
+    const running: RunningApp = await startApp({
+      ...platforms.env,
+      EXAMPLE_HANDLERS: 'true',
+      OUTBOX_POLL_INTERVAL_MS: '60000',
+    });
     try {
       const dispatcher = running.app.get(EventDispatcher);
       const event = (): PaymentEvent => ({
@@ -154,6 +164,26 @@ describe('in-process handler batches', () => {
           [...seen, ...fresh].map((e) => e.eventId),
         ]),
       ).toBe(0);
+    } finally {
+      await running.close();
+    }
+  });
+
+  it('should leave the example handlers out unless EXAMPLE_HANDLERS=true', async () => {
+    const running = await startApp({ ...platforms.env, OUTBOX_POLL_INTERVAL_MS: '50' });
+    try {
+      const orderNos = await payConcurrently(new TestClient(running.url, platforms), 5);
+      const eventIds = await eventIdsOf(orderNos);
+      await eventually(
+        'the events to be published',
+        async () =>
+          (await count(pool, 'SELECT COUNT(*) FROM outbox_event WHERE published_at IS NOT NULL AND event_id IN (?)', [
+            eventIds,
+          ])) === 5,
+      );
+
+      for (const table of EXAMPLE_TABLES) expect(await effectsPerOrder(table, orderNos)).toEqual(orderNos.map(() => 0));
+      expect(await count(pool, 'SELECT COUNT(*) FROM processed_event WHERE event_id IN (?)', [eventIds])).toBe(0);
     } finally {
       await running.close();
     }

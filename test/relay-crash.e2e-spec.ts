@@ -66,6 +66,7 @@ describe('an instance killed in the middle of a relay batch', () => {
   function appEnv(rabbitmqUrl: string): Record<string, string> {
     return {
       ...platforms.env,
+      EXAMPLE_HANDLERS: 'true',
       RABBITMQ_URL: rabbitmqUrl,
       RABBITMQ_EXCHANGE: exchange,
       OUTBOX_POLL_INTERVAL_MS: '50',

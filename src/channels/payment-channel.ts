@@ -36,6 +36,8 @@ export interface PaymentChannel {
 
   /** Every configured account: WeChat mchids, Alipay app ids. */
   accountIds(): string[];
+  /** The ids of the platform keys notifications are verified with (none for a channel whose keys have no id), for the start line. */
+  keyIds(): string[];
   /** The accounts (WeChat mchids, Alipay app ids) whose API can be called: they have a merchant/app key. */
   apiAccounts(): string[];
   /** Why `merchantId`'s API cannot be called, or undefined when it can. */

@@ -4,6 +4,7 @@ import { QueryFailedError } from 'typeorm';
 import { Counter } from 'prom-client';
 import { PaymentChannel } from '../channels/payment-channel';
 import { PaymentChannels } from '../channels/payment-channels';
+import { POOL_ACQUIRE_TIMEOUT, POOL_QUEUE_LIMIT, QUERY_TIMEOUT } from '../database/bounded-pool';
 import { DomainError } from '../domain/domain-error';
 
 const NOTIFY_PATH = /^\/notify\/([\w-]+)$/;
@@ -21,6 +22,9 @@ const TRANSIENT_DRIVER_CODES = new Set([
   'ETIMEDOUT',
   'PROTOCOL_CONNECTION_LOST',
   'POOL_CLOSED',
+  POOL_ACQUIRE_TIMEOUT,
+  POOL_QUEUE_LIMIT,
+  QUERY_TIMEOUT,
 ]);
 
 /**

@@ -26,9 +26,20 @@ export abstract class PollingWorker implements OnApplicationBootstrap, BeforeApp
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    await this.stop();
+  }
+
+  /**
+   * No new round; resolves when the one in progress has ended. A round is bounded: its queries by
+   * the database query timeout, its calls out by their own timeouts.
+   */
+  async stop(): Promise<boolean> {
+    const wasRunning = this.running;
     this.running = false;
     clearTimeout(this.timer);
     await this.round;
+    if (wasRunning) this.logger.log('stopped after its current round');
+    return wasRunning;
   }
 
   private schedule(delayMs: number): void {

@@ -1,6 +1,6 @@
 import { registerAs } from '@nestjs/config';
-import { IsIn, IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
-import { validateEnv } from './validate-env';
+import { IsOptional, Matches } from 'class-validator';
+import { IntegerBetween, OneOf, validateEnv } from './validate-env';
 
 class DatabaseEnv {
   @IsOptional()
@@ -10,14 +10,28 @@ class DatabaseEnv {
   DATABASE_URL?: string;
 
   @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(500)
+  @IntegerBetween(1, 500)
   DATABASE_POOL_SIZE?: number;
 
   @IsOptional()
-  @IsIn(['true', 'false'])
+  @OneOf(['true', 'false'])
   MIGRATIONS_RUN?: string;
+
+  @IsOptional()
+  @IntegerBetween(100, 600000)
+  DATABASE_QUERY_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @IntegerBetween(100, 60000)
+  DATABASE_CONNECT_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @IntegerBetween(10, 60000)
+  DATABASE_POOL_ACQUIRE_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @IntegerBetween(1, 100000)
+  DATABASE_POOL_QUEUE_LIMIT?: number;
 }
 
 export interface DatabaseConfig {
@@ -26,6 +40,13 @@ export interface DatabaseConfig {
   poolSize: number;
   /** Apply pending migrations at start, under a database lock so that replicas don't race. */
   runMigrations: boolean;
+  /** A query without an answer by then fails, and its connection is dropped (migrations excepted). */
+  queryTimeoutMs: number;
+  connectTimeoutMs: number;
+  /** How long a caller waits for a free pooled connection before failing. */
+  acquireTimeoutMs: number;
+  /** Callers waiting for a pooled connection beyond this many fail at once. */
+  queueLimit: number;
 }
 
 export const DEFAULT_DATABASE_URL = 'mariadb://root@127.0.0.1:3306/payments';
@@ -36,6 +57,10 @@ export function loadDatabaseConfig(env: NodeJS.ProcessEnv = process.env): Databa
     url: vars.DATABASE_URL ?? DEFAULT_DATABASE_URL,
     poolSize: vars.DATABASE_POOL_SIZE ?? 20,
     runMigrations: vars.MIGRATIONS_RUN !== 'false',
+    queryTimeoutMs: vars.DATABASE_QUERY_TIMEOUT_MS ?? 5000,
+    connectTimeoutMs: vars.DATABASE_CONNECT_TIMEOUT_MS ?? 5000,
+    acquireTimeoutMs: vars.DATABASE_POOL_ACQUIRE_TIMEOUT_MS ?? 2000,
+    queueLimit: vars.DATABASE_POOL_QUEUE_LIMIT ?? 500,
   };
 }
 

@@ -1,6 +1,6 @@
 import { registerAs } from '@nestjs/config';
-import { IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
-import { validateEnv } from './validate-env';
+import { IsOptional, Matches } from 'class-validator';
+import { IntegerBetween, validateEnv } from './validate-env';
 
 class EventsEnv {
   @IsOptional()
@@ -12,40 +12,32 @@ class EventsEnv {
   RABBITMQ_EXCHANGE?: string;
 
   @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(1000)
+  @IntegerBetween(1, 1000)
   OUTBOX_BATCH_SIZE?: number;
 
   @IsOptional()
-  @IsInt()
-  @Min(10)
-  @Max(60000)
+  @IntegerBetween(10, 60000)
   OUTBOX_POLL_INTERVAL_MS?: number;
 
   @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(1000)
+  @IntegerBetween(1, 1000)
   OUTBOX_MAX_ATTEMPTS?: number;
 
   @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(1000)
+  @IntegerBetween(1, 1000)
   HANDLER_MAX_ATTEMPTS?: number;
 
   @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(3600000)
+  @IntegerBetween(1, 3600000)
   RETRY_BASE_DELAY_MS?: number;
 
   @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(86400000)
+  @IntegerBetween(1, 86400000)
   RETRY_MAX_DELAY_MS?: number;
+
+  @IsOptional()
+  @IntegerBetween(100, 60000)
+  RABBITMQ_PUBLISH_TIMEOUT_MS?: number;
 }
 
 export interface EventsConfig {
@@ -61,6 +53,8 @@ export interface EventsConfig {
   handlerMaxAttempts: number;
   retryBaseDelayMs: number;
   retryMaxDelayMs: number;
+  /** A publish the broker has not confirmed by then failed for now; a stall is not counted as an attempt. */
+  publishTimeoutMs: number;
 }
 
 export function loadEventsConfig(env: NodeJS.ProcessEnv = process.env): EventsConfig {
@@ -74,6 +68,7 @@ export function loadEventsConfig(env: NodeJS.ProcessEnv = process.env): EventsCo
     handlerMaxAttempts: vars.HANDLER_MAX_ATTEMPTS ?? 5,
     retryBaseDelayMs: vars.RETRY_BASE_DELAY_MS ?? 1000,
     retryMaxDelayMs: vars.RETRY_MAX_DELAY_MS ?? 300000,
+    publishTimeoutMs: vars.RABBITMQ_PUBLISH_TIMEOUT_MS ?? 5000,
   };
 }
 

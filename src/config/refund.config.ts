@@ -1,7 +1,7 @@
 import { registerAs } from '@nestjs/config';
 import { IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min } from 'class-validator';
 import { MAX_AMOUNT } from '../domain/money';
-import { validateEnv } from './validate-env';
+import { IntegerBetween, validateEnv } from './validate-env';
 
 const URL_OPTIONS = { require_tld: false, protocols: ['http', 'https'], require_protocol: true };
 
@@ -31,33 +31,23 @@ class RefundEnv {
   ALIPAY_APP_PRIVATE_KEY_PATH?: string;
 
   @IsOptional()
-  @IsInt()
-  @Min(100)
-  @Max(120000)
+  @IntegerBetween(100, 120000)
   REFUND_REQUEST_TIMEOUT_MS?: number;
 
   @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(3600000)
+  @IntegerBetween(1, 3600000)
   REFUND_RETRY_BASE_DELAY_MS?: number;
 
   @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(86400000)
+  @IntegerBetween(1, 86400000)
   REFUND_RETRY_MAX_DELAY_MS?: number;
 
   @IsOptional()
-  @IsInt()
-  @Min(10)
-  @Max(600000)
+  @IntegerBetween(10, 600000)
   REFUND_POLL_INTERVAL_MS?: number;
 
   @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(30 * 86400)
+  @IntegerBetween(1, 30 * 86400)
   REFUND_PROCESSING_MAX_AGE_SECONDS?: number;
 
   @IsOptional()

@@ -1,7 +1,31 @@
 import { plainToInstance } from 'class-transformer';
-import { validateSync } from 'class-validator';
+import { IsIn, IsInt, Max, Min, validateSync } from 'class-validator';
 
-export class ConfigurationError extends Error {}
+/** A configuration mistake: `problems` holds one sentence per bad variable, each naming it. */
+export class ConfigurationError extends Error {
+  readonly problems: string[];
+
+  constructor(message: string, problems: string[] = [message.replace(/^Invalid configuration:\s*/, '')]) {
+    super(message);
+    this.problems = problems;
+  }
+}
+
+/** An integer variable within bounds; one message, naming the variable and the allowed range, whatever is wrong. */
+export function IntegerBetween(min: number, max: number): PropertyDecorator {
+  return (target, property) => {
+    const message = `${String(property)} must be an integer from ${min} to ${max}`;
+    for (const decorate of [IsInt({ message }), Min(min, { message }), Max(max, { message })]) {
+      decorate(target, property);
+    }
+  };
+}
+
+/** One of a fixed set of words, listed in the message. */
+export function OneOf(values: readonly string[]): PropertyDecorator {
+  return (target, property) =>
+    IsIn(values, { message: `${String(property)} must be one of ${values.join(', ')}` })(target, property);
+}
 
 /** Validates the environment variables one namespace reads; the error names every bad variable. */
 export function validateEnv<T extends object>(schema: new () => T, env: NodeJS.ProcessEnv): T {
@@ -10,8 +34,10 @@ export function validateEnv<T extends object>(schema: new () => T, env: NodeJS.P
   });
   const errors = validateSync(values, { skipMissingProperties: false });
   if (errors.length > 0) {
-    const lines = errors.flatMap((e) => Object.values(e.constraints ?? {}).map((msg) => `  - ${e.property}: ${msg}`));
-    throw new ConfigurationError(`Invalid configuration:\n${lines.join('\n')}`);
+    // Several constraints of one variable share a message (IntegerBetween): say it once.
+    const problems = errors.map((e) => [...new Set(Object.values(e.constraints ?? {}))].join('; '));
+    const lines = errors.map((e, i) => `  - ${e.property}: ${problems[i]}`);
+    throw new ConfigurationError(`Invalid configuration:\n${lines.join('\n')}`, problems);
   }
   return values;
 }

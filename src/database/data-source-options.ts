@@ -49,6 +49,8 @@ export function buildDataSourceOptions(config: DatabaseConfig): DataSourceOption
     charset: 'utf8mb4_unicode_ci',
     supportBigNumbers: true,
     bigNumberStrings: true,
-    connectTimeout: 5000,
+    connectTimeout: config.connectTimeoutMs,
+    // Callers waiting for a connection beyond this fail at once (BoundedPool bounds how long each waits).
+    extra: { queueLimit: config.queueLimit },
   };
 }

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { ConfigModule, ConfigType } from '@nestjs/config';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { databaseConfig } from '../config/database.config';
+import { BoundedPool } from './bounded-pool';
 import { buildDataSourceOptions } from './data-source-options';
 import { MigrationRunner } from './migration-runner';
 import { ReadCommittedSessions } from './read-committed-sessions';
@@ -19,6 +20,6 @@ import { ReadCommittedSessions } from './read-committed-sessions';
     }),
     ConfigModule.forFeature(databaseConfig),
   ],
-  providers: [ReadCommittedSessions, MigrationRunner],
+  providers: [BoundedPool, ReadCommittedSessions, MigrationRunner],
 })
 export class DatabaseModule {}

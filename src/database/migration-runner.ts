@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
 import { DataSource } from 'typeorm';
 import { databaseConfig } from '../config/database.config';
+import { buildDataSourceOptions } from './data-source-options';
 
 const MIGRATION_LOCK = 'payment-callback-service:migrations';
 const LOCK_TIMEOUT_SECONDS = 120;
@@ -32,15 +33,19 @@ export async function applyMigrationsLocked(dataSource: DataSource): Promise<str
 export class MigrationRunner implements OnModuleInit {
   private readonly logger = new Logger(MigrationRunner.name);
 
-  constructor(
-    private readonly dataSource: DataSource,
-    @Inject(databaseConfig.KEY) private readonly config: ConfigType<typeof databaseConfig>,
-  ) {}
+  constructor(@Inject(databaseConfig.KEY) private readonly config: ConfigType<typeof databaseConfig>) {}
 
   /** Before any onApplicationBootstrap hook, so that no worker ever polls an unmigrated schema. */
   async onModuleInit(): Promise<void> {
     if (!this.config.runMigrations) return;
-    const applied = await applyMigrationsLocked(this.dataSource);
-    if (applied.length > 0) this.logger.log(`applied migrations: ${applied.join(', ')}`);
+    // On a pool of its own, outside the app's query timeout (BoundedPool): waiting for the lock
+    // and altering a large table legitimately take longer than any request may.
+    const migrations = await new DataSource(buildDataSourceOptions({ ...this.config, poolSize: 2 })).initialize();
+    try {
+      const applied = await applyMigrationsLocked(migrations);
+      if (applied.length > 0) this.logger.log(`applied migrations: ${applied.join(', ')}`);
+    } finally {
+      await migrations.destroy();
+    }
   }
 }

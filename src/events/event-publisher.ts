@@ -6,9 +6,13 @@ export interface EventPublisher {
   isAvailable(): boolean;
   /**
    * For each event, in order: fulfilled once the destination has taken it (broker confirm, or
-   * handlers done), rejected with the reason it could not.
+   * handlers done), rejected with the reason it could not: a DestinationUnavailable when the
+   * destination did not answer (a stall, a timeout, a lost connection), which is nobody's attempt.
    */
   publishAll(events: PaymentEvent[]): Promise<PromiseSettledResult<void>[]>;
 }
 
 export const EVENT_PUBLISHER = Symbol('EVENT_PUBLISHER');
+
+/** The destination could not be reached in time: the event waits, and no attempt is counted. */
+export class DestinationUnavailable extends Error {}

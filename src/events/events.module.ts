@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { ConfigType } from '@nestjs/config';
+import { eventsConfig } from '../config/events.config';
 import { RabbitmqConnection } from '../rabbitmq/rabbitmq.connection';
 import { EventDispatcher } from '../subscribers/event-dispatcher';
 import { SubscriberRegistry } from '../subscribers/subscriber-registry';
@@ -18,9 +20,16 @@ import { RabbitmqPublisher } from './rabbitmq.publisher';
     OutboxRelay,
     {
       provide: EVENT_PUBLISHER,
-      inject: [RabbitmqConnection, EventDispatcher, SubscriberRegistry],
-      useFactory: (connection: RabbitmqConnection, dispatcher: EventDispatcher, subscribers: SubscriberRegistry) =>
-        connection.configured ? new RabbitmqPublisher(connection, subscribers) : new InProcessPublisher(dispatcher),
+      inject: [RabbitmqConnection, EventDispatcher, SubscriberRegistry, eventsConfig.KEY],
+      useFactory: (
+        connection: RabbitmqConnection,
+        dispatcher: EventDispatcher,
+        subscribers: SubscriberRegistry,
+        config: ConfigType<typeof eventsConfig>,
+      ) =>
+        connection.configured
+          ? new RabbitmqPublisher(connection, subscribers, config.publishTimeoutMs)
+          : new InProcessPublisher(dispatcher),
     },
   ],
   exports: [OutboxWriter, OutboxRepository],

@@ -4,7 +4,7 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { PollingWorker } from '../common/polling-worker';
 import { eventsConfig } from '../config/events.config';
-import { EVENT_PUBLISHER, EventPublisher } from './event-publisher';
+import { DestinationUnavailable, EVENT_PUBLISHER, EventPublisher } from './event-publisher';
 import { OutboxRepository } from './outbox.repository';
 
 /**
@@ -39,11 +39,16 @@ export class OutboxRelay extends PollingWorker {
       const results = await this.publisher.publishAll(batch.map((claimed) => claimed.event));
       await this.outbox.markPublished(batch.filter((_, i) => results[i].status === 'fulfilled').map((c) => c.id));
       for (const [i, result] of results.entries()) {
-        if (result.status === 'fulfilled' || !this.publisher.isAvailable()) continue;
+        if (result.status === 'fulfilled' || this.isOutage(result.reason)) continue;
         this.logger.warn(`publishing event ${batch[i].event.eventId} failed: ${(result.reason as Error)?.message}`);
         await this.outbox.markFailed(batch[i], result.reason);
       }
-      return batch.length === this.config.batchSize;
+      return batch.length === this.config.batchSize && results.every((r) => r.status === 'fulfilled');
     });
+  }
+
+  /** An outage or a stall is nobody's attempt: the event waits without counting towards the dead letter. */
+  private isOutage(reason: unknown): boolean {
+    return reason instanceof DestinationUnavailable || !this.publisher.isAvailable();
   }
 }

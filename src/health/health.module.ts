@@ -1,11 +1,13 @@
 import { Module } from '@nestjs/common';
+import { ConfigModule } from '@nestjs/config';
 import { TerminusModule } from '@nestjs/terminus';
+import { serverConfig } from '../config/server.config';
 import { EventsModule } from '../events/events.module';
 import { EventsHealthIndicator } from './events.health';
 import { HealthController } from './health.controller';
 
 @Module({
-  imports: [TerminusModule, EventsModule],
+  imports: [TerminusModule, EventsModule, ConfigModule.forFeature(serverConfig)],
   controllers: [HealthController],
   providers: [EventsHealthIndicator],
 })

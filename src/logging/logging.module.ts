@@ -2,6 +2,7 @@ import { IncomingMessage } from 'node:http';
 import { Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import { destination } from 'pino';
+import { loadLogLevel } from '../config/logging.config';
 
 /**
  * Structured JSON logs with a correlation id per request (Fastify's request id, which app.factory
@@ -15,7 +16,7 @@ import { destination } from 'pino';
       useFactory: () => ({
         pinoHttp: [
           {
-            level: process.env.LOG_LEVEL ?? 'info',
+            level: loadLogLevel(),
             serializers: {
               req: (req: { id: string; method: string; url: string }) => ({
                 id: req.id,

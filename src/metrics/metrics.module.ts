@@ -6,18 +6,23 @@ import {
   makeHistogramProvider,
   PrometheusModule,
 } from '@willsoto/nestjs-prometheus';
+import { ConfigModule } from '@nestjs/config';
 import { register } from 'prom-client';
 import { DatabaseGauges } from './database-gauges';
+import { serverConfig } from '../config/server.config';
+import { MetricsServer } from './metrics-server';
 
 export const NOTIFICATIONS_TOTAL = 'payment_notifications_total';
 export const NOTIFICATION_SECONDS = 'payment_notification_duration_seconds';
 export const REFUND_CALLS_TOTAL = 'refund_channel_calls_total';
 export const CHANNEL_CALLS_TOTAL = 'payment_channel_calls_total';
 export const REFUNDS_UNSETTLED = 'refunds_unsettled';
+export const BROKER_CONNECTED = 'rabbitmq_connected';
 
 @Global()
 @Module({
   imports: [
+    ConfigModule.forFeature(serverConfig),
     PrometheusModule.register({
       path: '/metrics',
       // Process metrics are registered once per process (tests run two apps in one process).
@@ -26,6 +31,7 @@ export const REFUNDS_UNSETTLED = 'refunds_unsettled';
   ],
   providers: [
     DatabaseGauges,
+    MetricsServer,
     makeCounterProvider({
       name: NOTIFICATIONS_TOTAL,
       help:
@@ -54,6 +60,10 @@ export const REFUNDS_UNSETTLED = 'refunds_unsettled';
       help: 'Refunds that need a person: ABNORMAL, or PENDING/PROCESSING for longer than REFUND_PROCESSING_MAX_AGE_SECONDS, by channel and status',
       labelNames: ['channel', 'status'],
     }),
+    makeGaugeProvider({
+      name: BROKER_CONNECTED,
+      help: '1 while the RabbitMQ connection is up, 0 while it is lost (absent in the embedded mode); never affects readiness',
+    }),
   ],
   exports: [
     getToken(NOTIFICATIONS_TOTAL),
@@ -61,6 +71,7 @@ export const REFUNDS_UNSETTLED = 'refunds_unsettled';
     getToken(REFUND_CALLS_TOTAL),
     getToken(CHANNEL_CALLS_TOTAL),
     getToken(REFUNDS_UNSETTLED),
+    getToken(BROKER_CONNECTED),
   ],
 })
 export class MetricsModule {}

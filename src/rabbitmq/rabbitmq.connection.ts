@@ -1,7 +1,12 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { AmqpConnectionManager, ChannelWrapper, connect, CreateChannelOpts } from 'amqp-connection-manager';
+import { Gauge } from 'prom-client';
 import { eventsConfig } from '../config/events.config';
+import { BROKER_CONNECTED } from '../metrics/metrics.module';
+
+const CLOSE_TIMEOUT_MS = 2000;
 
 /**
  * One broker connection per instance, re-established automatically by amqp-connection-manager
@@ -14,18 +19,31 @@ export class RabbitmqConnection implements OnApplicationShutdown {
   /** The topic exchange every event is published to, with the event type as routing key. */
   readonly exchange: string;
 
-  constructor(@Inject(eventsConfig.KEY) config: ConfigType<typeof eventsConfig>) {
+  /** Where events go, for the start line: the broker's address (never its credentials), or undefined. */
+  readonly destination?: string;
+
+  constructor(
+    @Inject(eventsConfig.KEY) config: ConfigType<typeof eventsConfig>,
+    @InjectMetric(BROKER_CONNECTED) connected: Gauge,
+  ) {
     this.exchange = config.exchange;
     if (!config.rabbitmqUrl) {
       this.logger.log('RABBITMQ_URL is not set: events go to the in-process handlers only (embedded mode)');
       return;
     }
+    const url = new URL(config.rabbitmqUrl);
+    this.destination = `RabbitMQ ${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}, exchange ${this.exchange}`;
+    connected.set(0);
     this.manager = connect([config.rabbitmqUrl], { heartbeatIntervalInSeconds: 5, reconnectTimeInSeconds: 1 });
     // The URL carries the password: log the broker's words, never the URL.
-    this.manager.on('connect', () => this.logger.log('connected to RabbitMQ'));
-    this.manager.on('disconnect', ({ err }) =>
-      this.logger.warn(`RabbitMQ connection lost: ${err?.message ?? 'closed'}`),
-    );
+    this.manager.on('connect', () => {
+      connected.set(1);
+      this.logger.log('connected to RabbitMQ');
+    });
+    this.manager.on('disconnect', ({ err }) => {
+      connected.set(0);
+      this.logger.warn(`RabbitMQ connection lost: ${err?.message ?? 'closed'}`);
+    });
     this.manager.on('connectFailed', ({ err }) => this.logger.warn(`cannot reach RabbitMQ: ${err?.message}`));
   }
 
@@ -48,7 +66,12 @@ export class RabbitmqConnection implements OnApplicationShutdown {
     return channel;
   }
 
+  /** Bounded: a stalled broker never answers the close handshake, and shutdown does not wait for it. */
   async onApplicationShutdown(): Promise<void> {
-    await this.manager?.close();
+    if (!this.manager) return;
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_TIMEOUT_MS)));
+    await Promise.race([this.manager.close(), gaveUp]);
+    clearTimeout(timer);
   }
 }

@@ -71,3 +71,61 @@ export async function failedStartup(
   });
   return { stderr, exit };
 }
+
+/** One JSON log line of the service. */
+export type LogLine = Record<string, unknown> & { msg?: string; level?: number; context?: string };
+
+export interface MainProcess {
+  child: ChildProcess;
+  /** Everything written to stdout and stderr so far. */
+  output(): string;
+  /** The output's JSON lines (anything else is not a log line and is left out). */
+  logLines(): LogLine[];
+  /** Resolves with the exit code, or the signal that ended it. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/**
+ * Runs src/main.ts itself (configuration check, .env, start line, signal handling) as production
+ * does, with exactly `env` on top of a clean environment: nothing of the test run leaks in.
+ */
+export function spawnMain(env: Record<string, string>, cwd = join(__dirname, '../..')): MainProcess {
+  const child = spawn(
+    process.execPath,
+    ['-r', require.resolve('ts-node/register/transpile-only'), join(__dirname, '../../src/main.ts')],
+    {
+      cwd,
+      env: { PATH: process.env.PATH ?? '', TS_NODE_PROJECT: join(__dirname, '../../tsconfig.json'), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return {
+    child,
+    output: () => output,
+    logLines: () =>
+      output
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as LogLine),
+    exited,
+  };
+}
+
+/** Waits for the start line (context Lifecycle) and returns it; fails with the output if the process ends first. */
+export async function startLineOf(main: MainProcess, timeoutMs = 60000): Promise<LogLine> {
+  const deadline = Date.now() + timeoutMs;
+  let ended = false;
+  void main.exited.then(() => (ended = true));
+  for (;;) {
+    const line = main.logLines().find((l) => l.context === 'Lifecycle' && String(l.msg).startsWith('started'));
+    if (line) return line;
+    if (ended || Date.now() > deadline) throw new Error(`no start line; output:\n${main.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

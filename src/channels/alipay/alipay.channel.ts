@@ -64,6 +64,11 @@ export class AlipayChannel implements PaymentChannel {
     return this.client.appIds();
   }
 
+  /** Alipay's public keys carry no id: the app id names each. */
+  keyIds(): string[] {
+    return [];
+  }
+
   apiUnavailableReason(merchantId: string | undefined): string | undefined {
     return this.client.unavailableReason(merchantId);
   }

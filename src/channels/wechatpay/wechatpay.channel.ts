@@ -68,6 +68,10 @@ export class WechatpayChannel implements PaymentChannel {
     return this.client.mchids();
   }
 
+  keyIds(): string[] {
+    return this.verifier.keyIds();
+  }
+
   apiUnavailableReason(merchantId: string | undefined): string | undefined {
     return this.client.unavailableReason(merchantId);
   }

@@ -1,0 +1,39 @@
+import { loadAdminOperators } from './admin.config';
+import { loadAlipayAccounts } from '../channels/alipay/alipay.config';
+import { loadWechatpayAccounts } from '../channels/wechatpay/wechatpay.config';
+import { loadDatabaseConfig } from './database.config';
+import { loadEventsConfig } from './events.config';
+import { loadLogLevel } from './logging.config';
+import { loadPaymentQueryConfig } from './payment-query.config';
+import { loadRefundConfig } from './refund.config';
+import { loadServerConfig } from './server.config';
+import { ConfigurationError } from './validate-env';
+
+const NAMESPACES: Array<(env: NodeJS.ProcessEnv) => unknown> = [
+  loadServerConfig,
+  loadLogLevel,
+  loadDatabaseConfig,
+  loadEventsConfig,
+  loadWechatpayAccounts,
+  loadAlipayAccounts,
+  loadRefundConfig,
+  loadPaymentQueryConfig,
+  loadAdminOperators,
+];
+
+/**
+ * Validates every namespace before anything starts, so that all mistakes are reported together,
+ * once, and never from inside the framework's start-up.
+ */
+export function validateConfiguration(env: NodeJS.ProcessEnv = process.env): void {
+  const problems = NAMESPACES.flatMap((load) => {
+    try {
+      load(env);
+      return [];
+    } catch (error) {
+      if (error instanceof ConfigurationError) return error.problems;
+      throw error;
+    }
+  });
+  if (problems.length > 0) throw new ConfigurationError(`Invalid configuration: ${problems.join('; ')}`, problems);
+}

@@ -1,0 +1,94 @@
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { ConfigType } from '@nestjs/config';
+import { DataSource } from 'typeorm';
+import { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver';
+import { databaseConfig } from '../config/database.config';
+
+type Callback = (error: (Error & { code?: string }) | null, ...results: unknown[]) => void;
+
+interface PooledConnection {
+  query(sql: unknown, values?: unknown, callback?: unknown): unknown;
+  release(): void;
+  destroy(): void;
+}
+
+interface CallbackPool {
+  getConnection(callback: (error: Error | null, connection?: PooledConnection) => void): void;
+  on(event: 'acquire', listener: (connection: PooledConnection) => void): void;
+}
+
+/** Codes the exception filter answers with 503 (see TRANSIENT_DRIVER_CODES). */
+export const POOL_ACQUIRE_TIMEOUT = 'POOL_ACQUIRE_TIMEOUT';
+export const POOL_QUEUE_LIMIT = 'POOL_QUEUE_LIMIT';
+/** mysql2's code for a query that ran past its timeout. */
+export const QUERY_TIMEOUT = 'PROTOCOL_SEQUENCE_TIMEOUT';
+
+const bounded = Symbol('bounded');
+
+/**
+ * Bounds every wait on the database, which mysql2 leaves unbounded: a caller waits at most
+ * `acquireTimeoutMs` for a pooled connection, and every query at most `queryTimeoutMs`. mysql2
+ * keeps a timed-out query's connection waiting for the answer, so that connection is destroyed:
+ * the next caller gets a fresh one instead of queueing behind a query that may never return.
+ */
+@Injectable()
+export class BoundedPool implements OnModuleInit {
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(databaseConfig.KEY) private readonly config: ConfigType<typeof databaseConfig>,
+  ) {}
+
+  onModuleInit(): void {
+    const pool = (this.dataSource.driver as MysqlDriver).pool as CallbackPool;
+    boundAcquire(pool, this.config.acquireTimeoutMs);
+    pool.on('acquire', (connection) => boundQueries(connection, this.config.queryTimeoutMs));
+  }
+}
+
+function boundAcquire(pool: CallbackPool, timeoutMs: number): void {
+  const getConnection = pool.getConnection.bind(pool);
+  pool.getConnection = (callback) => {
+    let waiting = true;
+    const timer = setTimeout(() => {
+      waiting = false;
+      callback(coded(`no database connection free within ${timeoutMs} ms`, POOL_ACQUIRE_TIMEOUT));
+    }, timeoutMs);
+    getConnection((error, connection) => {
+      if (!waiting) return connection?.release(); // too late: the caller has given up
+      waiting = false;
+      clearTimeout(timer);
+      if (error?.message === 'Queue limit reached.')
+        return callback(coded('database pool queue is full', POOL_QUEUE_LIMIT));
+      callback(error, connection);
+    });
+  };
+}
+
+function boundQueries(connection: PooledConnection & { [bounded]?: true }, timeoutMs: number): void {
+  if (connection[bounded]) return;
+  connection[bounded] = true;
+  const query = connection.query.bind(connection);
+  connection.query = (sql: unknown, values?: unknown, callback?: unknown) => {
+    if (typeof values === 'function') [values, callback] = [undefined, values];
+    const options = typeof sql === 'string' ? { sql, timeout: timeoutMs } : withTimeout(sql, timeoutMs);
+    if (typeof callback !== 'function') return query(options, values);
+    let answered = false;
+    return query(options, values, ((error, ...results) => {
+      if (answered) return; // mysql2 may report the timed-out query again when its connection goes
+      answered = true;
+      if (error?.code === QUERY_TIMEOUT) connection.destroy();
+      (callback as Callback)(error, ...results);
+    }) as Callback);
+  };
+}
+
+function withTimeout(sql: unknown, timeoutMs: number): unknown {
+  const options = sql as { sql?: string; timeout?: number; constructor?: unknown };
+  // A prepared mysql2 command object, or options carrying their own timeout, are passed through as given.
+  if (typeof options !== 'object' || options === null || options.constructor !== Object) return sql;
+  return options.timeout === undefined ? { ...options, timeout: timeoutMs } : sql;
+}
+
+function coded(message: string, code: string): Error & { code: string } {
+  return Object.assign(new Error(message), { code });
+}
