@@ -108,7 +108,16 @@ async function databaseFigures(pool: Pool): Promise<DatabaseFigures> {
   for (const r of await many("SELECT type, COUNT(*) AS n FROM payment_anomaly WHERE status = 'OPEN' GROUP BY type")) {
     gauges[`payment_anomalies_open{type="${r.type}"}`] = Number(r.n);
   }
-  for (const status of ['PENDING', 'PROCESSING', 'SUCCEEDED', 'CLOSED', 'ABNORMAL'])
+  for (const status of [
+    'AWAITING_APPROVAL',
+    'PENDING',
+    'PROCESSING',
+    'SUCCEEDED',
+    'CLOSED',
+    'ABNORMAL',
+    'RESOLVED_OFFLINE',
+    'REJECTED',
+  ])
     gauges[`refunds_by_status{status="${status}"}`] = 0;
   for (const r of await many('SELECT status, COUNT(*) AS n FROM refund GROUP BY status')) {
     gauges[`refunds_by_status{status="${r.status}"}`] = Number(r.n);
