@@ -7,6 +7,7 @@ export const NOTIFICATIONS_TOTAL = 'payment_notifications_total';
 export const NOTIFICATION_SECONDS = 'payment_notification_duration_seconds';
 export const REFUND_CALLS_TOTAL = 'refund_channel_calls_total';
 export const CHANNEL_CALLS_TOTAL = 'payment_channel_calls_total';
+export const RETENTION_PRUNED_TOTAL = 'retention_pruned_rows_total';
 
 @Global()
 @Module({
@@ -42,12 +43,18 @@ export const CHANNEL_CALLS_TOTAL = 'payment_channel_calls_total';
       help: 'Trade queries and closes at a channel, by channel, request (QUERY, CLOSE) and outcome (PAID, NOT_PAID, NOT_FOUND, FOREIGN, FAILED, CLOSED)',
       labelNames: ['channel', 'request', 'outcome'],
     }),
+    makeCounterProvider({
+      name: RETENTION_PRUNED_TOTAL,
+      help: 'Rows pruned by retention, by table (callback_delivery: raw bytes emptied; outbox_event, processed_event: deleted)',
+      labelNames: ['table'],
+    }),
   ],
   exports: [
     getToken(NOTIFICATIONS_TOTAL),
     getToken(NOTIFICATION_SECONDS),
     getToken(REFUND_CALLS_TOTAL),
     getToken(CHANNEL_CALLS_TOTAL),
+    getToken(RETENTION_PRUNED_TOTAL),
   ],
 })
 export class MetricsModule {}
