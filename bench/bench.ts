@@ -86,6 +86,8 @@ async function runBenchmark(runId: string, serviceDb: string, rawDb: string, por
       ...platforms.env,
       DATABASE_URL: serviceDb,
       EXAMPLE_HANDLERS: args.handlers === 'off' ? 'false' : 'true',
+      // RETENTION_RAW_DAYS=36500 RETENTION_EVENTS_DAYS=36500 npm run bench … runs without pruning, for comparison.
+      ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('RETENTION_'))),
       ...(args.rabbitmq ? { RABBITMQ_URL: args.rabbitmq } : {}),
     },
     port,

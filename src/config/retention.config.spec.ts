@@ -5,7 +5,7 @@ describe(loadRetentionConfig.name, () => {
   const sut = loadRetentionConfig;
 
   it('should default to 180 days of raw bytes, 30 days of events, small batches with a pause', () => {
-    expect(sut({})).toEqual({ rawDays: 180, eventsDays: 30, batchSize: 500, batchPauseMs: 200, intervalMs: 600000 });
+    expect(sut({})).toEqual({ rawDays: 180, eventsDays: 30, batchSize: 500, batchPauseMs: 1000, intervalMs: 600000 });
   });
 
   it('should read every variable that is set', () => {

@@ -53,7 +53,7 @@ export function loadRetentionConfig(env: NodeJS.ProcessEnv = process.env): Reten
     rawDays: vars.RETENTION_RAW_DAYS ?? 180,
     eventsDays: vars.RETENTION_EVENTS_DAYS ?? 30,
     batchSize: vars.RETENTION_BATCH_SIZE ?? 500,
-    batchPauseMs: vars.RETENTION_BATCH_PAUSE_MS ?? 200,
+    batchPauseMs: vars.RETENTION_BATCH_PAUSE_MS ?? 1000,
     intervalMs: vars.RETENTION_INTERVAL_MS ?? 600000,
   };
 }
