@@ -8,6 +8,7 @@ import {
   count,
   createTestPlatforms,
   HttpAnswer,
+  notificationsOnly,
   RunningApp,
   startApp,
   TestClient,
@@ -185,7 +186,7 @@ describe('retention', () => {
 
   /** Instances that prune only when the test says: their own loop waits a day after its first, empty round. */
   const idleEnv = () => ({
-    ...platforms.env,
+    ...notificationsOnly(platforms.env),
     RETENTION_BATCH_SIZE: String(BATCH),
     RETENTION_INTERVAL_MS: String(DAY_MS),
   });
@@ -393,7 +394,7 @@ describe('retention', () => {
       ]);
 
     const pruning = await startApp({
-      ...platforms.env,
+      ...notificationsOnly(platforms.env),
       RETENTION_BATCH_SIZE: '100',
       RETENTION_BATCH_PAUSE_MS: '20',
       RETENTION_INTERVAL_MS: '200',
