@@ -12,7 +12,7 @@ import { createTestPlatforms } from '../test/support/test-app';
 import { arrivalOrder, Delivery, Payment, planPayments, seededRandom, signPayment } from './delivery-mix';
 import { exactlyOnceViolations } from './exactly-once';
 import { drive, LoadResult, percentile } from './http-load';
-import { prefill } from './prefill';
+import { prefill, retentionProgress } from './prefill';
 import { insertOrdersDirectly, rawSqlRun } from './raw-sql';
 import { assertPortFree, BenchUsageError, parsePort, SERVICE_NODE_OPTIONS, startService } from './service-process';
 
@@ -21,6 +21,8 @@ const { values: args } = parseArgs({
     orders: { type: 'string', default: '20000' },
     concurrency: { type: 'string', default: '64' },
     prefill: { type: 'string', default: '0' },
+    /** Age of the prefilled history: beyond the retention horizons, the service prunes it during the run. */
+    'prefill-age-days': { type: 'string', default: '0' },
     'duplicates-only': { type: 'boolean', default: false },
     rabbitmq: { type: 'string' },
     /** `off`: run without the example after-payment handlers, to measure the callback path alone. */
@@ -34,6 +36,7 @@ const { values: args } = parseArgs({
 const ORDERS = Number(args.orders);
 const CONCURRENCY = Number(args.concurrency);
 const PREFILL = Number(args.prefill);
+const PREFILL_AGE_DAYS = Number(args['prefill-age-days']);
 const ADMIN_URL = process.env.BENCH_DATABASE_ADMIN_URL ?? 'mysql://root@127.0.0.1:3306';
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -48,8 +51,8 @@ async function main(): Promise<void> {
   try {
     for (const db of Object.values(databases)) await migrate(url(db));
     if (PREFILL > 0) {
-      say(`prefilling ${PREFILL} earlier payments in both databases…`);
-      for (const db of Object.values(databases)) await prefill(url(db), PREFILL);
+      say(`prefilling ${PREFILL} earlier payments, ${PREFILL_AGE_DAYS} days old, in both databases…`);
+      for (const db of Object.values(databases)) await prefill(url(db), PREFILL, PREFILL_AGE_DAYS);
     }
     const result = await runBenchmark(runId, url(databases.service), url(databases.raw), port);
     report({ ...result, database: version });
@@ -84,6 +87,8 @@ async function runBenchmark(runId: string, serviceDb: string, rawDb: string, por
       ...platforms.env,
       DATABASE_URL: serviceDb,
       EXAMPLE_HANDLERS: args.handlers === 'off' ? 'false' : 'true',
+      // RETENTION_RAW_DAYS=36500 RETENTION_EVENTS_DAYS=36500 npm run bench … runs without pruning, for comparison.
+      ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('RETENTION_'))),
       ...(args.rabbitmq ? { RABBITMQ_URL: args.rabbitmq } : {}),
     },
     port,
@@ -102,13 +107,14 @@ async function runBenchmark(runId: string, serviceDb: string, rawDb: string, por
     const cpuSeconds = service.cpuSeconds() - cpuBefore;
     const peakRssMiB = service.peakRssMiB();
     const violations = await exactlyOnceViolations(serviceDb, payments, measured.length, acknowledged(load));
+    const retention = await retentionProgress(serviceDb);
     await service.stop();
 
     say('measuring the raw SQL limit…');
     await insertOrdersDirectly(rawDb, payments);
     if (args['duplicates-only']) await rawSqlRun(rawDb, onePerPayment(payments), CONCURRENCY);
     const raw = await rawSqlRun(rawDb, measured, CONCURRENCY);
-    return { load, measured: measured.length, cpuSeconds, peakRssMiB, rawSeconds: raw.seconds, violations };
+    return { load, measured: measured.length, cpuSeconds, peakRssMiB, rawSeconds: raw.seconds, violations, retention };
   } finally {
     if (service.child.exitCode === null && service.child.signalCode === null) await service.stop();
   }
@@ -156,6 +162,7 @@ function report(r: Awaited<ReturnType<typeof runBenchmark>> & { database: string
     deliveries: r.measured,
     concurrency: CONCURRENCY,
     prefilledPayments: PREFILL,
+    prefillAgeDays: PREFILL_AGE_DAYS,
     broker: args.rabbitmq ? 'rabbitmq' : 'embedded',
     exampleHandlers: args.handlers,
     serviceNodeOptions: process.env.SERVICE_NODE_OPTIONS ?? SERVICE_NODE_OPTIONS,
@@ -175,6 +182,7 @@ function report(r: Awaited<ReturnType<typeof runBenchmark>> & { database: string
     rawDeliveriesPerSecond: Math.round(rawPerSecond),
     ratioServiceToRaw: Number((deliveriesPerSecond / rawPerSecond).toFixed(2)),
     exactlyOnce: r.violations.length === 0 ? 'OK' : r.violations,
+    retention: r.retention,
   };
   const machine = {
     cpus: cpus().length,
@@ -207,6 +215,12 @@ function report(r: Awaited<ReturnType<typeof runBenchmark>> & { database: string
   );
   say(`  raw SQL limit         ${figures.rawDeliveriesPerSecond} deliveries/s`);
   say(`  ratio service/raw = ${figures.ratioServiceToRaw}`);
+  if (PREFILL_AGE_DAYS > 0) {
+    const { rawPruned, rawPrunedPerSecond, eventsLeft, processedLeft } = r.retention;
+    say(
+      `  retention             ${rawPruned} raw payloads pruned (${rawPrunedPerSecond}/s), prefilled events left ${eventsLeft}, old processed records left ${processedLeft}`,
+    );
+  }
   say(r.violations.length === 0 ? 'exactly-once: OK' : `exactly-once: VIOLATED\n  ${r.violations.join('\n  ')}`);
   say(`results: ${file}`);
 }

@@ -89,6 +89,7 @@ interface DeliveryDetail extends DeliverySummary {
   headers: Record<string, string>;
   rawBody: string;
   rawBodyBase64: string;
+  rawPrunedAt: string | null;
 }
 
 interface OrderDetail {
@@ -941,6 +942,7 @@ describe('admin API', () => {
           headers: expect.any(Object),
           rawBody: sent.body,
           rawBodyBase64: Buffer.from(sent.body, 'utf8').toString('base64'),
+          rawPrunedAt: null,
         });
         expect(delivery).toMatchObject({ channel: name, outcome: 'PAID', transactionId: payment.transactionId });
         expect(Buffer.compare(Buffer.from(delivery.rawBodyBase64, 'base64'), Buffer.from(sent.body, 'utf8'))).toBe(0);

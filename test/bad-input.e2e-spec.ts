@@ -477,6 +477,11 @@ const INVALID_ORDERS: BadInput[] = [
   { name: 'an empty userId', message: /userId/, send: () => api(JSON.stringify(order({ userId: '' }))) },
   { name: 'currency "cny"', message: /currency/, send: () => api(JSON.stringify(order({ currency: 'cny' }))) },
   { name: 'currency "YUAN"', message: /currency/, send: () => api(JSON.stringify(order({ currency: 'YUAN' }))) },
+  {
+    name: 'currency "USD", not in CURRENCIES',
+    message: /currency USD is not accepted/,
+    send: () => api(JSON.stringify(order({ currency: 'USD' }))),
+  },
   { name: 'JSON null', send: () => api('null') },
   { name: 'a JSON array', send: () => api(JSON.stringify([order()])) },
   { name: 'a JSON string', send: () => api('"order"') },

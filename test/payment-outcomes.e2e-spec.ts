@@ -264,7 +264,8 @@ async function registerOrder(amount: number): Promise<string> {
 describe('payment outcomes', () => {
   beforeAll(async () => {
     platforms = await createTestPlatforms();
-    running = await startApp(notificationsOnly(platforms.env));
+    // USD too, so that the order API's conflict on a different currency is reachable.
+    running = await startApp({ ...notificationsOnly(platforms.env), CURRENCIES: 'CNY,USD' });
     client = new TestClient(running.url, platforms);
     pool = testDatabasePool();
   });
@@ -911,6 +912,40 @@ describe('payment outcomes', () => {
 
       expect(await count(pool, 'SELECT COUNT(*) FROM payment_order WHERE order_no = ?', [orderNo])).toBe(1);
       expect(await orderRow(orderNo)).toMatchObject({ status: 'WAIT_PAY', amount: 1999 });
+    });
+
+    it('should register orders in each configured currency and refuse any other with a 400 that writes nothing', async () => {
+      const usd = uniqueId('PO');
+      const created = await client.api('POST', '/payment-orders', {
+        orderNo: usd,
+        userId: 'u-1',
+        amount: 500,
+        currency: 'USD',
+      });
+      expect(created.status).toBe(201);
+      expect(
+        await count(
+          pool,
+          "SELECT COUNT(*) FROM payment_order WHERE order_no = ? AND currency = 'USD' AND amount = 500",
+          [usd],
+        ),
+      ).toBe(1);
+
+      const hkd = uniqueId('PO');
+      const refused = await client.api('POST', '/payment-orders', {
+        orderNo: hkd,
+        userId: 'u-1',
+        amount: 500,
+        currency: 'HKD',
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.json()).toEqual({
+        statusCode: 400,
+        error: expect.any(String),
+        message: 'currency HKD is not accepted (accepted: CNY, USD)',
+      });
+      expect(await orderRow(hkd)).toBeUndefined();
+      expect(await count(pool, 'SELECT COUNT(*) FROM order_status_change WHERE order_no = ?', [hkd])).toBe(0);
     });
 
     it('should answer 404 for an unknown order', async () => {

@@ -2,7 +2,7 @@ import { BeforeApplicationShutdown, Logger, OnApplicationBootstrap } from '@nest
 
 /**
  * A background loop for work claimed from the database: runs `pollOnce` until it reports less
- * than a full batch, then sleeps `intervalMs`. One round at a time; shutdown waits for the
+ * than a full batch (pausing `busyDelayMs` between rounds), then sleeps `intervalMs`. One round at a time; shutdown waits for the
  * round in progress, so a batch is never abandoned half-done by a clean stop.
  */
 export abstract class PollingWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -12,6 +12,10 @@ export abstract class PollingWorker implements OnApplicationBootstrap, BeforeApp
   private round?: Promise<void>;
 
   protected abstract get intervalMs(): number;
+  /** Pause between rounds while there is more work: 0 unless the work must leave room for others. */
+  protected get busyDelayMs(): number {
+    return 0;
+  }
   /** Should this instance run the loop at all. */
   protected get enabled(): boolean {
     return true;
@@ -56,6 +60,6 @@ export abstract class PollingWorker implements OnApplicationBootstrap, BeforeApp
     } catch (error) {
       this.logger.error(`round failed: ${(error as Error).message}`);
     }
-    this.schedule(more ? 0 : this.intervalMs);
+    this.schedule(more ? this.busyDelayMs : this.intervalMs);
   }
 }

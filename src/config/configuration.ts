@@ -1,3 +1,5 @@
+import { loadOrderConfig } from './order.config';
+import { loadRetentionConfig } from './retention.config';
 import { loadAdminOperators } from './admin.config';
 import { loadAlipayAccounts } from '../channels/alipay/alipay.config';
 import { loadWechatpayAccounts } from '../channels/wechatpay/wechatpay.config';
@@ -19,6 +21,8 @@ const NAMESPACES: Array<(env: NodeJS.ProcessEnv) => unknown> = [
   loadRefundConfig,
   loadPaymentQueryConfig,
   loadAdminOperators,
+  loadOrderConfig,
+  loadRetentionConfig,
 ];
 
 /**

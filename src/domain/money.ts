@@ -9,10 +9,12 @@ export function isValidMinorAmount(value: unknown): value is number {
 
 /**
  * Parses a decimal major-unit string such as Alipay's "88.88" into minor units (8888) using only
- * string and integer operations, so no binary floating point ever touches the amount.
+ * string and integer operations, so no binary floating point ever touches the amount. Accepts
+ * exactly what the order API accepts: 0.01 up to MAX_AMOUNT minor units.
  */
 export function parseDecimalAmount(text: string, field: string): number {
-  const match = /^(0|[1-9]\d{0,10})(?:\.(\d{1,2}))?$/.exec(text);
+  // 12 integer digits: up to 999,999,999,999.99, beyond MAX_AMOUNT yet well inside safe integers.
+  const match = /^(0|[1-9]\d{0,11})(?:\.(\d{1,2}))?$/.exec(text);
   if (!match) {
     throw new DomainError(
       'MalformedRequest',
@@ -21,7 +23,15 @@ export function parseDecimalAmount(text: string, field: string): number {
   }
   const minor = Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'));
   if (minor <= 0) throw new DomainError('MalformedRequest', `${field} must be greater than zero, got "${text}"`);
+  if (minor > MAX_AMOUNT) {
+    throw new DomainError('MalformedRequest', `${field} must be at most ${formatMajor(MAX_AMOUNT)}, got "${text}"`);
+  }
   return minor;
+}
+
+/** 8888 → "88.88", by integer operations. */
+function formatMajor(minor: number): string {
+  return `${Math.floor(minor / 100)}.${String(minor % 100).padStart(2, '0')}`;
 }
 
 /** The BIGINT column transformer: mysql2 returns BIGINT as a string; refuse anything not exactly representable. */

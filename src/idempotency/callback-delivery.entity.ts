@@ -1,8 +1,13 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
-/** Every accepted delivery, with the exact bytes received, for reconciliation. Append-only. */
+/**
+ * Every accepted delivery, with the exact bytes received, for reconciliation. Append-only, except
+ * that retention empties the bytes of old rows (see RetentionPruner); the row and its outcome stay.
+ */
 @Entity('callback_delivery')
 @Index('ix_callback_delivery_transaction', ['channel', 'transactionId'])
+// Retention finds the rows whose bytes are still there in received order, without rescanning pruned ones.
+@Index('ix_callback_delivery_raw_retention', ['rawPrunedAt', 'receivedAt'])
 export class CallbackDelivery {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id: string;
@@ -41,4 +46,8 @@ export class CallbackDelivery {
   /** From the request's arrival to its outcome committed; null for rows written before it was measured. */
   @Column({ name: 'processing_ms', type: 'int', unsigned: true, nullable: true })
   processingMs: number | null;
+
+  /** When retention removed the raw bytes (and the headers, if large); null while they are kept. */
+  @Column({ name: 'raw_pruned_at', type: 'datetime', precision: 3, nullable: true })
+  rawPrunedAt: Date | null;
 }

@@ -18,6 +18,7 @@ export const REFUND_CALLS_TOTAL = 'refund_channel_calls_total';
 export const CHANNEL_CALLS_TOTAL = 'payment_channel_calls_total';
 export const REFUNDS_UNSETTLED = 'refunds_unsettled';
 export const BROKER_CONNECTED = 'rabbitmq_connected';
+export const RETENTION_PRUNED_TOTAL = 'retention_pruned_rows_total';
 
 @Global()
 @Module({
@@ -64,6 +65,11 @@ export const BROKER_CONNECTED = 'rabbitmq_connected';
       name: BROKER_CONNECTED,
       help: '1 while the RabbitMQ connection is up, 0 while it is lost (absent in the embedded mode); never affects readiness',
     }),
+    makeCounterProvider({
+      name: RETENTION_PRUNED_TOTAL,
+      help: 'Rows pruned by retention, by table (callback_delivery: raw bytes emptied; outbox_event, processed_event: deleted)',
+      labelNames: ['table'],
+    }),
   ],
   exports: [
     getToken(NOTIFICATIONS_TOTAL),
@@ -72,6 +78,7 @@ export const BROKER_CONNECTED = 'rabbitmq_connected';
     getToken(CHANNEL_CALLS_TOTAL),
     getToken(REFUNDS_UNSETTLED),
     getToken(BROKER_CONNECTED),
+    getToken(RETENTION_PRUNED_TOTAL),
   ],
 })
 export class MetricsModule {}

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { ChannelsModule } from '../channels/channels.module';
 import { paymentQueryConfig } from '../config/payment-query.config';
+import { orderConfig } from '../config/order.config';
 import { serverConfig } from '../config/server.config';
 import { InternalApiGuard } from './internal-api.guard';
 import { PaymentOrderController } from './payment-order.controller';
@@ -9,7 +10,12 @@ import { PaymentOrderRepository } from './payment-order.repository';
 import { PaymentOrderService } from './payment-order.service';
 
 @Module({
-  imports: [ConfigModule.forFeature(serverConfig), ConfigModule.forFeature(paymentQueryConfig), ChannelsModule],
+  imports: [
+    ConfigModule.forFeature(serverConfig),
+    ConfigModule.forFeature(paymentQueryConfig),
+    ConfigModule.forFeature(orderConfig),
+    ChannelsModule,
+  ],
   controllers: [PaymentOrderController],
   providers: [PaymentOrderRepository, PaymentOrderService, InternalApiGuard],
   exports: [PaymentOrderRepository, PaymentOrderService, InternalApiGuard],

@@ -3,6 +3,7 @@ import { ConfigType } from '@nestjs/config';
 import { PaymentChannels } from '../channels/payment-channels';
 import { nextQueryAt, paymentQueryConfig } from '../config/payment-query.config';
 import { DomainError } from '../domain/domain-error';
+import { orderConfig } from '../config/order.config';
 import { CreatePaymentOrderDto } from './dto/create-payment-order.dto';
 import { PaymentOrder } from './payment-order.entity';
 import { PaymentOrderRepository } from './payment-order.repository';
@@ -13,10 +14,12 @@ export class PaymentOrderService {
     private readonly orders: PaymentOrderRepository,
     private readonly channels: PaymentChannels,
     @Inject(paymentQueryConfig.KEY) private readonly queries: ConfigType<typeof paymentQueryConfig>,
+    @Inject(orderConfig.KEY) private readonly config: ConfigType<typeof orderConfig>,
   ) {}
 
   /** Idempotent registration: the same body again returns the order; a different one conflicts. */
   async register(dto: CreatePaymentOrderDto): Promise<{ order: PaymentOrder; created: boolean }> {
+    this.checkCurrency(dto);
     this.checkAccount(dto);
     const now = new Date();
     const created = await this.orders.insertIfAbsent({
@@ -37,6 +40,14 @@ export class PaymentOrderService {
     const order = await this.orders.find(orderNo);
     if (!order) throw new DomainError('OrderNotFound', `order ${orderNo} not found`);
     return order;
+  }
+
+  private checkCurrency({ currency }: CreatePaymentOrderDto): void {
+    if (this.config.currencies.includes(currency)) return;
+    throw new DomainError(
+      'MalformedRequest',
+      `currency ${currency} is not accepted (accepted: ${this.config.currencies.join(', ')})`,
+    );
   }
 
   /** A named account must be one of the channel's: queries and closes go to it. */

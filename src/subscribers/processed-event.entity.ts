@@ -16,6 +16,7 @@ export class ProcessedEvent {
   @Column({ name: 'event_id', type: 'char', length: 36 })
   eventId: string;
 
+  @Index('ix_processed_event_processed_at')
   @Column({ name: 'processed_at', type: 'datetime', precision: 3 })
   processedAt: Date;
 }

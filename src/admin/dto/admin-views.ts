@@ -191,20 +191,35 @@ export class DeliveryView extends DeliverySummaryView {
   @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } })
   headers: Record<string, string>;
 
-  @ApiProperty({ description: 'The body as received, decoded as UTF-8' })
-  rawBody: string;
+  @ApiProperty({
+    ...NULLABLE_STRING,
+    description: 'The body as received, decoded as UTF-8; null once retention pruned it',
+  })
+  rawBody: string | null;
 
-  @ApiProperty({ description: 'The body as received, byte-exact', format: 'byte' })
-  rawBodyBase64: string;
+  @ApiProperty({
+    ...NULLABLE_STRING,
+    description: 'The body as received, byte-exact; null once retention pruned it',
+    format: 'byte',
+  })
+  rawBodyBase64: string | null;
+
+  @ApiProperty({
+    ...NULLABLE_DATE_TIME,
+    description: 'When retention removed the bytes (and the headers, if over 256 bytes); null while they are kept',
+  })
+  rawPrunedAt: string | null;
 }
 
 export function toDeliveryView(d: CallbackDelivery): DeliveryView {
+  const pruned = d.rawPrunedAt !== null;
   return {
     ...toDeliverySummary(d),
     orderNo: d.orderNo,
     headers: d.headers,
-    rawBody: d.rawBody.toString('utf8'),
-    rawBodyBase64: d.rawBody.toString('base64'),
+    rawBody: pruned ? null : d.rawBody.toString('utf8'),
+    rawBodyBase64: pruned ? null : d.rawBody.toString('base64'),
+    rawPrunedAt: iso(d.rawPrunedAt),
   };
 }
 

@@ -28,7 +28,7 @@ export class CreatePaymentOrderDto {
   @Max(MAX_AMOUNT, { message: `amount must be at most ${MAX_AMOUNT}` })
   amount: number;
 
-  @ApiProperty({ pattern: '^[A-Z]{3}$', description: 'ISO 4217', example: 'CNY' })
+  @ApiProperty({ pattern: '^[A-Z]{3}$', description: 'ISO 4217, one of CURRENCIES (default CNY only)', example: 'CNY' })
   @IsString()
   @Matches(/^[A-Z]{3}$/, { message: 'currency must be an ISO 4217 code such as CNY' })
   currency: string;

@@ -1,0 +1,472 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Pool, RowDataPacket } from 'mysql2/promise';
+import { PruneCounts, RetentionPruner } from '../src/retention/retention-pruner';
+import { EXAMPLE_CONSUMERS } from './support/amqp-tap';
+import { eventually, sleep } from './support/eventually';
+import { yuan } from './support/platform-signers';
+import {
+  count,
+  createTestPlatforms,
+  HttpAnswer,
+  notificationsOnly,
+  RunningApp,
+  startApp,
+  TestClient,
+  TestPlatforms,
+  testDatabasePool,
+  uniqueId,
+} from './support/test-app';
+
+const DAY_MS = 24 * 3600_000;
+const BATCH = 50;
+
+interface Payment {
+  orderNo: string;
+  transactionId: string;
+  channel: 'WECHATPAY' | 'ALIPAY';
+  amount: number;
+}
+
+function newPayments(n: number, prefix: string): Payment[] {
+  return Array.from({ length: n }, (_, i) => ({
+    orderNo: uniqueId(prefix),
+    transactionId: uniqueId('T'),
+    channel: i % 2 === 0 ? 'WECHATPAY' : 'ALIPAY',
+    amount: 1000 + i,
+  }));
+}
+
+function isAck(a: HttpAnswer): boolean {
+  return a.status === 204 || (a.status === 200 && a.body === 'success');
+}
+
+/** One delivery, signed afresh as the platforms do on every retry. */
+function deliver(client: TestClient, p: Payment): Promise<HttpAnswer> {
+  if (p.channel === 'WECHATPAY') {
+    return client.postWechatpay(
+      client.wechatpayPayment({ outTradeNo: p.orderNo, transactionId: p.transactionId, total: p.amount }),
+    );
+  }
+  return client.postAlipay(
+    client.alipayPayment({ outTradeNo: p.orderNo, tradeNo: p.transactionId, totalAmount: yuan(p.amount) }),
+  );
+}
+
+/** Registers each order, then delivers its payment `times` times; every delivery must be acked. */
+async function pay(client: TestClient, payments: Payment[], times: number): Promise<void> {
+  for (const p of payments)
+    expect((await client.registerOrder({ orderNo: p.orderNo, amount: p.amount })).status).toBe(201);
+  const answers = await Promise.all(
+    payments.map((p) => Promise.all(Array.from({ length: times }, () => deliver(client, p)))),
+  );
+  expect(
+    answers
+      .flat()
+      .filter((a) => !isAck(a))
+      .map((a) => [a.status, a.body]),
+  ).toEqual([]);
+}
+
+/** Prunes as of `now` until a round finds nothing left; the counts are what this caller pruned. */
+async function pruneUntilDone(pruner: RetentionPruner, now: Date): Promise<PruneCounts> {
+  const total: PruneCounts = { callback_delivery: 0, outbox_event: 0, processed_event: 0 };
+  for (;;) {
+    const counts = await pruner.pruneBatch(now);
+    for (const table of Object.keys(total) as Array<keyof PruneCounts>) total[table] += counts[table];
+    if (Object.values(counts).every((n) => n === 0)) return total;
+  }
+}
+
+async function rows(pool: Pool, sql: string, params: unknown[] = []): Promise<RowDataPacket[]> {
+  const [result] = await pool.query<RowDataPacket[]>(sql, params);
+  // MariaDB's JSON is LONGTEXT underneath: mysql2 hands it back as text there.
+  for (const row of result) if (typeof row.headers === 'string') row.headers = JSON.parse(row.headers);
+  return result;
+}
+
+/** Every event of these orders published, and processed by each example handler. */
+async function eventsSettled(pool: Pool, orderNos: string[]): Promise<void> {
+  await eventually(
+    'the events published and processed',
+    async () =>
+      (await count(pool, 'SELECT COUNT(*) FROM outbox_event WHERE order_no IN (?) AND published_at IS NOT NULL', [
+        orderNos,
+      ])) === orderNos.length &&
+      (await count(
+        pool,
+        'SELECT COUNT(*) FROM processed_event p JOIN outbox_event o ON o.event_id = p.event_id WHERE o.order_no IN (?)',
+        [orderNos],
+      )) ===
+        orderNos.length * EXAMPLE_CONSUMERS.length,
+  );
+}
+
+async function eventIdsOf(pool: Pool, orderNos: string[]): Promise<string[]> {
+  return (await rows(pool, 'SELECT event_id FROM outbox_event WHERE order_no IN (?)', [orderNos])).map((r) =>
+    String(r.event_id),
+  );
+}
+
+/** Whole-table totals, so that concurrent prunes can be checked against what actually changed. */
+async function tableTotals(pool: Pool): Promise<PruneCounts> {
+  return {
+    callback_delivery: await count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE raw_pruned_at IS NULL'),
+    outbox_event: await count(pool, 'SELECT COUNT(*) FROM outbox_event'),
+    processed_event: await count(pool, 'SELECT COUNT(*) FROM processed_event'),
+  };
+}
+
+// ----------------------------------------------------------------------------- history, as the app wrote it
+
+const WECHATPAY_HEADERS = {
+  'wechatpay-serial': 'PUB_KEY_ID_0114232134912410000000000000',
+  'wechatpay-signature': randomBytes(256).toString('base64'),
+  'wechatpay-timestamp': '1700000000',
+  'wechatpay-nonce': randomBytes(16).toString('hex'),
+};
+const ALIPAY_HEADERS = { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' };
+
+/** Deliveries recorded `receivedAt`: months of history cannot be made through the app in a test run. */
+async function seedDeliveries(pool: Pool, prefix: string, n: number, receivedAt: Date): Promise<void> {
+  for (let start = 0; start < n; start += 1000) {
+    const chunk = Array.from({ length: Math.min(1000, n - start) }, (_, k) => {
+      const i = start + k;
+      const wechat = i % 2 === 0;
+      return [
+        wechat ? 'WECHATPAY' : 'ALIPAY',
+        wechat ? 'TRANSACTION.SUCCESS' : 'TRADE_SUCCESS',
+        `${prefix}T${i}`,
+        `${prefix}${i}`,
+        i % 3 === 0 ? 'PAID' : 'DUPLICATE',
+        Buffer.from(JSON.stringify({ id: randomUUID(), resource: randomBytes(600).toString('base64') })),
+        JSON.stringify(wechat ? WECHATPAY_HEADERS : ALIPAY_HEADERS),
+        receivedAt,
+        3,
+      ];
+    });
+    await pool.query(
+      `INSERT INTO callback_delivery (channel, event_type, transaction_id, order_no, outcome, raw_body, headers, received_at, processing_ms) VALUES ?`,
+      [chunk],
+    );
+  }
+}
+
+/** Events published at `publishedAt` and processed by each example handler a moment later. */
+async function seedPublishedEvents(pool: Pool, prefix: string, n: number, publishedAt: Date): Promise<void> {
+  const events = Array.from({ length: n }, (_, i) => ({ eventId: randomUUID(), orderNo: `${prefix}${i}` }));
+  for (let start = 0; start < n; start += 1000) {
+    const chunk = events.slice(start, start + 1000);
+    await pool.query(
+      `INSERT INTO outbox_event (event_id, type, order_no, payload, created_at, published_at) VALUES ?`,
+      [
+        chunk.map((e) => [
+          e.eventId,
+          'payment.succeeded',
+          e.orderNo,
+          JSON.stringify({ eventId: e.eventId }),
+          publishedAt,
+          publishedAt,
+        ]),
+      ],
+    );
+    await pool.query(`INSERT INTO processed_event (consumer, event_id, processed_at) VALUES ?`, [
+      chunk.flatMap((e) => EXAMPLE_CONSUMERS.map((consumer) => [consumer, e.eventId, publishedAt])),
+    ]);
+  }
+}
+
+// ----------------------------------------------------------------------------------------------- the suite
+
+describe('retention', () => {
+  let platforms: TestPlatforms;
+  let instances: RunningApp[];
+  let client: TestClient;
+  let pool: Pool;
+  const seededOrderPrefixes: string[] = [];
+
+  /** Instances that prune only when the test says: their own loop waits a day after its first, empty round. */
+  const idleEnv = () => ({
+    ...notificationsOnly(platforms.env),
+    RETENTION_BATCH_SIZE: String(BATCH),
+    RETENTION_INTERVAL_MS: String(DAY_MS),
+  });
+  const prunerOf = (instance: RunningApp) => instance.app.get(RetentionPruner);
+
+  beforeAll(async () => {
+    platforms = await createTestPlatforms();
+    instances = [await startApp(idleEnv()), await startApp(idleEnv())];
+    client = new TestClient(instances[0].url, platforms);
+    pool = testDatabasePool();
+  });
+  afterAll(async () => {
+    // The rows retention keeps for ever would otherwise wait in the outbox of later suites.
+    for (const prefix of seededOrderPrefixes) {
+      const ids = await rows(pool, 'SELECT event_id FROM outbox_event WHERE order_no LIKE ?', [`${prefix}%`]);
+      await pool.query('DELETE FROM outbox_event WHERE order_no LIKE ?', [`${prefix}%`]);
+      if (ids.length > 0)
+        await pool.query('DELETE FROM processed_event WHERE event_id IN (?)', [ids.map((r) => r.event_id)]);
+    }
+    await Promise.all(instances?.map((i) => i.close()) ?? []);
+    await pool?.end();
+  });
+
+  it('should prune only what is older than its horizon, and never an unpublished event or a payment key', async () => {
+    const older = newPayments(6, 'RO');
+    await pay(client, older, 2);
+    await eventsSettled(
+      pool,
+      older.map((p) => p.orderNo),
+    );
+    // Events the relay could not finish, long ago: one backing off after failed attempts, one
+    // dead-lettered, which a consumer had processed all the same (its publish was confirmed too late).
+    const stuck = uniqueId('RS');
+    seededOrderPrefixes.push(stuck);
+    const longAgo = new Date(Date.now() - 400 * DAY_MS);
+    const [backingOff, deadLettered] = [randomUUID(), randomUUID()];
+    await pool.query(
+      `INSERT INTO outbox_event (event_id, type, order_no, payload, created_at, attempts, next_attempt_at, dead_lettered_at) VALUES ?`,
+      [
+        [
+          [backingOff, 'payment.succeeded', `${stuck}1`, '{}', longAgo, 3, new Date(Date.now() + DAY_MS), null],
+          [deadLettered, 'payment.succeeded', `${stuck}2`, '{}', longAgo, 10, longAgo, longAgo],
+        ],
+      ],
+    );
+    await pool.query('INSERT INTO processed_event (consumer, event_id, processed_at) VALUES (?, ?, ?)', [
+      EXAMPLE_CONSUMERS[0],
+      deadLettered,
+      longAgo,
+    ]);
+    await sleep(5);
+    const cutoff = new Date();
+    await sleep(5);
+    const newer = newPayments(6, 'RN');
+    await pay(client, newer, 2);
+    await eventsSettled(
+      pool,
+      newer.map((p) => p.orderNo),
+    );
+
+    const orderNos = [...older, ...newer].map((p) => p.orderNo);
+    const olderEvents = await eventIdsOf(
+      pool,
+      older.map((p) => p.orderNo),
+    );
+    const newerEvents = await eventIdsOf(
+      pool,
+      newer.map((p) => p.orderNo),
+    );
+    const callbacksBefore = await rows(pool, 'SELECT * FROM payment_callback ORDER BY id');
+    const ordersBefore = await rows(pool, 'SELECT * FROM payment_order WHERE order_no IN (?) ORDER BY order_no', [
+      orderNos,
+    ]);
+    const deliveriesBefore = await rows(pool, 'SELECT * FROM callback_delivery WHERE order_no IN (?) ORDER BY id', [
+      orderNos,
+    ]);
+    expect(deliveriesBefore).toHaveLength(24);
+
+    // 30 days after the cutoff: the events' horizon has passed the older payments, the raw bytes' not.
+    await pruneUntilDone(prunerOf(instances[0]), new Date(cutoff.getTime() + 30 * DAY_MS));
+
+    expect(
+      await eventIdsOf(
+        pool,
+        older.map((p) => p.orderNo),
+      ),
+    ).toEqual([]);
+    expect(
+      (
+        await eventIdsOf(
+          pool,
+          newer.map((p) => p.orderNo),
+        )
+      ).sort(),
+    ).toEqual([...newerEvents].sort());
+    expect(
+      await count(pool, 'SELECT COUNT(*) FROM outbox_event WHERE event_id IN (?)', [[backingOff, deadLettered]]),
+    ).toBe(2);
+    expect(await count(pool, 'SELECT COUNT(*) FROM processed_event WHERE event_id IN (?)', [olderEvents])).toBe(0);
+    expect(await count(pool, 'SELECT COUNT(*) FROM processed_event WHERE event_id IN (?)', [newerEvents])).toBe(
+      newerEvents.length * EXAMPLE_CONSUMERS.length,
+    );
+    expect(await count(pool, 'SELECT COUNT(*) FROM processed_event WHERE event_id = ?', [deadLettered])).toBe(1);
+    expect(await rows(pool, 'SELECT * FROM callback_delivery WHERE order_no IN (?) ORDER BY id', [orderNos])).toEqual(
+      deliveriesBefore,
+    );
+
+    // 180 days after the cutoff: the raw bytes of the older deliveries go, their rows stay.
+    const rawNow = new Date(cutoff.getTime() + 180 * DAY_MS);
+    await pruneUntilDone(prunerOf(instances[0]), rawNow);
+
+    const deliveriesAfter = await rows(pool, 'SELECT * FROM callback_delivery WHERE order_no IN (?) ORDER BY id', [
+      orderNos,
+    ]);
+    const olderOrderNos = new Set(older.map((p) => p.orderNo));
+    expect(deliveriesAfter.map((d) => d.id)).toEqual(deliveriesBefore.map((d) => d.id));
+    for (const [i, before] of deliveriesBefore.entries()) {
+      const after = deliveriesAfter[i];
+      if (!olderOrderNos.has(before.order_no)) {
+        expect(after).toEqual(before);
+        continue;
+      }
+      expect(after).toEqual({
+        ...before,
+        raw_body: Buffer.alloc(0),
+        // WeChat Pay's signature headers go with the bytes they signed; Alipay's content type stays.
+        headers: before.channel === 'WECHATPAY' ? {} : before.headers,
+        raw_pruned_at: expect.any(Date),
+      });
+      expect(before.raw_body.length).toBeGreaterThan(100);
+    }
+    expect(await rows(pool, 'SELECT * FROM payment_callback ORDER BY id')).toEqual(callbacksBefore);
+    expect(await rows(pool, 'SELECT * FROM payment_order WHERE order_no IN (?) ORDER BY order_no', [orderNos])).toEqual(
+      ordersBefore,
+    );
+
+    // The operators' view says so.
+    const prunedRow = deliveriesAfter.find((d) => olderOrderNos.has(d.order_no) && d.channel === 'WECHATPAY')!;
+    const keptRow = deliveriesAfter.find((d) => !olderOrderNos.has(d.order_no))!;
+    const pruned = await client.admin('GET', `/admin/deliveries/${prunedRow.id}`, platforms.admins.viewer);
+    expect(pruned.status).toBe(200);
+    expect(pruned.json()).toMatchObject({
+      id: String(prunedRow.id),
+      outcome: prunedRow.outcome,
+      transactionId: prunedRow.transaction_id,
+      headers: {},
+      rawBody: null,
+      rawBodyBase64: null,
+      rawPrunedAt: rawNow.toISOString(),
+    });
+    const kept = await client.admin('GET', `/admin/deliveries/${keptRow.id}`, platforms.admins.viewer);
+    expect(kept.json()).toMatchObject({
+      rawBodyBase64: keptRow.raw_body.toString('base64'),
+      rawPrunedAt: null,
+    });
+  });
+
+  it('should let two instances prune together without failing or counting a row twice', async () => {
+    const payments = newPayments(40, 'RC');
+    await pay(client, payments, 3);
+    const orderNos = payments.map((p) => p.orderNo);
+    await eventsSettled(pool, orderNos);
+    const eventIds = await eventIdsOf(pool, orderNos);
+    const before = await tableTotals(pool);
+
+    const now = new Date(Date.now() + 365 * DAY_MS);
+    const [a, b] = await Promise.all(instances.map((instance) => pruneUntilDone(prunerOf(instance), now)));
+
+    const after = await tableTotals(pool);
+    expect({
+      callback_delivery: a.callback_delivery + b.callback_delivery,
+      outbox_event: a.outbox_event + b.outbox_event,
+      processed_event: a.processed_event + b.processed_event,
+    }).toEqual({
+      callback_delivery: before.callback_delivery - after.callback_delivery,
+      outbox_event: before.outbox_event - after.outbox_event,
+      processed_event: before.processed_event - after.processed_event,
+    });
+    expect(a.callback_delivery + b.callback_delivery).toBeGreaterThanOrEqual(120);
+    expect(
+      await count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE order_no IN (?) AND raw_pruned_at IS NULL', [
+        orderNos,
+      ]),
+    ).toBe(0);
+    expect(await count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE order_no IN (?)', [orderNos])).toBe(120);
+    expect(await count(pool, 'SELECT COUNT(*) FROM outbox_event WHERE order_no IN (?)', [orderNos])).toBe(0);
+    expect(await count(pool, 'SELECT COUNT(*) FROM processed_event WHERE event_id IN (?)', [eventIds])).toBe(0);
+    expect(await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no IN (?)', [orderNos])).toBe(40);
+  });
+
+  it('should prune by itself in the background while notifications keep being paid', async () => {
+    const OLD_DELIVERIES = 20_000;
+    const OLD_EVENTS = 2_000;
+    const history = uniqueId('RH');
+    const recentHistory = uniqueId('RK');
+    seededOrderPrefixes.push(recentHistory);
+    await seedDeliveries(pool, history, OLD_DELIVERIES, new Date(Date.now() - 200 * DAY_MS));
+    await seedPublishedEvents(pool, history, OLD_EVENTS, new Date(Date.now() - 40 * DAY_MS));
+    // Inside the horizons (180 and 30 days): kept.
+    await seedDeliveries(pool, recentHistory, 100, new Date(Date.now() - 170 * DAY_MS));
+    await seedPublishedEvents(pool, recentHistory, 100, new Date(Date.now() - 20 * DAY_MS));
+    const historyLeft = () =>
+      count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE order_no LIKE ? AND raw_pruned_at IS NULL', [
+        `${history}%`,
+      ]);
+
+    const pruning = await startApp({
+      ...notificationsOnly(platforms.env),
+      RETENTION_BATCH_SIZE: '100',
+      RETENTION_BATCH_PAUSE_MS: '20',
+      RETENTION_INTERVAL_MS: '200',
+    });
+    const paidDuringPrune: Payment[] = [];
+    const allPaid: Payment[] = [];
+    try {
+      const pruningClient = new TestClient(pruning.url, platforms);
+      await eventually('the prune to start', async () => (await historyLeft()) < OLD_DELIVERIES);
+      while ((await historyLeft()) > 0) {
+        const [payment] = newPayments(1, 'RP');
+        await pay(pruningClient, [payment], 2);
+        allPaid.push(payment);
+        // Sent after the prune began, acked before it ended.
+        if ((await historyLeft()) > 0) paidDuringPrune.push(payment);
+      }
+      await eventually(
+        'the old events and their processed records pruned',
+        async () =>
+          (await count(pool, 'SELECT COUNT(*) FROM outbox_event WHERE order_no LIKE ?', [`${history}%`])) === 0 &&
+          (await count(
+            pool,
+            'SELECT COUNT(*) FROM processed_event p WHERE NOT EXISTS (SELECT 1 FROM outbox_event o WHERE o.event_id = p.event_id) AND p.processed_at < ?',
+            [new Date(Date.now() - 30 * DAY_MS)],
+          )) === 0,
+      );
+      const allOrderNos = allPaid.map((p) => p.orderNo);
+      await eventsSettled(pool, allOrderNos);
+      const metrics = await (await fetch(`${pruning.url}/metrics`)).text();
+
+      expect(paidDuringPrune.length).toBeGreaterThan(0);
+      expect(
+        await count(pool, "SELECT COUNT(*) FROM payment_order WHERE order_no IN (?) AND status = 'PAID'", [
+          allOrderNos,
+        ]),
+      ).toBe(allPaid.length);
+      expect(await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no IN (?)', [allOrderNos])).toBe(
+        allPaid.length,
+      );
+      expect(
+        await count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE order_no IN (?) AND raw_pruned_at IS NULL', [
+          allOrderNos,
+        ]),
+      ).toBe(allPaid.length * 2);
+      expect(await count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE order_no LIKE ?', [`${history}%`])).toBe(
+        OLD_DELIVERIES,
+      );
+      expect(
+        await count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE order_no LIKE ? AND raw_pruned_at IS NULL', [
+          `${recentHistory}%`,
+        ]),
+      ).toBe(100);
+      expect(await count(pool, 'SELECT COUNT(*) FROM outbox_event WHERE order_no LIKE ?', [`${recentHistory}%`])).toBe(
+        100,
+      );
+      expect(
+        await count(
+          pool,
+          'SELECT COUNT(*) FROM processed_event p JOIN outbox_event o ON o.event_id = p.event_id WHERE o.order_no LIKE ?',
+          [`${recentHistory}%`],
+        ),
+      ).toBe(100 * EXAMPLE_CONSUMERS.length);
+      expect(prunedMetric(metrics, 'callback_delivery')).toBeGreaterThanOrEqual(OLD_DELIVERIES);
+      expect(prunedMetric(metrics, 'outbox_event')).toBeGreaterThanOrEqual(OLD_EVENTS);
+      expect(prunedMetric(metrics, 'processed_event')).toBeGreaterThanOrEqual(OLD_EVENTS * EXAMPLE_CONSUMERS.length);
+    } finally {
+      await pruning.close();
+    }
+  });
+});
+
+function prunedMetric(metrics: string, table: string): number {
+  const line = metrics.split('\n').find((l) => l.startsWith(`retention_pruned_rows_total{table="${table}"}`));
+  return line ? Number(line.split(' ').pop()) : 0;
+}
