@@ -13,6 +13,7 @@ import { TradeModule } from './trade/trade.module';
 import { TransactionModule } from './transaction/transaction.module';
 import { EventsModule } from './events/events.module';
 import { RabbitmqModule } from './rabbitmq/rabbitmq.module';
+import { SpoolReplayModule } from './spool/spool-replay.module';
 
 @Module({
   imports: [
@@ -24,6 +25,7 @@ import { RabbitmqModule } from './rabbitmq/rabbitmq.module';
     RabbitmqModule,
     OrderModule,
     NotifyModule,
+    SpoolReplayModule,
     TradeModule,
     EventsModule,
     ConditionalModule.registerWhen(AfterPaymentExamplesModule, (env) => env.EXAMPLE_HANDLERS !== 'false'),

@@ -108,7 +108,7 @@ export const NO_PLATFORM_API = {
 
 /** The service's configuration variables: cleared before each start, so that no app inherits another's. */
 export const CONFIG_VARIABLES =
-  /^(WECHATPAY_|ALIPAY_|PAYMENT_|INTERNAL_API_TOKEN$|ADMIN_TOKENS$|REFUND_|PORT$|DATABASE_POOL_SIZE$|MIGRATIONS_RUN$|OPENAPI$|RABBITMQ_|OUTBOX_|HANDLER_|RETRY_)/;
+  /^(WECHATPAY_|ALIPAY_|PAYMENT_|INTERNAL_API_TOKEN$|ADMIN_TOKENS$|REFUND_|PORT$|DATABASE_POOL_SIZE$|MIGRATIONS_RUN$|OPENAPI$|RABBITMQ_|OUTBOX_|HANDLER_|RETRY_|SPOOL_)/;
 
 export interface RunningApp {
   app: NestFastifyApplication;
