@@ -32,6 +32,8 @@ type Replay = 'APPLIED' | 'NOT_YET' | 'DATABASE_UNAVAILABLE';
 export class SpoolReplayer extends PollingWorker {
   protected readonly logger = new Logger(SpoolReplayer.name);
   private databaseAway = false;
+  /** Replayed since the spool was last found empty, for the log line when it is again. */
+  private run = { replayed: 0, since: 0 };
 
   constructor(
     private readonly spool: DeliverySpool,
@@ -74,13 +76,24 @@ export class SpoolReplayer extends PollingWorker {
   private async replayPending(): Promise<boolean> {
     for (let i = 0; i < BATCH; i++) {
       const head = await this.spool.head();
-      if (!head) return false;
+      if (!head) {
+        this.logDrained();
+        return false;
+      }
       const replay = await this.replay(head.delivery);
       if (replay === 'DATABASE_UNAVAILABLE') return false;
       if (replay === 'APPLIED') await this.spool.consumed(head);
       else await this.spool.parkHead(head, retryAt(head.delivery.attempts + 1));
+      if (this.run.replayed++ === 0) this.run.since = Date.now();
     }
     return true;
+  }
+
+  private logDrained(): void {
+    if (this.run.replayed === 0) return;
+    const seconds = (Date.now() - this.run.since) / 1000;
+    this.logger.log(`spool drained: ${this.run.replayed} deliveries replayed in ${seconds.toFixed(1)} s`);
+    this.run = { replayed: 0, since: 0 };
   }
 
   private async replay({ notification, receivedAt, attempts }: SpooledDelivery): Promise<Replay> {
