@@ -24,7 +24,10 @@ describe(isDatabaseUnavailable.name, () => {
 
   it.each([
     ['a deadlock', new QueryFailedError('UPDATE', [], driverError({ code: 'ER_LOCK_DEADLOCK', errno: 1213 }))],
-    ['a lock wait timeout', new QueryFailedError('UPDATE', [], driverError({ code: 'ER_LOCK_WAIT_TIMEOUT', errno: 1205 }))],
+    [
+      'a lock wait timeout',
+      new QueryFailedError('UPDATE', [], driverError({ code: 'ER_LOCK_WAIT_TIMEOUT', errno: 1205 })),
+    ],
     ['a duplicate key', new QueryFailedError('INSERT', [], driverError({ code: 'ER_DUP_ENTRY', errno: 1062 }))],
     ['an unknown order', new DomainError('OrderNotFound', 'order X is not registered')],
     ['a plain error', new Error('boom')],

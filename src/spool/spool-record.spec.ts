@@ -1,6 +1,14 @@
 import { crc32 } from 'node:zlib';
 import { VerifiedNotification } from '../domain/notification';
-import { checkHeader, checksumMatches, decodeDelivery, encodeDelivery, frame, HEADER_BYTES, MAGIC } from './spool-record';
+import {
+  checkHeader,
+  checksumMatches,
+  decodeDelivery,
+  encodeDelivery,
+  frame,
+  HEADER_BYTES,
+  MAGIC,
+} from './spool-record';
 
 const notification: VerifiedNotification = {
   channel: 'WECHATPAY',

@@ -7,6 +7,7 @@ import { DomainError } from '../domain/domain-error';
 import { isPayment, VerifiedNotification } from '../domain/notification';
 import { CommittedPaymentsCache } from '../idempotency/committed-payments.cache';
 import { DeliveryLog } from '../idempotency/delivery-log';
+import { NotificationOutcomeLog } from '../notify/notification-outcome.log';
 import { PaymentNotificationService } from '../notify/payment-notification.service';
 import { TransactionRunner } from '../transaction/transaction.runner';
 import { DeliverySpool } from './delivery-spool';
@@ -31,6 +32,7 @@ type Replay = 'APPLIED' | 'NOT_YET' | 'DATABASE_UNAVAILABLE';
 @Injectable()
 export class SpoolReplayer extends PollingWorker {
   protected readonly logger = new Logger(SpoolReplayer.name);
+  private readonly outcomeLog = new NotificationOutcomeLog();
   private databaseAway = false;
   /** Replayed since the spool was last found empty, for the log line when it is again. */
   private run = { replayed: 0, since: 0 };
@@ -103,6 +105,7 @@ export class SpoolReplayer extends PollingWorker {
       if (isPayment(notification)) this.committed.remember(notification);
       await this.deliveries.record(notification, outcome, receivedAt);
       this.replayed.inc({ channel: notification.channel, outcome });
+      this.outcomeLog.committed(notification, outcome);
       this.databaseAnswers();
       return 'APPLIED';
     } catch (error) {
