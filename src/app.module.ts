@@ -14,6 +14,7 @@ import { TransactionModule } from './transaction/transaction.module';
 import { EventsModule } from './events/events.module';
 import { RabbitmqModule } from './rabbitmq/rabbitmq.module';
 import { RetentionModule } from './retention/retention.module';
+import { SpoolReplayModule } from './spool/spool-replay.module';
 
 @Module({
   imports: [
@@ -26,6 +27,7 @@ import { RetentionModule } from './retention/retention.module';
     RabbitmqModule,
     OrderModule,
     NotifyModule,
+    SpoolReplayModule,
     TradeModule,
     EventsModule,
     AdminModule,

@@ -4,7 +4,7 @@ import { QueryFailedError } from 'typeorm';
 import { Counter } from 'prom-client';
 import { PaymentChannel } from '../channels/payment-channel';
 import { PaymentChannels } from '../channels/payment-channels';
-import { POOL_ACQUIRE_TIMEOUT, POOL_QUEUE_LIMIT, QUERY_TIMEOUT } from '../database/bounded-pool';
+import { isDatabaseUnavailable } from '../database/database-unavailable';
 import { DomainError } from '../domain/domain-error';
 
 const NOTIFY_PATH = /^\/notify\/([\w-]+)$/;
@@ -14,18 +14,6 @@ interface ErrorAnswer {
   code: string;
   message: string;
 }
-
-/** Connection-level failures of the database driver: transient, the caller should retry. */
-const TRANSIENT_DRIVER_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'PROTOCOL_CONNECTION_LOST',
-  'POOL_CLOSED',
-  POOL_ACQUIRE_TIMEOUT,
-  POOL_QUEUE_LIMIT,
-  QUERY_TIMEOUT,
-]);
 
 /**
  * The one place errors become HTTP answers: domain errors and client mistakes keep their 4xx,
@@ -97,10 +85,7 @@ function describe(exception: unknown): ErrorAnswer {
       message: (exception as Error).message,
     };
   }
-  if (
-    exception instanceof QueryFailedError ||
-    TRANSIENT_DRIVER_CODES.has((exception as { code?: string })?.code ?? '')
-  ) {
+  if (exception instanceof QueryFailedError || isDatabaseUnavailable(exception)) {
     return {
       status: HttpStatus.SERVICE_UNAVAILABLE,
       code: 'DatabaseUnavailable',

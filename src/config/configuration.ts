@@ -1,5 +1,6 @@
 import { loadOrderConfig } from './order.config';
 import { loadRetentionConfig } from './retention.config';
+import { loadSpoolConfig } from './spool.config';
 import { loadAdminOperators } from './admin.config';
 import { loadAlipayAccounts } from '../channels/alipay/alipay.config';
 import { loadWechatpayAccounts } from '../channels/wechatpay/wechatpay.config';
@@ -23,6 +24,7 @@ const NAMESPACES: Array<(env: NodeJS.ProcessEnv) => unknown> = [
   loadAdminOperators,
   loadOrderConfig,
   loadRetentionConfig,
+  loadSpoolConfig,
 ];
 
 /**

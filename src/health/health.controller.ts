@@ -10,6 +10,7 @@ import {
 } from '@nestjs/terminus';
 import { serverConfig } from '../config/server.config';
 import { ShutdownState } from '../lifecycle/shutdown-state';
+import { SpoolHealthIndicator } from '../spool/spool.health';
 import { EventsHealthIndicator } from './events.health';
 
 @Controller('health')
@@ -21,6 +22,7 @@ export class HealthController {
     private readonly events: EventsHealthIndicator,
     private readonly shutdown: ShutdownState,
     @Inject(serverConfig.KEY) private readonly config: ConfigType<typeof serverConfig>,
+    private readonly spool: SpoolHealthIndicator,
   ) {}
 
   /** Liveness: the process answers. Never checks dependencies, so a database outage restarts nothing. */
@@ -32,13 +34,13 @@ export class HealthController {
 
   /**
    * Readiness: the database answers within HEALTH_CHECK_TIMEOUT_MS, and this instance is not
-   * stopping. The broker and the outbox backlog are reported beside it, never decisive.
+   * stopping. The broker, the outbox backlog and the spool are reported beside it, never decisive.
    */
   @Get('ready')
   @HealthCheck()
   async ready(): Promise<HealthCheckResult> {
     // Both bounded by HEALTH_CHECK_TIMEOUT_MS, and run side by side.
-    const reported = this.events.report();
+    const reported = this.events.report().then((events) => ({ ...events, ...this.spool.report() }));
     try {
       return withDetails(await this.health.check(this.readinessChecks()), await reported);
     } catch (error) {

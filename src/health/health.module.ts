@@ -3,11 +3,12 @@ import { ConfigModule } from '@nestjs/config';
 import { TerminusModule } from '@nestjs/terminus';
 import { serverConfig } from '../config/server.config';
 import { EventsModule } from '../events/events.module';
+import { SpoolModule } from '../spool/spool.module';
 import { EventsHealthIndicator } from './events.health';
 import { HealthController } from './health.controller';
 
 @Module({
-  imports: [TerminusModule, EventsModule, ConfigModule.forFeature(serverConfig)],
+  imports: [TerminusModule, EventsModule, SpoolModule, ConfigModule.forFeature(serverConfig)],
   controllers: [HealthController],
   providers: [EventsHealthIndicator],
 })

@@ -6,12 +6,12 @@ import { Observable, tap } from 'rxjs';
 import { NOTIFICATION_SECONDS, NOTIFICATIONS_TOTAL } from '../metrics/metrics.module';
 import { RequestWithNotification } from '../signature/notification.guard';
 import { NotificationOutcomeLog } from './notification-outcome.log';
-import { DeliveryOutcome } from './payment-notification.service';
 
 /**
  * Sits outside TransactionInterceptor, so it sees the handler's outcome only once the transaction
- * has committed: that is when the platform gets its channel's success ack, and when the outcome is counted
- * and logged (HttpErrorFilter counts the failures).
+ * has committed (or the notification is fsynced in the spool: SPOOLED): that is when the platform
+ * gets its channel's success ack, and when the outcome is counted and logged (HttpErrorFilter
+ * counts the failures).
  */
 @Injectable()
 export class AckInterceptor implements NestInterceptor {
@@ -22,7 +22,7 @@ export class AckInterceptor implements NestInterceptor {
     @InjectMetric(NOTIFICATION_SECONDS) private readonly duration: Histogram<string>,
   ) {}
 
-  intercept(context: ExecutionContext, next: CallHandler<DeliveryOutcome>): Observable<DeliveryOutcome> {
+  intercept(context: ExecutionContext, next: CallHandler<string>): Observable<string> {
     const http = context.switchToHttp();
     const request = http.getRequest<RequestWithNotification>();
     const channel = request.paymentChannel!;

@@ -1,19 +1,18 @@
 import { Logger } from '@nestjs/common';
 import { AnomalyType } from '../anomaly/anomaly.entity';
 import { VerifiedNotification } from '../domain/notification';
-import { DeliveryOutcome } from './payment-notification.service';
 
 const ANOMALIES: ReadonlySet<string> = new Set(Object.values(AnomalyType));
 
 /**
- * One line per committed notification, with the fields an operator searches by: info for a
+ * One line per committed (or spooled, or replayed from the spool) notification, with the fields an operator searches by: info for a
  * payment's ordinary outcomes, warn for an anomaly (money taken wrongly). Never the raw body, the
  * signature headers or any key: those stay in the delivery log.
  */
 export class NotificationOutcomeLog {
   private readonly logger = new Logger('PaymentNotification');
 
-  committed(notification: VerifiedNotification, outcome: DeliveryOutcome): void {
+  committed(notification: VerifiedNotification, outcome: string): void {
     const line = {
       msg: `${notification.channel} ${notification.eventType}: ${outcome}`,
       channel: notification.channel,

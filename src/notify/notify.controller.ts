@@ -1,6 +1,7 @@
 import { Controller, Post, Res, UseInterceptors } from '@nestjs/common';
 import { Notification, ReceivesNotifications } from '../signature/notification.guard';
 import { VerifiedNotification } from '../domain/notification';
+import { SpoolFallbackInterceptor } from '../spool/spool-fallback.interceptor';
 import { TransactionInterceptor } from '../transaction/transaction.interceptor';
 import { AckInterceptor } from './ack.interceptor';
 import { DeliveryRecordingInterceptor } from './delivery-recording.interceptor';
@@ -10,11 +11,12 @@ import { DeliveryOutcome, PaymentNotificationService } from './payment-notificat
  * The platforms' callback endpoints, one per registered channel (POST /notify/wechatpay, /notify/alipay):
  * NotificationGuard verifies, TransactionInterceptor makes the work atomic, DeliveryRecordingInterceptor
  * records each delivery after commit (and answers repeats of committed payments without a
- * transaction), AckInterceptor sends the channel's ack; HttpErrorFilter answers failures in each
+ * transaction), SpoolFallbackInterceptor spools a notification the database cannot take (with
+ * SPOOL_DIR), AckInterceptor sends the channel's ack; HttpErrorFilter answers failures in each
  * channel's format.
  */
 @Controller('notify')
-@UseInterceptors(AckInterceptor, DeliveryRecordingInterceptor, TransactionInterceptor)
+@UseInterceptors(AckInterceptor, SpoolFallbackInterceptor, DeliveryRecordingInterceptor, TransactionInterceptor)
 export class NotifyController {
   constructor(private readonly notifications: PaymentNotificationService) {}
 

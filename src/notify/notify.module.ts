@@ -5,13 +5,14 @@ import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { OrderModule } from '../order/order.module';
 import { RefundModule } from '../refund/refund.module';
 import { SignatureModule } from '../signature/signature.module';
+import { SpoolModule } from '../spool/spool.module';
 import { AckInterceptor } from './ack.interceptor';
 import { DeliveryRecordingInterceptor } from './delivery-recording.interceptor';
 import { NotifyController } from './notify.controller';
 import { PaymentNotificationService } from './payment-notification.service';
 
 @Module({
-  imports: [SignatureModule, IdempotencyModule, OrderModule, AnomalyModule, EventsModule, RefundModule],
+  imports: [SignatureModule, IdempotencyModule, OrderModule, AnomalyModule, EventsModule, RefundModule, SpoolModule],
   controllers: [NotifyController],
   providers: [PaymentNotificationService, AckInterceptor, DeliveryRecordingInterceptor],
   exports: [PaymentNotificationService],

@@ -1,0 +1,42 @@
+import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
+import { catchError, from, Observable } from 'rxjs';
+import { isDatabaseUnavailable } from '../database/database-unavailable';
+import { VerifiedNotification } from '../domain/notification';
+import { DeliverySpool } from './delivery-spool';
+
+/** The outcome counted for a notification acked from the spool. */
+export const SPOOLED = 'SPOOLED';
+
+/**
+ * Sits between AckInterceptor and DeliveryRecordingInterceptor. When the database is unavailable
+ * (never when it answered: a deadlock, an unknown order, a client's mistake), a verified
+ * notification is appended to the spool and fsynced, and only then acked as SPOOLED; SpoolReplayer
+ * applies it once the database answers. Without SPOOL_DIR, or with the spool full, the original
+ * error stands: a retryable failure, and the platform delivers again.
+ */
+@Injectable()
+export class SpoolFallbackInterceptor implements NestInterceptor {
+  private readonly logger = new Logger(SpoolFallbackInterceptor.name);
+
+  constructor(private readonly spool: DeliverySpool) {}
+
+  intercept(context: ExecutionContext, next: CallHandler<string>): Observable<string> {
+    if (!this.spool.enabled) return next.handle();
+    const notification = context.switchToHttp().getRequest<{ notification: VerifiedNotification }>().notification;
+    const receivedAt = new Date();
+    return next
+      .handle()
+      .pipe(catchError((error: unknown) => from(this.spoolOrRethrow(error, notification, receivedAt))));
+  }
+
+  private async spoolOrRethrow(error: unknown, notification: VerifiedNotification, receivedAt: Date): Promise<string> {
+    if (!isDatabaseUnavailable(error)) throw error;
+    try {
+      await this.spool.append({ notification, receivedAt, attempts: 0 });
+    } catch (spoolError) {
+      this.logger.warn(`not spooled (${(spoolError as Error).message}); answering a retryable failure`);
+      throw error;
+    }
+    return SPOOLED;
+  }
+}
