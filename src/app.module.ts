@@ -13,6 +13,7 @@ import { TradeModule } from './trade/trade.module';
 import { TransactionModule } from './transaction/transaction.module';
 import { EventsModule } from './events/events.module';
 import { RabbitmqModule } from './rabbitmq/rabbitmq.module';
+import { ReconciliationModule } from './reconciliation/reconciliation.module';
 
 @Module({
   imports: [
@@ -28,6 +29,7 @@ import { RabbitmqModule } from './rabbitmq/rabbitmq.module';
     EventsModule,
     ConditionalModule.registerWhen(AfterPaymentExamplesModule, (env) => env.EXAMPLE_HANDLERS !== 'false'),
     AdminModule,
+    ReconciliationModule,
     HealthModule,
   ],
 })

@@ -14,6 +14,7 @@ export const NOTIFICATION_SECONDS = 'payment_notification_duration_seconds';
 export const REFUND_CALLS_TOTAL = 'refund_channel_calls_total';
 export const CHANNEL_CALLS_TOTAL = 'payment_channel_calls_total';
 export const REFUNDS_UNSETTLED = 'refunds_unsettled';
+export const RECONCILIATION_DISCREPANCIES = 'reconciliation_discrepancies';
 
 @Global()
 @Module({
@@ -54,6 +55,11 @@ export const REFUNDS_UNSETTLED = 'refunds_unsettled';
       help: 'Refunds that need a person: ABNORMAL, or PENDING/PROCESSING for longer than REFUND_PROCESSING_MAX_AGE_SECONDS, by channel and status',
       labelNames: ['channel', 'status'],
     }),
+    makeGaugeProvider({
+      name: RECONCILIATION_DISCREPANCIES,
+      help: 'Discrepancies found by the latest completed reconciliation of an account, by channel, merchant_id and outcome (MISSING_LOCAL, MISSING_CHANNEL, AMOUNT_DIFFERS, REFUND_MISSING_LOCAL, REFUND_MISSING_CHANNEL, MALFORMED)',
+      labelNames: ['channel', 'merchant_id', 'outcome'],
+    }),
   ],
   exports: [
     getToken(NOTIFICATIONS_TOTAL),
@@ -61,6 +67,7 @@ export const REFUNDS_UNSETTLED = 'refunds_unsettled';
     getToken(REFUND_CALLS_TOTAL),
     getToken(CHANNEL_CALLS_TOTAL),
     getToken(REFUNDS_UNSETTLED),
+    getToken(RECONCILIATION_DISCREPANCIES),
   ],
 })
 export class MetricsModule {}

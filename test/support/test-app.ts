@@ -108,7 +108,7 @@ export const NO_PLATFORM_API = {
 
 /** The service's configuration variables: cleared before each start, so that no app inherits another's. */
 export const CONFIG_VARIABLES =
-  /^(WECHATPAY_|ALIPAY_|PAYMENT_|INTERNAL_API_TOKEN$|ADMIN_TOKENS$|REFUND_|PORT$|DATABASE_POOL_SIZE$|MIGRATIONS_RUN$|OPENAPI$|RABBITMQ_|OUTBOX_|HANDLER_|RETRY_)/;
+  /^(WECHATPAY_|ALIPAY_|PAYMENT_|INTERNAL_API_TOKEN$|ADMIN_TOKENS$|REFUND_|PORT$|DATABASE_POOL_SIZE$|MIGRATIONS_RUN$|OPENAPI$|RABBITMQ_|OUTBOX_|HANDLER_|RETRY_|RECONCILE_|BILL_)/;
 
 export interface RunningApp {
   app: NestFastifyApplication;
@@ -123,7 +123,12 @@ export async function startApp(
 ): Promise<RunningApp> {
   assertTestDatabase(process.env.TEST_DATABASE_NAME);
   for (const name of Object.keys(process.env)) if (CONFIG_VARIABLES.test(name)) delete process.env[name];
-  Object.assign(process.env, { LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', ...NO_PLATFORM_API }, env);
+  // The daily reconciliation schedule only where a suite turns it on: every app would ask for yesterday's bills.
+  Object.assign(
+    process.env,
+    { LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', RECONCILE_AT: 'off', ...NO_PLATFORM_API },
+    env,
+  );
   const app = await createApp(extraImports);
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
