@@ -12,8 +12,8 @@ class ReconciliationEnv {
   @IsOptional()
   @IsInt()
   @Min(1)
-  @Max(1440)
-  RECONCILE_RETRY_MINUTES?: number;
+  @Max(86400)
+  RECONCILE_RETRY_SECONDS?: number;
 
   @IsOptional()
   @IsInt()
@@ -32,7 +32,7 @@ export interface ReconciliationConfig {
   /** Minutes after midnight, Beijing time, from which the previous day is reconciled; undefined: no schedule. */
   dailyAtMinute?: number;
   /** How long after a NOT_READY or FAILED run it is tried again. */
-  retryMinutes: number;
+  retrySeconds: number;
   /** A local record this close to midnight may be on the neighbouring day's bill. */
   boundarySeconds: number;
   pollIntervalMs: number;
@@ -43,7 +43,7 @@ export function loadReconciliationConfig(env: NodeJS.ProcessEnv = process.env): 
   const at = vars.RECONCILE_AT ?? '10:30';
   return {
     dailyAtMinute: at === 'off' ? undefined : Number(at.slice(0, 2)) * 60 + Number(at.slice(3)),
-    retryMinutes: vars.RECONCILE_RETRY_MINUTES ?? 60,
+    retrySeconds: vars.RECONCILE_RETRY_SECONDS ?? 3600,
     boundarySeconds: vars.RECONCILE_BOUNDARY_SECONDS ?? 300,
     pollIntervalMs: vars.RECONCILE_POLL_INTERVAL_MS ?? 60000,
   };

@@ -13,7 +13,7 @@ const RETRY_DAYS = 7;
 /**
  * In every instance: from RECONCILE_AT (Beijing time) on, makes sure yesterday's run exists for
  * every account, then runs whatever is due: new runs, bills that were not ready or failed (again
- * after RECONCILE_RETRY_MINUTES), runs whose instance died (lease expired). The claim decides
+ * after RECONCILE_RETRY_SECONDS), runs whose instance died (lease expired). The claim decides
  * which instance runs each; the others skip it.
  */
 @Injectable()

@@ -117,7 +117,7 @@ export class ReconciliationService {
   }
 
   private async retryLater(claim: RunClaim, status: RunStatus, detail: string): Promise<RunReport> {
-    const retryAt = new Date(Date.now() + this.config.retryMinutes * 60_000);
+    const retryAt = new Date(Date.now() + this.config.retrySeconds * 1000);
     await this.runs.finish(claim, { status, detail, retryAt });
     return { ...report(claim, status), detail };
   }
