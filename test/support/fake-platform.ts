@@ -10,6 +10,7 @@
  * Money is integer fen inside; Alipay's yuan strings are converted without floating point.
  */
 import { createHash, generateKeyPairSync, KeyObject, randomInt, sign, verify } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
@@ -55,6 +56,8 @@ export type FakeChannel = 'WECHATPAY' | 'ALIPAY';
  */
 export type FakeBill =
   | { channel: 'WECHATPAY'; csv: string; tarType?: 'GZIP' | 'PLAIN'; wrongHash?: boolean }
+  /** A bill file prepared on disk (the benchmark's million lines), served as it is with its SHA1. */
+  | { channel: 'WECHATPAY'; path: string; sha1: string }
   | { channel: 'ALIPAY'; zip: Buffer };
 
 export interface RecordedBillCall {
@@ -212,7 +215,10 @@ export class FakePlatform {
   /** Bill requests and downloads that passed the signature checks, in order. */
   readonly billCalls: RecordedBillCall[] = [];
   private readonly bills = new Map<string, FakeBill>();
-  private readonly billFiles = new Map<string, { bytes: Buffer; call: Omit<RecordedBillCall, 'answered'> }>();
+  private readonly billFiles = new Map<
+    string,
+    { bytes?: Buffer; path?: string; call: Omit<RecordedBillCall, 'answered'> }
+  >();
   private readonly wechatpayMerchants: FakeWechatpayMerchant[];
   private readonly alipayApps: FakeAlipayApp[];
   /** Signs the forged answers: a real RSA key that no account knows. */
@@ -590,9 +596,17 @@ export class FakePlatform {
       return this.sendWechatpay(res, merchant, 400, { code: 'NO_STATEMENT_EXIST', message: '账单文件不存在' });
     }
     this.billCalls.push({ ...call, answered: 'READY' });
+    const token = randomAlphanumeric(24);
+    if ('path' in bill) {
+      this.billFiles.set(token, { path: bill.path, call });
+      return this.sendWechatpay(res, merchant, 200, {
+        hash_type: 'SHA1',
+        hash_value: bill.sha1,
+        download_url: `${this.url}${WECHATPAY_BILL_DOWNLOAD_PATH}?token=${token}`,
+      });
+    }
     const plain = Buffer.from(bill.csv, 'utf8');
     const gzip = (bill.tarType ?? (query.get('tar_type') === 'GZIP' ? 'GZIP' : 'PLAIN')) === 'GZIP';
-    const token = randomAlphanumeric(24);
     this.billFiles.set(token, { bytes: gzip ? gzipSync(plain) : plain, call });
     const hash = createHash('sha1').update(bill.wrongHash ? Buffer.concat([plain, Buffer.from(' ')]) : plain);
     this.sendWechatpay(res, merchant, 200, {
@@ -615,7 +629,9 @@ export class FakePlatform {
       return this.sendWechatpay(res, merchant, 400, { code: 'PARAM_ERROR', message: 'no such bill token' });
     }
     this.billCalls.push({ ...file.call, answered: 'DOWNLOADED' });
-    res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(file.bytes);
+    res.writeHead(200, { 'content-type': 'application/octet-stream' });
+    if (file.path) return void createReadStream(file.path).pipe(res);
+    res.end(file.bytes);
   }
 
   /** The merchant named by the Authorization header, whose key must have signed the request. */
