@@ -21,7 +21,7 @@ import { createTestPlatforms, fakePlatformOptions } from '../test/support/test-a
  * time and the reconciling process's peak RSS. Needs `npm run build` (the npm script does it).
  */
 const ADMIN_URL = process.env.BENCH_DATABASE_ADMIN_URL ?? 'mysql://root@127.0.0.1:3306';
-const LINES = Number(process.argv[process.argv.indexOf('--lines') + 1] || 1_000_000);
+const LINES = process.argv.includes('--lines') ? Number(process.argv[process.argv.indexOf('--lines') + 1]) : 1_000_000;
 /** Injected differences of each kind. */
 const DIFFERENCES = 10;
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -140,7 +140,15 @@ function reconcile(env: Record<string, string>, date: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ['-r', join(__dirname, 'print-peak-rss.js'), 'dist/src/reconciliation/reconcile.cli.js', '--date', date],
+      [
+        '-r',
+        join(__dirname, 'print-peak-rss.js'),
+        'dist/src/reconciliation/reconcile.cli.js',
+        '--date',
+        date,
+        '--channel',
+        'WECHATPAY',
+      ],
       { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let output = '';

@@ -66,9 +66,12 @@ export function billDateOf(at: Date): BillDate {
 /** "2026-11-30 23:59:59" in Beijing time, as both bills write it. */
 export function parseBeijingTime(text: string): Date {
   const match = BEIJING_TIME.exec(text);
-  const at = match ? new Date(Date.parse(`${match[1]}T${match[2]}Z`) - BEIJING_OFFSET_MS) : undefined;
-  if (!at || Number.isNaN(at.getTime())) throw new DomainError('MalformedRequest', `not a time: "${text}"`);
-  return at;
+  const utc = match ? new Date(`${match[1]}T${match[2]}Z`) : undefined;
+  // Date.parse takes "2026-11-31" as December 1st: the time must read back as written.
+  if (!utc || Number.isNaN(utc.getTime()) || utc.toISOString().slice(0, 19) !== `${match![1]}T${match![2]}`) {
+    throw new DomainError('MalformedRequest', `not a time: "${text}"`);
+  }
+  return new Date(utc.getTime() - BEIJING_OFFSET_MS);
 }
 
 /**

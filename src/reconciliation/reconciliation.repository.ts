@@ -62,10 +62,11 @@ export class ReconciliationRepository {
     private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
   ) {}
 
+  /** The day's run, created once (the unique key decides across replicas); an existing one is left as it is. */
   async ensureRun(channel: string, merchantId: string, billDate: string, now: Date): Promise<void> {
     await this.db.query(
-      `INSERT IGNORE INTO reconciliation_run (channel, merchant_id, bill_date, status, attempts, bill_lines, created_at)
-       VALUES (?, ?, ?, 'PENDING', 0, 0, ?)`,
+      `INSERT INTO reconciliation_run (channel, merchant_id, bill_date, status, attempts, bill_lines, created_at)
+       VALUES (?, ?, ?, 'PENDING', 0, 0, ?) ON DUPLICATE KEY UPDATE id = id`,
       [channel, merchantId, billDate, now],
     );
   }
