@@ -18,7 +18,8 @@ import { createTestPlatforms, fakePlatformOptions } from '../test/support/test-a
  * `npm run bench:reconcile [-- --lines 1000000]`: one WeChat Pay account's bill of a day with a million lines,
  * gzipped, served by the fake platform with its SHA1; the same payments in a throwaway database (plus injected
  * differences); the production build's `npm run reconcile` run against them as a child process. Prints the wall
- * time and the reconciling process's peak RSS. Needs `npm run build` (the npm script does it).
+ * time and the reconciling process's peak RSS (run with the Docker image's `--max-old-space-size=192`;
+ * `RECONCILE_NODE_OPTIONS=` to change it). Needs `npm run build` (the npm script does it).
  */
 const ADMIN_URL = process.env.BENCH_DATABASE_ADMIN_URL ?? 'mysql://root@127.0.0.1:3306';
 const LINES = process.argv.includes('--lines') ? Number(process.argv[process.argv.indexOf('--lines') + 1]) : 1_000_000;
@@ -149,7 +150,11 @@ function reconcile(env: Record<string, string>, date: string): Promise<string> {
         '--channel',
         'WECHATPAY',
       ],
-      { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+      {
+        // The Docker image's heap bound by default, as the service runs in production.
+        env: { ...process.env, ...env, NODE_OPTIONS: process.env.RECONCILE_NODE_OPTIONS ?? '--max-old-space-size=192' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
     );
     let output = '';
     child.stdout.on('data', (d: Buffer) => {
