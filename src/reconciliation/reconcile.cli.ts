@@ -32,7 +32,9 @@ async function main(): Promise<void> {
     let allCompleted = true;
     for (const { channel, merchantId } of targets) {
       const label = `${channel.channel} ${merchantId} ${values.date}`;
-      const print = (message: string) => process.stdout.write(`${label}: ${message}\n`);
+      const started = Date.now();
+      const print = (message: string) =>
+        process.stdout.write(`${label} [${((Date.now() - started) / 1000).toFixed(1)} s]: ${message}\n`);
       const report = await reconciliation.run(channel.channel, merchantId, values.date, 'MANUAL', print);
       if (!report) print('already running on another instance');
       else if (report.counts) print(`COMPLETED ${describeCounts(report.counts)}`);
