@@ -129,8 +129,14 @@ export class ReconciliationRepository {
     await this.db.query(`DELETE FROM reconciliation_bill_line WHERE run_id = ?`, [runId]);
   }
 
-  async dropLines(runId: string): Promise<void> {
-    await this.db.query(`DELETE FROM reconciliation_bill_line WHERE run_id = ?`, [runId]);
+  /** The run's staged lines, unless another instance has taken the run over (its lines, then). */
+  async dropLines(claim: RunClaim): Promise<void> {
+    await this.db.query(
+      `DELETE FROM reconciliation_bill_line
+       WHERE run_id = ? AND NOT EXISTS (SELECT 1 FROM reconciliation_run r
+                                        WHERE r.id = ? AND r.status = 'RUNNING' AND r.claim_token <> ?)`,
+      [claim.runId, claim.runId, claim.token],
+    );
   }
 
   async insertLines(runId: string, lines: BillLine[]): Promise<void> {

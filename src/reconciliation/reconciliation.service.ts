@@ -112,7 +112,8 @@ export class ReconciliationService {
       say(`failed: ${detail}`);
       return await this.retryLater(claim, RunStatus.Failed, detail);
     } finally {
-      await this.runs.dropLines(claim.runId).catch(() => undefined);
+      // Best effort: a re-run clears whatever a failed drop left.
+      await this.runs.dropLines(claim).catch(() => undefined);
     }
   }
 
