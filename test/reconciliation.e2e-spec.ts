@@ -178,6 +178,7 @@ describe('a day of WeChat Pay reconciled against its bill', () => {
   let channelOnlyRefund: BillRowSpec;
   let rows: BillRowSpec[];
   let firstItems: string[];
+  let firstCounts: Record<string, number>;
 
   beforeAll(async () => {
     matched = payment('RM', 8888, at(3600));
@@ -260,19 +261,25 @@ describe('a day of WeChat Pay reconciled against its bill', () => {
 
     const report = await service(replicaA).run('WECHATPAY', wechatMchid(), today, 'MANUAL');
 
+    // Every bill line is this suite's; our side of today also holds the payments and refunds other suites made
+    // today with the same merchant: missing at the channel too, as they should be. Those are left out below.
     expect(report).toMatchObject({
       status: 'COMPLETED',
       counts: {
         MATCHED: 4, // matched, atEndOfPreviousDay, refunded's payment and its first refund
         MISSING_LOCAL: 1,
-        MISSING_CHANNEL: 1,
         AMOUNT_DIFFERS: 1,
         REFUND_MISSING_LOCAL: 1,
-        REFUND_MISSING_CHANNEL: 1,
         MALFORMED: 1,
       },
     });
-    const found = await items('WECHATPAY', wechatMchid(), today);
+    const all = await items('WECHATPAY', wechatMchid(), today);
+    const ours = new Set(
+      [matched, amountDiffers, unknownToChannel, lost, atStartOnPreviousBill, atEndOfPreviousDay, refunded].map(
+        (p) => p.transactionId,
+      ),
+    );
+    const found = all.filter((i) => i.kind === 'LINE' || ours.has(i.transaction_id ?? ''));
     expect(found).toEqual(
       expect.arrayContaining([
         expect.objectContaining({
@@ -307,16 +314,20 @@ describe('a day of WeChat Pay reconciled against its bill', () => {
     expect(found).toHaveLength(6);
     // The morning's boundary payment was looked for in yesterday's bill, and found there.
     expect(fake.billCallsFor('WECHATPAY', yesterday, 'DOWNLOADED')).toBe(1);
-    expect(found.map((i) => i.transaction_id)).not.toContain(atStartOnPreviousBill.transactionId);
+    expect(all.map((i) => i.transaction_id)).not.toContain(atStartOnPreviousBill.transactionId);
+    expect(report?.counts?.MISSING_CHANNEL).toBe(all.filter((i) => i.outcome === 'MISSING_CHANNEL').length);
     // The lost payment: PAID once, through the pipeline, with its one event.
     expect(await effects.status(lost.orderNo)).toBe('PAID');
     expect(await effects.events(lost.orderNo)).toBe(1);
     expect(await effects.history(lost.orderNo)).toEqual(['->WAIT_PAY', 'WAIT_PAY>PAID']);
     const metrics = await (await fetch(`${replicaA.url}/metrics`)).text();
     const labels = { channel: 'WECHATPAY', merchant_id: wechatMchid() };
-    expect(metricValue(metrics, 'reconciliation_discrepancies', { ...labels, outcome: 'MISSING_CHANNEL' })).toBe(1);
+    expect(metricValue(metrics, 'reconciliation_discrepancies', { ...labels, outcome: 'MISSING_CHANNEL' })).toBe(
+      report?.counts?.MISSING_CHANNEL,
+    );
     expect(metricValue(metrics, 'reconciliation_discrepancies', { ...labels, outcome: 'AMOUNT_DIFFERS' })).toBe(1);
-    firstItems = brief(found);
+    firstItems = brief(all);
+    firstCounts = report!.counts!;
   });
 
   it('should give the same items when the day is run again from the plain bill, applying nothing twice', async () => {
@@ -331,7 +342,7 @@ describe('a day of WeChat Pay reconciled against its bill', () => {
     const report = await service(replicaB).run('WECHATPAY', wechatMchid(), today, 'MANUAL');
 
     // The payment recovered by the first run is ours now: MATCHED; everything else is as it was.
-    expect(report?.counts).toMatchObject({ MATCHED: 5, MISSING_LOCAL: 0, MISSING_CHANNEL: 1, MALFORMED: 1 });
+    expect(report?.counts).toEqual({ ...firstCounts, MATCHED: 5, MISSING_LOCAL: 0 });
     const again = brief(await items('WECHATPAY', wechatMchid(), today));
     expect(again).toEqual(firstItems.filter((i) => !i.startsWith('MISSING_LOCAL')));
     expect(await effects.events(lost.orderNo)).toBe(1);
@@ -540,14 +551,14 @@ describe('the admin API', () => {
     expect(day.status).toBe(200);
     const [run] = day.json<{ runs: Array<{ counts: Record<string, number>; items: Array<{ outcome: string }> }> }>()
       .runs;
-    expect(run.counts).toMatchObject({ MISSING_CHANNEL: 1, AMOUNT_DIFFERS: 1 });
-    expect(run.items.map((i) => i.outcome).sort()).toEqual([
-      'AMOUNT_DIFFERS',
-      'MALFORMED',
-      'MISSING_CHANNEL',
-      'REFUND_MISSING_CHANNEL',
-      'REFUND_MISSING_LOCAL',
-    ]);
+    const stored = await runRow('WECHATPAY', wechatMchid(), billDateOf(new Date()));
+    expect(run.counts).toEqual(JSON.parse(String(stored!.counts)));
+    expect(run.counts).toMatchObject({ AMOUNT_DIFFERS: 1, REFUND_MISSING_LOCAL: 1, MALFORMED: 1 });
+    const discrepancies = Object.entries(run.counts).reduce((sum, [o, n]) => (o === 'MATCHED' ? sum : sum + n), 0);
+    expect(run.items).toHaveLength(Math.min(discrepancies, 1000));
+    expect(run.items.map((i) => i.outcome)).toEqual(
+      expect.arrayContaining(['AMOUNT_DIFFERS', 'MALFORMED', 'MISSING_CHANNEL', 'REFUND_MISSING_LOCAL']),
+    );
     expect([none.status, bad.status, anonymous.status]).toEqual([404, 400, 401]);
   });
 });

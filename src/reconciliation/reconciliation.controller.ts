@@ -1,13 +1,10 @@
-import { Body, Controller, Get, HttpCode, Logger, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { AdminAccess, AuthenticatedOperator, CurrentOperator } from '../admin/admin-auth.guard';
-import { AuditLog } from '../admin/audit/audit-log';
 import { AdminRole } from '../config/admin.config';
 import { billDateOf, isBillDate, shiftBillDate } from '../domain/bill';
 import { DomainError } from '../domain/domain-error';
 import { PaymentChannels } from '../channels/payment-channels';
-import { TransactionRunner } from '../transaction/transaction.runner';
 import { ReconciliationAccountDto, ReconciliationListQueryDto } from './dto/reconciliation-queries.dto';
-import { ReconciliationRepository } from './reconciliation.repository';
 import { ReconciliationService } from './reconciliation.service';
 import { ReconciliationViews } from './reconciliation.views';
 
@@ -17,15 +14,10 @@ const MAX_LIST_DAYS = 366;
 /** Reconciliation runs for operators: read by viewers, started by admins (audited). */
 @Controller('admin/reconciliations')
 export class ReconciliationController {
-  private readonly logger = new Logger(ReconciliationController.name);
-
   constructor(
     private readonly views: ReconciliationViews,
     private readonly reconciliation: ReconciliationService,
-    private readonly runs: ReconciliationRepository,
     private readonly channels: PaymentChannels,
-    private readonly audit: AuditLog,
-    private readonly transactions: TransactionRunner,
   ) {}
 
   /** Runs with their counts per outcome; default the last 7 days. */
@@ -70,39 +62,7 @@ export class ReconciliationController {
         `the bill of ${date} does not exist before the next day (Beijing time)`,
       );
     }
-    const targets = this.reconciliation.targets(channel, dto.merchantId);
-    if (targets.length === 0) {
-      throw new DomainError(
-        'NotFound',
-        `${channel} has no account${dto.merchantId ? ` ${dto.merchantId}` : ''} with API credentials`,
-      );
-    }
-    const now = new Date();
-    for (const { merchantId } of targets) await this.runs.ensureRun(channel, merchantId, date, now);
-    const claims = await this.transactions.run(async () => {
-      const taken = [];
-      for (const { merchantId } of targets) {
-        taken.push({ merchantId, claim: await this.runs.claim(channel, merchantId, date, now, 'MANUAL') });
-      }
-      await this.audit.record({
-        operatorId: operator.operatorId,
-        action: 'RECONCILE',
-        target: `reconciliation:${channel}:${date}`,
-        requestBody: dto,
-        result: taken.map(({ merchantId, claim }) => ({ merchantId, started: claim !== undefined })),
-      });
-      return taken;
-    });
-    for (const { claim } of claims) {
-      if (!claim) continue;
-      // Runs on after the answer; its outcome is on the run (GET …/:channel/:date) and in the log.
-      void this.reconciliation
-        .execute(claim)
-        .catch((error: Error) => this.logger.error(`reconciliation failed: ${error.message}`));
-    }
-    return {
-      runs: claims.map(({ merchantId, claim }) => ({ channel, merchantId, date, started: claim !== undefined })),
-    };
+    return { runs: await this.reconciliation.startForOperator(channel, date, dto, operator.operatorId) };
   }
 
   private channelId(param: string): string {

@@ -53,6 +53,7 @@ export interface NewItem {
 
 /** The lease of a RUNNING run: another instance may take it over once it has expired. */
 export const LEASE_MS = 10 * 60 * 1000;
+const ITEM_BATCH = 1000;
 
 /** Runs, their items and the bill lines of a run being compared; every comparison is one set-based statement. */
 @Injectable()
@@ -148,7 +149,13 @@ export class ReconciliationRepository {
     );
   }
 
+  /** In statements of ITEM_BATCH rows: a bad day may have many, and a statement has at most 65,535 placeholders. */
   async insertItems(runId: string, items: NewItem[]): Promise<void> {
+    for (let i = 0; i < items.length; i += ITEM_BATCH)
+      await this.insertItemBatch(runId, items.slice(i, i + ITEM_BATCH));
+  }
+
+  private async insertItemBatch(runId: string, items: NewItem[]): Promise<void> {
     if (items.length === 0) return;
     const now = new Date();
     await this.db.query(

@@ -2,10 +2,12 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { Gauge } from 'prom-client';
+import { AuditLog } from '../admin/audit/audit-log';
 import { PaymentChannel } from '../channels/payment-channel';
 import { PaymentChannels } from '../channels/payment-channels';
 import { reconciliationConfig } from '../config/reconciliation.config';
 import { BillEntry, BillLine, billDayRange, shiftBillDate } from '../domain/bill';
+import { DomainError } from '../domain/domain-error';
 import { RECONCILIATION_DISCREPANCIES } from '../metrics/metrics.module';
 import { TradeQueryService } from '../trade/trade-query.service';
 import { TransactionRunner } from '../transaction/transaction.runner';
@@ -47,6 +49,7 @@ export class ReconciliationService {
     private readonly runs: ReconciliationRepository,
     private readonly transactions: TransactionRunner,
     private readonly queries: TradeQueryService,
+    private readonly audit: AuditLog,
     @InjectMetric(RECONCILIATION_DISCREPANCIES) private readonly discrepancies: Gauge<string>,
   ) {}
 
@@ -71,6 +74,49 @@ export class ReconciliationService {
     await this.runs.ensureRun(channel, merchantId, billDate, now);
     const claim = await this.transactions.run(() => this.runs.claim(channel, merchantId, billDate, now, mode));
     return claim ? this.execute(claim, progress) : undefined;
+  }
+
+  /**
+   * An operator's run of every account of the channel (or the one named): claimed and audited in one
+   * transaction, then run in the background; `started: false` where another instance holds the run.
+   */
+  async startForOperator(
+    channel: string,
+    billDate: string,
+    request: { merchantId?: string },
+    operatorId: string,
+  ): Promise<Array<{ channel: string; merchantId: string; date: string; started: boolean }>> {
+    const targets = this.targets(channel, request.merchantId);
+    if (targets.length === 0) {
+      const account = request.merchantId ? ` ${request.merchantId}` : '';
+      throw new DomainError('NotFound', `${channel} has no account${account} with API credentials`);
+    }
+    const now = new Date();
+    for (const { merchantId } of targets) await this.runs.ensureRun(channel, merchantId, billDate, now);
+    const claims = await this.transactions.run(async () => {
+      const taken: Array<{ merchantId: string; claim?: RunClaim }> = [];
+      for (const { merchantId } of targets) {
+        taken.push({ merchantId, claim: await this.runs.claim(channel, merchantId, billDate, now, 'MANUAL') });
+      }
+      await this.audit.record({
+        operatorId,
+        action: 'RECONCILE',
+        target: `reconciliation:${channel}:${billDate}`,
+        requestBody: request,
+        result: taken.map(({ merchantId, claim }) => ({ merchantId, started: claim !== undefined })),
+      });
+      return taken;
+    });
+    for (const { claim } of claims) {
+      // Runs on after the answer: its outcome is on the run (GET /admin/reconciliations/…) and in the log.
+      if (claim) void this.execute(claim).catch((error: Error) => this.logger.error(`run failed: ${error.message}`));
+    }
+    return claims.map(({ merchantId, claim }) => ({
+      channel,
+      merchantId,
+      date: billDate,
+      started: claim !== undefined,
+    }));
   }
 
   async execute(claim: RunClaim, progress: Progress = () => undefined): Promise<RunReport> {
