@@ -1,5 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminAccess, AuthenticatedOperator, CurrentOperator } from '../admin/admin-auth.guard';
+import { ApiErrors } from '../common/error.view';
 import { AdminRole } from '../config/admin.config';
 import { billDateOf, isBillDate, shiftBillDate } from '../domain/bill';
 import { DomainError } from '../domain/domain-error';
@@ -12,6 +14,12 @@ import { ReconciliationViews } from './reconciliation.views';
 const MAX_LIST_DAYS = 366;
 
 /** Reconciliation runs for operators: read by viewers, started by admins (audited). */
+@ApiTags('admin')
+@ApiBearerAuth('admin')
+@ApiErrors(
+  [401, 'missing or unknown operator token (ADMIN_TOKENS)'],
+  [503, 'ADMIN_TOKENS is not configured, or the database is unavailable (retry)'],
+)
 @Controller('admin/reconciliations')
 export class ReconciliationController {
   constructor(
@@ -23,6 +31,9 @@ export class ReconciliationController {
   /** Runs with their counts per outcome; default the last 7 days. */
   @Get()
   @AdminAccess(AdminRole.Viewer)
+  @ApiOperation({ summary: 'Reconciliation runs of a range of bill dates, with their counts per outcome (viewer)' })
+  @ApiOkResponse({ description: '{from, to, runs}' })
+  @ApiErrors([400, 'a malformed date, from after to, or more than 366 days'])
   async list(@Query() query: ReconciliationListQueryDto) {
     const to = checkDate(query.to ?? shiftBillDate(billDateOf(new Date()), -1), 'to');
     const from = checkDate(query.from ?? shiftBillDate(to, -6), 'from');
@@ -35,6 +46,9 @@ export class ReconciliationController {
 
   @Get(':channel/:date')
   @AdminAccess(AdminRole.Viewer)
+  @ApiOperation({ summary: "One day's reconciliation runs of a channel, with their discrepancies (viewer)" })
+  @ApiOkResponse({ description: '{runs}: each run with its counts and items' })
+  @ApiErrors([400, 'a malformed date'], [404, 'unknown channel, or no run of that day'])
   async day(@Param('channel') channel: string, @Param('date') date: string, @Query() query: ReconciliationAccountDto) {
     const runs = await this.views.day(this.channelId(channel), checkDate(date, 'date'), query.merchantId);
     if (runs.length === 0) throw new DomainError('NotFound', `no reconciliation of ${channel} for ${date}`);
@@ -48,6 +62,13 @@ export class ReconciliationController {
   @Post(':channel/:date/run')
   @HttpCode(202)
   @AdminAccess(AdminRole.Admin)
+  @ApiOperation({ summary: 'Reconcile a day now, in the background; audited (admin)' })
+  @ApiAcceptedResponse({ description: '{runs: [{channel, merchantId, date, started}]}' })
+  @ApiErrors(
+    [400, 'a malformed date, a day whose bill cannot exist yet, or an unknown field'],
+    [403, 'a viewer token'],
+    [404, 'unknown channel, or no such account with API credentials'],
+  )
   async run(
     @Param('channel') channelParam: string,
     @Param('date') dateParam: string,
