@@ -15,6 +15,7 @@ import { EventsModule } from './events/events.module';
 import { RabbitmqModule } from './rabbitmq/rabbitmq.module';
 import { RetentionModule } from './retention/retention.module';
 import { SpoolReplayModule } from './spool/spool-replay.module';
+import { ReconciliationModule } from './reconciliation/reconciliation.module';
 
 @Module({
   imports: [
@@ -32,6 +33,7 @@ import { SpoolReplayModule } from './spool/spool-replay.module';
     EventsModule,
     AdminModule,
     RetentionModule,
+    ReconciliationModule,
     HealthModule,
   ],
 })

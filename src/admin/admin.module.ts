@@ -12,5 +12,6 @@ import { StartRefundAfterCommit } from './start-refund-after-commit.interceptor'
   imports: [ConfigModule.forFeature(adminConfig), RefundModule],
   controllers: [AdminController],
   providers: [AdminAuthGuard, AdminQueries, AuditLog, StartRefundAfterCommit],
+  exports: [AdminAuthGuard, AuditLog, ConfigModule],
 })
 export class AdminModule {}

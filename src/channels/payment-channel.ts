@@ -5,6 +5,7 @@ import {
   TradeQueryResult,
   TradeRef,
 } from '../domain/channel-api';
+import { BillDate, BillDownload } from '../domain/bill';
 import { Channel, RawDelivery, VerifiedNotification } from '../domain/notification';
 
 /** What an endpoint sends back to the platform: the exact ack or failure body it expects. */
@@ -53,6 +54,11 @@ export interface PaymentChannel {
   queryTrade(trade: TradeRef): Promise<TradeQueryResult>;
   /** Closes the trade at the channel so that it can no longer be paid. Never throws. */
   closeTrade(trade: TradeRef): Promise<TradeCloseResult>;
+  /**
+   * The account's trade bill of a Beijing calendar day, downloaded, its integrity checked, read
+   * line by line; NOT_READY while the channel has not generated it yet. Never throws.
+   */
+  downloadBill(merchantId: string, date: BillDate): Promise<BillDownload>;
 }
 
 export const PAYMENT_CHANNELS = Symbol('PAYMENT_CHANNELS');

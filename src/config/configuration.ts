@@ -1,6 +1,7 @@
 import { loadOrderConfig } from './order.config';
 import { loadRetentionConfig } from './retention.config';
 import { loadSpoolConfig } from './spool.config';
+import { loadReconciliationConfig } from './reconciliation.config';
 import { loadAdminOperators } from './admin.config';
 import { loadAlipayAccounts } from '../channels/alipay/alipay.config';
 import { loadWechatpayAccounts } from '../channels/wechatpay/wechatpay.config';
@@ -25,6 +26,7 @@ const NAMESPACES: Array<(env: NodeJS.ProcessEnv) => unknown> = [
   loadOrderConfig,
   loadRetentionConfig,
   loadSpoolConfig,
+  loadReconciliationConfig,
 ];
 
 /**

@@ -35,6 +35,10 @@ class RefundEnv {
   REFUND_REQUEST_TIMEOUT_MS?: number;
 
   @IsOptional()
+  @IntegerBetween(1000, 3600000)
+  BILL_DOWNLOAD_TIMEOUT_MS?: number;
+
+  @IsOptional()
   @IntegerBetween(1, 3600000)
   REFUND_RETRY_BASE_DELAY_MS?: number;
 
@@ -67,6 +71,8 @@ export interface RefundConfig {
   };
   alipay: { gatewayUrl: string; appPrivateKeyPath?: string };
   requestTimeoutMs: number;
+  /** A bill file download (not the call asking for its URL) taking longer fails. */
+  billDownloadTimeoutMs: number;
   retryBaseDelayMs: number;
   retryMaxDelayMs: number;
   pollIntervalMs: number;
@@ -93,6 +99,7 @@ export function loadRefundConfig(env: NodeJS.ProcessEnv = process.env): RefundCo
       appPrivateKeyPath: vars.ALIPAY_APP_PRIVATE_KEY_PATH,
     },
     requestTimeoutMs: vars.REFUND_REQUEST_TIMEOUT_MS ?? 10000,
+    billDownloadTimeoutMs: vars.BILL_DOWNLOAD_TIMEOUT_MS ?? 600000,
     retryBaseDelayMs: vars.REFUND_RETRY_BASE_DELAY_MS ?? 5000,
     retryMaxDelayMs: vars.REFUND_RETRY_MAX_DELAY_MS ?? 600000,
     pollIntervalMs: vars.REFUND_POLL_INTERVAL_MS ?? 1000,

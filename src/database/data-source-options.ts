@@ -9,6 +9,9 @@ import { PaymentOrder } from '../order/payment-order.entity';
 import { OrderStatusChange } from '../order/order-status-change.entity';
 import { Refund } from '../refund/refund.entity';
 import { ChannelCall } from '../trade/channel-call.entity';
+import { ReconciliationBillLine } from '../reconciliation/reconciliation-bill-line.entity';
+import { ReconciliationItem } from '../reconciliation/reconciliation-item.entity';
+import { ReconciliationRun } from '../reconciliation/reconciliation-run.entity';
 import { AdminAudit } from '../admin/audit/admin-audit.entity';
 import { CouponIssue } from '../after-payment/coupons/coupon-issue.entity';
 import { PointsGrant } from '../after-payment/points/points-grant.entity';
@@ -24,6 +27,9 @@ export const ENTITIES = [
   PaymentAnomaly,
   Refund,
   ChannelCall,
+  ReconciliationRun,
+  ReconciliationItem,
+  ReconciliationBillLine,
   AdminAudit,
   OutboxEvent,
   ProcessedEvent,

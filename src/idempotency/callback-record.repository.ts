@@ -18,8 +18,8 @@ export class CallbackRecordRepository {
     try {
       await this.txHost.tx.query(
         `INSERT INTO payment_callback
-           (channel, transaction_id, merchant_id, order_no, amount, currency, first_received_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+           (channel, transaction_id, merchant_id, order_no, amount, currency, first_received_at, paid_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
         [
           payment.channel,
           payment.transactionId,
@@ -28,6 +28,7 @@ export class CallbackRecordRepository {
           payment.amount,
           payment.currency,
           receivedAt,
+          payment.paidAt,
         ],
       );
       return true;

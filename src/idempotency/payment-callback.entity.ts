@@ -9,6 +9,7 @@ import { bigintAmount } from '../domain/money';
  */
 @Entity('payment_callback')
 @Index('uq_payment_callback_channel_transaction', ['channel', 'transactionId'], { unique: true })
+@Index('ix_payment_callback_paid_at', ['channel', 'paidAt'])
 export class PaymentCallback {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id: string;
@@ -42,4 +43,8 @@ export class PaymentCallback {
 
   @Column({ name: 'first_received_at', type: 'datetime', precision: 3 })
   firstReceivedAt: Date;
+
+  /** When the channel says it was paid: the day whose bill it belongs to (null only for rows from before it was kept). */
+  @Column({ name: 'paid_at', type: 'datetime', precision: 3, nullable: true })
+  paidAt: Date | null;
 }

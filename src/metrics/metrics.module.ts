@@ -19,6 +19,7 @@ export const CHANNEL_CALLS_TOTAL = 'payment_channel_calls_total';
 export const REFUNDS_UNSETTLED = 'refunds_unsettled';
 export const BROKER_CONNECTED = 'rabbitmq_connected';
 export const RETENTION_PRUNED_TOTAL = 'retention_pruned_rows_total';
+export const RECONCILIATION_DISCREPANCIES = 'reconciliation_discrepancies';
 
 @Global()
 @Module({
@@ -70,6 +71,11 @@ export const RETENTION_PRUNED_TOTAL = 'retention_pruned_rows_total';
       help: 'Rows pruned by retention, by table (callback_delivery: raw bytes emptied; outbox_event, processed_event: deleted)',
       labelNames: ['table'],
     }),
+    makeGaugeProvider({
+      name: RECONCILIATION_DISCREPANCIES,
+      help: 'Discrepancies found by the latest completed reconciliation of an account, by channel, merchant_id and outcome (MISSING_LOCAL, MISSING_CHANNEL, AMOUNT_DIFFERS, REFUND_MISSING_LOCAL, REFUND_MISSING_CHANNEL, MALFORMED)',
+      labelNames: ['channel', 'merchant_id', 'outcome'],
+    }),
   ],
   exports: [
     getToken(NOTIFICATIONS_TOTAL),
@@ -79,6 +85,7 @@ export const RETENTION_PRUNED_TOTAL = 'retention_pruned_rows_total';
     getToken(REFUNDS_UNSETTLED),
     getToken(BROKER_CONNECTED),
     getToken(RETENTION_PRUNED_TOTAL),
+    getToken(RECONCILIATION_DISCREPANCIES),
   ],
 })
 export class MetricsModule {}

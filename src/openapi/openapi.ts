@@ -2,6 +2,7 @@ import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { AdminModule } from '../admin/admin.module';
 import { OrderModule } from '../order/order.module';
+import { ReconciliationModule } from '../reconciliation/reconciliation.module';
 import { TradeModule } from '../trade/trade.module';
 
 /** Swagger UI at /docs, the document at /docs-json (and /docs-yaml). */
@@ -22,7 +23,9 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'INTERNAL_API_TOKEN' }, 'internal')
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'an operator token of ADMIN_TOKENS' }, 'admin')
     .build();
-  return SwaggerModule.createDocument(app, config, { include: [OrderModule, TradeModule, AdminModule] });
+  return SwaggerModule.createDocument(app, config, {
+    include: [OrderModule, TradeModule, AdminModule, ReconciliationModule],
+  });
 }
 
 export function serveOpenApi(app: INestApplication): void {

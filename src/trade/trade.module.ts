@@ -23,5 +23,6 @@ import { TradeTargets } from './trade-targets';
   ],
   controllers: [TradeCloseController],
   providers: [TradeTargets, ChannelCallLog, TradeQueryService, TradeCloseService, PaymentQueryWorker],
+  exports: [TradeQueryService],
 })
 export class TradeModule {}

@@ -3,12 +3,15 @@
  * `GET /v3/refund/domestic/refunds/{out_refund_no}`, `GET /v3/pay/transactions/out-trade-no/{out_trade_no}?mchid=`
  * and `POST /v3/pay/transactions/out-trade-no/{out_trade_no}/close`. The Alipay openapi gateway
  * (`POST /gateway.do`): `alipay.trade.refund`, `alipay.trade.fastpay.refund.query`, `alipay.trade.query` and
- * `alipay.trade.close`. It listens on 127.0.0.1 with plain node:http, serves several merchant accounts (WeChat
+ * `alipay.trade.close`; and the trade bills: WeChat `GET /v3/bill/tradebill` with its signed file download,
+ * Alipay `alipay.data.dataservice.bill.downloadurl.query` with its ZIP URL. It listens on 127.0.0.1 with plain node:http, serves several merchant accounts (WeChat
  * mchids, Alipay app ids), checks each request's RSA signature with the key of the account it names, signs every
  * answer for real with that account's platform key, counts the calls and answers as a test scripts it.
  * Money is integer fen inside; Alipay's yuan strings are converted without floating point.
  */
-import { generateKeyPairSync, KeyObject, randomInt, sign, verify } from 'node:crypto';
+import { createHash, generateKeyPairSync, KeyObject, randomInt, sign, verify } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { beijingDateTime, beijingRfc3339, randomAlphanumeric, signWechatpayBody, yuan } from './platform-signers';
@@ -45,6 +48,25 @@ export type TradeCallBehaviour =
   | { delayMs: number };
 
 export type FakeChannel = 'WECHATPAY' | 'ALIPAY';
+
+/**
+ * A bill the fake serves for one account and day. WeChat: the CSV text (served gzipped when the request asks
+ * tar_type=GZIP, unless `tarType` forces one), `wrongHash` answers a hash_value that is not the file's. Alipay:
+ * the ZIP bytes.
+ */
+export type FakeBill =
+  | { channel: 'WECHATPAY'; csv: string; tarType?: 'GZIP' | 'PLAIN'; wrongHash?: boolean }
+  /** A bill file prepared on disk (the benchmark's million lines), served as it is with its SHA1. */
+  | { channel: 'WECHATPAY'; path: string; sha1: string }
+  | { channel: 'ALIPAY'; zip: Buffer };
+
+export interface RecordedBillCall {
+  channel: FakeChannel;
+  merchantId: string;
+  date: string;
+  /** What was answered: READY, NOT_READY, or DOWNLOADED for the file itself. */
+  answered: 'READY' | 'NOT_READY' | 'DOWNLOADED';
+}
 
 /** One WeChat Pay merchant account as the platform knows it. */
 export interface FakeWechatpayMerchant {
@@ -163,13 +185,19 @@ const ALIPAY_QUERY_METHOD = 'alipay.trade.fastpay.refund.query';
 const ALIPAY_QUERY_RESPONSE = 'alipay_trade_fastpay_refund_query_response';
 const ALIPAY_TRADE_QUERY_METHOD = 'alipay.trade.query';
 const ALIPAY_TRADE_CLOSE_METHOD = 'alipay.trade.close';
+const ALIPAY_BILL_METHOD = 'alipay.data.dataservice.bill.downloadurl.query';
+const ALIPAY_BILL_RESPONSE = 'alipay_data_dataservice_bill_downloadurl_query_response';
 /** The gateway names each method's answer `<method with _ for .>_response`. */
 const ALIPAY_RESPONSE_KEYS: Record<string, string> = {
   [ALIPAY_REFUND_METHOD]: ALIPAY_REFUND_RESPONSE,
   [ALIPAY_QUERY_METHOD]: ALIPAY_QUERY_RESPONSE,
   [ALIPAY_TRADE_QUERY_METHOD]: 'alipay_trade_query_response',
   [ALIPAY_TRADE_CLOSE_METHOD]: 'alipay_trade_close_response',
+  [ALIPAY_BILL_METHOD]: ALIPAY_BILL_RESPONSE,
 };
+const WECHATPAY_TRADEBILL_PATH = '/v3/bill/tradebill';
+const WECHATPAY_BILL_DOWNLOAD_PATH = '/v3/billdownload/file';
+const ALIPAY_BILL_FILE_PATH = '/alipay-bills/';
 const WECHATPAY_CLOCK_SKEW_S = 5 * 60;
 const ALIPAY_CLOCK_SKEW_MS = 15 * 60 * 1000;
 
@@ -184,6 +212,13 @@ export class FakePlatform {
   /** Trade queries and closes that passed the signature checks, in the order they were answered. */
   readonly tradeCalls: RecordedTradeCall[] = [];
   readonly refusedRequests: Array<{ path: string; reason: string }> = [];
+  /** Bill requests and downloads that passed the signature checks, in order. */
+  readonly billCalls: RecordedBillCall[] = [];
+  private readonly bills = new Map<string, FakeBill>();
+  private readonly billFiles = new Map<
+    string,
+    { bytes?: Buffer; path?: string; call: Omit<RecordedBillCall, 'answered'> }
+  >();
   private readonly wechatpayMerchants: FakeWechatpayMerchant[];
   private readonly alipayApps: FakeAlipayApp[];
   /** Signs the forged answers: a real RSA key that no account knows. */
@@ -224,6 +259,17 @@ export class FakePlatform {
 
   get alipayGatewayUrl(): string {
     return `${this.url}${ALIPAY_GATEWAY_PATH}`;
+  }
+
+  /** Serves `bill` as the account's bill of `date` (YYYY-MM-DD); until then the channel says there is none yet. */
+  serveBill(merchantId: string, date: string, bill: FakeBill): void {
+    this.bills.set(`${bill.channel} ${merchantId} ${date}`, bill);
+  }
+
+  billCallsFor(channel: FakeChannel, date: string, answered?: RecordedBillCall['answered']): number {
+    return this.billCalls.filter(
+      (c) => c.channel === channel && c.date === date && (!answered || c.answered === answered),
+    ).length;
   }
 
   callsFor(refundNo: string): number {
@@ -413,6 +459,9 @@ export class FakePlatform {
       return this.wechatpayTrade(req, res, body, path, trade[2] ? 'CLOSE' : 'QUERY');
     }
     if (req.method === 'POST' && path === ALIPAY_GATEWAY_PATH) return this.alipayGateway(req, res, body);
+    if (req.method === 'GET' && path === WECHATPAY_TRADEBILL_PATH) return this.wechatpayTradeBill(req, res, body);
+    if (req.method === 'GET' && path === WECHATPAY_BILL_DOWNLOAD_PATH) return this.wechatpayBillFile(req, res, body);
+    if (req.method === 'GET' && path.startsWith(ALIPAY_BILL_FILE_PATH)) return this.alipayBillFile(res, path);
     this.refusedRequests.push({ path, reason: `no such endpoint: ${req.method} ${path}` });
     res.writeHead(404, { 'content-type': 'application/json' }).end('{"code":"NOT_FOUND","message":"no such endpoint"}');
   }
@@ -528,6 +577,63 @@ export class FakePlatform {
     });
   }
 
+  /** GET /v3/bill/tradebill?bill_date=&bill_type=ALL[&tar_type=GZIP]: where to download, and the file's SHA1. */
+  private wechatpayTradeBill(req: IncomingMessage, res: ServerResponse, body: string): void {
+    let merchant: FakeWechatpayMerchant;
+    const query = new URL(req.url ?? '/', this.url).searchParams;
+    const date = query.get('bill_date') ?? '';
+    try {
+      merchant = this.verifyWechatpayAuthorization(req, body);
+      if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) throw new Refusal('PARAM_ERROR', `bill_date "${date}" is not YYYY-MM-DD`);
+      if (query.get('bill_type') !== 'ALL') throw new Refusal('PARAM_ERROR', 'the fake serves bill_type=ALL only');
+    } catch (error) {
+      return this.refuseWechatpay(res, WECHATPAY_TRADEBILL_PATH, error);
+    }
+    const call = { channel: 'WECHATPAY' as const, merchantId: merchant.mchid, date };
+    const bill = this.bills.get(`WECHATPAY ${merchant.mchid} ${date}`);
+    if (bill?.channel !== 'WECHATPAY') {
+      this.billCalls.push({ ...call, answered: 'NOT_READY' });
+      return this.sendWechatpay(res, merchant, 400, { code: 'NO_STATEMENT_EXIST', message: '账单文件不存在' });
+    }
+    this.billCalls.push({ ...call, answered: 'READY' });
+    const token = randomAlphanumeric(24);
+    if ('path' in bill) {
+      this.billFiles.set(token, { path: bill.path, call });
+      return this.sendWechatpay(res, merchant, 200, {
+        hash_type: 'SHA1',
+        hash_value: bill.sha1,
+        download_url: `${this.url}${WECHATPAY_BILL_DOWNLOAD_PATH}?token=${token}`,
+      });
+    }
+    const plain = Buffer.from(bill.csv, 'utf8');
+    const gzip = (bill.tarType ?? (query.get('tar_type') === 'GZIP' ? 'GZIP' : 'PLAIN')) === 'GZIP';
+    this.billFiles.set(token, { bytes: gzip ? gzipSync(plain) : plain, call });
+    const hash = createHash('sha1').update(bill.wrongHash ? Buffer.concat([plain, Buffer.from(' ')]) : plain);
+    this.sendWechatpay(res, merchant, 200, {
+      hash_type: 'SHA1',
+      hash_value: hash.digest('hex'),
+      download_url: `${this.url}${WECHATPAY_BILL_DOWNLOAD_PATH}?token=${token}`,
+    });
+  }
+
+  /** The file itself: the request is signed like any other, the answer is not (its integrity is the hash). */
+  private wechatpayBillFile(req: IncomingMessage, res: ServerResponse, body: string): void {
+    let merchant: FakeWechatpayMerchant;
+    try {
+      merchant = this.verifyWechatpayAuthorization(req, body);
+    } catch (error) {
+      return this.refuseWechatpay(res, WECHATPAY_BILL_DOWNLOAD_PATH, error);
+    }
+    const file = this.billFiles.get(new URL(req.url ?? '/', this.url).searchParams.get('token') ?? '');
+    if (!file || file.call.merchantId !== merchant.mchid) {
+      return this.sendWechatpay(res, merchant, 400, { code: 'PARAM_ERROR', message: 'no such bill token' });
+    }
+    this.billCalls.push({ ...file.call, answered: 'DOWNLOADED' });
+    res.writeHead(200, { 'content-type': 'application/octet-stream' });
+    if (file.path) return void createReadStream(file.path).pipe(res);
+    res.end(file.bytes);
+  }
+
   /** The merchant named by the Authorization header, whose key must have signed the request. */
   private verifyWechatpayAuthorization(req: IncomingMessage, body: string): FakeWechatpayMerchant {
     const auth = parseWechatpayAuthorization(req.headers.authorization);
@@ -637,6 +743,7 @@ export class FakePlatform {
     }
     if (request.kind === 'query') return this.alipayQuery(res, app, request);
     if (request.kind === 'trade') return this.alipayTrade(res, app, request, params.method);
+    if (request.kind === 'bill') return this.alipayBill(res, app, request);
     const scripted = this.nextBehaviour(request.outRequestNo);
     const behaviour = scripted === 'processing' ? 'success' : scripted; // the gateway has no "processing"
     this.record(
@@ -668,6 +775,37 @@ export class FakePlatform {
           ? alipayError('40004', 'Business Failed', behaviour.reject, behaviour.message ?? behaviour.reject)
           : alipayQueryAnswer(request, refund);
     this.sendAlipay(res, app, ALIPAY_QUERY_RESPONSE, answer);
+  }
+
+  /** alipay.data.dataservice.bill.downloadurl.query: a short-lived URL of the day's ZIP, or isp.bill_not_exist. */
+  private alipayBill(res: ServerResponse, app: FakeAlipayApp, request: AlipayBillRequest): void {
+    const call = { channel: 'ALIPAY' as const, merchantId: app.appId, date: request.billDate };
+    const bill = this.bills.get(`ALIPAY ${app.appId} ${request.billDate}`);
+    if (bill?.channel !== 'ALIPAY') {
+      this.billCalls.push({ ...call, answered: 'NOT_READY' });
+      return this.sendAlipay(
+        res,
+        app,
+        ALIPAY_BILL_RESPONSE,
+        alipayError('40004', 'Business Failed', 'isp.bill_not_exist', '账单不存在'),
+      );
+    }
+    this.billCalls.push({ ...call, answered: 'READY' });
+    const token = randomAlphanumeric(24);
+    this.billFiles.set(token, { bytes: bill.zip, call });
+    this.sendAlipay(res, app, ALIPAY_BILL_RESPONSE, {
+      code: '10000',
+      msg: 'Success',
+      bill_download_url: `${this.url}${ALIPAY_BILL_FILE_PATH}${token}.zip`,
+    });
+  }
+
+  /** The ZIP behind the URL: no signature, the token in the URL is the credential. */
+  private alipayBillFile(res: ServerResponse, path: string): void {
+    const file = this.billFiles.get(path.slice(ALIPAY_BILL_FILE_PATH.length).replace(/\.zip$/, ''));
+    if (!file || file.call.channel !== 'ALIPAY') return void res.writeHead(404).end('no such bill');
+    this.billCalls.push({ ...file.call, answered: 'DOWNLOADED' });
+    res.writeHead(200, { 'content-type': 'application/zip' }).end(file.bytes);
   }
 
   /** alipay.trade.query and alipay.trade.close, by out_trade_no. */
@@ -954,7 +1092,12 @@ interface AlipayTradeRequest {
   outTradeNo: string;
 }
 
-type AlipayRequest = AlipayRefundRequest | AlipayQueryRequest | AlipayTradeRequest;
+interface AlipayBillRequest {
+  kind: 'bill';
+  billDate: string;
+}
+
+type AlipayRequest = AlipayRefundRequest | AlipayQueryRequest | AlipayTradeRequest | AlipayBillRequest;
 
 interface AlipayRefund {
   tradeNo: string;
@@ -1098,7 +1241,17 @@ function alipaySignedContent(params: Record<string, string>): string {
 function parseAlipayRequest(method: string, bizContent: string | undefined): AlipayRequest {
   if (method === ALIPAY_REFUND_METHOD) return parseAlipayRefund(bizContent);
   if (method === ALIPAY_QUERY_METHOD) return parseAlipayQuery(bizContent);
+  if (method === ALIPAY_BILL_METHOD) return parseAlipayBill(bizContent);
   return parseAlipayTrade(bizContent);
+}
+
+function parseAlipayBill(bizContent: string | undefined): AlipayBillRequest {
+  const json = parseJsonObject(bizContent, 'isv.invalid-parameter');
+  if (json.bill_type !== 'trade') throw new Refusal('isv.invalid-parameter', 'the fake serves bill_type trade only');
+  if (typeof json.bill_date !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(json.bill_date)) {
+    throw new Refusal('isv.invalid-parameter', `bill_date ${JSON.stringify(json.bill_date)} is not YYYY-MM-DD`);
+  }
+  return { kind: 'bill', billDate: json.bill_date };
 }
 
 /** alipay.trade.query / alipay.trade.close by out_trade_no (the fake does not look trades up by trade_no). */

@@ -108,7 +108,7 @@ export const NO_PLATFORM_API = {
 
 /** The service's configuration variables: cleared before each start, so that no app inherits another's. */
 export const CONFIG_VARIABLES =
-  /^(WECHATPAY_|ALIPAY_|PAYMENT_|INTERNAL_API_TOKEN$|ADMIN_TOKENS$|REFUND_|PORT$|DATABASE_POOL_SIZE$|MIGRATIONS_RUN$|OPENAPI$|RABBITMQ_|OUTBOX_|HANDLER_|RETRY_|EXAMPLE_HANDLERS$|DATABASE_(QUERY|CONNECT|POOL)_|HTTP_|HEALTH_|SHUTDOWN_|METRICS_PORT$|RETENTION_|CURRENCIES$|SPOOL_)/;
+  /^(WECHATPAY_|ALIPAY_|PAYMENT_|INTERNAL_API_TOKEN$|ADMIN_TOKENS$|REFUND_|PORT$|DATABASE_POOL_SIZE$|MIGRATIONS_RUN$|OPENAPI$|RABBITMQ_|OUTBOX_|HANDLER_|RETRY_|EXAMPLE_HANDLERS$|DATABASE_(QUERY|CONNECT|POOL)_|HTTP_|HEALTH_|SHUTDOWN_|METRICS_PORT$|RETENTION_|CURRENCIES$|SPOOL_|RECONCILE_|BILL_)/;
 
 /**
  * The development machine's MariaDB is shared by several test runs at once and stalls for seconds
@@ -133,7 +133,7 @@ export async function startApp(
   for (const name of Object.keys(process.env)) if (CONFIG_VARIABLES.test(name)) delete process.env[name];
   Object.assign(
     process.env,
-    { LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', ...NO_PLATFORM_API, ...SHARED_MACHINE_BOUNDS },
+    { LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', RECONCILE_AT: 'off', ...NO_PLATFORM_API, ...SHARED_MACHINE_BOUNDS },
     env,
   );
   const app = await createApp(extraImports);

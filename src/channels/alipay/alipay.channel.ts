@@ -8,7 +8,10 @@ import {
 } from '../../domain/channel-api';
 import { formatYuan, parseDecimalAmount } from '../../domain/money';
 import { Channel, RawDelivery, VerifiedNotification } from '../../domain/notification';
+import { BillDate, BillDownload } from '../../domain/bill';
+import { entriesThenRemove } from '../bill-file';
 import { PaymentChannel, PlatformReply } from '../payment-channel';
+import { parseAlipayBill } from './alipay.bill';
 import { AlipayClient, isFailure, METHODS } from './alipay.client';
 import { AlipayVerifier, parseAlipayTime } from './alipay.verifier';
 
@@ -23,6 +26,8 @@ const PAID_TRADE_STATUSES = new Set(['TRADE_SUCCESS', 'TRADE_FINISHED']);
 const TRADE_NOT_EXIST = 'ACQ.TRADE_NOT_EXIST';
 /** alipay.trade.close's word for a trade that is no longer open: paid, finished, or closed already. */
 const TRADE_STATUS_ERROR = 'ACQ.TRADE_STATUS_ERROR';
+/** The bill query's "no bill (yet)": a day's bill comes after 9:00 the next day. */
+const BILL_NOT_EXIST = 'isp.bill_not_exist';
 
 /** Alipay openapi behind the PaymentChannel port. */
 export class AlipayChannel implements PaymentChannel {
@@ -157,6 +162,19 @@ export class AlipayChannel implements PaymentChannel {
     // Paid, finished or already closed: the trade query that follows tells which.
     if (verified.sub_code === TRADE_STATUS_ERROR) return { outcome: 'PAID', detail: TRADE_STATUS_ERROR };
     return { outcome: 'FAILED', detail: describe('Alipay trade close', verified) };
+  }
+
+  async downloadBill(merchantId: string, date: BillDate): Promise<BillDownload> {
+    const answer = await this.client.call(merchantId, METHODS.billDownloadUrl, { bill_type: 'trade', bill_date: date });
+    if (isFailure(answer)) return { outcome: 'FAILED', detail: answer.failure };
+    const { verified } = answer;
+    if (verified.code !== '10000' || !verified.bill_download_url) {
+      const detail = describe('Alipay bill download URL query', verified);
+      return { outcome: verified.sub_code === BILL_NOT_EXIST ? 'NOT_READY' : 'FAILED', detail };
+    }
+    const file = await this.client.download(verified.bill_download_url);
+    if ('failure' in file) return { outcome: 'FAILED', detail: file.failure };
+    return { outcome: 'READY', entries: entriesThenRemove(file.path, parseAlipayBill) };
   }
 }
 

@@ -1,4 +1,5 @@
 import { KeyObject, sign } from 'node:crypto';
+import { saveToTempFile } from '../bill-file';
 import { loadPrivateKey } from '../key-loading';
 import { describeFailure } from '../payment-channel';
 import { AlipayAccount } from './alipay.config';
@@ -18,6 +19,10 @@ export const METHODS = {
   refundQuery: { name: 'alipay.trade.fastpay.refund.query', responseKey: 'alipay_trade_fastpay_refund_query_response' },
   tradeQuery: { name: 'alipay.trade.query', responseKey: 'alipay_trade_query_response' },
   tradeClose: { name: 'alipay.trade.close', responseKey: 'alipay_trade_close_response' },
+  billDownloadUrl: {
+    name: 'alipay.data.dataservice.bill.downloadurl.query',
+    responseKey: 'alipay_data_dataservice_bill_downloadurl_query_response',
+  },
 } satisfies Record<string, AlipayMethod>;
 
 /** A response object whose sign verified with the Alipay public key of the app that called. */
@@ -35,7 +40,11 @@ export interface CallFailure {
 export interface AlipayApiSettings {
   gatewayUrl: string;
   timeoutMs: number;
+  downloadTimeoutMs: number;
 }
+
+/** Larger than any real daily bill; a bigger download is cut off rather than filling the disk. */
+const MAX_BILL_BYTES = 4 * 1024 ** 3;
 
 /** RSA2-signed calls to the Alipay openapi gateway on behalf of one of our apps. */
 export class AlipayClient {
@@ -100,6 +109,24 @@ export class AlipayClient {
       return { failure: `Alipay ${method.name} answer has no valid signature` };
     }
     return { verified: JSON.parse(signed.content) as Record<string, string | undefined>, text: signed.content };
+  }
+
+  /**
+   * Downloads a bill ZIP to a temporary file. The URL came in a verified answer and carries its
+   * own short-lived token: nothing of ours is sent with it.
+   */
+  async download(url: string): Promise<{ path: string } | CallFailure> {
+    if (!/^https?:\/\//.test(url)) return { failure: 'the bill_download_url is not an http(s) URL' };
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(this.api.downloadTimeoutMs) });
+      if (response.status !== 200 || !response.body) {
+        await response.body?.cancel();
+        return { failure: `Alipay bill download answered HTTP ${response.status}` };
+      }
+      return { path: await saveToTempFile(response.body, MAX_BILL_BYTES) };
+    } catch (error) {
+      return { failure: `Alipay bill download: ${describeFailure(error)}` };
+    }
   }
 }
 

@@ -15,7 +15,11 @@ export const alipayChannel = {
       const verifier = new AlipayVerifier(accounts);
       const client = new AlipayClient(
         accounts,
-        { gatewayUrl: api.alipay.gatewayUrl, timeoutMs: api.requestTimeoutMs },
+        {
+          gatewayUrl: api.alipay.gatewayUrl,
+          timeoutMs: api.requestTimeoutMs,
+          downloadTimeoutMs: api.billDownloadTimeoutMs,
+        },
         verifier,
       );
       return new AlipayChannel(verifier, client);

@@ -7,7 +7,10 @@ import {
   TradeRef,
 } from '../../domain/channel-api';
 import { Channel, PaymentNotification, RawDelivery, VerifiedNotification } from '../../domain/notification';
+import { BillDate, BillDownload } from '../../domain/bill';
+import { entriesThenRemove, openMaybeGzipped, removeFile, sha1Hex } from '../bill-file';
 import { PaymentChannel, PlatformReply } from '../payment-channel';
+import { parseWechatpayBill } from './wechatpay.bill';
 import { WechatpayAccount } from './wechatpay.config';
 import { CallFailure, isFailure, VerifiedAnswer, WechatpayClient } from './wechatpay.client';
 import { readTransaction, WechatpayVerifier } from './wechatpay.verifier';
@@ -25,6 +28,8 @@ const RETRYABLE_CODES = new Set(['SYSTEM_ERROR', 'FREQUENCY_LIMITED', 'NOT_ENOUG
 /** trade_state values of a trade whose money was taken (REFUND: taken, then refunded in part or whole). */
 const PAID_TRADE_STATES = new Set(['SUCCESS', 'REFUND']);
 const NOT_EXIST_CODES = new Set(['ORDER_NOT_EXIST', 'RESOURCE_NOT_EXISTS']);
+/** The tradebill API's "not generated yet" (bills of a day come after 9:00 the next day). */
+const BILL_NOT_READY_CODES = new Set(['NO_STATEMENT_EXIST', 'STATEMENT_CREATING']);
 
 export interface WechatpayChannelOptions {
   refundNotifyUrl?: string;
@@ -123,6 +128,37 @@ export class WechatpayChannel implements PaymentChannel {
     if (answer.code === 'ORDERPAID') return { outcome: 'PAID', detail: answer.code };
     if (NOT_EXIST_CODES.has(answer.code)) return { outcome: 'NOT_FOUND', detail: answer.code };
     return { outcome: 'FAILED', detail: `WeChat Pay close: ${answer.code} ${answer.message}`.trim() };
+  }
+
+  async downloadBill(merchantId: string, date: BillDate): Promise<BillDownload> {
+    const query = `bill_date=${date}&bill_type=ALL&tar_type=GZIP`;
+    const answer = await this.client.call(merchantId, 'GET', `/v3/bill/tradebill?${query}`, '');
+    if (isFailure(answer)) return { outcome: 'FAILED', detail: answer.failure };
+    if (!answer.ok) {
+      const detail = `WeChat Pay tradebill: ${answer.code} ${answer.message}`.trim();
+      return { outcome: BILL_NOT_READY_CODES.has(answer.code) ? 'NOT_READY' : 'FAILED', detail };
+    }
+    const { download_url: url, hash_type: hashType, hash_value: hashValue } = answer.body;
+    if (typeof url !== 'string' || hashType !== 'SHA1' || typeof hashValue !== 'string') {
+      return { outcome: 'FAILED', detail: `WeChat Pay tradebill answered no download_url with a SHA1 hash` };
+    }
+    const file = await this.client.download(merchantId, url);
+    if ('failure' in file) return { outcome: 'FAILED', detail: file.failure };
+    // hash_value is the SHA1 of the bill itself, gunzipped when it came as GZIP.
+    const actual = await sha1Hex(await openMaybeGzipped(file.path));
+    if (actual !== hashValue.toLowerCase()) {
+      await removeFile(file.path);
+      return {
+        outcome: 'FAILED',
+        detail: `the bill's SHA1 ${actual} is not the hash_value ${hashValue} WeChat Pay gave`,
+      };
+    }
+    return {
+      outcome: 'READY',
+      entries: entriesThenRemove(file.path, async function* (path) {
+        yield* parseWechatpayBill(await openMaybeGzipped(path), merchantId);
+      }),
+    };
   }
 
   /** A verified transaction object: paid, not paid, or not about our account and order at all. */

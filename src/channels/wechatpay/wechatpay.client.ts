@@ -1,5 +1,6 @@
 import { KeyObject, randomBytes, sign } from 'node:crypto';
 import { DomainError } from '../../domain/domain-error';
+import { saveToTempFile } from '../bill-file';
 import { loadPrivateKey } from '../key-loading';
 import { describeFailure } from '../payment-channel';
 import { WechatpayAccount } from './wechatpay.config';
@@ -30,7 +31,11 @@ interface MerchantKey {
 export interface WechatpayApiSettings {
   baseUrl: string;
   timeoutMs: number;
+  downloadTimeoutMs: number;
 }
+
+/** Larger than any real daily bill; a bigger download is cut off rather than filling the disk. */
+const MAX_BILL_BYTES = 4 * 1024 ** 3;
 
 /** Signed calls to the WeChat Pay APIv3 on behalf of one of our merchant accounts. */
 export class WechatpayClient {
@@ -110,6 +115,39 @@ export class WechatpayClient {
       code: String(answer.code ?? `HTTP_${response.status}`),
       message: String(answer.message ?? ''),
     };
+  }
+
+  /**
+   * Downloads a bill file to a temporary file with a signed GET. WeChat does not sign the file: its
+   * integrity is the SHA1 the signed tradebill answer gave. Only URLs of the API itself are
+   * followed, so the merchant's signature never goes to another host.
+   */
+  async download(mchid: string, url: string): Promise<{ path: string } | CallFailure> {
+    const key = this.keys.get(mchid);
+    if (!key) return { failure: this.unavailableReason(mchid) ?? 'no merchant key' };
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      return { failure: 'the download_url is not a URL' };
+    }
+    if (target.origin !== new URL(this.api.baseUrl).origin) {
+      return { failure: `the download_url is not on ${new URL(this.api.baseUrl).origin}` };
+    }
+    const path = target.pathname + target.search;
+    try {
+      const response = await fetch(target, {
+        headers: { authorization: authorization(key, 'GET', path, '') },
+        signal: AbortSignal.timeout(this.api.downloadTimeoutMs),
+      });
+      if (response.status !== 200 || !response.body) {
+        await response.body?.cancel();
+        return { failure: `WeChat Pay bill download answered HTTP ${response.status}` };
+      }
+      return { path: await saveToTempFile(response.body, MAX_BILL_BYTES) };
+    } catch (error) {
+      return { failure: `WeChat Pay bill download: ${describeFailure(error)}` };
+    }
   }
 
   /** Signed by the platform key of the very account we called, not merely by some key we know. */

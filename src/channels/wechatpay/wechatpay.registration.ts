@@ -20,7 +20,11 @@ export const wechatpayChannel = {
       const verifier = new WechatpayVerifier(accounts, clock);
       const client = new WechatpayClient(
         accounts,
-        { baseUrl: api.wechatpay.apiBaseUrl, timeoutMs: api.requestTimeoutMs },
+        {
+          baseUrl: api.wechatpay.apiBaseUrl,
+          timeoutMs: api.requestTimeoutMs,
+          downloadTimeoutMs: api.billDownloadTimeoutMs,
+        },
         verifier,
       );
       return new WechatpayChannel(accounts, verifier, client, { refundNotifyUrl: api.wechatpay.notifyUrl });

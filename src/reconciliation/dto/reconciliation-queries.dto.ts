@@ -1,0 +1,29 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional, IsString, Length, Matches } from 'class-validator';
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** `from` and `to`: bill dates (Beijing calendar days), both inclusive. */
+export class ReconciliationListQueryDto {
+  @ApiPropertyOptional({
+    description: 'first bill date (Beijing), inclusive; default 6 days before to',
+    example: '2026-11-24',
+  })
+  @IsOptional()
+  @Matches(DATE, { message: 'from must be a bill date YYYY-MM-DD' })
+  from?: string;
+
+  @ApiPropertyOptional({ description: 'last bill date (Beijing), inclusive; default yesterday', example: '2026-11-30' })
+  @IsOptional()
+  @Matches(DATE, { message: 'to must be a bill date YYYY-MM-DD' })
+  to?: string;
+}
+
+/** One account only; every account of the channel when absent. */
+export class ReconciliationAccountDto {
+  @ApiPropertyOptional({ description: 'one account (WeChat mchid, Alipay app id)', example: '1900009191' })
+  @IsOptional()
+  @IsString()
+  @Length(1, 32, { message: 'merchantId must be 1 to 32 characters' })
+  merchantId?: string;
+}

@@ -1,0 +1,20 @@
+import { Module } from '@nestjs/common';
+import { ConfigModule } from '@nestjs/config';
+import { AdminModule } from '../admin/admin.module';
+import { ChannelsModule } from '../channels/channels.module';
+import { reconciliationConfig } from '../config/reconciliation.config';
+import { TradeModule } from '../trade/trade.module';
+import { ReconciliationController } from './reconciliation.controller';
+import { ReconciliationRepository } from './reconciliation.repository';
+import { ReconciliationScheduler } from './reconciliation.scheduler';
+import { ReconciliationService } from './reconciliation.service';
+import { ReconciliationViews } from './reconciliation.views';
+
+/** Daily reconciliation of our payments and refunds with the channels' trade bills. */
+@Module({
+  imports: [ConfigModule.forFeature(reconciliationConfig), ChannelsModule, TradeModule, AdminModule],
+  controllers: [ReconciliationController],
+  providers: [ReconciliationRepository, ReconciliationService, ReconciliationScheduler, ReconciliationViews],
+  exports: [ReconciliationService],
+})
+export class ReconciliationModule {}

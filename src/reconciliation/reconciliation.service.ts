@@ -1,0 +1,364 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { ConfigType } from '@nestjs/config';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import { Gauge } from 'prom-client';
+import { AuditLog } from '../admin/audit/audit-log';
+import { PaymentChannel } from '../channels/payment-channel';
+import { PaymentChannels } from '../channels/payment-channels';
+import { reconciliationConfig } from '../config/reconciliation.config';
+import { BillEntry, BillLine, billDayRange, shiftBillDate } from '../domain/bill';
+import { DomainError } from '../domain/domain-error';
+import { RECONCILIATION_DISCREPANCIES } from '../metrics/metrics.module';
+import { TradeQueryService } from '../trade/trade-query.service';
+import { TransactionRunner } from '../transaction/transaction.runner';
+import { DISCREPANCIES, ItemOutcome } from './reconciliation-item.entity';
+import { RunStatus } from './reconciliation-run.entity';
+import { LocalRecord, NewItem, ReconciliationRepository, RunClaim } from './reconciliation.repository';
+
+/** Bill lines per multi-row INSERT, and how many batches between lease renewals. */
+const LINE_BATCH = 1000;
+const BATCHES_PER_RENEWAL = 50;
+const MISSING_PAGE = 200;
+/** Warn lines per run; the rest are counted in the summary line and listed in the admin API. */
+const MAX_WARN_LINES = 50;
+
+export type Progress = (message: string) => void;
+
+export interface RunReport {
+  channel: string;
+  merchantId: string;
+  billDate: string;
+  status: RunStatus;
+  counts?: Record<string, number>;
+  detail?: string;
+}
+
+/**
+ * Reconciles one account's bill of one day with our payments and refunds:
+ * download (through the channel port) → load the lines → compare by set-based joins → confirm and
+ * apply what we lost (trade query, same pipeline as a notification) → look for what the channel
+ * does not have → counts, metric, warnings. The run is claimed first, so one instance runs it.
+ */
+@Injectable()
+export class ReconciliationService {
+  private readonly logger = new Logger(ReconciliationService.name);
+
+  constructor(
+    @Inject(reconciliationConfig.KEY) private readonly config: ConfigType<typeof reconciliationConfig>,
+    private readonly channels: PaymentChannels,
+    private readonly runs: ReconciliationRepository,
+    private readonly transactions: TransactionRunner,
+    private readonly queries: TradeQueryService,
+    private readonly audit: AuditLog,
+    @InjectMetric(RECONCILIATION_DISCREPANCIES) private readonly discrepancies: Gauge<string>,
+  ) {}
+
+  /** The (channel, account) pairs to reconcile: accounts whose API can be called, optionally narrowed. */
+  targets(channel?: string, merchantId?: string): Array<{ channel: PaymentChannel; merchantId: string }> {
+    return this.channels
+      .apiTargets()
+      .filter((t) => t.channel.enabled)
+      .filter((t) => !channel || t.channel.channel === channel)
+      .filter((t) => !merchantId || t.merchantId === merchantId);
+  }
+
+  /** Claims and runs; undefined when another instance holds the run (or, scheduled, it is not due). */
+  async run(
+    channel: string,
+    merchantId: string,
+    billDate: string,
+    mode: 'SCHEDULED' | 'MANUAL',
+    progress: Progress = () => undefined,
+  ): Promise<RunReport | undefined> {
+    const now = new Date();
+    await this.runs.ensureRun(channel, merchantId, billDate, now);
+    const claim = await this.transactions.run(() => this.runs.claim(channel, merchantId, billDate, now, mode));
+    return claim ? this.execute(claim, progress) : undefined;
+  }
+
+  /**
+   * An operator's run of every account of the channel (or the one named): claimed and audited in one
+   * transaction, then run in the background; `started: false` where another instance holds the run.
+   */
+  async startForOperator(
+    channel: string,
+    billDate: string,
+    request: { merchantId?: string },
+    operatorId: string,
+  ): Promise<Array<{ channel: string; merchantId: string; date: string; started: boolean }>> {
+    const targets = this.targets(channel, request.merchantId);
+    if (targets.length === 0) {
+      const account = request.merchantId ? ` ${request.merchantId}` : '';
+      throw new DomainError('NotFound', `${channel} has no account${account} with API credentials`);
+    }
+    const now = new Date();
+    for (const { merchantId } of targets) await this.runs.ensureRun(channel, merchantId, billDate, now);
+    const claims = await this.transactions.run(async () => {
+      const taken: Array<{ merchantId: string; claim?: RunClaim }> = [];
+      for (const { merchantId } of targets) {
+        taken.push({ merchantId, claim: await this.runs.claim(channel, merchantId, billDate, now, 'MANUAL') });
+      }
+      await this.audit.record({
+        operatorId,
+        action: 'RECONCILE',
+        target: `reconciliation:${channel}:${billDate}`,
+        requestBody: request,
+        result: taken.map(({ merchantId, claim }) => ({ merchantId, started: claim !== undefined })),
+      });
+      return taken;
+    });
+    for (const { claim } of claims) {
+      // Runs on after the answer: its outcome is on the run (GET /admin/reconciliations/…) and in the log.
+      if (claim) void this.execute(claim).catch((error: Error) => this.logger.error(`run failed: ${error.message}`));
+    }
+    return claims.map(({ merchantId, claim }) => ({
+      channel,
+      merchantId,
+      date: billDate,
+      started: claim !== undefined,
+    }));
+  }
+
+  async execute(claim: RunClaim, progress: Progress = () => undefined): Promise<RunReport> {
+    const channel = this.channels.get(claim.channel);
+    const say = (message: string) => {
+      progress(message);
+      this.logger.log(`${claim.channel} ${claim.merchantId} ${claim.billDate}: ${message}`);
+    };
+    try {
+      if (!channel?.enabled) throw new Error(`channel ${claim.channel} is not configured`);
+      await this.runs.clear(claim.runId);
+      say('downloading the bill');
+      const bill = await channel.downloadBill(claim.merchantId, claim.billDate);
+      if (bill.outcome !== 'READY') {
+        say(`${bill.outcome === 'NOT_READY' ? 'no bill yet' : 'download failed'}: ${bill.detail}`);
+        return await this.retryLater(
+          claim,
+          bill.outcome === 'NOT_READY' ? RunStatus.NotReady : RunStatus.Failed,
+          bill.detail,
+        );
+      }
+      const loaded = await this.loadLines(claim, bill.entries);
+      say(`loaded ${loaded.lines} bill lines (${loaded.malformed} malformed); comparing`);
+      await this.runs.insertAmountAndRefundDifferences(claim.runId, claim.channel);
+      const matched = await this.runs.countMatched(claim.runId, claim.channel);
+      const recovered = await this.confirmMissingLocally(claim, channel);
+      say(
+        `${matched} matched; ${recovered} missing here, confirmed by trade query and applied; looking for ours the bill lacks`,
+      );
+      const missingAtChannel = await this.findMissingAtChannel(claim, channel);
+      const counts = this.countsOf(matched, await this.runs.itemCounts(claim.runId));
+      await this.runs.finish(claim, { status: RunStatus.Completed, billLines: loaded.lines, counts });
+      this.publish(claim, counts);
+      this.warnDiscrepancies(claim, counts, missingAtChannel);
+      say(`done: ${describeCounts(counts)}`);
+      return { ...report(claim, RunStatus.Completed), counts };
+    } catch (error) {
+      const detail = (error as Error).message;
+      say(`failed: ${detail}`);
+      return await this.retryLater(claim, RunStatus.Failed, detail);
+    } finally {
+      // Best effort: a re-run clears whatever a failed drop left.
+      await this.runs.dropLines(claim).catch(() => undefined);
+    }
+  }
+
+  private async retryLater(claim: RunClaim, status: RunStatus, detail: string): Promise<RunReport> {
+    const retryAt = new Date(Date.now() + this.config.retrySeconds * 1000);
+    await this.runs.finish(claim, { status, detail, retryAt });
+    return { ...report(claim, status), detail };
+  }
+
+  /** Multi-row inserts of LINE_BATCH lines; malformed lines become items. The lease is renewed as it goes. */
+  private async loadLines(
+    claim: RunClaim,
+    entries: AsyncIterable<BillEntry>,
+  ): Promise<{ lines: number; malformed: number }> {
+    let batch: BillLine[] = [];
+    let malformed: NewItem[] = [];
+    let lines = 0;
+    let batches = 0;
+    let malformedCount = 0;
+    const flush = async () => {
+      await this.runs.insertLines(claim.runId, batch);
+      await this.runs.insertItems(claim.runId, malformed);
+      batch = [];
+      malformed = [];
+      if (++batches % BATCHES_PER_RENEWAL === 0 && !(await this.runs.renew(claim))) {
+        throw new Error('the run was taken over by another instance (lease expired)');
+      }
+    };
+    for await (const entry of entries) {
+      if (entry.kind === 'MALFORMED') {
+        malformed.push(this.runs.malformedItem(entry));
+        malformedCount++;
+      } else {
+        batch.push(entry);
+        lines++;
+      }
+      if (batch.length + malformed.length >= LINE_BATCH) await flush();
+    }
+    await flush();
+    return { lines, malformed: malformedCount };
+  }
+
+  /**
+   * A payment the channel took that we never recorded: asked about by trade query and, when the
+   * channel confirms it, applied through the notification pipeline (claim, compare-and-set,
+   * outbox or anomaly), so it takes effect once whatever else delivers it.
+   */
+  private async confirmMissingLocally(claim: RunClaim, channel: PaymentChannel): Promise<number> {
+    let afterLine = 0;
+    let applied = 0;
+    for (;;) {
+      const page = await this.runs.missingLocally(claim.runId, claim.channel, afterLine, MISSING_PAGE);
+      if (page.length === 0) return applied;
+      const items: NewItem[] = [];
+      for (const line of page) {
+        const item = await this.confirm(claim, channel, line);
+        if (item.resolution === 'PAID') applied++;
+        items.push(item);
+      }
+      await this.runs.insertItems(claim.runId, items);
+      afterLine = page[page.length - 1].line;
+      if (!(await this.runs.renew(claim)))
+        throw new Error('the run was taken over by another instance (lease expired)');
+    }
+  }
+
+  private async confirm(claim: RunClaim, channel: PaymentChannel, line: BillLine): Promise<NewItem> {
+    const item: NewItem = {
+      outcome: ItemOutcome.MissingLocal,
+      kind: 'PAYMENT',
+      transactionId: line.transactionId,
+      orderNo: line.orderNo,
+      channelAmount: line.amount,
+      billLine: line.line,
+    };
+    const target = {
+      channel,
+      merchantId: claim.merchantId,
+      unavailable: channel.apiUnavailableReason(claim.merchantId),
+    };
+    try {
+      const { result, applied } = await this.queries.query(line.orderNo, target);
+      if (result.outcome !== 'PAID' || !applied) {
+        return {
+          ...item,
+          resolution: 'NOT_CONFIRMED',
+          detail: `trade query: ${result.outcome} ${result.detail ?? ''}`.trim(),
+        };
+      }
+      const other = result.payment.transactionId !== line.transactionId;
+      return {
+        ...item,
+        resolution: applied,
+        localAmount: result.payment.amount,
+        detail: other ? `the trade query names another transaction: ${result.payment.transactionId}` : undefined,
+      };
+    } catch (error) {
+      return { ...item, resolution: 'FAILED', detail: (error as Error).message };
+    }
+  }
+
+  /**
+   * Our payments and refunds of the day that the bill does not have. The day is shifted back by
+   * the boundary tolerance: the last seconds of a day are the next run's, and a record this close
+   * to the start of the day is looked for in the previous day's bill before it is called missing.
+   */
+  private async findMissingAtChannel(claim: RunClaim, channel: PaymentChannel): Promise<LocalRecord[]> {
+    const toleranceMs = this.config.boundarySeconds * 1000;
+    const { start, end } = billDayRange(claim.billDate);
+    const missing = await this.runs.missingAtChannel({
+      runId: claim.runId,
+      channel: claim.channel,
+      merchantId: claim.merchantId,
+      includeUnattributed: channel.accountIds().length === 1,
+      from: new Date(start.getTime() - toleranceMs),
+      to: new Date(end.getTime() - toleranceMs),
+    });
+    const nearStart = missing.filter((r) => r.at.getTime() < start.getTime() + toleranceMs);
+    const { found, note } = nearStart.length
+      ? await this.lookInBill(channel, claim.merchantId, shiftBillDate(claim.billDate, -1), nearStart)
+      : { found: new Set<string>(), note: undefined };
+    const reported = missing.filter((r) => !found.has(keyOf(r)));
+    await this.runs.insertItems(
+      claim.runId,
+      reported.map((r) => ({
+        outcome: r.kind === 'PAYMENT' ? ItemOutcome.MissingChannel : ItemOutcome.RefundMissingChannel,
+        kind: r.kind,
+        transactionId: r.transactionId,
+        orderNo: r.orderNo,
+        refundNo: r.refundNo,
+        localAmount: r.amount,
+        detail: nearStart.includes(r) ? note : undefined,
+      })),
+    );
+    return reported;
+  }
+
+  /** Which of `records` the bill of `date` has (streamed; only the candidates' keys are held). */
+  private async lookInBill(
+    channel: PaymentChannel,
+    merchantId: string,
+    date: string,
+    records: LocalRecord[],
+  ): Promise<{ found: Set<string>; note?: string }> {
+    const wanted = new Set(records.map(keyOf));
+    const found = new Set<string>();
+    const bill = await channel.downloadBill(merchantId, date);
+    if (bill.outcome !== 'READY') {
+      return { found, note: `not in the bill of the day before either: it could not be read (${bill.detail})` };
+    }
+    for await (const entry of bill.entries) {
+      if (entry.kind === 'MALFORMED') continue;
+      const key = keyOf(entry);
+      if (wanted.has(key)) found.add(key);
+    }
+    return { found, note: `not in the bill of ${date} either` };
+  }
+
+  private countsOf(matched: number, items: Record<string, number>): Record<string, number> {
+    return Object.fromEntries([
+      [ItemOutcome.Matched, matched],
+      ...DISCREPANCIES.map((outcome) => [outcome, items[outcome] ?? 0]),
+    ]);
+  }
+
+  private publish(claim: RunClaim, counts: Record<string, number>): void {
+    for (const outcome of DISCREPANCIES) {
+      this.discrepancies.set({ channel: claim.channel, merchant_id: claim.merchantId, outcome }, counts[outcome]);
+    }
+  }
+
+  /** A payment the channel does not know is a forged or misrouted notification: one warn line each. */
+  private warnDiscrepancies(claim: RunClaim, counts: Record<string, number>, missing: LocalRecord[]): void {
+    for (const record of missing.slice(0, MAX_WARN_LINES)) {
+      this.logger.warn(
+        `${claim.channel} ${claim.merchantId} ${claim.billDate}: ${record.kind === 'PAYMENT' ? 'MISSING_CHANNEL' : 'REFUND_MISSING_CHANNEL'} ` +
+          `transaction ${record.transactionId} order ${record.orderNo}${record.refundNo ? ` refund ${record.refundNo}` : ''} ` +
+          `amount ${record.amount}: we recorded it, the channel's bill does not have it`,
+      );
+    }
+    const total = DISCREPANCIES.reduce((sum, outcome) => sum + counts[outcome], 0);
+    if (total > 0) {
+      this.logger.warn(
+        `${claim.channel} ${claim.merchantId} ${claim.billDate}: ${total} discrepancies: ${describeCounts(counts)}`,
+      );
+    }
+  }
+}
+
+function keyOf(record: { kind: string; transactionId: string; refundNo?: string | null }): string {
+  return record.kind === 'REFUND' ? `REFUND ${record.refundNo}` : `PAYMENT ${record.transactionId}`;
+}
+
+function report(claim: RunClaim, status: RunStatus): RunReport {
+  return { channel: claim.channel, merchantId: claim.merchantId, billDate: claim.billDate, status };
+}
+
+export function describeCounts(counts: Record<string, number>): string {
+  return Object.entries(counts)
+    .map(([outcome, n]) => `${outcome}=${n}`)
+    .join(' ');
+}
