@@ -54,8 +54,9 @@ export async function http(
     const body = await response.text();
     return { status: response.status, headers: response.headers, body, ms: performance.now() - started };
   } catch (error) {
-    const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
-    throw new UnreachableError(`${init.method} ${url} failed (${cause}): is it running?`);
+    const { cause } = error as { cause?: { code?: string; message?: string } };
+    const why = cause?.code ?? cause?.message ?? (error as Error).message;
+    throw new UnreachableError(`${init.method} ${url} failed (${why}): is it running?`);
   }
 }
 

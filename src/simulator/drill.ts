@@ -4,7 +4,7 @@
  * Exit code 0 when every step passed, 1 when one failed (the rest are not run), 2 when called wrongly.
  */
 import { randomInt } from 'node:crypto';
-import { formatMinor, json, parseCommand, print, UsageError } from './cli';
+import { formatMinor, json, parseCommand, print, UnreachableError, UsageError } from './cli';
 import { DevKeys, loadDevKeys } from './dev-keys';
 import { channelOption, message, registerOrder } from './order.command';
 import { deliver, newTransactionId, paymentNotification, printAck, SimulatedChannel } from './notifications';
@@ -80,7 +80,7 @@ async function runSteps(all: Step[]): Promise<number> {
       const seen = await step.run();
       results.push({ ok: true, seconds: (performance.now() - started) / 1000, seen });
     } catch (error) {
-      if (!(error instanceof DrillFailure)) throw error;
+      if (!(error instanceof DrillFailure || error instanceof UnreachableError)) throw error;
       results.push({ ok: false, seconds: (performance.now() - started) / 1000, seen: error.message });
       break;
     }
@@ -162,7 +162,10 @@ async function refundNotification(d: Drill): Promise<string> {
 
 async function seeResolved(d: Drill): Promise<string> {
   const anomaly = await waitForAnomaly(d, (status) => status === 'RESOLVED');
-  return `${String(anomaly.type)} ${String(anomaly.status)}`;
+  const view = await admin(d, 0, 'GET', `/admin/orders/${encodeURIComponent(d.orderNo)}`);
+  const refunds = (view.json.refunds ?? []) as Array<Record<string, unknown>>;
+  const refund = refunds.find((r) => r.refundNo === d.refundNo);
+  return `${String(anomaly.type)} ${String(anomaly.status)}, refund ${String(refund?.status)}`;
 }
 
 /** The anomaly of the second transaction, once `wanted(status)`, as the admin order view shows it. */

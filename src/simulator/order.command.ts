@@ -46,6 +46,16 @@ export async function orderAmount(keys: DevKeys, target: string, orderNo: string
   return undefined;
 }
 
+/** What the service now says about the order, in one line. */
+export async function printOrderStatus(keys: DevKeys, target: string, orderNo: string): Promise<void> {
+  const answer = await json(`${target}/payment-orders/${encodeURIComponent(orderNo)}`, 'GET', keys.internalApiToken);
+  if (answer.status !== 200) return print(`order ${orderNo}: ${answer.status} ${message(answer)}`);
+  const { status, transactionId } = answer.json;
+  print(
+    `order ${orderNo} is ${String(status)}${transactionId ? `, paid by transaction ${String(transactionId)}` : ''}`,
+  );
+}
+
 export function channelOption(value: string | undefined): SimulatedChannel {
   if (!CHANNELS.includes(value as SimulatedChannel)) {
     throw new UsageError(`--channel must be ${CHANNELS.join(' or ')}, got "${value ?? ''}"`);

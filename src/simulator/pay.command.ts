@@ -1,6 +1,6 @@
 import { http, onePositional, parseCommand, positiveInteger, print, UnreachableError, UsageError } from './cli';
 import { DevKeys, loadDevKeys } from './dev-keys';
-import { channelOption, orderAmount } from './order.command';
+import { channelOption, orderAmount, printOrderStatus } from './order.command';
 import { Ack, deliver, newTransactionId, paymentNotification, printAck, SimulatedChannel } from './notifications';
 
 export const PAY_USAGE =
@@ -37,6 +37,7 @@ export async function pay(args: string[]): Promise<number> {
   if (PAYING_STATUSES.has(status)) await tellPlatform(keys, channel, payment);
   const acks = await deliverTimes(times, values.concurrent, () => deliver(values.target, notification));
   acks.forEach((ack, i) => printAck(i + 1, ack));
+  await printOrderStatus(keys, values.target, orderNo);
   return acks.every((ack) => ack.acked) ? 0 : 1;
 }
 
