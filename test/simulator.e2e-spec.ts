@@ -242,6 +242,11 @@ describe('npm run drill', () => {
       ]);
       expect(refunds).toEqual([{ status: 'SUCCEEDED', amount: (await orderRow(orderNo))!.amount }]);
       expect(await orderRow(orderNo)).toMatchObject({ status: 'PAID' });
+      // WeChat answers the refund PROCESSING and its notification settles it; Alipay's answer settles it at once.
+      const settledBy = (outcome: string) =>
+        count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE order_no = ? AND outcome = ?', [orderNo, outcome]);
+      expect(await settledBy('REFUND_SUCCEEDED')).toBe(channel === 'wechatpay' ? 1 : 0);
+      expect(await settledBy('DUPLICATE')).toBe(channel === 'wechatpay' ? 0 : 1);
     },
   );
 
