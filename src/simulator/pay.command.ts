@@ -41,7 +41,7 @@ export async function pay(args: string[]): Promise<number> {
   return acks.every((ack) => ack.acked) ? 0 : 1;
 }
 
-export async function deliverTimes(times: number, concurrent: boolean, send: () => Promise<Ack>): Promise<Ack[]> {
+async function deliverTimes(times: number, concurrent: boolean, send: () => Promise<Ack>): Promise<Ack[]> {
   if (concurrent) return Promise.all(Array.from({ length: times }, send));
   const acks: Ack[] = [];
   for (let i = 0; i < times; i++) acks.push(await send());
