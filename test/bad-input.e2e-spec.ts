@@ -4,7 +4,7 @@ import {
   signWechatpayBody,
   wechatpayDelivery,
   wechatpayTransaction,
-} from './support/platform-signers';
+} from '../src/simulator/platform-signers';
 import {
   count,
   createTestPlatforms,

@@ -8,7 +8,7 @@ import {
   wechatpayDelivery,
   wechatpayTransaction,
   yuan,
-} from './support/platform-signers';
+} from '../src/simulator/platform-signers';
 import {
   count,
   createTestPlatforms,

@@ -1,7 +1,7 @@
-import { yuan } from './support/platform-signers';
+import { yuan } from '../src/simulator/platform-signers';
 import { sleep } from './support/eventually';
 import { Pool, RowDataPacket } from 'mysql2/promise';
-import { FakePlatform } from './support/fake-platform';
+import { FakePlatform } from '../src/simulator/fake-platform';
 import {
   count,
   createTestPlatforms,

@@ -6,8 +6,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeAlipayApp, FakePlatformOptions, FakeWechatpayMerchant } from './fake-platform';
-import { generateRsaKeyPair, randomAlphanumeric, RsaKeyPair, WechatpaySigner } from './platform-signers';
+import { FakeAlipayApp, FakePlatformOptions, FakeWechatpayMerchant } from '../../src/simulator/fake-platform';
+import {
+  generateRsaKeyPair,
+  randomAlphanumeric,
+  RsaKeyPair,
+  WechatpaySigner,
+} from '../../src/simulator/platform-signers';
 import { TestPlatforms } from './test-app';
 
 export interface WechatpayTestAccount {

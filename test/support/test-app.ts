@@ -22,9 +22,9 @@ import {
   WechatpaySigner,
   wechatpayTransaction,
   WechatpayTransactionParams,
-} from './platform-signers';
+} from '../../src/simulator/platform-signers';
 import { assertTestDatabase } from './test-database';
-import { FakePlatformOptions } from './fake-platform';
+import { FakePlatformOptions } from '../../src/simulator/fake-platform';
 
 /** The platforms as the tests play them: real keys, written to files the app loads like production keys. */
 export interface TestPlatforms {

@@ -2,7 +2,7 @@ import { sign } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { generateRsaKeyPair, RsaKeyPair } from '../../../test/support/platform-signers';
+import { generateRsaKeyPair, RsaKeyPair } from '../../simulator/platform-signers';
 import { AlipayVerifier } from './alipay.verifier';
 import { signedResponse } from './alipay.client';
 

@@ -9,7 +9,7 @@ import {
   alipayTradeParams,
   generateRsaKeyPair,
   RsaKeyPair,
-} from '../../../test/support/platform-signers';
+} from '../../simulator/platform-signers';
 import { VECTORS_DIR } from '../../../test/support/vectors';
 import { AlipayVerifier, parseForm } from './alipay.verifier';
 import { isPayment, RawDelivery } from '../../domain/notification';

@@ -14,7 +14,7 @@ import {
   wechatpayRefund,
   WechatpaySigner,
   wechatpayTransaction,
-} from '../../../test/support/platform-signers';
+} from '../../simulator/platform-signers';
 import { VECTORS_DIR } from '../../../test/support/vectors';
 import { isPayment, RawDelivery } from '../../domain/notification';
 import { WechatpayVerifier } from './wechatpay.verifier';

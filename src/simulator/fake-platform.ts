@@ -95,6 +95,12 @@ export interface FakePlatformOptions {
   alipay: FakeAlipayApp | FakeAlipayApp[];
   /** How long a 'timeout' holds the request before destroying the socket; 5000 ms by default. */
   hangMs?: number;
+  /** The loopback port to listen on; a free one by default. */
+  port?: number;
+  /** How refunds are answered when nothing is scripted; 'success' by default. */
+  defaultRefund?: RefundBehaviour;
+  /** Answers requests for paths the platform does not serve (the simulator's own endpoints); true when it did. */
+  extraRoutes?: (req: IncomingMessage, res: ServerResponse, body: string) => boolean;
 }
 
 /** A trade at the channel, as a test sets it up. */
@@ -246,7 +252,7 @@ export class FakePlatform {
     const server = createServer();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(0, '127.0.0.1', resolve);
+      server.listen(options.port ?? 0, '127.0.0.1', resolve);
     });
     const fake = new FakePlatform(options, server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
     server.on('request', (req: IncomingMessage, res: ServerResponse) => fake.handle(req, res));
@@ -302,6 +308,11 @@ export class FakePlatform {
     if (!refund) throw new Error(`FakePlatform.settle: no WeChat Pay refund ${refundNo} was created`);
     refund.status = status;
     if (status === 'SUCCESS') refund.successTime ??= beijingRfc3339(new Date());
+  }
+
+  /** The refund_id WeChat Pay gave refundNo, once created. */
+  wechatpayRefundId(refundNo: string): string | undefined {
+    return this.wechatpayRefunds.get(refundNo)?.refundId;
   }
 
   // ------------------------------------------------------------------------------------------------ trades
@@ -462,12 +473,15 @@ export class FakePlatform {
     if (req.method === 'GET' && path === WECHATPAY_TRADEBILL_PATH) return this.wechatpayTradeBill(req, res, body);
     if (req.method === 'GET' && path === WECHATPAY_BILL_DOWNLOAD_PATH) return this.wechatpayBillFile(req, res, body);
     if (req.method === 'GET' && path.startsWith(ALIPAY_BILL_FILE_PATH)) return this.alipayBillFile(res, path);
+    if (this.options.extraRoutes?.(req, res, body)) return;
     this.refusedRequests.push({ path, reason: `no such endpoint: ${req.method} ${path}` });
     res.writeHead(404, { 'content-type': 'application/json' }).end('{"code":"NOT_FOUND","message":"no such endpoint"}');
   }
 
   private nextBehaviour(refundNo: string): RefundBehaviour {
-    return this.scripts.get(refundNo)?.shift() ?? this.scripts.get('*')?.shift() ?? 'success';
+    return (
+      this.scripts.get(refundNo)?.shift() ?? this.scripts.get('*')?.shift() ?? this.options.defaultRefund ?? 'success'
+    );
   }
 
   private nextQueryBehaviour(refundNo: string): QueryBehaviour {

@@ -1,0 +1,158 @@
+/**
+ * The local development key set `simulate init` writes: both sides of every key pair (the platforms' signing keys
+ * stay with the simulator, their public halves and the merchant's private keys go to the service), the tokens,
+ * and a description the other commands load. Never for production: the keys are made on this machine for it.
+ */
+import { createPrivateKey, KeyObject, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { UsageError } from './cli';
+import { FakePlatformOptions } from './fake-platform';
+import { generateRsaKeyPair, randomAlphanumeric } from './platform-signers';
+
+const DESCRIPTION_FILE = 'keys.json';
+
+export interface DevKeys {
+  dir: string;
+  platformPort: number;
+  internalApiToken: string;
+  /** Two admins, so that one can approve the other's refund (four eyes). */
+  admins: Array<{ id: string; token: string }>;
+  wechatpay: { mchid: string; appid: string; apiV3Key: string; publicKeyId: string; merchantSerialNo: string };
+  alipay: { appId: string; sellerId: string };
+}
+
+/** The PEM files of a key set, by role. */
+const PEM = {
+  wechatpayPlatformKey: 'wechatpay-platform-key.pem',
+  wechatpayPlatformPub: 'wechatpay-platform-pub.pem',
+  wechatpayMerchantKey: 'wechatpay-merchant-key.pem',
+  wechatpayMerchantPub: 'wechatpay-merchant-pub.pem',
+  alipayKey: 'alipay-key.pem',
+  alipayPub: 'alipay-pub.pem',
+  alipayAppKey: 'alipay-app-key.pem',
+  alipayAppPub: 'alipay-app-pub.pem',
+} as const;
+
+export function keysExist(dir: string): boolean {
+  return existsSync(join(dir, DESCRIPTION_FILE));
+}
+
+/** Generates a new key set into `dir` (created if missing); files readable by the owner only. */
+export function createDevKeys(dir: string, platformPort: number): DevKeys {
+  const absolute = resolve(dir);
+  mkdirSync(absolute, { recursive: true, mode: 0o700 });
+  const pairs = {
+    wechatpayPlatform: generateRsaKeyPair(),
+    wechatpayMerchant: generateRsaKeyPair(),
+    alipay: generateRsaKeyPair(),
+    alipayApp: generateRsaKeyPair(),
+  };
+  const pems: Record<keyof typeof PEM, string> = {
+    wechatpayPlatformKey: pairs.wechatpayPlatform.privateKeyPem,
+    wechatpayPlatformPub: pairs.wechatpayPlatform.publicKeyPem,
+    wechatpayMerchantKey: pairs.wechatpayMerchant.privateKeyPem,
+    wechatpayMerchantPub: pairs.wechatpayMerchant.publicKeyPem,
+    alipayKey: pairs.alipay.privateKeyPem,
+    alipayPub: pairs.alipay.publicKeyPem,
+    alipayAppKey: pairs.alipayApp.privateKeyPem,
+    alipayAppPub: pairs.alipayApp.publicKeyPem,
+  };
+  for (const role of Object.keys(PEM) as Array<keyof typeof PEM>) writeSecret(join(absolute, PEM[role]), pems[role]);
+  const keys: DevKeys = {
+    dir: absolute,
+    platformPort,
+    internalApiToken: randomAlphanumeric(40),
+    admins: [
+      { id: 'alice', token: randomAlphanumeric(40) },
+      { id: 'bob', token: randomAlphanumeric(40) },
+    ],
+    wechatpay: {
+      mchid: '1900000109',
+      appid: 'wxd930ea5d5a258f4f',
+      apiV3Key: randomAlphanumeric(32),
+      publicKeyId: `PUB_KEY_ID_0119000001092025${randomDigits(12)}`,
+      merchantSerialNo: randomBytes(20).toString('hex').toUpperCase(),
+    },
+    alipay: { appId: '2021000199600001', sellerId: '2088101117955611' },
+  };
+  const { dir: _dir, ...description } = keys;
+  writeSecret(join(absolute, DESCRIPTION_FILE), `${JSON.stringify(description, null, 2)}\n`);
+  return keys;
+}
+
+export function loadDevKeys(dir: string): DevKeys {
+  const absolute = resolve(dir);
+  if (!keysExist(absolute)) {
+    throw new UsageError(`no key set in ${absolute}: run \`npm run simulate -- init\` first (or pass --keys DIR)`);
+  }
+  const description = JSON.parse(readFileSync(join(absolute, DESCRIPTION_FILE), 'utf8')) as Omit<DevKeys, 'dir'>;
+  return { ...description, dir: absolute };
+}
+
+/** The simulator's private keys: what the platforms sign notifications and API answers with. */
+export function platformKeys(keys: DevKeys): { wechatpay: KeyObject; alipay: KeyObject } {
+  return {
+    wechatpay: createPrivateKey(readFileSync(join(keys.dir, PEM.wechatpayPlatformKey))),
+    alipay: createPrivateKey(readFileSync(join(keys.dir, PEM.alipayKey))),
+  };
+}
+
+/** The service's configuration for this key set, the platforms' APIs on the simulator's platform server. */
+export function serviceEnvironment(keys: DevKeys): Record<string, string> {
+  const platformUrl = `http://127.0.0.1:${keys.platformPort}`;
+  return {
+    INTERNAL_API_TOKEN: keys.internalApiToken,
+    ADMIN_TOKENS: keys.admins.map((admin) => `${admin.id}:${admin.token}:admin`).join(','),
+    WECHATPAY_MCHID: keys.wechatpay.mchid,
+    WECHATPAY_APPIDS: keys.wechatpay.appid,
+    WECHATPAY_APIV3_KEY: keys.wechatpay.apiV3Key,
+    WECHATPAY_PUBLIC_KEY_ID: keys.wechatpay.publicKeyId,
+    WECHATPAY_PUBLIC_KEY_PATH: join(keys.dir, PEM.wechatpayPlatformPub),
+    WECHATPAY_MERCHANT_PRIVATE_KEY_PATH: join(keys.dir, PEM.wechatpayMerchantKey),
+    WECHATPAY_MERCHANT_SERIAL_NO: keys.wechatpay.merchantSerialNo,
+    WECHATPAY_API_BASE_URL: platformUrl,
+    ALIPAY_APP_ID: keys.alipay.appId,
+    ALIPAY_SELLER_ID: keys.alipay.sellerId,
+    ALIPAY_PUBLIC_KEY_PATH: join(keys.dir, PEM.alipayPub),
+    ALIPAY_APP_PRIVATE_KEY_PATH: join(keys.dir, PEM.alipayAppKey),
+    ALIPAY_GATEWAY_URL: `${platformUrl}/gateway.do`,
+  };
+}
+
+/** `.env.local`: KEY="value" lines that both `node --env-file` and `set -a; . ./.env.local` read. */
+export function envFileText(keys: DevKeys): string {
+  const lines = Object.entries(serviceEnvironment(keys)).map(([name, value]) => `${name}="${value}"`);
+  return [
+    `# Written by \`npm run simulate -- init\` on ${new Date().toISOString()}: a local development key set from`,
+    `# ${keys.dir}. Never for production. Start the service with it: npm run start:local`,
+    ...lines,
+    '',
+  ].join('\n');
+}
+
+/** The platform server's view of the same accounts: it verifies the service's requests and signs its answers. */
+export function fakePlatformAccounts(keys: DevKeys): Pick<FakePlatformOptions, 'wechatpay' | 'alipay'> {
+  const privateKeys = platformKeys(keys);
+  return {
+    wechatpay: {
+      mchid: keys.wechatpay.mchid,
+      merchantSerialNo: keys.wechatpay.merchantSerialNo,
+      merchantPublicKeyPem: readFileSync(join(keys.dir, PEM.wechatpayMerchantPub), 'utf8'),
+      platformSigner: { privateKey: privateKeys.wechatpay, serial: keys.wechatpay.publicKeyId },
+    },
+    alipay: {
+      appId: keys.alipay.appId,
+      appPublicKeyPem: readFileSync(join(keys.dir, PEM.alipayAppPub), 'utf8'),
+      alipayPrivateKey: privateKeys.alipay,
+    },
+  };
+}
+
+export function writeSecret(path: string, text: string): void {
+  writeFileSync(path, text, { mode: 0o600 });
+}
+
+function randomDigits(length: number): string {
+  return randomBytes(length).reduce((text, byte) => text + (byte % 10), '');
+}

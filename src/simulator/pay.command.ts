@@ -1,0 +1,67 @@
+import { http, onePositional, parseCommand, positiveInteger, print, UnreachableError, UsageError } from './cli';
+import { DevKeys, loadDevKeys } from './dev-keys';
+import { channelOption, orderAmount, printOrderStatus } from './order.command';
+import { Ack, deliver, newTransactionId, paymentNotification, printAck, SimulatedChannel } from './notifications';
+
+export const PAY_USAGE =
+  'pay <orderNo> --channel wechatpay|alipay [--amount FEN] [--times N] [--concurrent] [--status S] [--transaction ID]';
+
+const PAYING_STATUSES = new Set(['SUCCESS', 'TRADE_SUCCESS', 'TRADE_FINISHED']);
+
+/**
+ * Pays an order at the channel: one new transaction (or --transaction), its notification delivered --times times,
+ * one after the other or all at once. The amount is the order's unless --amount says otherwise (a mismatch).
+ */
+export async function pay(args: string[]): Promise<number> {
+  const { values, positionals } = parseCommand(args, {
+    channel: { type: 'string' },
+    amount: { type: 'string' },
+    times: { type: 'string', default: '1' },
+    concurrent: { type: 'boolean', default: false },
+    status: { type: 'string' },
+    transaction: { type: 'string' },
+  });
+  const orderNo = onePositional(positionals, 'order number');
+  const channel = channelOption(values.channel);
+  const times = positiveInteger(values.times, 'times')!;
+  if (times > 100) throw new UsageError('--times is at most 100 (the platforms deliver up to 8 times)');
+  const keys = loadDevKeys(values.keys);
+  const amount = positiveInteger(values.amount, 'amount') ?? (await orderAmount(keys, values.target, orderNo));
+  if (amount === undefined) return 1;
+  const status = values.status ?? (channel === 'wechatpay' ? 'SUCCESS' : 'TRADE_SUCCESS');
+  const payment = { orderNo, amount, status, transactionId: values.transaction ?? newTransactionId(channel) };
+  const notification = paymentNotification(keys, channel, payment);
+  print(
+    `${notification.summary}  → ${values.target}, ${times} ${times === 1 ? 'delivery' : 'deliveries'}${values.concurrent ? ' at once' : ''}`,
+  );
+  if (PAYING_STATUSES.has(status)) await tellPlatform(keys, channel, payment);
+  const acks = await deliverTimes(times, values.concurrent, () => deliver(values.target, notification));
+  acks.forEach((ack, i) => printAck(i + 1, ack));
+  await printOrderStatus(keys, values.target, orderNo);
+  return acks.every((ack) => ack.acked) ? 0 : 1;
+}
+
+async function deliverTimes(times: number, concurrent: boolean, send: () => Promise<Ack>): Promise<Ack[]> {
+  if (concurrent) return Promise.all(Array.from({ length: times }, send));
+  const acks: Ack[] = [];
+  for (let i = 0; i < times; i++) acks.push(await send());
+  return acks;
+}
+
+/** The platform server, when it runs, learns the trade: its queries then answer it paid, its refunds find the order. */
+async function tellPlatform(
+  keys: DevKeys,
+  channel: SimulatedChannel,
+  payment: { orderNo: string; transactionId: string; amount: number },
+): Promise<void> {
+  try {
+    await http(`http://127.0.0.1:${keys.platformPort}/simulator/trades`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ channel, ...payment }),
+    });
+  } catch (error) {
+    if (!(error instanceof UnreachableError)) throw error;
+    print(`  (the platform server is not running: its trade queries will not know this payment)`);
+  }
+}

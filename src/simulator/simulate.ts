@@ -1,0 +1,61 @@
+/**
+ * `npm run simulate -- <command>`: WeChat Pay and Alipay as a person plays them against a local service, with a
+ * local key set. One file per command; they share cli.ts (options, bounded HTTP, output) and notifications.ts.
+ */
+import { print, UnreachableError, UsageError } from './cli';
+import { init, INIT_USAGE } from './init.command';
+import { order, ORDER_USAGE } from './order.command';
+import { pay, PAY_USAGE } from './pay.command';
+import { platform, PLATFORM_USAGE } from './platform.command';
+import { refundNotice, REFUND_NOTICE_USAGE } from './refund-notice.command';
+import { storm, STORM_USAGE } from './storm.command';
+
+const COMMANDS: Record<string, [run: (args: string[]) => number | Promise<number>, usage: string]> = {
+  init: [init, INIT_USAGE],
+  platform: [platform, PLATFORM_USAGE],
+  order: [order, ORDER_USAGE],
+  pay: [pay, PAY_USAGE],
+  'refund-notice': [refundNotice, REFUND_NOTICE_USAGE],
+  storm: [storm, STORM_USAGE],
+};
+
+function usage(): string {
+  return [
+    'usage: npm run simulate -- <command> [options]',
+    ...Object.values(COMMANDS).map(([, text]) => `  ${text}`),
+    'every command takes --keys DIR (default .simulator) and --target URL (default http://127.0.0.1:3000)',
+  ].join('\n');
+}
+
+/** Runs a command and answers its exit code: 0 done, 1 refused or unreachable, 2 called wrongly. */
+export async function runCli(argv: string[], commands = COMMANDS, describe = usage): Promise<number> {
+  const [name, ...args] = argv;
+  const command = commands[name];
+  if (!command) {
+    process.stderr.write(`${name ? `unknown command "${name}"\n` : ''}${describe()}\n`);
+    return 2;
+  }
+  try {
+    return await command[0](args);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`${error.message}\nusage: ${command[1]}\n`);
+      return 2;
+    }
+    if (error instanceof UnreachableError) {
+      print(error.message);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+if (require.main === module) {
+  runCli(process.argv.slice(2)).then(
+    (code) => (process.exitCode = code),
+    (error: Error) => {
+      process.stderr.write(`${error.stack}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,277 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseEnv } from 'node:util';
+import { Pool, RowDataPacket } from 'mysql2/promise';
+import { eventually } from './support/eventually';
+import { CliRun, PlatformProcess, runSimulator, startPlatformProcess } from './support/simulator-process';
+import { count, RunningApp, startApp, testDatabasePool, uniqueId } from './support/test-app';
+
+/**
+ * `npm run simulate` and `npm run drill` as a person runs them: each command a child process, against the real
+ * app configured by nothing but the `.env.local` that `simulate init` wrote, and the simulator's own platform
+ * server (`simulate platform`, a child process too) answering the service's refund, query and close calls.
+ * Every claim is checked by exit code and by the rows in the database.
+ */
+let dir: string;
+let keysDir: string;
+let app: RunningApp;
+let platform: PlatformProcess;
+let pool: Pool;
+let init: CliRun;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'pcs-simulator-'));
+  keysDir = join(dir, 'keys');
+  init = await runSimulator([
+    'init',
+    '--keys',
+    keysDir,
+    '--env-local',
+    join(dir, '.env.local'),
+    '--platform-port',
+    String(await freePort()),
+  ]);
+  if (init.code !== 0) throw new Error(`simulate init failed:\n${init.stdout}\n${init.stderr}`);
+  const env = parseEnv(readFileSync(join(dir, '.env.local'), 'utf8')) as Record<string, string>;
+  app = await startApp({ ...env, REFUND_POLL_INTERVAL_MS: '200' });
+  platform = await startPlatformProcess(['--keys', keysDir]);
+  pool = testDatabasePool();
+});
+
+afterAll(async () => {
+  await platform?.stop();
+  await app?.close();
+  await pool?.end();
+});
+
+function simulate(...args: string[]): Promise<CliRun> {
+  return runSimulator([...args, '--keys', keysDir, '--target', app.url]);
+}
+
+async function orderRow(orderNo: string): Promise<RowDataPacket | undefined> {
+  const [rows] = await pool.query<RowDataPacket[]>('SELECT * FROM payment_order WHERE order_no = ?', [orderNo]);
+  return rows[0];
+}
+
+function deliveriesOf(orderNo: string): Promise<number> {
+  return count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE order_no = ?', [orderNo]);
+}
+
+describe('simulate init', () => {
+  it('should write a key set and an .env.local that enable both channels, the order API and two admins', async () => {
+    const env = parseEnv(readFileSync(join(dir, '.env.local'), 'utf8'));
+    expect(env.WECHATPAY_MERCHANT_PRIVATE_KEY_PATH).toBe(join(keysDir, 'wechatpay-merchant-key.pem'));
+    expect(env.ALIPAY_APP_PRIVATE_KEY_PATH).toBe(join(keysDir, 'alipay-app-key.pem'));
+    expect(env.ADMIN_TOKENS?.split(',').map((entry) => entry.split(':')[2])).toEqual(['admin', 'admin']);
+    for (const channel of ['wechatpay', 'alipay']) {
+      const answer = await fetch(`${app.url}/notify/${channel}`, { method: 'POST' });
+      expect(answer.status).not.toBe(503); // a disabled channel answers 503
+    }
+    const orders = await fetch(`${app.url}/payment-orders/nothing`, {
+      headers: { authorization: `Bearer ${env.INTERNAL_API_TOKEN}` },
+    });
+    expect(orders.status).toBe(404);
+  });
+
+  it('should refuse to overwrite an existing key set without --force, and leave it as it was', async () => {
+    const before = readFileSync(join(keysDir, 'keys.json'), 'utf8');
+    const again = await runSimulator(['init', '--keys', keysDir, '--env-local', join(dir, '.env.local')]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('--force');
+    expect(readFileSync(join(keysDir, 'keys.json'), 'utf8')).toBe(before);
+  });
+});
+
+describe('simulate order and pay', () => {
+  it('should pay a registered order once from three concurrent deliveries of one WeChat Pay transaction', async () => {
+    const orderNo = uniqueId('SIM');
+    const registered = await simulate('order', orderNo, '--amount', '1999', '--channel', 'wechatpay');
+    expect(registered.code).toBe(0);
+    expect(registered.stdout).toContain('201 registered');
+    expect(await orderRow(orderNo)).toMatchObject({ status: 'WAIT_PAY', amount: 1999 });
+
+    const paid = await simulate('pay', orderNo, '--channel', 'wechatpay', '--times', '3', '--concurrent');
+
+    expect(paid.code).toBe(0);
+    expect(paid.stdout.match(/ acked /g)).toHaveLength(3);
+    expect(paid.stdout).toContain(`order ${orderNo} is PAID`);
+    expect(await orderRow(orderNo)).toMatchObject({ status: 'PAID' });
+    expect(await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no = ?', [orderNo])).toBe(1);
+    expect(await count(pool, 'SELECT COUNT(*) FROM outbox_event WHERE order_no = ?', [orderNo])).toBe(1);
+    expect(await deliveriesOf(orderNo)).toBe(3);
+  });
+
+  it('should deliver an Alipay WAIT_BUYER_PAY that is acked and pays nothing', async () => {
+    const orderNo = uniqueId('SIM');
+    expect((await simulate('order', orderNo, '--amount', '8888')).code).toBe(0);
+
+    const run = await simulate('pay', orderNo, '--channel', 'alipay', '--status', 'WAIT_BUYER_PAY');
+
+    expect(run.code).toBe(0);
+    expect(await orderRow(orderNo)).toMatchObject({ status: 'WAIT_PAY' });
+    expect(await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no = ?', [orderNo])).toBe(0);
+    expect(
+      await count(pool, "SELECT COUNT(*) FROM callback_delivery WHERE order_no = ? AND outcome = 'NOT_PAYING'", [
+        orderNo,
+      ]),
+    ).toBe(1);
+  });
+
+  it('should exit 1 and say REFUSED when the service refuses the notification (an unknown order)', async () => {
+    const orderNo = uniqueId('SIM');
+
+    const run = await simulate('pay', orderNo, '--channel', 'alipay', '--amount', '100');
+
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/404 {2}REFUSED: order .* is not registered/);
+    expect(await deliveriesOf(orderNo)).toBe(0);
+    expect(await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no = ?', [orderNo])).toBe(0);
+  });
+
+  it('should exit 2 with the usage on a mistake in the command, sending nothing', async () => {
+    const orderNo = uniqueId('SIM');
+    expect((await simulate('order', orderNo, '--amount', '100')).code).toBe(0);
+
+    const noChannel = await simulate('pay', orderNo, '--channel', 'paypal');
+    const badTimes = await simulate('pay', orderNo, '--channel', 'alipay', '--times', '1.5');
+    const unknown = await runSimulator(['pay-twice']);
+
+    expect([noChannel.code, badTimes.code, unknown.code]).toEqual([2, 2, 2]);
+    expect(noChannel.stderr).toContain('--channel must be wechatpay or alipay');
+    expect(badTimes.stderr).toContain('--times must be a positive integer');
+    expect(unknown.stderr).toContain('unknown command "pay-twice"');
+    expect(await deliveriesOf(orderNo)).toBe(0);
+  });
+
+  it('should exit 1 naming the target when the service does not answer', async () => {
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const run = await runSimulator(['order', 'X1', '--amount', '1', '--keys', keysDir, '--target', closed]);
+
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain(`${closed}/payment-orders failed (ECONNREFUSED): is it running?`);
+  });
+});
+
+describe('simulate storm', () => {
+  it('should register the orders and pay each exactly once however often it is delivered', async () => {
+    const run = await simulate('storm', '--orders', '12', '--concurrency', '8');
+
+    expect(run.code).toBe(0);
+    const prefix = /\((STORM\w+)-1 …/.exec(run.stdout)![1];
+    const deliveries = Number(/; (\d+) deliveries/.exec(run.stdout)![1]);
+    const like = [`${prefix}-%`];
+    expect(run.stdout).toContain('12 of 12 orders PAID');
+    expect(
+      await count(pool, "SELECT COUNT(*) FROM payment_order WHERE order_no LIKE ? AND status = 'PAID'", like),
+    ).toBe(12);
+    expect(await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no LIKE ?', like)).toBe(12);
+    expect(await count(pool, 'SELECT COUNT(*) FROM outbox_event WHERE order_no LIKE ?', like)).toBe(12);
+    expect(await count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE order_no LIKE ?', like)).toBe(deliveries);
+    expect(deliveries).toBeGreaterThanOrEqual(12);
+  });
+});
+
+describe('simulate platform and refund-notice', () => {
+  it('should answer the emergency refund PROCESSING, then settle it by the signed refund notification', async () => {
+    const orderNo = uniqueId('SIM');
+    expect((await simulate('order', orderNo, '--amount', '5000')).code).toBe(0);
+    expect((await simulate('pay', orderNo, '--channel', 'wechatpay')).code).toBe(0);
+    const second = await simulate('pay', orderNo, '--channel', 'wechatpay');
+    expect(second.code).toBe(0);
+    const transactionId = /transaction (\d+)/.exec(second.stdout)![1];
+    const keys = JSON.parse(readFileSync(join(keysDir, 'keys.json'), 'utf8')) as { admins: Array<{ token: string }> };
+    const refundNo = uniqueId('R');
+    const requested = await fetch(`${app.url}/admin/refunds/emergency`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys.admins[0].token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ orderNo, transactionId, reason: 'simulator test', refundNo }),
+    });
+    expect(requested.status).toBe(202);
+    const refundStatus = () => refundRow(refundNo).then((row) => row?.status as string);
+    await eventually('the platform to answer the refund', async () => (await refundStatus()) === 'PROCESSING');
+
+    // Without --order: the platform knows the order from the payment `simulate pay` told it about.
+    const notice = await simulate('refund-notice', refundNo);
+
+    expect(notice.code).toBe(0);
+    expect(await refundStatus()).toBe('SUCCEEDED');
+    expect(
+      await count(pool, "SELECT COUNT(*) FROM callback_delivery WHERE outcome = 'REFUND_SUCCEEDED' AND order_no = ?", [
+        orderNo,
+      ]),
+    ).toBe(1);
+    const [anomalies] = await pool.query<RowDataPacket[]>(
+      'SELECT status FROM payment_anomaly WHERE transaction_id = ?',
+      [transactionId],
+    );
+    expect(anomalies).toEqual([{ status: 'RESOLVED' }]);
+    expect(platform.output()).toContain(`refund ${refundNo}  WECHATPAY ${transactionId}  50.00  → processing`);
+  });
+
+  it('should exit 1 for a refund the platform was never asked for, sending nothing', async () => {
+    const refundNo = uniqueId('R');
+
+    const run = await simulate('refund-notice', refundNo);
+
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain(`the service has asked for no refund ${refundNo} here`);
+    expect(await count(pool, 'SELECT COUNT(*) FROM refund WHERE refund_no = ?', [refundNo])).toBe(0);
+  });
+});
+
+describe('npm run drill', () => {
+  it.each(['wechatpay', 'alipay'])(
+    'should run the duplicate-payment procedure on %s to the anomaly RESOLVED, and print the checklist',
+    async (channel) => {
+      const run = await runSimulator(['--keys', keysDir, '--target', app.url, '--channel', channel], 'drill');
+
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain('PASSED');
+      expect(run.stdout.match(/^ \[x\] /gm)).toHaveLength(9);
+      expect(run.stdout).toContain('no approval needed');
+      const orderNo = /order (DRILL\w+)/.exec(run.stdout)![1];
+      const [anomalies] = await pool.query<RowDataPacket[]>(
+        'SELECT type, status FROM payment_anomaly WHERE order_no = ?',
+        [orderNo],
+      );
+      expect(anomalies).toEqual([{ type: 'DUPLICATE_PAYMENT', status: 'RESOLVED' }]);
+      const [refunds] = await pool.query<RowDataPacket[]>('SELECT status, amount FROM refund WHERE order_no = ?', [
+        orderNo,
+      ]);
+      expect(refunds).toEqual([{ status: 'SUCCEEDED', amount: (await orderRow(orderNo))!.amount }]);
+      expect(await orderRow(orderNo)).toMatchObject({ status: 'PAID' });
+      // WeChat answers the refund PROCESSING and its notification settles it; Alipay's answer settles it at once.
+      const settledBy = (outcome: string) =>
+        count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE order_no = ? AND outcome = ?', [orderNo, outcome]);
+      expect(await settledBy('REFUND_SUCCEEDED')).toBe(channel === 'wechatpay' ? 1 : 0);
+      expect(await settledBy('DUPLICATE')).toBe(channel === 'wechatpay' ? 0 : 1);
+    },
+  );
+
+  it('should fail the first step that does not happen, leave the rest unticked and exit 1', async () => {
+    const run = await runSimulator(['--keys', keysDir, '--target', `http://127.0.0.1:${await freePort()}`], 'drill');
+
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/^ \[!\] {2}1\. create an order .*ECONNREFUSED/m);
+    expect(run.stdout.match(/^ \[ \] .*not reached$/gm)).toHaveLength(8);
+    expect(run.stdout).toContain('FAILED');
+  });
+});
+
+async function refundRow(refundNo: string): Promise<RowDataPacket | undefined> {
+  const [rows] = await pool.query<RowDataPacket[]>('SELECT * FROM refund WHERE refund_no = ?', [refundNo]);
+  return rows[0];
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
