@@ -185,8 +185,10 @@ describe('retention', () => {
   const seededOrderPrefixes: string[] = [];
 
   /** Instances that prune only when the test says: their own loop waits a day after its first, empty round. */
+  // The example handlers write the processed_event rows that retention prunes.
   const idleEnv = () => ({
     ...notificationsOnly(platforms.env),
+    EXAMPLE_HANDLERS: 'true',
     RETENTION_BATCH_SIZE: String(BATCH),
     RETENTION_INTERVAL_MS: String(DAY_MS),
   });
@@ -395,6 +397,7 @@ describe('retention', () => {
 
     const pruning = await startApp({
       ...notificationsOnly(platforms.env),
+      EXAMPLE_HANDLERS: 'true',
       RETENTION_BATCH_SIZE: '100',
       RETENTION_BATCH_PAUSE_MS: '20',
       RETENTION_INTERVAL_MS: '200',

@@ -178,7 +178,13 @@ describe('starting and stopping the service (src/main.ts in a child process)', (
         ),
       ]);
       const stopped = steps[3].replace('background workers stopped: ', '').split(', ').sort();
-      expect(stopped).toEqual(['OutboxRelay', 'PaymentQueryWorker', 'RefundRetryWorker']);
+      expect(stopped).toEqual([
+        'OutboxRelay',
+        'PaymentQueryWorker',
+        'ReconciliationScheduler',
+        'RefundRetryWorker',
+        'RetentionWorker',
+      ]);
       for (const worker of stopped) expect(messages(main, worker)).toContain('stopped after its current round');
       // Nothing the slow client sent was taken as a delivery.
       expect(await count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE order_no = ?', [orderNo])).toBe(1);
