@@ -43,10 +43,9 @@ describe('OpenAPI', () => {
           'GET /admin/deliveries/{id}',
           'GET /admin/stats/callbacks',
           'POST /admin/refunds/emergency',
-          'GET /admin/refunds',
-          'POST /admin/refunds/{refundNo}/resolve-offline',
-          'POST /admin/refunds/{refundNo}/approve',
-          'POST /admin/refunds/{refundNo}/reject',
+          'GET /admin/reconciliations',
+          'GET /admin/reconciliations/{channel}/{date}',
+          'POST /admin/reconciliations/{channel}/{date}/run',
         ].sort(),
       );
       for (const { route, operation } of operations) {
