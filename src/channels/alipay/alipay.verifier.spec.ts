@@ -166,6 +166,14 @@ describe(AlipayVerifier.name, () => {
       expect(codeOf(() => sut.verify(form(body)))).toBe('MerchantMismatch');
     });
 
+    it('should reject a validly signed auth_app_id that is not ours, and accept our own', () => {
+      const foreign = alipayDelivery(alipay.privateKey, { ...trade(), auth_app_id: '2021004100000009' });
+      const ours = alipayDelivery(alipay.privateKey, { ...trade(), auth_app_id: trade().app_id });
+
+      expect(codeOf(() => sut.verify(form(foreign)))).toBe('MerchantMismatch');
+      expect(codeOf(() => sut.verify(form(ours)))).toBe('no error');
+    });
+
     it('should reject another seller_id', () => {
       const body = alipayDelivery(alipay.privateKey, trade({ sellerId: '2088621900000002' }));
 

@@ -44,6 +44,7 @@ export class AlipayVerifier {
     const params = parseForm(delivery.body);
     const app = this.verifySignature(params);
     checkSeller(params, app.account);
+    this.checkAuthorizedApp(params);
     return {
       channel: this.channel,
       merchantId: app.account.appId,
@@ -51,6 +52,14 @@ export class AlipayVerifier {
       rawBody: delivery.body,
       headers: { 'content-type': contentType },
     };
+  }
+
+  /** `auth_app_id`, the app the merchant authorised, is one of ours whenever Alipay sends it. */
+  private checkAuthorizedApp(params: Map<string, string>): void {
+    const authAppId = params.get('auth_app_id');
+    if (authAppId && !this.apps.has(authAppId)) {
+      throw new DomainError('MerchantMismatch', `auth_app_id ${authAppId} is not one of our applications`);
+    }
   }
 
   /** An openapi response to `appId`'s request: `sign` covers the exact text of the response object. */
