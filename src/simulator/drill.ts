@@ -72,16 +72,16 @@ function steps(d: Drill): Step[] {
 }
 
 async function runSteps(all: Step[]): Promise<number> {
-  const results: Array<{ ok: boolean; seconds: number; seen: string }> = [];
+  const results: Array<{ ok: boolean; ms: number; seen: string }> = [];
   for (const [i, step] of all.entries()) {
     print(`\n${i + 1}. ${step.title}`);
     const started = performance.now();
     try {
       const seen = await step.run();
-      results.push({ ok: true, seconds: (performance.now() - started) / 1000, seen });
+      results.push({ ok: true, ms: elapsedMs(started), seen });
     } catch (error) {
       if (!(error instanceof DrillFailure || error instanceof UnreachableError)) throw error;
-      results.push({ ok: false, seconds: (performance.now() - started) / 1000, seen: error.message });
+      results.push({ ok: false, ms: elapsedMs(started), seen: error.message });
       break;
     }
   }
@@ -89,14 +89,14 @@ async function runSteps(all: Step[]): Promise<number> {
   all.forEach((step, i) => {
     const result = results[i];
     const mark = !result ? '[ ]' : result.ok ? '[x]' : '[!]';
-    const timing = result ? `${result.seconds.toFixed(2).padStart(6)} s` : '       —';
+    const timing = result ? `${String(result.ms).padStart(6)} ms` : '        —';
     print(
       ` ${mark} ${String(i + 1).padStart(2)}. ${step.title.padEnd(38)} ${timing}  ${result?.seen ?? 'not reached'}`,
     );
   });
   const passed = results.length === all.length && results.every((r) => r.ok);
-  const total = results.reduce((sum, r) => sum + r.seconds, 0);
-  print(`total ${total.toFixed(2)} s: ${passed ? 'PASSED' : 'FAILED'}`);
+  const total = results.reduce((sum, r) => sum + r.ms, 0);
+  print(`total ${total} ms: ${passed ? 'PASSED' : 'FAILED'}`);
   return passed ? 0 : 1;
 }
 
@@ -207,4 +207,9 @@ if (require.main === module) {
       process.exitCode = 1;
     },
   );
+}
+
+/** Whole milliseconds since `started` (a performance.now() reading). */
+function elapsedMs(started: number): number {
+  return Math.round(performance.now() - started);
 }
