@@ -50,8 +50,7 @@ async function main(): Promise<void> {
       {
         ...platforms.env,
         DATABASE_URL: url,
-        WECHATPAY_API_BASE_URL: fake.wechatpayBaseUrl,
-        ALIPAY_GATEWAY_URL: fake.alipayGatewayUrl,
+        ...fake.apiEnv,
         PAYMENT_QUERY_SCHEDULE_SECONDS: '86400',
         LOG_LEVEL: 'warn',
       },

@@ -63,8 +63,7 @@ beforeAll(async () => {
   accounts = { wechatpay: [wechatA, wechatB], alipay: [alipayA, alipayB] };
   fake = await FakePlatform.start({ ...fakeAccountOptions(accounts), hangMs: 1500 });
   baseEnv = {
-    WECHATPAY_API_BASE_URL: fake.wechatpayBaseUrl,
-    ALIPAY_GATEWAY_URL: fake.alipayGatewayUrl,
+    ...fake.apiEnv,
     PAYMENT_QUERY_SCHEDULE_SECONDS: '3600',
     REFUND_REQUEST_TIMEOUT_MS: '1000',
     REFUND_RETRY_BASE_DELAY_MS: '1000',

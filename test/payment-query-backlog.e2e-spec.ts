@@ -32,8 +32,7 @@ beforeAll(async () => {
   fake = await FakePlatform.start({ ...fakePlatformOptions(platforms), hangMs: 1500 });
   env = {
     ...platforms.env,
-    WECHATPAY_API_BASE_URL: fake.wechatpayBaseUrl,
-    ALIPAY_GATEWAY_URL: fake.alipayGatewayUrl,
+    ...fake.apiEnv,
     PAYMENT_QUERY_SCHEDULE_SECONDS: SCHEDULE_SECONDS.join(','),
     PAYMENT_QUERY_POLL_INTERVAL_MS: '100',
     // In a full run, the WAIT_PAY orders earlier suites left are due too: work through them quickly.

@@ -39,8 +39,7 @@ beforeAll(async () => {
   fake = await FakePlatform.start(fakePlatformOptions(platforms));
   env = {
     ...platforms.env,
-    WECHATPAY_API_BASE_URL: fake.wechatpayBaseUrl,
-    ALIPAY_GATEWAY_URL: fake.alipayGatewayUrl,
+    ...fake.apiEnv,
     // Only the suite's own queries: the active query worker would find the lost payments before reconciliation.
     PAYMENT_QUERY_SCHEDULE_SECONDS: '86400',
     RECONCILE_BOUNDARY_SECONDS: String(BOUNDARY_SECONDS),

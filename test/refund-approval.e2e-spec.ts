@@ -36,8 +36,7 @@ beforeAll(async () => {
   const env = {
     ...platforms.env,
     ADMIN_TOKENS: `${platforms.env.ADMIN_TOKENS},carol:${carol}:admin`,
-    WECHATPAY_API_BASE_URL: fake.wechatpayBaseUrl,
-    ALIPAY_GATEWAY_URL: fake.alipayGatewayUrl,
+    ...fake.apiEnv,
     REFUND_POLL_INTERVAL_MS: String(POLL_INTERVAL_MS),
     REFUND_APPROVAL_THRESHOLD: String(THRESHOLD),
   };

@@ -30,8 +30,7 @@ beforeAll(async () => {
   fake = await FakePlatform.start(fakePlatformOptions(platforms));
   const env = {
     ...platforms.env,
-    WECHATPAY_API_BASE_URL: fake.wechatpayBaseUrl,
-    ALIPAY_GATEWAY_URL: fake.alipayGatewayUrl,
+    ...fake.apiEnv,
     REFUND_RETRY_BASE_DELAY_MS: '150',
     REFUND_RETRY_MAX_DELAY_MS: '1000',
     REFUND_POLL_INTERVAL_MS: '50',

@@ -36,8 +36,7 @@ beforeAll(async () => {
   fake = await FakePlatform.start({ ...fakePlatformOptions(platforms), hangMs: 2000 });
   const env = {
     ...platforms.env,
-    WECHATPAY_API_BASE_URL: fake.wechatpayBaseUrl,
-    ALIPAY_GATEWAY_URL: fake.alipayGatewayUrl,
+    ...fake.apiEnv,
     REFUND_REQUEST_TIMEOUT_MS: String(REFUND_TIMEOUT_MS),
     REFUND_RETRY_BASE_DELAY_MS: '1000',
     REFUND_RETRY_MAX_DELAY_MS: '2000',

@@ -35,8 +35,7 @@ beforeAll(async () => {
   fake = await FakePlatform.start({ ...fakePlatformOptions(platforms), hangMs: 1500 });
   const env = {
     ...platforms.env,
-    WECHATPAY_API_BASE_URL: fake.wechatpayBaseUrl,
-    ALIPAY_GATEWAY_URL: fake.alipayGatewayUrl,
+    ...fake.apiEnv,
     // No query falls due while these tests run: every channel call here is a close's.
     PAYMENT_QUERY_SCHEDULE_SECONDS: '3600',
     PAYMENT_QUERY_POLL_INTERVAL_MS: '100',

@@ -267,6 +267,11 @@ export class FakePlatform {
     return `${this.url}${ALIPAY_GATEWAY_PATH}`;
   }
 
+  /** The service's variables that point both channels' APIs at this fake. */
+  get apiEnv(): { WECHATPAY_API_BASE_URL: string; ALIPAY_GATEWAY_URL: string } {
+    return { WECHATPAY_API_BASE_URL: this.wechatpayBaseUrl, ALIPAY_GATEWAY_URL: this.alipayGatewayUrl };
+  }
+
   /** Serves `bill` as the account's bill of `date` (YYYY-MM-DD); until then the channel says there is none yet. */
   serveBill(merchantId: string, date: string, bill: FakeBill): void {
     this.bills.set(`${bill.channel} ${merchantId} ${date}`, bill);
