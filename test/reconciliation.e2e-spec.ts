@@ -98,6 +98,8 @@ async function paidHere(p: Payment, channel: 'WECHATPAY' | 'ALIPAY'): Promise<vo
             tradeNo: p.transactionId,
             totalAmount: yuan(p.amount),
             paidAt: p.paidAt,
+            // Sent now: a notify_time days old is refused (ALIPAY_NOTIFY_MAX_AGE_SECONDS).
+            notifiedAt: new Date(),
           }),
         );
   expect(answer.status).toBeLessThan(300);

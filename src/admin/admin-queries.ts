@@ -138,7 +138,7 @@ export class AdminQueries {
         take: MAX_DELIVERIES_LISTED,
       }),
       this.db.query(
-        `SELECT COUNT(*) AS n, MIN(received_at) AS first, MAX(received_at) AS last
+        `SELECT SUM(1 + replays) AS n, MIN(received_at) AS first, MAX(received_at) AS last
          FROM callback_delivery WHERE order_no = ?`,
         [orderNo],
       ) as Promise<Array<{ n: string; first: Date | null; last: Date | null }>>,
@@ -191,8 +191,8 @@ export class AdminQueries {
     }
     const rows: Array<Record<string, string | null>> = await this.db.query(
       `SELECT DATE_FORMAT(received_at, ?) AS bucket, channel,
-         COUNT(*) AS deliveries,
-         SUM(pays) AS payment_deliveries,
+         SUM(1 + replays) AS deliveries,
+         SUM(pays * (1 + replays)) AS payment_deliveries,
          COUNT(DISTINCT CASE WHEN pays THEN transaction_id END) AS distinct_payments,
          AVG(processing_ms) AS avg_ms, MAX(processing_ms) AS max_ms
        FROM callback_delivery

@@ -3,7 +3,7 @@ import { loadRetentionConfig } from './retention.config';
 import { loadSpoolConfig } from './spool.config';
 import { loadReconciliationConfig } from './reconciliation.config';
 import { loadAdminOperators } from './admin.config';
-import { loadAlipayAccounts } from '../channels/alipay/alipay.config';
+import { loadAlipayAccounts, loadAlipayNotifyMaxAgeSeconds } from '../channels/alipay/alipay.config';
 import { loadWechatpayAccounts } from '../channels/wechatpay/wechatpay.config';
 import { loadDatabaseConfig } from './database.config';
 import { loadEventsConfig } from './events.config';
@@ -20,6 +20,7 @@ const NAMESPACES: Array<(env: NodeJS.ProcessEnv) => unknown> = [
   loadEventsConfig,
   loadWechatpayAccounts,
   loadAlipayAccounts,
+  loadAlipayNotifyMaxAgeSeconds,
   loadRefundConfig,
   loadPaymentQueryConfig,
   loadAdminOperators,

@@ -22,6 +22,12 @@ export interface VerifiedNotification {
   rawBody: Buffer;
   /** The headers that reconciliation needs (signature headers, content type). */
   headers: Record<string, string>;
+  /**
+   * Names this exact signed delivery (SHA-256 hex of what its signature covers and the signature),
+   * when the channel's signature is fresh per sending: the same value again is a replay, not a
+   * delivery the channel made.
+   */
+  replayKey?: string;
 }
 
 export const RefundNoticeStatus = { Succeeded: 'SUCCEEDED', Closed: 'CLOSED', Abnormal: 'ABNORMAL' } as const;

@@ -47,6 +47,15 @@ export class CallbackDelivery {
   @Column({ name: 'processing_ms', type: 'int', unsigned: true, nullable: true })
   processingMs: number | null;
 
+  /** SHA-256 naming one signed sending (WeChat: timestamp, nonce, signature); null where the channel has none. */
+  @Index('uq_callback_delivery_replay_key', { unique: true })
+  @Column({ name: 'replay_key', type: 'binary', length: 32, nullable: true })
+  replayKey: Buffer | null;
+
+  /** The same signed sending received again (a replay): counted here, its bytes not stored again. */
+  @Column({ type: 'int', unsigned: true, default: 0 })
+  replays: number;
+
   /** When retention removed the raw bytes (and the headers, if large); null while they are kept. */
   @Column({ name: 'raw_pruned_at', type: 'datetime', precision: 3, nullable: true })
   rawPrunedAt: Date | null;

@@ -58,7 +58,12 @@ export class DeliveryLog {
   private async write(group: Pending[]): Promise<void> {
     try {
       await this.dataSource.query(
-        `INSERT INTO callback_delivery (channel, event_type, transaction_id, order_no, pays, outcome, raw_body, headers, received_at, processing_ms) VALUES ?`,
+        // A replay (same replay_key) only counts on the first row; its outcome is kept unless that one
+        // was a DUPLICATE, so that a replay racing its original cannot hide the PAID that one did.
+        `INSERT INTO callback_delivery (channel, event_type, transaction_id, order_no, pays, outcome, raw_body, headers, received_at, processing_ms, replay_key)
+         VALUES ?
+         ON DUPLICATE KEY UPDATE replays = replays + 1,
+           outcome = IF(outcome = 'DUPLICATE', VALUES(outcome), outcome)`,
         [group.map(toRow)],
       );
       for (const p of group) p.resolve();
@@ -81,5 +86,6 @@ function toRow({ notification, outcome, receivedAt, processingMs }: Pending): un
     JSON.stringify(notification.headers),
     receivedAt,
     processingMs,
+    notification.replayKey === undefined ? null : Buffer.from(notification.replayKey, 'hex'),
   ];
 }

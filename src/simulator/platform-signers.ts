@@ -255,13 +255,15 @@ export interface AlipayTradeParams {
   sellerId?: string;
   /** When the payment happened; defaults to now. */
   paidAt?: Date;
+  /** notify_time, when this delivery is sent; defaults to a second after paidAt. */
+  notifiedAt?: Date;
 }
 
 /** A trade_status_sync notification's parameters, shaped like the ones Alipay sends. */
 export function alipayTradeParams(p: AlipayTradeParams): Record<string, string> {
   const paidAt = p.paidAt ?? new Date();
   return {
-    notify_time: beijingDateTime(new Date(paidAt.getTime() + 1000)),
+    notify_time: beijingDateTime(p.notifiedAt ?? new Date(paidAt.getTime() + 1000)),
     notify_type: 'trade_status_sync',
     notify_id: `${beijingDateTime(paidAt).replace(/\D/g, '').slice(0, 8)}00222${randomDigits(17)}`,
     charset: 'utf-8',

@@ -80,7 +80,8 @@ export function decodeDelivery(payload: Buffer): SpooledDelivery {
     typeof n.paid !== 'boolean' ||
     typeof n.rawBody !== 'string' ||
     typeof n.headers !== 'object' ||
-    (n.amount !== undefined && !Number.isSafeInteger(n.amount))
+    (n.amount !== undefined && !Number.isSafeInteger(n.amount)) ||
+    (n.replayKey !== undefined && !/^[0-9a-f]{64}$/.test(String(n.replayKey)))
   ) {
     throw new Error('not a notification');
   }

@@ -1,5 +1,5 @@
 import { registerAs } from '@nestjs/config';
-import { IsOptional, Matches } from 'class-validator';
+import { IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
 import { loadRefundConfig } from '../../config/refund.config';
 import { requireAll, validateEnv } from '../../config/validate-env';
 import { readAccountsFile, refuseBesideFile } from '../accounts-file';
@@ -17,6 +17,22 @@ class AlipayEnv {
   @IsOptional()
   @Matches(/^\d+$/, { message: 'ALIPAY_SELLER_ID must be digits' })
   ALIPAY_SELLER_ID?: string;
+}
+
+/** Alipay retries a notification for about 25 hours (4 m, 10 m, 10 m, 1 h, 2 h, 6 h, 15 h); one hour of margin. */
+export const DEFAULT_NOTIFY_MAX_AGE_SECONDS = 26 * 3600;
+
+class AlipayNotifyEnv {
+  @IsOptional()
+  @IsInt()
+  @Min(3600)
+  @Max(7 * 24 * 3600)
+  ALIPAY_NOTIFY_MAX_AGE_SECONDS?: number;
+}
+
+/** How old a notification's notify_time may be; not per app, so it may stand beside PAYMENT_ACCOUNTS_FILE. */
+export function loadAlipayNotifyMaxAgeSeconds(env: NodeJS.ProcessEnv = process.env): number {
+  return validateEnv(AlipayNotifyEnv, env).ALIPAY_NOTIFY_MAX_AGE_SECONDS ?? DEFAULT_NOTIFY_MAX_AGE_SECONDS;
 }
 
 /** One Alipay app (app_id) as notifications see it. */
@@ -56,4 +72,7 @@ export function loadAlipayAccounts(env: NodeJS.ProcessEnv = process.env): Alipay
   return shorthand ? [{ ...shorthand, appPrivateKeyPath }] : [];
 }
 
-export const alipayConfig = registerAs('alipay', () => ({ accounts: loadAlipayAccounts() }));
+export const alipayConfig = registerAs('alipay', () => ({
+  accounts: loadAlipayAccounts(),
+  notifyMaxAgeSeconds: loadAlipayNotifyMaxAgeSeconds(),
+}));

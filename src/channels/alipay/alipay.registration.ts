@@ -3,6 +3,7 @@ import { refundConfig } from '../../config/refund.config';
 import { AlipayChannel } from './alipay.channel';
 import { AlipayClient } from './alipay.client';
 import { alipayConfig } from './alipay.config';
+import { Clock, CLOCK } from '../../domain/notification';
 import { AlipayVerifier } from './alipay.verifier';
 
 /** How ChannelsModule builds the Alipay adapter: its configuration and its provider. */
@@ -10,9 +11,13 @@ export const alipayChannel = {
   config: alipayConfig,
   provider: {
     provide: AlipayChannel,
-    inject: [alipayConfig.KEY, refundConfig.KEY],
-    useFactory: ({ accounts }: ConfigType<typeof alipayConfig>, api: ConfigType<typeof refundConfig>) => {
-      const verifier = new AlipayVerifier(accounts);
+    inject: [alipayConfig.KEY, refundConfig.KEY, CLOCK],
+    useFactory: (
+      { accounts, notifyMaxAgeSeconds }: ConfigType<typeof alipayConfig>,
+      api: ConfigType<typeof refundConfig>,
+      clock: Clock,
+    ) => {
+      const verifier = new AlipayVerifier(accounts, { notifyMaxAgeSeconds }, clock);
       const client = new AlipayClient(
         accounts,
         {

@@ -19,6 +19,10 @@ const FORM = 'application/x-www-form-urlencoded; charset=utf-8';
 const APP_ID = '2021004100000001';
 const SELLER_ID = '2088621900000001';
 const PAID_AT = new Date('2025-03-01T12:00:00Z');
+/** The verifiers' clock: a minute after the generated payments were notified. */
+const NOW = () => PAID_AT.getTime() + 60_000;
+/** The vector's notify_time, 2019-08-15 15:56:25 Beijing time: it is verified as Alipay sent it. */
+const VECTOR_SENT_AT = () => Date.parse('2019-08-15T07:56:25Z');
 
 /** The error code a call throws, so that a wrong code or no error at all shows up in the assertion. */
 function codeOf(call: () => unknown): string {
@@ -48,13 +52,17 @@ describe(AlipayVerifier.name, () => {
     let sut: AlipayVerifier;
 
     beforeEach(() => {
-      sut = new AlipayVerifier([
-        {
-          appId: '2019073166072302',
-          sellerId: '2088531891668739',
-          publicKeyPath: path.join(VECTORS, 'alipay-2019-public-key.pem'),
-        },
-      ]);
+      sut = new AlipayVerifier(
+        [
+          {
+            appId: '2019073166072302',
+            sellerId: '2088531891668739',
+            publicKeyPath: path.join(VECTORS, 'alipay-2019-public-key.pem'),
+          },
+        ],
+        {},
+        VECTOR_SENT_AT,
+      );
     });
 
     it('should verify the notification as it is', () => {
@@ -75,6 +83,22 @@ describe(AlipayVerifier.name, () => {
         rawBody: delivery.body,
         headers: { 'content-type': FORM },
       });
+    });
+
+    it('should refuse the same notification replayed today, years after Alipay sent it', () => {
+      const today = new AlipayVerifier(
+        [
+          {
+            appId: '2019073166072302',
+            sellerId: '2088531891668739',
+            publicKeyPath: path.join(VECTORS, 'alipay-2019-public-key.pem'),
+          },
+        ],
+        {},
+        () => Date.parse('2026-12-01T00:00:00Z'),
+      );
+
+      expect(codeOf(() => today.verify(form(vectorBody)))).toBe('TimestampExpired');
     });
 
     it.each([
@@ -126,7 +150,7 @@ describe(AlipayVerifier.name, () => {
       });
 
     beforeEach(() => {
-      sut = new AlipayVerifier([config()]);
+      sut = new AlipayVerifier([config()], {}, NOW);
     });
 
     it('should return the normalized payment fields', () => {
@@ -243,6 +267,41 @@ describe(AlipayVerifier.name, () => {
       const body = alipayDelivery(alipay.privateKey, { ...trade(), charset: 'UTF-8' });
 
       expect(codeOf(() => sut.verify(form(body)))).toBe('no error');
+    });
+
+    describe('notify_time', () => {
+      const HOUR_MS = 3600_000;
+      const sentAt = (clockMs: number, notifyMaxAgeSeconds?: number) =>
+        codeOf(() =>
+          new AlipayVerifier([config()], { notifyMaxAgeSeconds }, () => clockMs).verify(
+            form(alipayDelivery(alipay.privateKey, trade())),
+          ),
+        );
+      const notifiedAt = PAID_AT.getTime() + 1000;
+
+      it('should accept a notification sent up to 26 hours ago by default, Alipay retrying for 25', () => {
+        expect(sentAt(notifiedAt + 26 * HOUR_MS)).toBe('no error');
+      });
+
+      it('should refuse a notification sent more than 26 hours ago by default', () => {
+        expect(sentAt(notifiedAt + 26 * HOUR_MS + 1000)).toBe('TimestampExpired');
+      });
+
+      it('should refuse by ALIPAY_NOTIFY_MAX_AGE_SECONDS when it is set', () => {
+        expect(sentAt(notifiedAt + 2 * HOUR_MS, 2 * 3600)).toBe('no error');
+        expect(sentAt(notifiedAt + 2 * HOUR_MS + 1000, 2 * 3600)).toBe('TimestampExpired');
+      });
+
+      it('should accept a notify_time up to 5 minutes ahead of our clock, and refuse one further in the future', () => {
+        expect(sentAt(notifiedAt - 5 * 60_000)).toBe('no error');
+        expect(sentAt(notifiedAt - 5 * 60_000 - 1000)).toBe('TimestampExpired');
+      });
+
+      it('should refuse a notification without notify_time', () => {
+        const { notify_time: _omitted, ...params } = trade();
+
+        expect(codeOf(() => sut.verify(form(alipayDelivery(alipay.privateKey, params))))).toBe('MalformedRequest');
+      });
     });
 
     describe('refund notifications', () => {

@@ -1,15 +1,17 @@
 import { KeyObject, verify } from 'node:crypto';
 import { DomainError } from '../../domain/domain-error';
 import { parseDecimalAmount } from '../../domain/money';
-import { AlipayConfig } from './alipay.config';
+import { AlipayConfig, DEFAULT_NOTIFY_MAX_AGE_SECONDS } from './alipay.config';
 import { headerValue, loadPublicKey } from '../key-loading';
-import { Channel, RawDelivery, RefundNoticeStatus, VerifiedNotification } from '../../domain/notification';
+import { Channel, Clock, RawDelivery, RefundNoticeStatus, VerifiedNotification } from '../../domain/notification';
 
 const PAID_STATUSES = new Set(['TRADE_SUCCESS', 'TRADE_FINISHED']);
 const UNPAID_STATUSES = new Set(['WAIT_BUYER_PAY', 'TRADE_CLOSED']);
 /** Alipay's timestamps are Beijing time without a zone. */
 const ALIPAY_TIME = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})$/;
 const FORM_CONTENT_TYPE = 'application/x-www-form-urlencoded';
+/** Clocks disagree a little: a notify_time this far ahead of ours is still taken as now. */
+const MAX_CLOCK_SKEW_MS = 5 * 60 * 1000;
 
 /** An app's Alipay public key, loaded once; notifications are routed to their app by app_id. */
 export interface AlipayApp {
@@ -23,7 +25,14 @@ export class AlipayVerifier {
   readonly enabled: boolean;
   private readonly apps = new Map<string, AlipayApp>();
 
-  constructor(accounts: AlipayConfig[]) {
+  private readonly notifyMaxAgeMs: number;
+
+  constructor(
+    accounts: AlipayConfig[],
+    { notifyMaxAgeSeconds = DEFAULT_NOTIFY_MAX_AGE_SECONDS }: { notifyMaxAgeSeconds?: number } = {},
+    private readonly now: Clock = Date.now,
+  ) {
+    this.notifyMaxAgeMs = notifyMaxAgeSeconds * 1000;
     this.enabled = accounts.length > 0;
     for (const account of accounts) {
       const publicKey = loadPublicKey(account.publicKeyPath, 'ALIPAY_PUBLIC_KEY_PATH');
@@ -45,6 +54,7 @@ export class AlipayVerifier {
     const app = this.verifySignature(params);
     checkSeller(params, app.account);
     this.checkAuthorizedApp(params);
+    this.checkNotifyTime(params);
     return {
       channel: this.channel,
       merchantId: app.account.appId,
@@ -59,6 +69,24 @@ export class AlipayVerifier {
     const authAppId = params.get('auth_app_id');
     if (authAppId && !this.apps.has(authAppId)) {
       throw new DomainError('MerchantMismatch', `auth_app_id ${authAppId} is not one of our applications`);
+    }
+  }
+
+  /**
+   * A signed notification replayed after Alipay stopped retrying, or dated ahead of our clock, is
+   * not a delivery Alipay is making now: refused, so a captured notification cannot be replayed forever.
+   */
+  private checkNotifyTime(params: Map<string, string>): void {
+    const sentAt = parseAlipayTime(requireParam(params, 'notify_time')).getTime();
+    const now = this.now();
+    if (sentAt > now + MAX_CLOCK_SKEW_MS) {
+      throw new DomainError('TimestampExpired', 'notify_time is in the future');
+    }
+    if (now - sentAt > this.notifyMaxAgeMs) {
+      throw new DomainError(
+        'TimestampExpired',
+        `notify_time is more than ${this.notifyMaxAgeMs / 1000} s old (ALIPAY_NOTIFY_MAX_AGE_SECONDS)`,
+      );
     }
   }
 

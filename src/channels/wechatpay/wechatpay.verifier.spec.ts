@@ -1,4 +1,4 @@
-import { createDecipheriv } from 'node:crypto';
+import { createDecipheriv, createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -18,6 +18,12 @@ import {
 import { VECTORS_DIR } from '../../../test/support/vectors';
 import { isPayment, RawDelivery } from '../../domain/notification';
 import { WechatpayVerifier } from './wechatpay.verifier';
+
+/** SHA-256 over the delivery's timestamp, nonce and signature: what names one signed sending. */
+function replayKeyOf({ headers }: RawDelivery): string {
+  const signed = ['timestamp', 'nonce', 'signature'].map((name) => `${String(headers[`wechatpay-${name}`])}\n`);
+  return createHash('sha256').update(signed.join('')).digest('hex');
+}
 
 const VECTORS = VECTORS_DIR;
 const PUBLIC_KEY_ID = 'PUB_KEY_ID_0114232134912410000000000000';
@@ -124,6 +130,7 @@ describe(WechatpayVerifier.name, () => {
         paidAt: new Date(NOW_MS - 3000),
         rawBody: delivery.body,
         headers: delivery.headers,
+        replayKey: replayKeyOf(delivery),
       });
       expect(Number.isInteger(result.amount)).toBe(true);
       expect(result.paidAt).toBeInstanceOf(Date);
@@ -357,6 +364,7 @@ describe(WechatpayVerifier.name, () => {
         refund: { refundNo: OUT_REFUND_NO, channelRefundId: REFUND_ID, status },
         rawBody: delivery.body,
         headers: delivery.headers,
+        replayKey: replayKeyOf(delivery),
       });
       expect(isPayment(result)).toBe(false);
     });

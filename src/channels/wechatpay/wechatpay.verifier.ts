@@ -1,4 +1,4 @@
-import { createDecipheriv, KeyObject, verify } from 'node:crypto';
+import { createDecipheriv, createHash, KeyObject, verify } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { DomainError } from '../../domain/domain-error';
 import { isValidMinorAmount } from '../../domain/money';
@@ -92,7 +92,13 @@ export class WechatpayVerifier {
     const envelope = parseJsonObject(delivery.body.toString('utf8'), 'notification body');
     const eventType = requireString(envelope, 'event_type', 'notification');
     const resource = decrypt(requireResource(envelope), signer.apiV3Key);
-    const base = { channel: this.channel, eventType, rawBody: delivery.body, headers: keptHeaders(delivery) };
+    const base = {
+      channel: this.channel,
+      eventType,
+      rawBody: delivery.body,
+      headers: keptHeaders(delivery),
+      replayKey: replayKeyOf(delivery),
+    };
     const account = signer.account;
 
     if (eventType === 'TRANSACTION.SUCCESS') return { ...base, ...readTransaction(resource, account) };
@@ -207,6 +213,16 @@ function checkMerchant(mchid: string, account: WechatpayConfig): void {
   if (mchid !== account.mchid) {
     throw new DomainError('MerchantMismatch', `mchid ${mchid} is not the merchant whose platform key signed`);
   }
+}
+
+/**
+ * WeChat signs every sending afresh (a new timestamp and nonce): the same timestamp, nonce and
+ * signature twice is one sending delivered twice, by a proxy or by someone who captured it.
+ */
+function replayKeyOf({ headers }: RawDelivery): string {
+  const hash = createHash('sha256');
+  for (const name of ['timestamp', 'nonce', 'signature']) hash.update(`${headerValue(headers, `wechatpay-${name}`)}\n`);
+  return hash.digest('hex');
 }
 
 function keptHeaders({ headers }: RawDelivery): Record<string, string> {
