@@ -22,6 +22,7 @@ const notification: VerifiedNotification = {
   paidAt: new Date('2026-11-30T08:00:00.123Z'),
   rawBody: Buffer.from([0x7b, 0x00, 0xff, 0xc3, 0x28, 0x7d]), // not even UTF-8: kept byte for byte
   headers: { 'wechatpay-serial': 'PUB_KEY_ID_1', 'content-type': 'application/json' },
+  replayKey: 'a3'.repeat(32),
 };
 
 describe('spool records', () => {
@@ -64,5 +65,13 @@ describe('spool records', () => {
     expect(() => decodeDelivery(Buffer.from('{"v":2}'))).toThrow('unknown record version');
     expect(() => decodeDelivery(Buffer.from('{"v":1,"notification":{"channel":"PAYPAL"}}'))).toThrow();
     expect(() => decodeDelivery(Buffer.from('not json'))).toThrow();
+  });
+
+  it('should refuse a replay key that is not 32 bytes of hex', () => {
+    const encoded = (replayKey: string) =>
+      encodeDelivery({ notification: { ...notification, replayKey }, receivedAt: new Date(), attempts: 0 });
+
+    expect(() => decodeDelivery(encoded('a3'.repeat(31)))).toThrow('not a notification');
+    expect(() => decodeDelivery(encoded('zz'.repeat(32)))).toThrow('not a notification');
   });
 });
