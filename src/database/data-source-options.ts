@@ -56,6 +56,9 @@ export function buildDataSourceOptions(config: DatabaseConfig): DataSourceOption
     supportBigNumbers: true,
     bigNumberStrings: true,
     connectTimeout: config.connectTimeoutMs,
+    // StatementBatch sends a new payment's writes in one round trip. Safe only because no value is
+    // ever spliced into SQL text: every value travels through a `?` placeholder (see StatementBatch).
+    multipleStatements: true,
     // Callers waiting for a connection beyond this fail at once (BoundedPool bounds how long each waits).
     extra: { queueLimit: config.queueLimit },
   };

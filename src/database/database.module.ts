@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { ConfigModule, ConfigType } from '@nestjs/config';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { databaseConfig } from '../config/database.config';
@@ -6,7 +6,10 @@ import { BoundedPool } from './bounded-pool';
 import { buildDataSourceOptions } from './data-source-options';
 import { MigrationRunner } from './migration-runner';
 import { ReadCommittedSessions } from './read-committed-sessions';
+import { StatementBatch } from './statement-batch';
 
+/** Global: StatementBatch serves every repository that batches writes, like the DataSource does. */
+@Global()
 @Module({
   imports: [
     TypeOrmModule.forRootAsync({
@@ -20,6 +23,7 @@ import { ReadCommittedSessions } from './read-committed-sessions';
     }),
     ConfigModule.forFeature(databaseConfig),
   ],
-  providers: [BoundedPool, ReadCommittedSessions, MigrationRunner],
+  providers: [BoundedPool, ReadCommittedSessions, MigrationRunner, StatementBatch],
+  exports: [StatementBatch],
 })
 export class DatabaseModule {}

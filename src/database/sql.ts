@@ -5,5 +5,24 @@ export interface WriteResult {
 }
 
 export function isDuplicateKey(error: unknown): boolean {
-  return (error as { driverError?: { errno?: number } })?.driverError?.errno === 1062; // ER_DUP_ENTRY
+  return driverError(error)?.errno === 1062; // ER_DUP_ENTRY
+}
+
+/**
+ * A duplicate on that unique index in particular. In a batch, a duplicate of any other key (a later
+ * statement's) must roll the transaction back instead of passing for the claim's.
+ */
+export function isDuplicateKeyOn(error: unknown, index: string): boolean {
+  if (!isDuplicateKey(error)) return false;
+  // MariaDB: "... for key 'index'"; MySQL 8: "... for key 'table.index'".
+  const key = /for key '(?:[^']*\.)?([^'.]+)'$/.exec(driverError(error)?.sqlMessage ?? '');
+  return key?.[1] === index;
+}
+
+export function changedOneRow(result: unknown): boolean {
+  return (result as WriteResult).affectedRows === 1;
+}
+
+function driverError(error: unknown): { errno?: number; sqlMessage?: string } | undefined {
+  return (error as { driverError?: { errno?: number; sqlMessage?: string } })?.driverError;
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
+import { PREVIOUS_CHANGED_ONE_ROW, Statement } from '../database/statement-batch';
 import { PaymentEvent } from './payment-events';
 
 /** Appends an event to the outbox in the caller's transaction; the relay publishes it after commit. */
@@ -11,7 +12,20 @@ export class OutboxWriter {
   async append(event: PaymentEvent): Promise<void> {
     await this.txHost.tx.query(
       `INSERT INTO outbox_event (event_id, type, order_no, payload, created_at) VALUES (?, ?, ?, ?, ?)`,
-      [event.eventId, event.type, event.orderNo, JSON.stringify(event), new Date()],
+      columnValues(event),
     );
   }
+
+  /** The append as a statement for a batch, written only if the statement before it changed one row. */
+  appendIfPreviousChangedOneRow(event: PaymentEvent): Statement {
+    return {
+      sql: `INSERT INTO outbox_event (event_id, type, order_no, payload, created_at)
+            SELECT ?, ?, ?, ?, ? FROM DUAL WHERE ${PREVIOUS_CHANGED_ONE_ROW}`,
+      params: columnValues(event),
+    };
+  }
+}
+
+function columnValues(event: PaymentEvent): unknown[] {
+  return [event.eventId, event.type, event.orderNo, JSON.stringify(event), new Date()];
 }

@@ -1,42 +1,45 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
-import { isDuplicateKey, WriteResult } from '../database/sql';
+import { isDuplicateKeyOn, WriteResult } from '../database/sql';
+import { Statement } from '../database/statement-batch';
 import { PaymentNotification } from '../domain/notification';
-import { PaymentCallback } from './payment-callback.entity';
+import { PAYMENT_CLAIM_KEY, PaymentCallback } from './payment-callback.entity';
 
 @Injectable()
 export class CallbackRecordRepository {
   constructor(private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>) {}
 
   /**
-   * Claims the payment's idempotency key in the caller's transaction: true for the first delivery
-   * of (channel, transaction id), false for every other one. The unique index decides, not a
-   * read: a concurrent duplicate blocks on the key until the first one commits or rolls back.
+   * The statement that claims the payment's idempotency key, for a batch in the caller's
+   * transaction. The unique index decides, not a read: the claim of a payment already claimed fails
+   * (isDuplicateClaim), and a concurrent duplicate blocks on the key until the first one commits or
+   * rolls back.
    */
-  async claimPayment(payment: PaymentNotification, receivedAt: Date): Promise<boolean> {
-    try {
-      await this.txHost.tx.query(
-        `INSERT INTO payment_callback
-           (channel, transaction_id, merchant_id, order_no, amount, currency, first_received_at, paid_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-        [
-          payment.channel,
-          payment.transactionId,
-          payment.merchantId,
-          payment.outTradeNo,
-          payment.amount,
-          payment.currency,
-          receivedAt,
-          payment.paidAt,
-        ],
-      );
-      return true;
-    } catch (error) {
-      // Only the statement is undone: the transaction goes on, holding a shared lock on the claim.
-      if (isDuplicateKey(error)) return false;
-      throw error;
-    }
+  claimPaymentStatement(payment: PaymentNotification, receivedAt: Date): Statement {
+    return {
+      sql: `INSERT INTO payment_callback
+              (channel, transaction_id, merchant_id, order_no, amount, currency, first_received_at, paid_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      params: [
+        payment.channel,
+        payment.transactionId,
+        payment.merchantId,
+        payment.outTradeNo,
+        payment.amount,
+        payment.currency,
+        receivedAt,
+        payment.paidAt,
+      ],
+    };
+  }
+
+  /**
+   * True when the claim failed because the payment was claimed before. Only the statement is undone:
+   * the transaction goes on, holding a shared lock on the claim.
+   */
+  isDuplicateClaim(error: unknown): boolean {
+    return isDuplicateKeyOn(error, PAYMENT_CLAIM_KEY);
   }
 
   /** The account (WeChat mchid, Alipay app_id) that took a payment; undefined for payments recorded before accounts. */

@@ -1,6 +1,9 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 import { bigintAmount } from '../domain/money';
 
+/** The idempotency key's index: its name tells a duplicate claim from any other duplicate key. */
+export const PAYMENT_CLAIM_KEY = 'uq_payment_callback_channel_transaction';
+
 /**
  * One row per payment (channel, transaction id), however often it was delivered. The unique key is
  * the idempotency guarantee: the first delivery inserts it, every other one finds it. Deliveries
@@ -8,7 +11,7 @@ import { bigintAmount } from '../domain/money';
  * update it, and concurrent repeats would deadlock on it.
  */
 @Entity('payment_callback')
-@Index('uq_payment_callback_channel_transaction', ['channel', 'transactionId'], { unique: true })
+@Index(PAYMENT_CLAIM_KEY, ['channel', 'transactionId'], { unique: true })
 @Index('ix_payment_callback_paid_at', ['channel', 'paidAt'])
 export class PaymentCallback {
   @PrimaryGeneratedColumn({ type: 'bigint' })

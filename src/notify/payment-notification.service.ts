@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { AnomalyRepository } from '../anomaly/anomaly.repository';
 import { classifyRejectedPayment } from '../anomaly/classify-rejected-payment';
+import { changedOneRow } from '../database/sql';
+import { StatementBatch } from '../database/statement-batch';
 import { DomainError } from '../domain/domain-error';
 import { OutboxWriter } from '../events/outbox.writer';
 import { paymentSucceeded } from '../events/payment-events';
@@ -18,6 +20,9 @@ export const DeliveryOutcome = {
 } as const;
 export type DeliveryOutcome = (typeof DeliveryOutcome)[keyof typeof DeliveryOutcome] | RefundNoticeOutcome;
 
+/** Claimed, but the order did not move to PAID: the anomaly path decides why. */
+const OrderNotMoved = Symbol('order not moved');
+
 /**
  * verify → claim → transition → outbox → ack; refund notifications settle their refund once. Runs inside the transaction TransactionInterceptor
  * opened, so every write here commits together or not at all.
@@ -30,6 +35,7 @@ export class PaymentNotificationService {
     private readonly anomalies: AnomalyRepository,
     private readonly outbox: OutboxWriter,
     private readonly refunds: RefundSettlement,
+    private readonly batch: StatementBatch,
   ) {}
 
   async apply(notification: VerifiedNotification): Promise<DeliveryOutcome> {
@@ -42,11 +48,8 @@ export class PaymentNotificationService {
   }
 
   private async applyPayment(payment: PaymentNotification): Promise<DeliveryOutcome> {
-    if (!(await this.callbacks.claimPayment(payment, new Date()))) return DeliveryOutcome.Duplicate;
-    if (await this.orders.markPaidIfWaiting(payment)) {
-      await this.outbox.append(paymentSucceeded(payment));
-      return DeliveryOutcome.Paid;
-    }
+    const claimed = await this.claimAndPay(payment);
+    if (claimed !== OrderNotMoved) return claimed;
     const order = await this.orders.findForUpdate(payment.outTradeNo);
     if (!order) {
       // Rolls the claim back with everything else: the platform retries, perhaps after the order exists.
@@ -58,5 +61,26 @@ export class PaymentNotificationService {
     const anomaly = classifyRejectedPayment(order);
     await this.anomalies.record(anomaly, order, payment);
     return anomaly;
+  }
+
+  /**
+   * claim → compare-and-set → history → outbox in ONE round trip. The server stops at the first
+   * statement that fails: a duplicate claim leaves nothing else done. The history and outbox rows
+   * are each written only if the statement before them changed one row, i.e. only if the order moved.
+   */
+  private async claimAndPay(payment: PaymentNotification): Promise<DeliveryOutcome | typeof OrderNotMoved> {
+    const pay = this.orders.markPaidIfWaitingStatements(payment);
+    try {
+      const [, compareAndSet] = await this.batch.run([
+        this.callbacks.claimPaymentStatement(payment, new Date()),
+        pay.compareAndSet,
+        pay.history,
+        this.outbox.appendIfPreviousChangedOneRow(paymentSucceeded(payment)),
+      ]);
+      return changedOneRow(compareAndSet) ? DeliveryOutcome.Paid : OrderNotMoved;
+    } catch (error) {
+      if (this.callbacks.isDuplicateClaim(error)) return DeliveryOutcome.Duplicate;
+      throw error;
+    }
   }
 }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Propagation, Transactional, TransactionHost } from '@nestjs-cls/transactional';
 import { isDuplicateKey, WriteResult } from '../database/sql';
+import { PREVIOUS_CHANGED_ONE_ROW, Statement } from '../database/statement-batch';
 import { PaymentNotification } from '../domain/notification';
 import { nextStatus, OrderEvent, OrderStatus } from './order-status';
 import { OrderStatusChange } from './order-status-change.entity';
@@ -55,7 +56,14 @@ export class PaymentOrderRepository {
       if (isDuplicateKey(error)) return false;
       throw error;
     }
-    await this.recordChange(order.orderNo, null, OrderStatus.WaitPay, 'REGISTER', null, now);
+    await this.recordChange({
+      orderNo: order.orderNo,
+      from: null,
+      to: OrderStatus.WaitPay,
+      event: 'REGISTER',
+      cause: null,
+      at: now,
+    });
     return true;
   }
 
@@ -78,19 +86,25 @@ export class PaymentOrderRepository {
   }
 
   /**
-   * Compare-and-set WAIT_PAY → PAID, only for the exact amount and currency: true when this
-   * payment moved the order; false when the order is elsewhere, absent, or the amount differs.
+   * Compare-and-set WAIT_PAY → PAID, only for the exact amount and currency, and its history row, as
+   * statements for a batch: the compare-and-set's affectedRows is 1 when this payment moved the
+   * order, 0 when the order is elsewhere, absent, or the amount differs; the history row is written
+   * only when it moved, so a statement after it can in turn require PREVIOUS_CHANGED_ONE_ROW.
    */
-  async markPaidIfWaiting(payment: PaymentNotification): Promise<boolean> {
-    return this.transition(payment.outTradeNo, OrderEvent.Pay, OrderStatus.WaitPay, payment.transactionId, {
-      set: {
-        channel: payment.channel,
-        merchant_id: payment.merchantId,
-        transaction_id: payment.transactionId,
-        paid_at: payment.paidAt,
-      },
-      where: { amount: payment.amount, currency: payment.currency },
-    });
+  markPaidIfWaitingStatements(payment: PaymentNotification): { compareAndSet: Statement; history: Statement } {
+    const change = this.change(payment.outTradeNo, OrderEvent.Pay, OrderStatus.WaitPay, payment.transactionId);
+    return {
+      compareAndSet: compareAndSet(change, {
+        set: {
+          channel: payment.channel,
+          merchant_id: payment.merchantId,
+          transaction_id: payment.transactionId,
+          paid_at: payment.paidAt,
+        },
+        where: { amount: payment.amount, currency: payment.currency },
+      }),
+      history: historyRow(change, PREVIOUS_CHANGED_ONE_ROW),
+    };
   }
 
   async closeIfWaiting(orderNo: string): Promise<boolean> {
@@ -138,45 +152,70 @@ export class PaymentOrderRepository {
   }
 
   /** The state machine as one conditional UPDATE; the affected-row count is the answer. */
-  private async transition(
-    orderNo: string,
-    event: OrderEvent,
-    from: OrderStatus,
-    cause: string | null,
-    columns: { set: Record<string, unknown>; where: Record<string, unknown> } = { set: {}, where: {} },
-  ): Promise<boolean> {
-    const to = nextStatus(from, event);
-    if (to === undefined) throw new Error(`the state machine has no ${event} from ${from}`);
-    const now = new Date();
-    const set = Object.keys(columns.set)
-      .map((c) => `, ${c} = ?`)
-      .join('');
-    const where = Object.keys(columns.where)
-      .map((c) => ` AND ${c} = ?`)
-      .join('');
-    const result: WriteResult = await this.txHost.tx.query(
-      // Leaving a status leaves WAIT_PAY or later: nothing is left to ask the channel about.
-      `UPDATE payment_order SET status = ?, updated_at = ?, next_query_at = NULL${set}
-       WHERE order_no = ? AND status = ?${where}`,
-      [to, now, ...Object.values(columns.set), orderNo, from, ...Object.values(columns.where)],
-    );
+  private async transition(orderNo: string, event: OrderEvent, from: OrderStatus, cause: string | null): Promise<boolean> {
+    const change = this.change(orderNo, event, from, cause);
+    const update = compareAndSet(change);
+    const result: WriteResult = await this.txHost.tx.query(update.sql, update.params);
     if (result.affectedRows !== 1) return false;
-    await this.recordChange(orderNo, from, to, event, cause, now);
+    await this.recordChange(change);
     return true;
   }
 
-  private async recordChange(
-    orderNo: string,
-    from: OrderStatus | null,
-    to: OrderStatus,
-    event: OrderEvent | 'REGISTER',
-    cause: string | null,
-    at: Date,
-  ): Promise<void> {
-    await this.txHost.tx.query(
-      `INSERT INTO order_status_change (order_no, from_status, to_status, event, cause, changed_at)
-       VALUES (?, ?, ?, ?, ?, ?)`,
-      [orderNo, from, to, event, cause, at],
-    );
+  private change(orderNo: string, event: OrderEvent, from: OrderStatus, cause: string | null): StatusChange {
+    const to = nextStatus(from, event);
+    if (to === undefined) throw new Error(`the state machine has no ${event} from ${from}`);
+    return { orderNo, from, to, event, cause, at: new Date() };
   }
+
+  private async recordChange(change: StatusChange): Promise<void> {
+    const insert = historyRow(change);
+    await this.txHost.tx.query(insert.sql, insert.params);
+  }
+}
+
+interface StatusChange {
+  orderNo: string;
+  from: OrderStatus | null;
+  to: OrderStatus;
+  event: OrderEvent | 'REGISTER';
+  cause: string | null;
+  at: Date;
+}
+
+/** `from` → `to` as one conditional UPDATE; `columns` are set with it and must match for it. */
+function compareAndSet(
+  change: StatusChange,
+  columns: { set: Record<string, unknown>; where: Record<string, unknown> } = { set: {}, where: {} },
+): Statement {
+  const set = Object.keys(columns.set)
+    .map((c) => `, ${c} = ?`)
+    .join('');
+  const where = Object.keys(columns.where)
+    .map((c) => ` AND ${c} = ?`)
+    .join('');
+  return {
+    // Leaving a status leaves WAIT_PAY or later: nothing is left to ask the channel about.
+    sql: `UPDATE payment_order SET status = ?, updated_at = ?, next_query_at = NULL${set}
+          WHERE order_no = ? AND status = ?${where}`,
+    params: [
+      change.to,
+      change.at,
+      ...Object.values(columns.set),
+      change.orderNo,
+      change.from,
+      ...Object.values(columns.where),
+    ],
+  };
+}
+
+/** The history row of a change; with `condition`, written only when it holds (a batch's guard). */
+function historyRow(change: StatusChange, condition?: string): Statement {
+  const values = [change.orderNo, change.from, change.to, change.event, change.cause, change.at];
+  const columns = '(order_no, from_status, to_status, event, cause, changed_at)';
+  return condition === undefined
+    ? { sql: `INSERT INTO order_status_change ${columns} VALUES (?, ?, ?, ?, ?, ?)`, params: values }
+    : {
+        sql: `INSERT INTO order_status_change ${columns} SELECT ?, ?, ?, ?, ?, ? FROM DUAL WHERE ${condition}`,
+        params: values,
+      };
 }
