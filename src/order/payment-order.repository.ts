@@ -152,7 +152,12 @@ export class PaymentOrderRepository {
   }
 
   /** The state machine as one conditional UPDATE; the affected-row count is the answer. */
-  private async transition(orderNo: string, event: OrderEvent, from: OrderStatus, cause: string | null): Promise<boolean> {
+  private async transition(
+    orderNo: string,
+    event: OrderEvent,
+    from: OrderStatus,
+    cause: string | null,
+  ): Promise<boolean> {
     const change = this.change(orderNo, event, from, cause);
     const update = compareAndSet(change);
     const result: WriteResult = await this.txHost.tx.query(update.sql, update.params);

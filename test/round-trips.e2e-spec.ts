@@ -1,0 +1,231 @@
+import { Pool, RowDataPacket } from 'mysql2/promise';
+import { StatementBatch } from '../src/database/statement-batch';
+import { PaymentNotification } from '../src/domain/notification';
+import { CallbackRecordRepository } from '../src/idempotency/callback-record.repository';
+import { TransactionRunner } from '../src/transaction/transaction.runner';
+import { SentCommands } from './support/sent-commands';
+import {
+  count,
+  createTestPlatforms,
+  notificationsOnly,
+  RunningApp,
+  startApp,
+  TestClient,
+  testDatabasePool,
+  uniqueId,
+} from './support/test-app';
+
+/**
+ * A new payment costs three round trips to the database: START TRANSACTION, one batch (claim,
+ * compare-and-set, history, outbox), COMMIT. The suite counts the commands the driver actually
+ * sends, on two replicas sharing the database, and checks the batch's failure paths.
+ */
+describe('round trips of a payment', () => {
+  let running: RunningApp;
+  let replica: RunningApp;
+  let client: TestClient;
+  let replicaClient: TestClient;
+  let sent: SentCommands;
+  let replicaSent: SentCommands;
+  let pool: Pool;
+
+  beforeAll(async () => {
+    const platforms = await createTestPlatforms();
+    running = await startApp(notificationsOnly(platforms.env));
+    replica = await startApp(notificationsOnly(platforms.env));
+    client = new TestClient(running.url, platforms);
+    replicaClient = new TestClient(replica.url, platforms);
+    sent = SentCommands.attach(running.app);
+    replicaSent = SentCommands.attach(replica.app);
+    pool = testDatabasePool();
+  });
+  afterAll(async () => {
+    await running?.close();
+    await replica?.close();
+    await pool?.end();
+  });
+
+  async function effects(orderNo: string, transactionId: string) {
+    const [[order]] = await pool.query<RowDataPacket[]>('SELECT status FROM payment_order WHERE order_no = ?', [
+      orderNo,
+    ]);
+    return {
+      status: order.status,
+      claims: await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE transaction_id = ?', [transactionId]),
+      history: await count(pool, `SELECT COUNT(*) FROM order_status_change WHERE order_no = ? AND event = 'PAY'`, [
+        orderNo,
+      ]),
+      events: await count(pool, 'SELECT COUNT(*) FROM outbox_event WHERE order_no = ?', [orderNo]),
+    };
+  }
+
+  async function outcomes(transactionId: string): Promise<string[]> {
+    const [rows] = await pool.query<RowDataPacket[]>(
+      'SELECT outcome FROM callback_delivery WHERE transaction_id = ? ORDER BY id',
+      [transactionId],
+    );
+    return rows.map((r) => String(r.outcome));
+  }
+
+  async function newOrder(amount: number): Promise<{ orderNo: string; transactionId: string }> {
+    const orderNo = uniqueId('RT');
+    expect((await client.registerOrder({ orderNo, amount })).status).toBe(201);
+    return { orderNo, transactionId: uniqueId('T') };
+  }
+
+  const wechatpay = (via: TestClient, orderNo: string, transactionId: string, total: number) =>
+    via.postWechatpay(via.wechatpayPayment({ outTradeNo: orderNo, transactionId, total }));
+
+  it('should pay a new payment in three round trips: START TRANSACTION, one batch, COMMIT', async () => {
+    const { orderNo, transactionId } = await newOrder(1200);
+
+    expect((await wechatpay(client, orderNo, transactionId, 1200)).status).toBe(204);
+
+    const transaction = sent.transactionSending(transactionId);
+    expect(transaction).toEqual([
+      'START TRANSACTION',
+      expect.stringMatching(
+        /^INSERT INTO payment_callback[^;]*;\s*UPDATE payment_order[^;]*;\s*INSERT INTO order_status_change[^;]*;\s*INSERT INTO outbox_event[^;]*$/,
+      ),
+      'COMMIT',
+    ]);
+    expect(transaction.length).toBeLessThanOrEqual(3);
+    // Outside its transaction the payment costs only its share of the delivery log's group insert.
+    const outside = sent.sending(transactionId).filter((text) => !transaction.includes(text));
+    expect(outside.map((text) => text.slice(0, 28))).toEqual(['INSERT INTO callback_deliver']);
+    expect(await effects(orderNo, transactionId)).toEqual({ status: 'PAID', claims: 1, history: 1, events: 1 });
+  });
+
+  it('should answer a duplicate on another replica in three round trips, write nothing more, and take the next payment', async () => {
+    const { orderNo, transactionId } = await newOrder(1300);
+    expect((await wechatpay(client, orderNo, transactionId, 1300)).status).toBe(204);
+
+    // The replica has not seen this payment commit: only the database's unique key can tell it.
+    expect((await wechatpay(replicaClient, orderNo, transactionId, 1300)).status).toBe(204);
+
+    const duplicate = replicaSent.transactionSending(transactionId);
+    expect(duplicate).toEqual(['START TRANSACTION', expect.stringMatching(/^INSERT INTO payment_callback/), 'COMMIT']);
+    expect(await outcomes(transactionId)).toEqual(['PAID', 'DUPLICATE']);
+    expect(await effects(orderNo, transactionId)).toEqual({ status: 'PAID', claims: 1, history: 1, events: 1 });
+
+    const next = await newOrder(1400);
+    expect((await wechatpay(replicaClient, next.orderNo, next.transactionId, 1400)).status).toBe(204);
+    expect(await effects(next.orderNo, next.transactionId)).toEqual({
+      status: 'PAID',
+      claims: 1,
+      history: 1,
+      events: 1,
+    });
+  });
+
+  it('should roll the whole batch back when a statement after the claim fails on a duplicate key', async () => {
+    const { orderNo, transactionId } = await newOrder(1500);
+    // A duplicate key that is not the claim's must not pass for a duplicate delivery (which commits).
+    await pool.query(
+      `CREATE TRIGGER fail_outbox_duplicate BEFORE INSERT ON outbox_event FOR EACH ROW
+       IF NEW.order_no = '${orderNo}' THEN
+         SIGNAL SQLSTATE '23000' SET MYSQL_ERRNO = 1062,
+           MESSAGE_TEXT = 'Duplicate entry ''x'' for key ''uq_outbox_event_event_id''';
+       END IF`,
+    );
+    try {
+      expect((await wechatpay(client, orderNo, transactionId, 1500)).status).toBeGreaterThanOrEqual(500);
+      expect(sent.transactionSending(transactionId)).toEqual([
+        'START TRANSACTION',
+        expect.stringMatching(/^INSERT INTO payment_callback/),
+        'ROLLBACK',
+      ]);
+      expect(await effects(orderNo, transactionId)).toEqual({ status: 'WAIT_PAY', claims: 0, history: 0, events: 0 });
+    } finally {
+      await pool.query('DROP TRIGGER IF EXISTS fail_outbox_duplicate');
+    }
+
+    expect((await wechatpay(client, orderNo, transactionId, 1500)).status).toBe(204);
+    expect(await effects(orderNo, transactionId)).toEqual({ status: 'PAID', claims: 1, history: 1, events: 1 });
+  });
+
+  describe(StatementBatch.name, () => {
+    let sut: StatementBatch;
+    let transactions: TransactionRunner;
+
+    beforeAll(() => {
+      sut = running.app.get(StatementBatch);
+      transactions = running.app.get(TransactionRunner);
+    });
+
+    const historyRow = (orderNo: string) => ({
+      sql: `INSERT INTO order_status_change (order_no, from_status, to_status, event, cause, changed_at)
+            VALUES (?, NULL, 'WAIT_PAY', 'REGISTER', 'round-trips test', ?)`,
+      params: [orderNo, new Date()],
+    });
+    const connectionId = { sql: 'SELECT CONNECTION_ID() AS id', params: [] };
+
+    it('should stop at a duplicate claim, run nothing after it, and leave the connection ready for the next batch', async () => {
+      const { orderNo, transactionId } = await newOrder(1600);
+      expect((await wechatpay(client, orderNo, transactionId, 1600)).status).toBe(204);
+      const callbacks = running.app.get(CallbackRecordRepository);
+      const skipped = uniqueId('SKIP');
+      const committed = uniqueId('KEEP');
+
+      const seen = await transactions.run(async () => {
+        const [[before]] = (await sut.run([connectionId])) as RowDataPacket[][];
+        const failure: unknown = await sut
+          .run([
+            callbacks.claimPaymentStatement(payment(orderNo, transactionId, 1600), new Date()),
+            historyRow(skipped),
+          ])
+          .catch((error: unknown) => error);
+        const [[after], [echo], written] = (await sut.run([
+          connectionId,
+          { sql: 'SELECT ? AS echo', params: ['still answering'] },
+          historyRow(committed),
+        ])) as [RowDataPacket[], RowDataPacket[], { affectedRows: number }];
+        return {
+          duplicateClaim: callbacks.isDuplicateClaim(failure),
+          sameConnection: after.id === before.id,
+          echo: echo.echo,
+          written: written.affectedRows,
+        };
+      });
+
+      expect(seen).toEqual({ duplicateClaim: true, sameConnection: true, echo: 'still answering', written: 1 });
+      expect(await count(pool, 'SELECT COUNT(*) FROM order_status_change WHERE order_no = ?', [skipped])).toBe(0);
+      expect(await count(pool, 'SELECT COUNT(*) FROM order_status_change WHERE order_no = ?', [committed])).toBe(1);
+    });
+
+    it('should refuse a statement whose placeholders and values differ, or that holds a second statement', async () => {
+      await transactions.run(async () => {
+        await expect(sut.run([{ sql: 'SELECT ?, ?', params: [1] }])).rejects.toThrow(/2 placeholders and 1 values/);
+        await expect(sut.run([{ sql: 'SELECT 1; DROP TABLE payment_order', params: [] }])).rejects.toThrow(/';'/);
+      });
+      expect(
+        await count(
+          pool,
+          'SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?',
+          ['payment_order'],
+        ),
+      ).toBe(1);
+    });
+
+    it('should refuse to run outside a transaction', async () => {
+      // The decorator refuses before the method runs, synchronously.
+      expect(() => sut.run([connectionId])).toThrow(/MANDATORY, but no existing transaction is active/);
+    });
+  });
+});
+
+function payment(outTradeNo: string, transactionId: string, amount: number): PaymentNotification {
+  return {
+    channel: 'WECHATPAY',
+    merchantId: '1900009191',
+    eventType: 'TRANSACTION.SUCCESS',
+    paid: true,
+    outTradeNo,
+    transactionId,
+    amount,
+    currency: 'CNY',
+    paidAt: new Date(),
+    rawBody: Buffer.from(''),
+    headers: {},
+  };
+}
