@@ -92,7 +92,7 @@ export class PaymentOrderRepository {
    * only when it moved, so a statement after it can in turn require PREVIOUS_CHANGED_ONE_ROW.
    */
   markPaidIfWaitingStatements(payment: PaymentNotification): { compareAndSet: Statement; history: Statement } {
-    const change = this.change(payment.outTradeNo, OrderEvent.Pay, OrderStatus.WaitPay, payment.transactionId);
+    const change = statusChange(payment.outTradeNo, OrderEvent.Pay, OrderStatus.WaitPay, payment.transactionId);
     return {
       compareAndSet: compareAndSet(change, {
         set: {
@@ -158,18 +158,12 @@ export class PaymentOrderRepository {
     from: OrderStatus,
     cause: string | null,
   ): Promise<boolean> {
-    const change = this.change(orderNo, event, from, cause);
+    const change = statusChange(orderNo, event, from, cause);
     const update = compareAndSet(change);
     const result: WriteResult = await this.txHost.tx.query(update.sql, update.params);
     if (result.affectedRows !== 1) return false;
     await this.recordChange(change);
     return true;
-  }
-
-  private change(orderNo: string, event: OrderEvent, from: OrderStatus, cause: string | null): StatusChange {
-    const to = nextStatus(from, event);
-    if (to === undefined) throw new Error(`the state machine has no ${event} from ${from}`);
-    return { orderNo, from, to, event, cause, at: new Date() };
   }
 
   private async recordChange(change: StatusChange): Promise<void> {
@@ -185,6 +179,13 @@ interface StatusChange {
   event: OrderEvent | 'REGISTER';
   cause: string | null;
   at: Date;
+}
+
+/** The state machine's answer to `event` in `from`, as of now. */
+function statusChange(orderNo: string, event: OrderEvent, from: OrderStatus, cause: string | null): StatusChange {
+  const to = nextStatus(from, event);
+  if (to === undefined) throw new Error(`the state machine has no ${event} from ${from}`);
+  return { orderNo, from, to, event, cause, at: new Date() };
 }
 
 /** `from` → `to` as one conditional UPDATE; `columns` are set with it and must match for it. */
