@@ -2,7 +2,14 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver';
 
-const SET_READ_COMMITTED = 'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED';
+/**
+ * mysql2 escapes quotes in values with a backslash: under NO_BACKSLASH_ESCAPES that escaping would
+ * no longer hold, and with multi-statement queries on (StatementBatch) a value could end a string
+ * and start a statement. Each session turns the mode off, whatever the server's default.
+ */
+const SESSION_SETUP =
+  'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED;' +
+  " SET SESSION sql_mode = REPLACE(@@SESSION.sql_mode, 'NO_BACKSLASH_ESCAPES', '')";
 
 /**
  * Every pooled connection runs READ COMMITTED by default, so that a transaction costs one
@@ -18,8 +25,8 @@ export class ReadCommittedSessions implements OnModuleInit {
     const pool = (this.dataSource.driver as MysqlDriver).pool as {
       on(event: 'connection', listener: (connection: { query(sql: string): void }) => void): void;
     };
-    pool.on('connection', (connection) => connection.query(SET_READ_COMMITTED));
+    pool.on('connection', (connection) => connection.query(SESSION_SETUP));
     // TypeORM opened one connection to check the server before this hook existed; it is the only idle one.
-    await this.dataSource.query(SET_READ_COMMITTED);
+    await this.dataSource.query(SESSION_SETUP);
   }
 }
