@@ -1,6 +1,7 @@
 import { loadOrderConfig } from './order.config';
 import { loadRetentionConfig } from './retention.config';
 import { loadSpoolConfig } from './spool.config';
+import { loadRedisConfig } from './redis.config';
 import { loadReconciliationConfig } from './reconciliation.config';
 import { loadAdminOperators } from './admin.config';
 import { loadAlipayAccounts, loadAlipayNotifyMaxAgeSeconds } from '../channels/alipay/alipay.config';
@@ -28,6 +29,7 @@ const NAMESPACES: Array<(env: NodeJS.ProcessEnv) => unknown> = [
   loadRetentionConfig,
   loadSpoolConfig,
   loadReconciliationConfig,
+  loadRedisConfig,
 ];
 
 /**

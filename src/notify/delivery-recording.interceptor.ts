@@ -1,6 +1,6 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import { from, lastValueFrom, Observable } from 'rxjs';
-import { CommittedPaymentsCache } from '../idempotency/committed-payments.cache';
+import { CommittedPayments } from '../idempotency/committed-payments';
 import { DeliveryLog } from '../idempotency/delivery-log';
 import { isPayment, PaymentNotification, VerifiedNotification } from '../domain/notification';
 import { DeliveryOutcome } from './payment-notification.service';
@@ -8,17 +8,17 @@ import { DeliveryOutcome } from './payment-notification.service';
 /**
  * Sits between AckInterceptor and TransactionInterceptor. Every delivery is written to the
  * delivery log after its transaction committed and before it is acked. Two thirds of all
- * deliveries repeat a payment that this instance has already seen commit: those skip the
- * transaction altogether. A repeat arriving while its first delivery is still in flight here waits
- * for it instead of queueing on the database's lock; everything the memory does not know falls
- * through to the database, which alone decides.
+ * deliveries repeat a payment that this instance (or, with REDIS_URL, any replica) has already seen
+ * commit: those skip the transaction altogether. A repeat arriving while its first delivery is
+ * still in flight here, or on another replica, waits for it instead of queueing on the database's
+ * lock; everything CommittedPayments does not know falls through to the database, which alone decides.
  */
 @Injectable()
 export class DeliveryRecordingInterceptor implements NestInterceptor {
   private readonly inFlight = new Map<string, Promise<unknown>>();
 
   constructor(
-    private readonly committed: CommittedPaymentsCache,
+    private readonly committed: CommittedPayments,
     private readonly deliveries: DeliveryLog,
   ) {}
 
@@ -34,9 +34,10 @@ export class DeliveryRecordingInterceptor implements NestInterceptor {
     apply: () => Promise<DeliveryOutcome>,
   ): Promise<DeliveryOutcome> {
     if (!isPayment(notification)) return this.record(notification, await apply(), receivedAt);
-    const key = CommittedPaymentsCache.keyOf(notification);
+    const key = CommittedPayments.keyOf(notification);
     await this.inFlight.get(key)?.catch(() => undefined);
-    if (this.committed.has(notification)) return this.record(notification, DeliveryOutcome.Duplicate, receivedAt);
+    if (await this.committed.isCommitted(notification))
+      return this.record(notification, DeliveryOutcome.Duplicate, receivedAt);
 
     const applied = this.applyPayment(notification, apply);
     this.inFlight.set(key, applied);
@@ -51,10 +52,16 @@ export class DeliveryRecordingInterceptor implements NestInterceptor {
     payment: PaymentNotification,
     apply: () => Promise<DeliveryOutcome>,
   ): Promise<DeliveryOutcome> {
-    const outcome = await apply();
-    // Every outcome of a payment (paid, duplicate, anomaly) means its dedup record has committed.
-    this.committed.remember(payment);
-    return outcome;
+    const claim = await this.committed.claimFirst(payment);
+    if (claim.heldElsewhere && (await this.committed.waitForFirst(payment))) return DeliveryOutcome.Duplicate;
+    try {
+      const outcome = await apply();
+      // Every outcome of a payment (paid, duplicate, anomaly) means its dedup record has committed.
+      await this.committed.markCommitted(payment);
+      return outcome;
+    } finally {
+      await claim.release();
+    }
   }
 
   private async record(

@@ -5,7 +5,7 @@ import { PollingWorker } from '../common/polling-worker';
 import { isDatabaseUnavailable } from '../database/database-unavailable';
 import { DomainError } from '../domain/domain-error';
 import { isPayment, VerifiedNotification } from '../domain/notification';
-import { CommittedPaymentsCache } from '../idempotency/committed-payments.cache';
+import { CommittedPayments } from '../idempotency/committed-payments';
 import { DeliveryLog } from '../idempotency/delivery-log';
 import { NotificationOutcomeLog } from '../notify/notification-outcome.log';
 import { PaymentNotificationService } from '../notify/payment-notification.service';
@@ -42,7 +42,7 @@ export class SpoolReplayer extends PollingWorker {
     private readonly notifications: PaymentNotificationService,
     private readonly transactions: TransactionRunner,
     private readonly deliveries: DeliveryLog,
-    private readonly committed: CommittedPaymentsCache,
+    private readonly committed: CommittedPayments,
     @InjectMetric(SPOOL_REPLAYED) private readonly replayed: Counter<string>,
   ) {
     super();
@@ -102,7 +102,7 @@ export class SpoolReplayer extends PollingWorker {
     try {
       const outcome = await this.transactions.run(() => this.notifications.apply(notification));
       // Every outcome of a payment means its dedup record has committed.
-      if (isPayment(notification)) this.committed.remember(notification);
+      if (isPayment(notification)) await this.committed.markCommitted(notification);
       await this.deliveries.record(notification, outcome, receivedAt);
       this.replayed.inc({ channel: notification.channel, outcome });
       this.outcomeLog.committed(notification, outcome);
