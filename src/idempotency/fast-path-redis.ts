@@ -50,10 +50,16 @@ export class FastPathRedis implements OnApplicationShutdown {
     return this.client !== undefined;
   }
 
+  /** Connected and ready for commands (reconnection goes on in the background otherwise). */
+  get connected(): boolean {
+    return this.client?.status === 'ready';
+  }
+
   async attempt<T>(operation: FastPathOperation, command: (redis: Redis) => Promise<T>): Promise<T | undefined> {
-    if (this.client?.status !== 'ready' || Date.now() < this.pausedUntil) return undefined;
+    const client = this.client;
+    if (client?.status !== 'ready' || Date.now() < this.pausedUntil) return undefined;
     try {
-      const answer = await command(this.client);
+      const answer = await command(client);
       this.recovered();
       return answer;
     } catch (error) {
