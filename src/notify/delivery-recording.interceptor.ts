@@ -38,6 +38,8 @@ export class DeliveryRecordingInterceptor implements NestInterceptor {
     await this.inFlight.get(key)?.catch(() => undefined);
     if (await this.committed.isCommitted(notification))
       return this.record(notification, DeliveryOutcome.Duplicate, receivedAt);
+    // Another delivery of it got ahead here while Redis answered: wait for that one instead.
+    if (this.inFlight.has(key)) return this.handle(notification, receivedAt, apply);
 
     const applied = this.applyPayment(notification, apply);
     this.inFlight.set(key, applied);
