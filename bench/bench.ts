@@ -14,7 +14,16 @@ import { exactlyOnceViolations } from './exactly-once';
 import { drive, LoadResult, percentile } from './http-load';
 import { prefill, retentionProgress } from './prefill';
 import { insertOrdersDirectly, rawSqlRun } from './raw-sql';
-import { assertPortFree, BenchUsageError, parsePort, SERVICE_NODE_OPTIONS, startService } from './service-process';
+import { databaseCpu, DatabaseCpu, msPer } from './database-cpu';
+import {
+  assertPortFree,
+  BenchUsageError,
+  parsePort,
+  parseReplicas,
+  replicaPorts,
+  SERVICE_NODE_OPTIONS,
+  startReplicas,
+} from './service-process';
 
 const { values: args } = parseArgs({
   options: {
@@ -27,8 +36,12 @@ const { values: args } = parseArgs({
     rabbitmq: { type: 'string' },
     /** `off`: run without the example after-payment handlers, to measure the callback path alone. */
     handlers: { type: 'string', default: 'on' },
-    /** The service's port; a port already in use is refused (two benchmarks at once would measure each other). */
+    /** The first replica's port (the next ones count up from it); a port already in use is refused (two benchmarks at once would measure each other). */
     port: { type: 'string', default: '3901' },
+    /** Service processes on the one database; deliveries go to them in turn. */
+    replicas: { type: 'string', default: '1' },
+    /** REDIS_URL for every replica. */
+    redis: { type: 'string' },
     /** Writes a V8 CPU profile of the service (open it in Chrome DevTools) to bench/results/profiles. */
     profile: { type: 'boolean', default: false },
   },
@@ -41,8 +54,9 @@ const ADMIN_URL = process.env.BENCH_DATABASE_ADMIN_URL ?? 'mysql://root@127.0.0.
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 async function main(): Promise<void> {
-  const port = parsePort(args.port!);
-  await assertPortFree(port);
+  const ports = replicaPorts(parsePort(args.port!), parseReplicas(args.replicas!));
+  for (const port of ports) await assertPortFree(port);
+  const dbCpu = await databaseCpu(ADMIN_URL);
   const runId = Date.now().toString(36);
   const { scheme, version } = await serverKind();
   const databases = { service: `pcs_bench_${runId}`, raw: `pcs_bench_${runId}_raw` };
@@ -54,7 +68,7 @@ async function main(): Promise<void> {
       say(`prefilling ${PREFILL} earlier payments, ${PREFILL_AGE_DAYS} days old, in both databases…`);
       for (const db of Object.values(databases)) await prefill(url(db), PREFILL, PREFILL_AGE_DAYS);
     }
-    const result = await runBenchmark(runId, url(databases.service), url(databases.raw), port);
+    const result = await runBenchmark(runId, url(databases.service), url(databases.raw), ports, dbCpu);
     report({ ...result, database: version });
     if (result.violations.length > 0) process.exitCode = 1;
   } finally {
@@ -62,7 +76,7 @@ async function main(): Promise<void> {
   }
 }
 
-async function runBenchmark(runId: string, serviceDb: string, rawDb: string, port: number) {
+async function runBenchmark(runId: string, serviceDb: string, rawDb: string, ports: number[], dbCpu: DatabaseCpu) {
   const platforms = await createTestPlatforms();
   const signers = {
     wechatpay: {
@@ -82,7 +96,7 @@ async function runBenchmark(runId: string, serviceDb: string, rawDb: string, por
     ? repeatsOnly(payments, signed, random)
     : arrivalOrder(payments, signed, random);
 
-  const service = await startService(
+  const service = await startReplicas(
     {
       ...platforms.env,
       DATABASE_URL: serviceDb,
@@ -90,20 +104,24 @@ async function runBenchmark(runId: string, serviceDb: string, rawDb: string, por
       // RETENTION_RAW_DAYS=36500 RETENTION_EVENTS_DAYS=36500 npm run bench … runs without pruning, for comparison.
       ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('RETENTION_'))),
       ...(args.rabbitmq ? { RABBITMQ_URL: args.rabbitmq } : {}),
+      ...(args.redis ? { REDIS_URL: args.redis } : {}),
     },
-    port,
-    join(__dirname, 'results', `service-${runId}.log`),
+    ports,
+    (replica) => join(__dirname, 'results', `service-${runId}-${replica}.log`),
     args.profile ? join(__dirname, 'results', 'profiles') : undefined,
   );
   try {
     say(`registering ${payments.length + warmup.length} orders through the API…`);
-    await registerOrders(service.url, platforms.internalApiToken, [...warmup, ...payments]);
-    say('warming up…');
-    await drive(service.url, arrivalOrder(warmup, signed, random), CONCURRENCY);
-    if (args['duplicates-only']) await drive(service.url, onePerPayment(payments), CONCURRENCY);
-    say(`measuring ${measured.length} deliveries at concurrency ${CONCURRENCY}…`);
+    await registerOrders(service.urls[0], platforms.internalApiToken, [...warmup, ...payments]);
+    say(`warming up ${service.urls.length} replica(s)…`);
+    await drive(service.urls, arrivalOrder(warmup, signed, random), CONCURRENCY);
+    if (args['duplicates-only']) await drive(service.urls, onePerPayment(payments), CONCURRENCY);
+    const dbIdleMsPerSecond = await databaseIdleMsPerSecond(dbCpu);
+    say(`measuring ${measured.length} deliveries at concurrency ${CONCURRENCY} over ${service.urls.length} replica(s)…`);
     const cpuBefore = service.cpuSeconds();
-    const load = await drive(service.url, measured, CONCURRENCY);
+    const dbBefore = dbCpu();
+    const load = await drive(service.urls, measured, CONCURRENCY);
+    const dbCpuMsPerDelivery = msPer(dbBefore, dbCpu(), measured.length);
     const cpuSeconds = service.cpuSeconds() - cpuBefore;
     const peakRssMiB = service.peakRssMiB();
     const violations = await exactlyOnceViolations(serviceDb, payments, measured.length, acknowledged(load));
@@ -113,10 +131,23 @@ async function runBenchmark(runId: string, serviceDb: string, rawDb: string, por
     say('measuring the raw SQL limit…');
     await insertOrdersDirectly(rawDb, payments);
     if (args['duplicates-only']) await rawSqlRun(rawDb, onePerPayment(payments), CONCURRENCY);
+    const rawDbBefore = dbCpu();
     const raw = await rawSqlRun(rawDb, measured, CONCURRENCY);
-    return { load, measured: measured.length, cpuSeconds, peakRssMiB, rawSeconds: raw.seconds, violations, retention };
+    const rawDbCpuMsPerDelivery = msPer(rawDbBefore, dbCpu(), measured.length);
+    return {
+      load,
+      measured: measured.length,
+      cpuSeconds,
+      peakRssMiB,
+      dbCpuMsPerDelivery,
+      dbIdleMsPerSecond,
+      rawSeconds: raw.seconds,
+      rawDbCpuMsPerDelivery,
+      violations,
+      retention,
+    };
   } finally {
-    if (service.child.exitCode === null && service.child.signalCode === null) await service.stop();
+    await service.stop();
   }
 }
 
@@ -128,6 +159,16 @@ function repeatsOnly(
 ): Delivery[] {
   const repeats = payments.map((p) => ({ ...p, deliveries: 3 }));
   return arrivalOrder(repeats, new Map(repeats.map((p, i) => [p, signed.get(payments[i])!])), random);
+}
+
+/**
+ * The database's CPU over two quiet seconds before the measured window (the replicas idle but for
+ * their polling workers): what other users of a shared server add to the figure per delivery.
+ */
+async function databaseIdleMsPerSecond(dbCpu: DatabaseCpu): Promise<number | undefined> {
+  const before = dbCpu();
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  return msPer(before, dbCpu(), 2);
 }
 
 function acknowledged(load: LoadResult): number {
@@ -152,6 +193,10 @@ async function registerOrders(url: string, token: string, payments: Payment[]): 
   );
 }
 
+function perDelivery(ms: number | null): string {
+  return ms === null ? 'n/a' : `${ms.toFixed(2)} ms`;
+}
+
 function report(r: Awaited<ReturnType<typeof runBenchmark>> & { database: string }): void {
   const sorted = [...r.load.latenciesMs].sort((a, b) => a - b);
   const deliveriesPerSecond = r.measured / r.load.seconds;
@@ -164,6 +209,8 @@ function report(r: Awaited<ReturnType<typeof runBenchmark>> & { database: string
     prefilledPayments: PREFILL,
     prefillAgeDays: PREFILL_AGE_DAYS,
     broker: args.rabbitmq ? 'rabbitmq' : 'embedded',
+    replicas: r.peakRssMiB.length,
+    redis: args.redis !== undefined,
     exampleHandlers: args.handlers,
     serviceNodeOptions: process.env.SERVICE_NODE_OPTIONS ?? SERVICE_NODE_OPTIONS,
     deliveriesPerSecond: Math.round(deliveriesPerSecond),
@@ -178,7 +225,11 @@ function report(r: Awaited<ReturnType<typeof runBenchmark>> & { database: string
     nonSuccessAcks: r.load.nonSuccessAcks,
     serviceCpuSeconds: r.cpuSeconds,
     serviceCpuMsPerDelivery: (r.cpuSeconds * 1000) / r.measured,
-    servicePeakRssMiB: Math.round(r.peakRssMiB),
+    servicePeakRssMiB: Math.round(Math.max(...r.peakRssMiB)),
+    perReplicaPeakRssMiB: r.peakRssMiB.map(Math.round),
+    dbCpuMsPerDelivery: r.dbCpuMsPerDelivery ?? null,
+    dbCpuMsPerSecondIdle: r.dbIdleMsPerSecond ?? null,
+    rawDbCpuMsPerDelivery: r.rawDbCpuMsPerDelivery ?? null,
     rawDeliveriesPerSecond: Math.round(rawPerSecond),
     ratioServiceToRaw: Number((deliveriesPerSecond / rawPerSecond).toFixed(2)),
     exactlyOnce: r.violations.length === 0 ? 'OK' : r.violations,
@@ -202,6 +253,7 @@ function report(r: Awaited<ReturnType<typeof runBenchmark>> & { database: string
   say(
     `  mode                  ${figures.mode}, ${figures.broker}, example handlers ${args.handlers}, prefill ${PREFILL}`,
   );
+  say(`  replicas              ${figures.replicas}${figures.redis ? ', Redis' : ''}`);
   say(
     `  deliveries/s          ${figures.deliveriesPerSecond}   (${r.measured} deliveries in ${r.load.seconds.toFixed(1)} s)`,
   );
@@ -211,7 +263,10 @@ function report(r: Awaited<ReturnType<typeof runBenchmark>> & { database: string
   );
   say(`  errors / non-success  ${figures.errors} / ${figures.nonSuccessAcks}`);
   say(
-    `  service CPU           ${r.cpuSeconds.toFixed(1)} s (${figures.serviceCpuMsPerDelivery.toFixed(2)} ms per delivery), peak RSS ${figures.servicePeakRssMiB} MiB (NODE_OPTIONS ${figures.serviceNodeOptions || 'none'})`,
+    `  service CPU           ${r.cpuSeconds.toFixed(1)} s (${figures.serviceCpuMsPerDelivery.toFixed(2)} ms per delivery, all replicas), peak RSS ${figures.perReplicaPeakRssMiB.join(' / ')} MiB (NODE_OPTIONS ${figures.serviceNodeOptions || 'none'})`,
+  );
+  say(
+    `  database CPU per delivery  ${perDelivery(figures.dbCpuMsPerDelivery)} (raw SQL run ${perDelivery(figures.rawDbCpuMsPerDelivery)}; idle before the run ${figures.dbCpuMsPerSecondIdle ?? 'n/a'} ms/s)`,
   );
   say(`  raw SQL limit         ${figures.rawDeliveriesPerSecond} deliveries/s`);
   say(`  ratio service/raw = ${figures.ratioServiceToRaw}`);

@@ -9,9 +9,12 @@ export interface LoadResult {
   acked: Set<Delivery>;
 }
 
-/** Fixed concurrency: `concurrency` workers on keep-alive connections, each sending the next delivery when its last is answered. */
-export async function drive(baseUrl: string, deliveries: Delivery[], concurrency: number): Promise<LoadResult> {
-  const pool = new Pool(baseUrl, { connections: concurrency, pipelining: 1 });
+/**
+ * Fixed concurrency: `concurrency` workers on keep-alive connections, each sending the next delivery
+ * when its last is answered, to the replicas in turn (see replicaFor).
+ */
+export async function drive(baseUrls: string[], deliveries: Delivery[], concurrency: number): Promise<LoadResult> {
+  const pools = baseUrls.map((url) => new Pool(url, { connections: concurrency, pipelining: 1 }));
   const latenciesMs: number[] = [];
   const acked = new Set<Delivery>();
   let errors = 0;
@@ -20,10 +23,11 @@ export async function drive(baseUrl: string, deliveries: Delivery[], concurrency
   const started = process.hrtime.bigint();
   const worker = async () => {
     while (next < deliveries.length) {
-      const delivery = deliveries[next++];
+      const sequence = next++;
+      const delivery = deliveries[sequence];
       const sent = process.hrtime.bigint();
       try {
-        const response = await pool.request({
+        const response = await pools[replicaFor(sequence, pools.length)].request({
           method: 'POST',
           path: delivery.path,
           headers: delivery.headers,
@@ -40,8 +44,17 @@ export async function drive(baseUrl: string, deliveries: Delivery[], concurrency
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  await pool.close();
+  await Promise.all(pools.map((pool) => pool.close()));
   return { seconds, latenciesMs, errors, nonSuccessAcks, acked };
+}
+
+/**
+ * Round robin over the arrival order, as a load balancer without affinity spreads requests: the
+ * deliveries of one payment, wherever they are in the order, land on any replica, so concurrent
+ * repeats race each other across processes and meet only in the database.
+ */
+export function replicaFor(sequence: number, replicas: number): number {
+  return sequence % replicas;
 }
 
 export function percentile(sorted: number[], p: number): number {

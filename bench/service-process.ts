@@ -1,7 +1,8 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { openSync, readFileSync } from 'node:fs';
+import { openSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { peakRssMiB, processCpuSeconds } from './proc-stat';
 
 export interface ServiceProcess {
   url: string;
@@ -12,7 +13,6 @@ export interface ServiceProcess {
 }
 
 const ROOT = join(__dirname, '..');
-const CLOCK_TICKS = 100; // USER_HZ on Linux
 
 /** A usage mistake: bench.ts prints the message alone, without a stack, and exits 2. */
 export class BenchUsageError extends Error {}
@@ -91,18 +91,70 @@ export async function startService(
     if (i > 300) throw new Error('the service did not become ready in 30 s');
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  const proc = (file: string) => readFileSync(`/proc/${child.pid}/${file}`, 'utf8');
   return {
     url,
     child,
-    cpuSeconds: () => {
-      const fields = proc('stat').split(') ')[1].split(' ');
-      return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS; // utime + stime
-    },
-    peakRssMiB: () => Number(/VmHWM:\s+(\d+) kB/.exec(proc('status'))![1]) / 1024,
+    cpuSeconds: () => processCpuSeconds(child.pid!),
+    peakRssMiB: () => peakRssMiB(child.pid!),
     stop: async () => {
       child.kill('SIGTERM');
       await new Promise((resolve) => child.once('exit', resolve));
     },
   };
+}
+
+/** N production builds of the service on one database, as several replicas behind a load balancer. */
+export interface Replicas {
+  urls: string[];
+  /** CPU seconds of all replicas together. */
+  cpuSeconds(): number;
+  /** Each replica's peak RSS, in the order of `urls`. */
+  peakRssMiB(): number[];
+  /** Stops the replicas still running. */
+  stop(): Promise<void>;
+}
+
+/** --replicas as given: an integer from 1 to 32. */
+export function parseReplicas(text: string): number {
+  const count = Number(text);
+  if (!/^\d+$/.test(text) || count < 1 || count > 32) {
+    throw new BenchUsageError(`--replicas must be an integer from 1 to 32, not "${text}"`);
+  }
+  return count;
+}
+
+/** The replicas' ports: `base`, `base + 1`, … */
+export function replicaPorts(base: number, count: number): number[] {
+  const ports = Array.from({ length: count }, (_, i) => base + i);
+  if (ports[ports.length - 1] > 65535) {
+    throw new BenchUsageError(`--port ${base} with --replicas ${count} goes beyond port 65535`);
+  }
+  return ports;
+}
+
+/** Starts one service per port, each logging to `logFile(i)`; if one fails to start, the others are stopped. */
+export async function startReplicas(
+  env: Record<string, string>,
+  ports: number[],
+  logFile: (replica: number) => string,
+  profileDir?: string,
+): Promise<Replicas> {
+  const started = await Promise.allSettled(ports.map((port, i) => startService(env, port, logFile(i), profileDir)));
+  const services = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const stop = () => Promise.all(services.filter(isRunning).map((service) => service.stop())).then(() => undefined);
+  const failed = started.find((s) => s.status === 'rejected');
+  if (failed) {
+    await stop();
+    throw failed.reason;
+  }
+  return {
+    urls: services.map((service) => service.url),
+    cpuSeconds: () => services.reduce((sum, service) => sum + service.cpuSeconds(), 0),
+    peakRssMiB: () => services.map((service) => service.peakRssMiB()),
+    stop,
+  };
+}
+
+function isRunning(service: ServiceProcess): boolean {
+  return service.child.exitCode === null && service.child.signalCode === null;
 }
