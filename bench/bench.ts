@@ -14,7 +14,7 @@ import { exactlyOnceViolations } from './exactly-once';
 import { drive, LoadResult, percentile } from './http-load';
 import { prefill, retentionProgress } from './prefill';
 import { insertOrdersDirectly, rawSqlRun } from './raw-sql';
-import { databaseCpu, DatabaseCpu, msPer } from './database-cpu';
+import { databaseCpu, DatabaseCpu, msPer, netOfIdle } from './database-cpu';
 import {
   assertPortFree,
   BenchUsageError,
@@ -229,6 +229,7 @@ function report(r: Awaited<ReturnType<typeof runBenchmark>> & { database: string
     perReplicaPeakRssMiB: r.peakRssMiB.map(Math.round),
     dbCpuMsPerDelivery: r.dbCpuMsPerDelivery ?? null,
     dbCpuMsPerSecondIdle: r.dbIdleMsPerSecond ?? null,
+    dbCpuMsPerDeliveryNetOfIdle: netOfIdle(r.dbCpuMsPerDelivery, r.dbIdleMsPerSecond, r.load.seconds, r.measured) ?? null,
     rawDbCpuMsPerDelivery: r.rawDbCpuMsPerDelivery ?? null,
     rawDeliveriesPerSecond: Math.round(rawPerSecond),
     ratioServiceToRaw: Number((deliveriesPerSecond / rawPerSecond).toFixed(2)),
@@ -266,7 +267,7 @@ function report(r: Awaited<ReturnType<typeof runBenchmark>> & { database: string
     `  service CPU           ${r.cpuSeconds.toFixed(1)} s (${figures.serviceCpuMsPerDelivery.toFixed(2)} ms per delivery, all replicas), peak RSS ${figures.perReplicaPeakRssMiB.join(' / ')} MiB (NODE_OPTIONS ${figures.serviceNodeOptions || 'none'})`,
   );
   say(
-    `  database CPU per delivery  ${perDelivery(figures.dbCpuMsPerDelivery)} (raw SQL run ${perDelivery(figures.rawDbCpuMsPerDelivery)}; idle before the run ${figures.dbCpuMsPerSecondIdle ?? 'n/a'} ms/s)`,
+    `  database CPU per delivery  ${perDelivery(figures.dbCpuMsPerDelivery)}, ${perDelivery(figures.dbCpuMsPerDeliveryNetOfIdle)} net of its idle ${figures.dbCpuMsPerSecondIdle ?? 'n/a'} ms/s (raw SQL run ${perDelivery(figures.rawDbCpuMsPerDelivery)})`,
   );
   say(`  raw SQL limit         ${figures.rawDeliveriesPerSecond} deliveries/s`);
   say(`  ratio service/raw = ${figures.ratioServiceToRaw}`);

@@ -60,3 +60,18 @@ function readOrEmpty(file: string): string {
     return '';
   }
 }
+
+/**
+ * The per-delivery figure less what the server spent at its idle rate over the same window: an
+ * estimate of this run's own share on a server others use too (their load is assumed steady).
+ */
+export function netOfIdle(
+  msPerDelivery: number | undefined,
+  idleMsPerSecond: number | undefined,
+  seconds: number,
+  deliveries: number,
+): number | undefined {
+  if (msPerDelivery === undefined || idleMsPerSecond === undefined || deliveries <= 0) return undefined;
+  const net = msPerDelivery - (idleMsPerSecond * seconds) / deliveries;
+  return Math.max(0, Math.round(net * 100) / 100);
+}

@@ -25,6 +25,33 @@ async function benchDatabases(): Promise<string[]> {
   });
 }
 
+/** Listens on a port whose predecessor is free, so that `--replicas 2` from that predecessor reaches it. */
+async function occupyPortAfterAFreeOne(): Promise<{ server: Server; port: number }> {
+  for (let attempt = 0; ; attempt++) {
+    const server = await listen(0);
+    const port = (server.address() as { port: number }).port;
+    const below = await listen(port - 1).catch(() => undefined);
+    if (below) {
+      await close(below);
+      return { server, port };
+    }
+    await close(server);
+    if (attempt >= 20) throw new Error('found no free port right below an ephemeral one');
+  }
+}
+
+function listen(port: number): Promise<Server> {
+  const server = createServer();
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '0.0.0.0', () => resolve(server));
+  });
+}
+
+function close(server: Server): Promise<void> {
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
 describe('npm run bench --port', () => {
   let occupied: Server;
   let port: number;
@@ -45,6 +72,28 @@ describe('npm run bench --port', () => {
     expect(stderr).toContain(`port ${port} is already in use`);
     expect(stderr).toContain('--port <n>');
     expect(await benchDatabases()).toEqual(before);
+  });
+
+  it("should refuse --replicas when a later replica's port is in use, before creating anything", async () => {
+    const second = await occupyPortAfterAFreeOne();
+    const before = await benchDatabases();
+
+    try {
+      const { code, stderr } = await bench(['--port', String(second.port - 1), '--replicas', '2', '--orders', '10']);
+
+      expect(code).toBe(2);
+      expect(stderr).toContain(`port ${second.port} is already in use`);
+      expect(await benchDatabases()).toEqual(before);
+    } finally {
+      await close(second.server);
+    }
+  });
+
+  it('should refuse a number of replicas that is not one', async () => {
+    const { code, stderr } = await bench(['--replicas', '0']);
+
+    expect(code).toBe(2);
+    expect(stderr).toContain('--replicas must be an integer from 1 to 32');
   });
 
   it('should refuse a port that is not one', async () => {
