@@ -9,7 +9,15 @@ import { DataSource } from 'typeorm';
 import { loadDatabaseConfig } from '../src/config/database.config';
 import { buildDataSourceOptions } from '../src/database/data-source-options';
 import { createTestPlatforms } from '../test/support/test-app';
-import { arrivalOrder, Delivery, Payment, planPayments, seededRandom, signPayment } from './delivery-mix';
+import {
+  arrivalOrder,
+  Delivery,
+  Payment,
+  planPayments,
+  seededRandom,
+  SignedDeliveries,
+  signDeliveries,
+} from './delivery-mix';
 import { exactlyOnceViolations } from './exactly-once';
 import { drive, LoadResult, percentile } from './http-load';
 import { prefill, retentionProgress } from './prefill';
@@ -88,14 +96,14 @@ async function runBenchmark(runId: string, serviceDb: string, rawDb: string, por
   };
   const payments = planPayments(ORDERS, runId);
   const warmup = planPayments(Math.max(500, Math.round(ORDERS / 20)), `${runId}w`);
-  const signed = new Map<Payment, Omit<Delivery, 'payment'>>();
+  const signed: SignedDeliveries = new Map();
   // Each set is signed right before it is sent: a WeChat Pay timestamp expires after 5 minutes,
   // which registering and warming up several replicas on a busy machine can take.
   const sign = (list: Payment[]) => {
     say(`signing ${list.length} notifications (RSA-2048, AES-256-GCM)…`);
-    for (const p of list) signed.set(p, signPayment(p, signers));
+    for (const p of list) signed.set(p, signDeliveries(p, signers, p.deliveries + (args['duplicates-only'] ? 3 : 0)));
   };
-  const onePerPayment = (list: Payment[]) => list.map((payment) => ({ payment, ...signed.get(payment)! }));
+  const onePerPayment = (list: Payment[]) => list.map((payment) => ({ payment, ...signed.get(payment)![0] }));
   sign(warmup);
 
   const service = await startReplicas(
@@ -124,7 +132,9 @@ async function runBenchmark(runId: string, serviceDb: string, rawDb: string, por
       : arrivalOrder(payments, signed, random);
     if (args['duplicates-only']) await drive(service.urls, onePerPayment(payments), CONCURRENCY);
     const dbIdleMsPerSecond = await databaseIdleMsPerSecond(dbCpu);
-    say(`measuring ${measured.length} deliveries at concurrency ${CONCURRENCY} over ${service.urls.length} replica(s)…`);
+    say(
+      `measuring ${measured.length} deliveries at concurrency ${CONCURRENCY} over ${service.urls.length} replica(s)…`,
+    );
     const cpuBefore = service.cpuSeconds();
     const dbBefore = dbCpu();
     const load = await drive(service.urls, measured, CONCURRENCY);
@@ -159,13 +169,10 @@ async function runBenchmark(runId: string, serviceDb: string, rawDb: string, por
 }
 
 /** Three more deliveries of every payment, measured after each was delivered once (untimed). */
-function repeatsOnly(
-  payments: Payment[],
-  signed: Map<Payment, Omit<Delivery, 'payment'>>,
-  random: () => number,
-): Delivery[] {
+function repeatsOnly(payments: Payment[], signed: SignedDeliveries, random: () => number): Delivery[] {
   const repeats = payments.map((p) => ({ ...p, deliveries: 3 }));
-  return arrivalOrder(repeats, new Map(repeats.map((p, i) => [p, signed.get(payments[i])!])), random);
+  // The copies after the first delivery, which was sent (untimed) before.
+  return arrivalOrder(repeats, new Map(repeats.map((p, i) => [p, signed.get(payments[i])!.slice(-3)])), random);
 }
 
 /**
@@ -236,7 +243,8 @@ function report(r: Awaited<ReturnType<typeof runBenchmark>> & { database: string
     perReplicaPeakRssMiB: r.peakRssMiB.map(Math.round),
     dbCpuMsPerDelivery: r.dbCpuMsPerDelivery ?? null,
     dbCpuMsPerSecondIdle: r.dbIdleMsPerSecond ?? null,
-    dbCpuMsPerDeliveryNetOfIdle: netOfIdle(r.dbCpuMsPerDelivery, r.dbIdleMsPerSecond, r.load.seconds, r.measured) ?? null,
+    dbCpuMsPerDeliveryNetOfIdle:
+      netOfIdle(r.dbCpuMsPerDelivery, r.dbIdleMsPerSecond, r.load.seconds, r.measured) ?? null,
     rawDbCpuMsPerDelivery: r.rawDbCpuMsPerDelivery ?? null,
     rawDeliveriesPerSecond: Math.round(rawPerSecond),
     ratioServiceToRaw: Number((deliveriesPerSecond / rawPerSecond).toFixed(2)),

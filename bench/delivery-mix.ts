@@ -66,11 +66,25 @@ export function planPayments(orders: number, runId: string): Payment[] {
   }));
 }
 
+/** A payment's deliveries as signed notifications, ready to send (the first one, then its retries). */
+export type SignedDeliveries = Map<Payment, Array<Omit<Delivery, 'payment'>>>;
+
 /**
- * One real signed notification per payment (RSA-2048 + AES-256-GCM for WeChat Pay, RSA2 for
- * Alipay); its retries resend the same bytes, as a platform retrying a lost ack does.
+ * `copies` real signed deliveries of a payment (RSA-2048 + AES-256-GCM for WeChat Pay, RSA2 for
+ * Alipay). WeChat Pay signs every sending afresh (new envelope id, timestamp and nonce): resending
+ * the same bytes would be a replay, which the service counts instead of storing. Alipay's retries
+ * carry the same notification, so its copies are the same bytes.
  */
-export function signPayment(payment: Payment, platforms: Platforms): Omit<Delivery, 'payment'> {
+export function signDeliveries(
+  payment: Payment,
+  platforms: Platforms,
+  copies: number,
+): Array<Omit<Delivery, 'payment'>> {
+  if (payment.channel === 'WECHATPAY') return Array.from({ length: copies }, () => signPayment(payment, platforms));
+  return Array(copies).fill(signPayment(payment, platforms));
+}
+
+function signPayment(payment: Payment, platforms: Platforms): Omit<Delivery, 'payment'> {
   if (payment.channel === 'WECHATPAY') {
     const { mchid, appid, signer } = platforms.wechatpay;
     const delivery = wechatpayDelivery(signer, {
@@ -106,24 +120,20 @@ export function signPayment(payment: Payment, platforms: Platforms): Omit<Delive
  * The arrival order: payments in random order; half of the retries right behind the first
  * delivery (so they are in flight together), the other half anywhere later in the run.
  */
-export function arrivalOrder(
-  payments: Payment[],
-  signed: Map<Payment, Omit<Delivery, 'payment'>>,
-  random: () => number,
-): Delivery[] {
+export function arrivalOrder(payments: Payment[], signed: SignedDeliveries, random: () => number): Delivery[] {
   const keyed: Array<{ key: number; delivery: Delivery }> = [];
   const order = payments
     .map((p) => ({ p, r: random() }))
     .sort((a, b) => a.r - b.r)
     .map((x) => x.p);
   order.forEach((payment, position) => {
-    const delivery = { payment, ...signed.get(payment)! };
-    keyed.push({ key: position, delivery });
+    const copies = signed.get(payment)!;
+    keyed.push({ key: position, delivery: { payment, ...copies[0] } });
     for (let retry = 1; retry < payment.deliveries; retry++) {
       const soon = random() < 0.5;
       keyed.push({
         key: soon ? position + random() * 0.5 : position + 1 + random() * (order.length - position),
-        delivery,
+        delivery: { payment, ...copies[retry] },
       });
     }
   });
