@@ -13,6 +13,7 @@ import { HttpLimits, loadServerConfig } from './config/server.config';
 import { NOTIFICATIONS_TOTAL } from './metrics/metrics.module';
 import { loadOpenApiConfig } from './config/openapi.config';
 import { serveOpenApi } from './openapi/openapi';
+import { registerBodyParsers } from './notify/notify-body';
 
 /** Larger than any real notification; anything bigger is refused with 413 before it is read. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -46,11 +47,12 @@ export async function createApp(extraImports: ModuleMetadata['imports'] = []): P
   const app = await NestFactory.create<NestFastifyApplication>(
     { module: class ApplicationRoot {}, imports: [AppModule, ...examples, ...extraImports] },
     adapter,
-    // Signatures are verified over the exact bytes received, never over a re-serialised body.
     // A failed start is reported by the caller in one line, not by the framework with a stack trace.
-    { rawBody: true, bufferLogs: true, abortOnError: false, logger: false },
+    { bufferLogs: true, abortOnError: false, logger: false },
   );
   app.useLogger(app.get(Logger));
+  // Signatures are verified over the exact bytes received: the notify routes keep their body unparsed.
+  registerBodyParsers(app);
   app.useGlobalFilters(new HttpErrorFilter(app.get(PaymentChannels), app.get(getToken(NOTIFICATIONS_TOTAL))));
   app.useGlobalPipes(
     new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true, stopAtFirstError: false }),

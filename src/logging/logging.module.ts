@@ -4,11 +4,15 @@ import { LoggerModule } from 'nestjs-pino';
 import { destination } from 'pino';
 import { loadLogLevel } from '../config/logging.config';
 
+/** Machines' endpoints, and the notifications, which log their outcome instead. */
+const NOT_LOGGED = /^\/(metrics$|metrics\?|health\/|notify\/)/;
+
 /**
  * Structured JSON logs with a correlation id per request (Fastify's request id, which app.factory
  * takes from X-Request-Id when the caller sends one).
  * Requests are logged as method, url and id only: headers and bodies carry signatures, tokens and
- * payer data, and never reach a log.
+ * payer data, and never reach a log. A notification's one line is its outcome (NotificationOutcomeLog)
+ * or its refusal (HttpErrorFilter), both under the request's id: pino-http adds none for /notify/.
  */
 @Module({
   imports: [
@@ -17,6 +21,9 @@ import { loadLogLevel } from '../config/logging.config';
         pinoHttp: [
           {
             level: loadLogLevel(),
+            // The serializers below read the raw request directly: pino-http's wrapping would first
+            // copy every header into a new object, per request, only for these to drop them.
+            wrapSerializers: false,
             serializers: {
               req: (req: { id: string; method: string; url: string }) => ({
                 id: req.id,
@@ -27,7 +34,7 @@ import { loadLogLevel } from '../config/logging.config';
             },
             redact: ['req.headers.authorization', 'req.headers["wechatpay-signature"]'],
             autoLogging: {
-              ignore: (req: IncomingMessage) => req.url === '/metrics' || (req.url ?? '').startsWith('/health/'),
+              ignore: (req: IncomingMessage) => NOT_LOGGED.test(req.url ?? ''),
             },
           },
           // Lines logged while a write is in flight go out together in the next one: under load that

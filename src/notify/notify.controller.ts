@@ -1,29 +1,25 @@
-import { Controller, Post, Res, UseInterceptors } from '@nestjs/common';
-import { Notification, ReceivesNotifications } from '../signature/notification.guard';
-import { VerifiedNotification } from '../domain/notification';
-import { SpoolFallbackInterceptor } from '../spool/spool-fallback.interceptor';
-import { TransactionInterceptor } from '../transaction/transaction.interceptor';
-import { AckInterceptor } from './ack.interceptor';
-import { DeliveryRecordingInterceptor } from './delivery-recording.interceptor';
-import { DeliveryOutcome, PaymentNotificationService } from './payment-notification.service';
+import { Controller, Post, Req, Res } from '@nestjs/common';
+import { RouteConfig } from '@nestjs/platform-fastify';
+import { FastifyReply, FastifyRequest } from 'fastify';
+import { NotificationPipeline } from './notification-pipeline';
+import { BODY_AS_BYTES } from './notify-body';
 
 /**
- * The platforms' callback endpoints, one per registered channel (POST /notify/wechatpay, /notify/alipay):
- * NotificationGuard verifies, TransactionInterceptor makes the work atomic, DeliveryRecordingInterceptor
- * records each delivery after commit (and answers repeats of committed payments without a
- * transaction), SpoolFallbackInterceptor spools a notification the database cannot take (with
- * SPOOL_DIR), AckInterceptor sends the channel's ack; HttpErrorFilter answers failures in each
- * channel's format.
+ * The platforms' callback endpoints, one per registered channel (POST /notify/wechatpay, /notify/alipay).
+ * NotificationPipeline holds the steps (verify → transaction → delivery log → ack, spool when the
+ * database is away); HttpErrorFilter answers failures in each channel's format.
  */
 @Controller('notify')
-@UseInterceptors(AckInterceptor, SpoolFallbackInterceptor, DeliveryRecordingInterceptor, TransactionInterceptor)
 export class NotifyController {
-  constructor(private readonly notifications: PaymentNotificationService) {}
+  constructor(private readonly pipeline: NotificationPipeline) {}
 
-  /** `@Res()` leaves the reply to AckInterceptor: each channel has its own ack. */
+  /** `@Res()` leaves the reply to the pipeline: each channel has its own ack. */
   @Post(':channel')
-  @ReceivesNotifications()
-  receive(@Notification() notification: VerifiedNotification, @Res() _reply: unknown): Promise<DeliveryOutcome> {
-    return this.notifications.apply(notification);
+  @RouteConfig(BODY_AS_BYTES)
+  receive(
+    @Req() request: FastifyRequest<{ Params: { channel?: string } }>,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    return this.pipeline.receive(request, reply);
   }
 }

@@ -6,15 +6,14 @@ import { OrderModule } from '../order/order.module';
 import { RefundModule } from '../refund/refund.module';
 import { SignatureModule } from '../signature/signature.module';
 import { SpoolModule } from '../spool/spool.module';
-import { AckInterceptor } from './ack.interceptor';
-import { DeliveryRecordingInterceptor } from './delivery-recording.interceptor';
+import { NotificationPipeline } from './notification-pipeline';
 import { NotifyController } from './notify.controller';
 import { PaymentNotificationService } from './payment-notification.service';
 
 @Module({
   imports: [SignatureModule, IdempotencyModule, OrderModule, AnomalyModule, EventsModule, RefundModule, SpoolModule],
   controllers: [NotifyController],
-  providers: [PaymentNotificationService, AckInterceptor, DeliveryRecordingInterceptor],
+  providers: [PaymentNotificationService, NotificationPipeline],
   exports: [PaymentNotificationService],
 })
 export class NotifyModule {}

@@ -1,11 +1,11 @@
 import { Module } from '@nestjs/common';
 import { ChannelsModule } from '../channels/channels.module';
-import { NotificationGuard } from './notification.guard';
+import { NotificationVerifier } from './notification-verifier';
 
-/** Verification before anything else: the guard asks the notification's channel to verify it. */
+/** Verification before anything else: the notification's channel verifies it. */
 @Module({
   imports: [ChannelsModule],
-  providers: [NotificationGuard],
-  exports: [NotificationGuard, ChannelsModule],
+  providers: [NotificationVerifier],
+  exports: [NotificationVerifier, ChannelsModule],
 })
 export class SignatureModule {}
