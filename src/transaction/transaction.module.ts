@@ -3,21 +3,24 @@ import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { ClsPluginTransactional } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { ClsModule } from 'nestjs-cls';
+import { withoutClsEnhancers } from './cls-without-enhancers';
 import { TransactionInterceptor } from './transaction.interceptor';
 import { TransactionRunner } from './transaction.runner';
 
 @Global()
 @Module({
   imports: [
-    ClsModule.forRoot({
-      global: true,
-      plugins: [
-        new ClsPluginTransactional({
-          imports: [TypeOrmModule],
-          adapter: new TransactionalAdapterTypeOrm({ dataSourceToken: getDataSourceToken() }),
-        }),
-      ],
-    }),
+    withoutClsEnhancers(
+      ClsModule.forRoot({
+        global: true,
+        plugins: [
+          new ClsPluginTransactional({
+            imports: [TypeOrmModule],
+            adapter: new TransactionalAdapterTypeOrm({ dataSourceToken: getDataSourceToken() }),
+          }),
+        ],
+      }),
+    ),
   ],
   providers: [TransactionRunner, TransactionInterceptor],
   exports: [TransactionRunner, TransactionInterceptor],
