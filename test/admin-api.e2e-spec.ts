@@ -601,6 +601,40 @@ describe('admin API', () => {
       expect(requestIds[1]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     });
 
+    it("should log a notification once, as its outcome under the caller's X-Request-Id, and no request line for /notify, /health or /metrics", async () => {
+      const app = await startLoggingAppProcess({ ...platforms.env, ...NO_REFUND_API, LOG_LEVEL: 'info' });
+      const requestId = `corr-${randomAlphanumeric(12)}`;
+      const orderNo = uniqueId('LG');
+      const transactionId = uniqueId('T');
+      try {
+        const there = new TestClient(app.url, platforms);
+        expect((await there.registerOrder({ orderNo, amount: 100 })).status).toBe(201);
+        const payment = there.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 100 });
+        const paid = await there.postWechatpay({
+          ...payment,
+          headers: { ...payment.headers, 'x-request-id': requestId },
+        });
+        expect(paid.status).toBe(204);
+        expect((await fetch(`${app.url}/health/live`)).status).toBe(200);
+        await fetch(`${app.url}/metrics`);
+        await eventually(
+          'the registration and the outcome to be logged',
+          () => app.output().includes('"outcome":"PAID"') && loggedRequests(app.output()).length >= 1,
+        );
+      } finally {
+        await app.stop();
+      }
+      const lines = app
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { msg?: string; orderNo?: string; req?: { id: string } });
+      expect(lines.filter((l) => l.orderNo === orderNo).map((l) => [l.msg, l.req?.id])).toEqual([
+        ['WECHATPAY TRANSACTION.SUCCESS: PAID', requestId],
+      ]);
+      expect(loggedRequests(app.output())).toEqual(['POST /payment-orders → 201']);
+    });
+
     it('should answer 404 for an order number longer than any order can have', async () => {
       const orderNo = uniqueId('PO').padEnd(64, '0');
       expect((await client.registerOrder({ orderNo, amount: 100 })).status).toBe(201);

@@ -7,6 +7,13 @@ import { loadLogLevel } from '../config/logging.config';
 /** Machines' endpoints, and the notifications, which log their outcome instead. */
 const NOT_LOGGED = /^\/(metrics$|metrics\?|health\/|notify\/)/;
 
+type RequestOfMiddleware = IncomingMessage & { originalUrl?: string };
+
+/** The URL as received: middleware (middie) sees `url` relative to its mount point, `originalUrl` keeps it whole. */
+function pathOf(req: RequestOfMiddleware): string {
+  return req.originalUrl ?? req.url ?? '';
+}
+
 /**
  * Structured JSON logs with a correlation id per request (Fastify's request id, which app.factory
  * takes from X-Request-Id when the caller sends one).
@@ -25,16 +32,12 @@ const NOT_LOGGED = /^\/(metrics$|metrics\?|health\/|notify\/)/;
             // copy every header into a new object, per request, only for these to drop them.
             wrapSerializers: false,
             serializers: {
-              req: (req: { id: string; method: string; url: string }) => ({
-                id: req.id,
-                method: req.method,
-                url: req.url,
-              }),
+              req: (req: RequestOfMiddleware) => ({ id: req.id, method: req.method, url: pathOf(req) }),
               res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
             },
             redact: ['req.headers.authorization', 'req.headers["wechatpay-signature"]'],
             autoLogging: {
-              ignore: (req: IncomingMessage) => NOT_LOGGED.test(req.url ?? ''),
+              ignore: (req: RequestOfMiddleware) => NOT_LOGGED.test(pathOf(req)),
             },
           },
           // Lines logged while a write is in flight go out together in the next one: under load that
