@@ -15,7 +15,7 @@ import { DeliveryOutcome, PaymentNotificationService } from './payment-notificat
 
 /**
  * One notification, start to finish, in this order:
- *   verify → (a repeat of a payment this replica saw commit: no transaction) → ONE transaction
+ *   verify → (a repeat of a payment known committed: no transaction) → ONE transaction
  *   (TransactionRunner) → delivery log → count, log and ack.
  * The ack goes out strictly after the commit and the delivery-log write; when the database is
  * unavailable the notification is spooled instead (SpoolFallback) and acked once fsynced. A failure
