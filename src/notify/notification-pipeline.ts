@@ -11,10 +11,16 @@ import { NotificationVerifier } from '../signature/notification-verifier';
 import { SpoolFallback } from '../spool/spool-fallback';
 import { TransactionRunner } from '../transaction/transaction.runner';
 import { NotificationOutcomeLog } from './notification-outcome.log';
-import { DeliveryOutcome, PaymentNotificationService } from './payment-notification.service';
+import { DeliveryOutcome } from './payment-notification.service';
+
+/** The notify route's request once verified: the handler reads its notification from here. */
+export type NotifyRequest = FastifyRequest<{ Params: { channel?: string } }> & { notification?: VerifiedNotification };
+
+/** The route handler: the business work of one verified notification, run inside the transaction. */
+export type ApplyNotification = () => Promise<DeliveryOutcome>;
 
 /**
- * One notification, start to finish, in this order:
+ * One notification, start to finish, in this order (NotificationInterceptor runs it around the route handler):
  *   verify → (a repeat of a payment known committed: no transaction) → ONE transaction
  *   (TransactionRunner) → delivery log → count, log and ack.
  * The ack goes out strictly after the commit and the delivery-log write; when the database is
@@ -35,7 +41,6 @@ export class NotificationPipeline {
   constructor(
     private readonly verifier: NotificationVerifier,
     private readonly transactions: TransactionRunner,
-    private readonly notifications: PaymentNotificationService,
     private readonly committed: CommittedPayments,
     private readonly deliveries: DeliveryLog,
     private readonly spool: SpoolFallback,
@@ -43,12 +48,13 @@ export class NotificationPipeline {
     @InjectMetric(NOTIFICATION_SECONDS) private readonly duration: Histogram<string>,
   ) {}
 
-  async receive(request: FastifyRequest<{ Params: { channel?: string } }>, reply: FastifyReply): Promise<void> {
+  async receive(request: NotifyRequest, reply: FastifyReply, apply: ApplyNotification): Promise<void> {
     const { channel, notification } = this.verifier.verify(request);
+    request.notification = notification;
     const stopTimer = this.duration.startTimer({ channel: channel.channel });
     try {
       const receivedAt = new Date();
-      const outcome = await this.applyAndRecord(notification, receivedAt).catch((error: unknown) =>
+      const outcome = await this.applyAndRecord(notification, receivedAt, apply).catch((error: unknown) =>
         this.spool.spoolOrRethrow(error, notification, receivedAt),
       );
       this.acknowledge(channel, notification, outcome, reply);
@@ -57,21 +63,25 @@ export class NotificationPipeline {
     }
   }
 
-  private async applyAndRecord(notification: VerifiedNotification, receivedAt: Date): Promise<DeliveryOutcome> {
+  private async applyAndRecord(
+    notification: VerifiedNotification,
+    receivedAt: Date,
+    apply: ApplyNotification,
+  ): Promise<DeliveryOutcome> {
     const outcome = isPayment(notification)
-      ? await this.applyPaymentOnce(notification)
-      : await this.transactions.run(() => this.notifications.apply(notification));
+      ? await this.applyPaymentOnce(notification, apply)
+      : await this.transactions.run(apply);
     await this.deliveries.record(notification, outcome, receivedAt);
     return outcome;
   }
 
-  private async applyPaymentOnce(payment: PaymentNotification): Promise<DeliveryOutcome> {
+  private async applyPaymentOnce(payment: PaymentNotification, apply: ApplyNotification): Promise<DeliveryOutcome> {
     const key = CommittedPayments.keyOf(payment);
     await this.inFlight.get(key)?.catch(() => undefined);
     if (await this.committed.isCommitted(payment)) return DeliveryOutcome.Duplicate;
     // Another delivery of it got ahead here while Redis answered: wait for that one instead.
-    if (this.inFlight.has(key)) return this.applyPaymentOnce(payment);
-    const applied = this.applyPayment(payment);
+    if (this.inFlight.has(key)) return this.applyPaymentOnce(payment, apply);
+    const applied = this.applyPayment(payment, apply);
     this.inFlight.set(key, applied);
     try {
       return await applied;
@@ -80,11 +90,11 @@ export class NotificationPipeline {
     }
   }
 
-  private async applyPayment(payment: PaymentNotification): Promise<DeliveryOutcome> {
+  private async applyPayment(payment: PaymentNotification, apply: ApplyNotification): Promise<DeliveryOutcome> {
     const claim = await this.committed.claimFirst(payment);
     if (claim.heldElsewhere && (await this.committed.waitForFirst(payment))) return DeliveryOutcome.Duplicate;
     try {
-      const outcome = await this.transactions.run(() => this.notifications.apply(payment));
+      const outcome = await this.transactions.run(apply);
       // Every outcome of a payment (paid, duplicate, anomaly) means its dedup record has committed.
       await this.committed.markCommitted(payment);
       return outcome;

@@ -1,25 +1,28 @@
-import { Controller, Post, Req, Res } from '@nestjs/common';
+import { Controller, Post, Res, UseInterceptors } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
-import { FastifyReply, FastifyRequest } from 'fastify';
-import { NotificationPipeline } from './notification-pipeline';
+import { VerifiedNotification } from '../domain/notification';
+import { NotificationInterceptor, VerifiedNotificationParam } from './notification.interceptor';
 import { BODY_AS_BYTES } from './notify-body';
+import { DeliveryOutcome, PaymentNotificationService } from './payment-notification.service';
 
 /**
  * The platforms' callback endpoints, one per registered channel (POST /notify/wechatpay, /notify/alipay).
- * NotificationPipeline holds the steps (verify → transaction → delivery log → ack, spool when the
- * database is away); HttpErrorFilter answers failures in each channel's format.
+ * NotificationInterceptor verifies, runs this handler in ONE transaction, records the delivery and
+ * acks after the commit (NotificationPipeline lists the steps); HttpErrorFilter answers failures in
+ * each channel's format.
  */
 @Controller('notify')
+@UseInterceptors(NotificationInterceptor)
 export class NotifyController {
-  constructor(private readonly pipeline: NotificationPipeline) {}
+  constructor(private readonly notifications: PaymentNotificationService) {}
 
-  /** `@Res()` leaves the reply to the pipeline: each channel has its own ack. */
+  /** `@Res()` leaves the reply to the interceptor: each channel has its own ack. */
   @Post(':channel')
   @RouteConfig(BODY_AS_BYTES)
   receive(
-    @Req() request: FastifyRequest<{ Params: { channel?: string } }>,
-    @Res() reply: FastifyReply,
-  ): Promise<void> {
-    return this.pipeline.receive(request, reply);
+    @VerifiedNotificationParam() notification: VerifiedNotification,
+    @Res() _reply: unknown,
+  ): Promise<DeliveryOutcome> {
+    return this.notifications.apply(notification);
   }
 }

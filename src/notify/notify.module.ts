@@ -7,13 +7,14 @@ import { RefundModule } from '../refund/refund.module';
 import { SignatureModule } from '../signature/signature.module';
 import { SpoolModule } from '../spool/spool.module';
 import { NotificationPipeline } from './notification-pipeline';
+import { NotificationInterceptor } from './notification.interceptor';
 import { NotifyController } from './notify.controller';
 import { PaymentNotificationService } from './payment-notification.service';
 
 @Module({
   imports: [SignatureModule, IdempotencyModule, OrderModule, AnomalyModule, EventsModule, RefundModule, SpoolModule],
   controllers: [NotifyController],
-  providers: [PaymentNotificationService, NotificationPipeline],
+  providers: [PaymentNotificationService, NotificationPipeline, NotificationInterceptor],
   exports: [PaymentNotificationService],
 })
 export class NotifyModule {}

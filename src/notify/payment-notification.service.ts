@@ -24,8 +24,10 @@ export type DeliveryOutcome = (typeof DeliveryOutcome)[keyof typeof DeliveryOutc
 const OrderNotMoved = Symbol('order not moved');
 
 /**
- * verify → claim → transition → outbox → ack; refund notifications settle their refund once. Runs inside the transaction TransactionInterceptor
- * opened, so every write here commits together or not at all.
+ * A verified notification's effect: claim → transition → outbox for a payment; a refund notification
+ * settles its refund once. Runs inside the one transaction its caller opened (NotificationInterceptor
+ * for the notify route, TransactionRunner for the query worker and the spool), so every write here
+ * commits together or not at all.
  */
 @Injectable()
 export class PaymentNotificationService {
