@@ -396,16 +396,18 @@ describe('refund notifications', () => {
     const processing = await refundStatusIs(refundNo, 'PROCESSING');
     expect(await orderStatus(orderNo)).toBe('REFUNDING');
 
-    const notice = clientA.wechatpayRefundNotice({
-      outTradeNo: orderNo,
-      transactionId: paidBy,
-      outRefundNo: refundNo,
-      refundId: String(processing.channel_refund_id),
-      total: 1000,
-      refund: 400,
-    });
+    // WeChat signs each sending afresh: five deliveries, not one replayed.
+    const notice = () =>
+      clientA.wechatpayRefundNotice({
+        outTradeNo: orderNo,
+        transactionId: paidBy,
+        outRefundNo: refundNo,
+        refundId: String(processing.channel_refund_id),
+        total: 1000,
+        refund: 400,
+      });
     const answers = await Promise.all(
-      Array.from({ length: 5 }, (_, i) => (i % 2 ? clientA : clientB).postWechatpay(notice)),
+      Array.from({ length: 5 }, (_, i) => (i % 2 ? clientA : clientB).postWechatpay(notice())),
     );
 
     expect(answers.map((a) => a.status)).toEqual([204, 204, 204, 204, 204]);

@@ -35,7 +35,10 @@ export async function pay(args: string[]): Promise<number> {
     `${notification.summary}  → ${values.target}, ${times} ${times === 1 ? 'delivery' : 'deliveries'}${values.concurrent ? ' at once' : ''}`,
   );
   if (PAYING_STATUSES.has(status)) await tellPlatform(keys, channel, payment);
-  const acks = await deliverTimes(times, values.concurrent, () => deliver(values.target, notification));
+  // Each delivery signed afresh, as the platforms sign their retries (WeChat Pay: a new timestamp and nonce).
+  const acks = await deliverTimes(times, values.concurrent, () =>
+    deliver(values.target, paymentNotification(keys, channel, payment)),
+  );
   acks.forEach((ack, i) => printAck(i + 1, ack));
   await printOrderStatus(keys, values.target, orderNo);
   return acks.every((ack) => ack.acked) ? 0 : 1;

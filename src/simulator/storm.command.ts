@@ -32,12 +32,9 @@ export async function storm(args: string[]): Promise<number> {
     const amount = randomInt(1, 100_000);
     if (!(await registerOrder(keys, values.target, { orderNo, amount, channel }, true))) return 1;
     orderNos.push(orderNo);
-    const notification = paymentNotification(keys, channel, {
-      orderNo,
-      amount,
-      transactionId: newTransactionId(channel),
-    });
-    for (let n = deliveryCount(); n > 0; n--) deliveries.push(notification);
+    const payment = { orderNo, amount, transactionId: newTransactionId(channel) };
+    // Each delivery signed afresh, as the platforms sign their retries (WeChat Pay: a new timestamp and nonce).
+    for (let n = deliveryCount(); n > 0; n--) deliveries.push(paymentNotification(keys, channel, payment));
   }
   print(
     `${orders} orders registered (${prefix}-1 … ${prefix}-${orders}); ${deliveries.length} deliveries, ${concurrency} at a time`,
