@@ -54,6 +54,8 @@ export class CommittedPayments {
 
   /** Marks a first delivery in flight, so that repeats on other replicas wait for it rather than queue on its row lock. */
   async claimFirst(payment: PaymentNotification): Promise<FirstDeliveryClaim> {
+    // Without Redis (REDIS_URL unset, or down) nothing can be marked: no token, no key, for every first delivery.
+    if (!this.redis.connected) return NOTHING_HELD;
     const key = this.inFlightKey(payment);
     const token = randomUUID();
     const taken = await this.redis.attempt('claim', (r) => r.set(key, token, 'PX', this.redis.config.inFlightMs, 'NX'));
