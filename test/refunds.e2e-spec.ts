@@ -712,6 +712,32 @@ describe('an Alipay refund answered 10000 without fund_change=Y', () => {
   });
 });
 
+describe('a WeChat Pay refund accepted as PROCESSING that WeChat Pay then does not know', () => {
+  it('should ask about it, and send it again with the same out_refund_no once queries still find RESOURCE_NOT_EXISTS after the max age', async () => {
+    const { orderNo, paidBy } = await paidOrder('WECHATPAY', 2700);
+    const refundNo = uniqueId('LO');
+    fake.script(refundNo, 'processing-lost');
+
+    expect(
+      (await emergencyRefund(clientA, platforms.admins.admin, { orderNo, transactionId: paidBy, refundNo })).status,
+    ).toBe(202);
+    const accepted = await refundStatusIs(refundNo, 'PROCESSING');
+
+    const done = await refundStatusIs(refundNo, 'SUCCEEDED');
+
+    expect(fake.calls.filter((c) => c.refundNo === refundNo).map((c) => c.behaviour)).toEqual([
+      'processing-lost',
+      'success',
+    ]);
+    const queries = fake.queries.filter((q) => q.refundNo === refundNo).map((q) => q.answered);
+    expect(queries.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(queries)).toEqual(new Set(['RESOURCE_NOT_EXISTS']));
+    const resentAfterMs = (done.completed_at as Date).getTime() - (accepted.accepted_at as Date).getTime();
+    expect(resentAfterMs).toBeGreaterThanOrEqual(PROCESSING_MAX_AGE_S * 1000);
+    expect(await orderStatus(orderNo)).toBe('REFUNDED');
+  });
+});
+
 describe('GET /admin/refunds', () => {
   interface RefundPage {
     items: Array<{ refundNo: string; channel: string; status: string; createdAt: string }>;

@@ -20,6 +20,7 @@ export type RefundBehaviour =
   | 'success' // refund accepted and done: WeChat status SUCCESS; Alipay code 10000 fund_change Y
   | 'processing' // WeChat only: status PROCESSING (Alipay: treat like success)
   | 'unconfirmed' // Alipay only: code 10000 with fund_change N, and the refund NOT done (its queries find no refund_status)
+  | 'processing-lost' // WeChat only: status PROCESSING, and the refund NOT kept (its queries find RESOURCE_NOT_EXISTS)
   | 'timeout' // hold the request open without answering for `hangMs` then destroy the socket; the refund is NOT done
   | 'server-error' // WeChat: HTTP 500 SYSTEM_ERROR; Alipay: code 20000 sub_code aop.ACQ.SYSTEM_ERROR
   | { reject: string; message?: string }; // WeChat: HTTP 400 {code: reject}; Alipay: code 40004 sub_code=reject
@@ -698,6 +699,10 @@ export class FakePlatform {
         code: behaviour.reject,
         message: behaviour.message ?? behaviour.reject,
       });
+    }
+    if (behaviour === 'processing-lost') {
+      const lost = { ...request, refundId: `5000${randomDigits(25)}`, createTime: beijingRfc3339(new Date()) };
+      return this.sendWechatpay(res, merchant, 200, wechatpayRefundAnswer({ ...lost, status: 'PROCESSING' }));
     }
     const refund = this.settleWechatpayRefund(request, behaviour === 'success' ? 'SUCCESS' : 'PROCESSING');
     this.sendWechatpay(res, merchant, 200, wechatpayRefundAnswer(refund));

@@ -27,7 +27,8 @@ const REFUND_STATUSES: Record<string, ChannelRefundResult['outcome'] | undefined
 const RETRYABLE_CODES = new Set(['SYSTEM_ERROR', 'FREQUENCY_LIMITED', 'NOT_ENOUGH', 'SIGN_ERROR', 'NO_AUTH']);
 /** trade_state values of a trade whose money was taken (REFUND: taken, then refunded in part or whole). */
 const PAID_TRADE_STATES = new Set(['SUCCESS', 'REFUND']);
-const NOT_EXIST_CODES = new Set(['ORDER_NOT_EXIST', 'RESOURCE_NOT_EXISTS']);
+const REFUND_NOT_EXIST = 'RESOURCE_NOT_EXISTS';
+const NOT_EXIST_CODES = new Set(['ORDER_NOT_EXIST', REFUND_NOT_EXIST]);
 /** The tradebill API's "not generated yet" (bills of a day come after 9:00 the next day). */
 const BILL_NOT_READY_CODES = new Set(['NO_STATEMENT_EXIST', 'STATEMENT_CREATING']);
 
@@ -104,6 +105,8 @@ export class WechatpayChannel implements PaymentChannel {
     const path = `${REFUND_PATH}/${encodeURIComponent(request.refundNo)}`;
     const answer = await this.client.call(request.merchantId, 'GET', path, '');
     if (isFailure(answer)) return retry(answer);
+    // WeChat Pay has no refund under this number: it did not happen (sent again after REFUND_PROCESSING_MAX_AGE_SECONDS).
+    if (answer.code === REFUND_NOT_EXIST) return { outcome: 'NOT_REFUNDED', detail: REFUND_NOT_EXIST };
     if (!answer.ok) return { outcome: 'RETRY', detail: `WeChat Pay refund query: ${answer.code} ${answer.message}` };
     return readRefund(answer.body);
   }
