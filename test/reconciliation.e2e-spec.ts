@@ -1,4 +1,5 @@
 import { Pool, RowDataPacket } from 'mysql2/promise';
+import { AppProcess, startAppProcess } from './support/app-process';
 import { billDateOf, billDayRange, shiftBillDate } from '../src/domain/bill';
 import { ReconciliationService } from '../src/reconciliation/reconciliation.service';
 import { alipayBillDetail, alipayBillZip, beijingTime, BillRowSpec, wechatpayBill } from './support/bill-files';
@@ -158,6 +159,24 @@ async function items(channel: string, merchantId: string, date: string): Promise
     [channel, merchantId, date],
   );
   return rows as ItemRow[];
+}
+
+/** The discrepancy counts (all but MATCHED) the account's run of `date` stored. */
+async function storedDiscrepancies(channel: string, merchantId: string, date: string): Promise<Record<string, number>> {
+  const { MATCHED: _matched, ...discrepancies } = JSON.parse(String((await runRow(channel, merchantId, date))!.counts));
+  return discrepancies as Record<string, number>;
+}
+
+/** The account's reconciliation_discrepancies series on a replica's /metrics, by outcome (absent ones left out). */
+async function scrapedDiscrepancies(url: string, channel: string, merchantId: string): Promise<Record<string, number>> {
+  const exposition = await (await fetch(`${url}/metrics`)).text();
+  const found: Record<string, number> = {};
+  for (const line of exposition.split('\n')) {
+    if (!line.startsWith('reconciliation_discrepancies{')) continue;
+    if (!line.includes(`channel="${channel}"`) || !line.includes(`merchant_id="${merchantId}"`)) continue;
+    found[/outcome="(\w+)"/.exec(line)![1]] = Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return found;
 }
 
 function brief(rows: ItemRow[]): string[] {
@@ -358,6 +377,68 @@ describe('a day of WeChat Pay reconciled against its bill', () => {
     ).toBe(1);
     expect(await runRow('WECHATPAY', wechatMchid(), today)).toMatchObject({ status: 'COMPLETED', attempts: 3 });
     expect(await count(pool, 'SELECT COUNT(*) FROM reconciliation_bill_line')).toBe(0);
+  });
+});
+
+describe('the reconciliation_discrepancies gauge, read from the database', () => {
+  const today = billDateOf(new Date());
+  let startedAfter: AppProcess;
+
+  beforeAll(async () => {
+    // A replica in its own process, started after the runs above: nothing of them is in its memory.
+    startedAfter = await startAppProcess(env);
+  });
+
+  afterAll(async () => {
+    startedAfter?.child.kill('SIGKILL');
+    await startedAfter?.exited;
+  });
+
+  it('should report on a replica started after the run the figures of the replica that ran it', async () => {
+    const stored = await storedDiscrepancies('WECHATPAY', wechatMchid(), today);
+
+    const ranIt = await scrapedDiscrepancies(replicaB.url, 'WECHATPAY', wechatMchid());
+    const fresh = await scrapedDiscrepancies(startedAfter.url, 'WECHATPAY', wechatMchid());
+
+    expect(stored).toMatchObject({ AMOUNT_DIFFERS: 1, REFUND_MISSING_LOCAL: 1, MALFORMED: 1 });
+    expect(Object.keys(stored)).toHaveLength(6);
+    expect(ranIt).toEqual(stored);
+    expect(fresh).toEqual(stored);
+  });
+
+  it("should replace an account's figures with those of a newer bill date, not with those of an older one run later", async () => {
+    /** Completes the Alipay run of `date` from a bill of `malformed` unreadable lines and nothing else. */
+    const completeWithMalformed = async (date: string, malformed: number) => {
+      const lines = Array.from(
+        { length: malformed },
+        (_, i) => `202611302200140000000000009${i}\t,X\t,交易\t,x\t,bad-time\t,bad-time`,
+      );
+      fake.serveBill(alipayAppId(), date, {
+        channel: 'ALIPAY',
+        zip: alipayBillZip(alipayBillDetail([], date, lines), date),
+      });
+      expect((await service(replicaA).run('ALIPAY', alipayAppId(), date, 'MANUAL'))?.status).toBe('COMPLETED');
+    };
+    const scraped = () => scrapedDiscrepancies(startedAfter.url, 'ALIPAY', alipayAppId());
+    const only = (malformed: number) => ({
+      MISSING_LOCAL: 0,
+      MISSING_CHANNEL: 0,
+      AMOUNT_DIFFERS: 0,
+      REFUND_MISSING_LOCAL: 0,
+      REFUND_MISSING_CHANNEL: 0,
+      MALFORMED: malformed,
+    });
+
+    await completeWithMalformed(shiftBillDate(today, -9), 1);
+    const first = await scraped();
+    await completeWithMalformed(shiftBillDate(today, -8), 2);
+    const newer = await scraped();
+    await completeWithMalformed(shiftBillDate(today, -10), 3);
+    const older = await scraped();
+
+    expect(first).toEqual(only(1));
+    expect(newer).toEqual(only(2));
+    expect(older).toEqual(only(2));
   });
 });
 

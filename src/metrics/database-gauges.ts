@@ -3,10 +3,7 @@ import { Gauge, register } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { AnomalyStatus, AnomalyType } from '../anomaly/anomaly.entity';
 import { OPEN_REFUND_STATUSES, RefundStatus } from '../refund/refund.entity';
-
-/** A scrape never waits on the database longer than this; a slower answer leaves the gauges out. */
-export const DATABASE_GAUGES_TIMEOUT_MS = 2000;
-const CLIENT_TIMEOUT_MS = DATABASE_GAUGES_TIMEOUT_MS + 500;
+import { scrapeQuery } from './scrape-query';
 
 export interface OperationsSnapshot {
   outboxPending: number;
@@ -161,25 +158,7 @@ export class DatabaseGauges implements OnModuleInit, OnModuleDestroy {
   }
 
   private async query(): Promise<OperationsSnapshot> {
-    let timer: NodeJS.Timeout | undefined;
-    // The server's own limit does not cover a connection that hangs on the network.
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('the database did not answer in time')), CLIENT_TIMEOUT_MS);
-    });
-    try {
-      const rows: Row[] = await Promise.race([this.dataSource.query(this.withTimeLimit(SNAPSHOT_SQL)), late]);
-      return toSnapshot(rows, Date.now());
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  /** The server stops the query itself at the limit, so a slow database never piles up scrapes. */
-  private withTimeLimit(sql: string): string {
-    if (this.dataSource.options.type === 'mariadb') {
-      return `SET STATEMENT max_statement_time = ${DATABASE_GAUGES_TIMEOUT_MS / 1000} FOR ${sql}`;
-    }
-    return sql.replace('SELECT', `SELECT /*+ MAX_EXECUTION_TIME(${DATABASE_GAUGES_TIMEOUT_MS}) */`);
+    return toSnapshot(await scrapeQuery<Row>(this.dataSource, SNAPSHOT_SQL), Date.now());
   }
 
   private gauge(

@@ -73,7 +73,9 @@ export const RECONCILIATION_DISCREPANCIES = 'reconciliation_discrepancies';
     }),
     makeGaugeProvider({
       name: RECONCILIATION_DISCREPANCIES,
-      help: 'Discrepancies found by the latest completed reconciliation of an account, by channel, merchant_id and outcome (MISSING_LOCAL, MISSING_CHANNEL, AMOUNT_DIFFERS, REFUND_MISSING_LOCAL, REFUND_MISSING_CHANNEL, MALFORMED)',
+      help:
+        'Discrepancies found by the latest completed reconciliation of an account (latest bill date), read from the database at scrape time, ' +
+        'by channel, merchant_id and outcome (MISSING_LOCAL, MISSING_CHANNEL, AMOUNT_DIFFERS, REFUND_MISSING_LOCAL, REFUND_MISSING_CHANNEL, MALFORMED)',
       labelNames: ['channel', 'merchant_id', 'outcome'],
     }),
   ],

@@ -4,6 +4,7 @@ import { AdminModule } from '../admin/admin.module';
 import { ChannelsModule } from '../channels/channels.module';
 import { reconciliationConfig } from '../config/reconciliation.config';
 import { TradeModule } from '../trade/trade.module';
+import { DiscrepanciesMetric } from './discrepancies.metric';
 import { ReconciliationController } from './reconciliation.controller';
 import { ReconciliationRepository } from './reconciliation.repository';
 import { ReconciliationScheduler } from './reconciliation.scheduler';
@@ -14,7 +15,13 @@ import { ReconciliationViews } from './reconciliation.views';
 @Module({
   imports: [ConfigModule.forFeature(reconciliationConfig), ChannelsModule, TradeModule, AdminModule],
   controllers: [ReconciliationController],
-  providers: [ReconciliationRepository, ReconciliationService, ReconciliationScheduler, ReconciliationViews],
+  providers: [
+    ReconciliationRepository,
+    ReconciliationService,
+    ReconciliationScheduler,
+    ReconciliationViews,
+    DiscrepanciesMetric,
+  ],
   exports: [ReconciliationService],
 })
 export class ReconciliationModule {}

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { WriteResult } from '../database/sql';
 import { BillLine, MalformedBillLine } from '../domain/bill';
+import { scrapeQuery } from '../metrics/scrape-query';
 import { ItemOutcome } from './reconciliation-item.entity';
 import { ReconciliationRun, RunStatus } from './reconciliation-run.entity';
 
@@ -36,6 +37,13 @@ export interface LocalRecord {
   refundNo: string | null;
   amount: number;
   at: Date;
+}
+
+/** The counts of an account's latest completed run. */
+export interface LatestCounts {
+  channel: string;
+  merchantId: string;
+  counts: Record<string, number>;
 }
 
 export interface NewItem {
@@ -323,5 +331,28 @@ export class ReconciliationRepository {
       .orderBy('r.billDate')
       .limit(50)
       .getMany();
+  }
+
+  /**
+   * Per account, the counts of the run of its latest bill date among the COMPLETED ones, bounded as a
+   * scrape's query. Both steps walk uq_reconciliation_run_day: the accounts by a loose index scan,
+   * then each account's runs backwards from its latest bill date to the first COMPLETED one.
+   */
+  async latestCompletedCounts(): Promise<LatestCounts[]> {
+    const rows = await scrapeQuery<{ channel: string; merchant_id: string; counts: string | null }>(
+      this.db,
+      `SELECT a.channel, a.merchant_id,
+              (SELECT r.counts FROM reconciliation_run r
+                WHERE r.channel = a.channel AND r.merchant_id = a.merchant_id AND r.status = ?
+                ORDER BY r.bill_date DESC LIMIT 1) AS counts
+         FROM (SELECT channel, merchant_id FROM reconciliation_run GROUP BY channel, merchant_id) a`,
+      [RunStatus.Completed],
+    );
+    // An account none of whose runs has completed yet has no figures.
+    return rows.flatMap((r) =>
+      r.counts === null
+        ? []
+        : [{ channel: r.channel, merchantId: r.merchant_id, counts: JSON.parse(r.counts) as Record<string, number> }],
+    );
   }
 }

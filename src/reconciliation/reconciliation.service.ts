@@ -1,14 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
-import { InjectMetric } from '@willsoto/nestjs-prometheus';
-import { Gauge } from 'prom-client';
 import { AuditLog } from '../admin/audit/audit-log';
 import { PaymentChannel } from '../channels/payment-channel';
 import { PaymentChannels } from '../channels/payment-channels';
 import { reconciliationConfig } from '../config/reconciliation.config';
 import { BillEntry, BillLine, billDayRange, shiftBillDate } from '../domain/bill';
 import { DomainError } from '../domain/domain-error';
-import { RECONCILIATION_DISCREPANCIES } from '../metrics/metrics.module';
 import { TradeQueryService } from '../trade/trade-query.service';
 import { TransactionRunner } from '../transaction/transaction.runner';
 import { DISCREPANCIES, ItemOutcome } from './reconciliation-item.entity';
@@ -37,7 +34,7 @@ export interface RunReport {
  * Reconciles one account's bill of one day with our payments and refunds:
  * download (through the channel port) → load the lines → compare by set-based joins → confirm and
  * apply what we lost (trade query, same pipeline as a notification) → look for what the channel
- * does not have → counts, metric, warnings. The run is claimed first, so one instance runs it.
+ * does not have → counts, warnings. The run is claimed first, so one instance runs it.
  */
 @Injectable()
 export class ReconciliationService {
@@ -50,7 +47,6 @@ export class ReconciliationService {
     private readonly transactions: TransactionRunner,
     private readonly queries: TradeQueryService,
     private readonly audit: AuditLog,
-    @InjectMetric(RECONCILIATION_DISCREPANCIES) private readonly discrepancies: Gauge<string>,
   ) {}
 
   /** The (channel, account) pairs to reconcile: accounts whose API can be called, optionally narrowed. */
@@ -149,7 +145,6 @@ export class ReconciliationService {
       const missingAtChannel = await this.findMissingAtChannel(claim, channel);
       const counts = this.countsOf(matched, await this.runs.itemCounts(claim.runId));
       await this.runs.finish(claim, { status: RunStatus.Completed, billLines: loaded.lines, counts });
-      this.publish(claim, counts);
       this.warnDiscrepancies(claim, counts, missingAtChannel);
       say(`done: ${describeCounts(counts)}`);
       return { ...report(claim, RunStatus.Completed), counts };
@@ -323,12 +318,6 @@ export class ReconciliationService {
       [ItemOutcome.Matched, matched],
       ...DISCREPANCIES.map((outcome) => [outcome, items[outcome] ?? 0]),
     ]);
-  }
-
-  private publish(claim: RunClaim, counts: Record<string, number>): void {
-    for (const outcome of DISCREPANCIES) {
-      this.discrepancies.set({ channel: claim.channel, merchant_id: claim.merchantId, outcome }, counts[outcome]);
-    }
   }
 
   /** A payment the channel does not know is a forged or misrouted notification: one warn line each. */
