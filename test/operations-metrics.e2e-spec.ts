@@ -291,15 +291,25 @@ describe('gauges and logs operators alert on', () => {
     await proxy.start();
     databaseUrl.hostname = '127.0.0.1';
     databaseUrl.port = String(proxy.port);
-    const replica = await startAppProcess({ ...platforms.env, DATABASE_URL: databaseUrl.toString() });
+    // A second's age makes the refund the first test left PENDING (its API unreachable) an unsettled one.
+    const replica = await startAppProcess({
+      ...platforms.env,
+      DATABASE_URL: databaseUrl.toString(),
+      REFUND_PROCESSING_MAX_AGE_SECONDS: '1',
+    });
+    const unsettled = (samples: Samples) => [...samples.keys()].filter((key) => key.startsWith('refunds_unsettled{'));
     try {
-      expect((await scrape(replica.url)).get('operations_gauges_up')).toBe(1);
+      const there = await scrape(replica.url);
+      expect(there.get('operations_gauges_up')).toBe(1);
+      expect(unsettled(there).length).toBeGreaterThan(0);
 
       await proxy.stop();
       const away = await scrape(replica.url);
       expect(away.get('operations_gauges_up')).toBe(0);
       expect(away.get('outbox_pending_events')).toBeNaN();
       expect(away.has('payment_anomalies_open{type="AMOUNT_MISMATCH"}')).toBe(false);
+      // Not the last figures, which could be stale: no figure at all.
+      expect(unsettled(away)).toEqual([]);
       expect(away.has('process_cpu_user_seconds_total')).toBe(true);
 
       await proxy.start();

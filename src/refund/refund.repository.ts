@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { isDuplicateKey, WriteResult } from '../database/sql';
+import { scrapeQuery } from '../metrics/scrape-query';
 import {
   IN_FLIGHT_REFUND_STATUSES,
   OPEN_REFUND_STATUSES,
@@ -183,10 +184,11 @@ export class RefundRepository {
 
   /**
    * Refunds that do not settle by themselves, by channel and status: ABNORMAL ones, and those still
-   * PENDING or PROCESSING although created before `openSince`.
+   * PENDING or PROCESSING although created before `openSince`. Bounded as a scrape's query.
    */
   async countUnsettled(openSince: Date): Promise<Array<{ channel: string; status: RefundStatus; n: number }>> {
-    const rows: Array<{ channel: string; status: RefundStatus; n: string }> = await this.txHost.tx.query(
+    const rows = await scrapeQuery<{ channel: string; status: RefundStatus; n: string }>(
+      this.txHost.tx.connection,
       `SELECT channel, status, COUNT(*) AS n FROM refund
        WHERE status = ? OR (status IN (?) AND created_at < ?)
        GROUP BY channel, status`,

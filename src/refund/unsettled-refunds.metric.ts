@@ -35,14 +35,15 @@ export class UnsettledRefundsMetric implements OnModuleInit, OnModuleDestroy {
   }
 
   private async count(): Promise<void> {
+    let rows: Awaited<ReturnType<RefundRepository['countUnsettled']>> = [];
     try {
       const openSince = new Date(Date.now() - this.config.processingMaxAgeSeconds * 1000);
-      const rows = await this.refunds.countUnsettled(openSince);
-      this.gauge.reset();
-      for (const { channel, status, n } of rows) this.gauge.set({ channel, status }, n);
+      rows = await this.refunds.countUnsettled(openSince);
     } catch (error) {
-      // A scrape must not fail for it: the gauge keeps its last value.
+      // A scrape must not fail for it: the gauge is left out of this one, as the database gauges are.
       this.logger.warn(`counting unsettled refunds failed: ${(error as Error).message}`);
     }
+    this.gauge.reset();
+    for (const { channel, status, n } of rows) this.gauge.set({ channel, status }, n);
   }
 }
