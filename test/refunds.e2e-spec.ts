@@ -685,57 +685,44 @@ describe('POST /admin/refunds/:refundNo/resolve-offline', () => {
   });
 });
 
-describe('an Alipay refund answered 10000 without fund_change=Y', () => {
-  it('should ask about it, and send it again with the same out_request_no once Alipay still has no refund after the max age', async () => {
-    const { orderNo, paidBy } = await paidOrder('ALIPAY', 3100);
-    const refundNo = uniqueId('UC');
-    fake.script(refundNo, 'unconfirmed');
+describe('a refund the channel accepted, then has no record of', () => {
+  it.each([
+    // Alipay: answered 10000 without fund_change=Y, its queries find no refund_status.
+    { channel: 'ALIPAY' as const, accepted: 'unconfirmed' as const, queried: 'NO_REFUND', amount: 3100 },
+    // WeChat Pay: answered PROCESSING, its queries find 404 RESOURCE_NOT_EXISTS.
+    {
+      channel: 'WECHATPAY' as const,
+      accepted: 'processing-lost' as const,
+      queried: 'RESOURCE_NOT_EXISTS',
+      amount: 2700,
+    },
+  ])(
+    '$channel: should ask about it, and send it again under the same number once the queries still find no refund after the max age',
+    async ({ channel, accepted: acceptedAs, queried, amount }) => {
+      const { orderNo, paidBy } = await paidOrder(channel, amount);
+      const refundNo = uniqueId('UC');
+      fake.script(refundNo, acceptedAs);
 
-    expect(
-      (await emergencyRefund(clientA, platforms.admins.admin, { orderNo, transactionId: paidBy, refundNo })).status,
-    ).toBe(202);
-    const accepted = await refundStatusIs(refundNo, 'PROCESSING');
-    expect(accepted.accepted_at).not.toBeNull();
+      expect(
+        (await emergencyRefund(clientA, platforms.admins.admin, { orderNo, transactionId: paidBy, refundNo })).status,
+      ).toBe(202);
+      const accepted = await refundStatusIs(refundNo, 'PROCESSING');
+      expect(accepted.accepted_at).not.toBeNull();
 
-    const done = await refundStatusIs(refundNo, 'SUCCEEDED');
+      const done = await refundStatusIs(refundNo, 'SUCCEEDED');
 
-    expect(fake.calls.filter((c) => c.refundNo === refundNo).map((c) => c.behaviour)).toEqual([
-      'unconfirmed',
-      'success',
-    ]);
-    const queries = fake.queries.filter((q) => q.refundNo === refundNo).map((q) => q.answered);
-    expect(queries.length).toBeGreaterThanOrEqual(1);
-    expect(new Set(queries)).toEqual(new Set(['NO_REFUND']));
-    const resentAfterMs = (done.completed_at as Date).getTime() - (accepted.accepted_at as Date).getTime();
-    expect(resentAfterMs).toBeGreaterThanOrEqual(PROCESSING_MAX_AGE_S * 1000);
-    expect(await orderStatus(orderNo)).toBe('REFUNDED');
-  });
-});
-
-describe('a WeChat Pay refund accepted as PROCESSING that WeChat Pay then does not know', () => {
-  it('should ask about it, and send it again with the same out_refund_no once queries still find RESOURCE_NOT_EXISTS after the max age', async () => {
-    const { orderNo, paidBy } = await paidOrder('WECHATPAY', 2700);
-    const refundNo = uniqueId('LO');
-    fake.script(refundNo, 'processing-lost');
-
-    expect(
-      (await emergencyRefund(clientA, platforms.admins.admin, { orderNo, transactionId: paidBy, refundNo })).status,
-    ).toBe(202);
-    const accepted = await refundStatusIs(refundNo, 'PROCESSING');
-
-    const done = await refundStatusIs(refundNo, 'SUCCEEDED');
-
-    expect(fake.calls.filter((c) => c.refundNo === refundNo).map((c) => c.behaviour)).toEqual([
-      'processing-lost',
-      'success',
-    ]);
-    const queries = fake.queries.filter((q) => q.refundNo === refundNo).map((q) => q.answered);
-    expect(queries.length).toBeGreaterThanOrEqual(1);
-    expect(new Set(queries)).toEqual(new Set(['RESOURCE_NOT_EXISTS']));
-    const resentAfterMs = (done.completed_at as Date).getTime() - (accepted.accepted_at as Date).getTime();
-    expect(resentAfterMs).toBeGreaterThanOrEqual(PROCESSING_MAX_AGE_S * 1000);
-    expect(await orderStatus(orderNo)).toBe('REFUNDED');
-  });
+      expect(fake.calls.filter((c) => c.refundNo === refundNo).map((c) => c.behaviour)).toEqual([
+        acceptedAs,
+        'success',
+      ]);
+      const queries = fake.queries.filter((q) => q.refundNo === refundNo).map((q) => q.answered);
+      expect(queries.length).toBeGreaterThanOrEqual(1);
+      expect(new Set(queries)).toEqual(new Set([queried]));
+      const resentAfterMs = (done.completed_at as Date).getTime() - (accepted.accepted_at as Date).getTime();
+      expect(resentAfterMs).toBeGreaterThanOrEqual(PROCESSING_MAX_AGE_S * 1000);
+      expect(await orderStatus(orderNo)).toBe('REFUNDED');
+    },
+  );
 });
 
 describe('GET /admin/refunds', () => {
