@@ -246,11 +246,7 @@ describe('docker compose, profile monitoring', () => {
     const { prometheus, port, script } = prometheusStart(metricsPort);
     const [render, start] = script.split(' && exec ');
     const mounted = (target: string) =>
-      join(
-        ROOT,
-        'docker',
-        prometheus.volumes.find((v: string) => v.split(':')[1] === target).split(':')[0],
-      );
+      join(ROOT, 'docker', prometheus.volumes.find((v: string) => v.split(':')[1] === target).split(':')[0]);
     const out = join(tmpdir(), `prometheus-${process.pid}-${metricsPort ?? 'unset'}.yml`);
     const configFile = /--config\.file=(\S+)/.exec(start)![1];
     const local = render
