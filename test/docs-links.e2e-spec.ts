@@ -87,6 +87,21 @@ describe('the documentation', () => {
     ]);
   });
 
+  it('should reach every page of docs/ from the README', () => {
+    const reached = new Set<string>();
+    const visit = (page: string): void => {
+      if (reached.has(page) || !page.endsWith('.md') || !existsSync(page)) return;
+      reached.add(page);
+      for (const href of links(readFileSync(page, 'utf8')).filter((h) => !/^[a-z]+:/i.test(h))) {
+        const path = href.split('#')[0];
+        if (path !== '') visit(join(dirname(page), decodeURI(path)));
+      }
+    };
+    visit(join(ROOT, 'README.md'));
+    const unreached = pages().filter((page) => !reached.has(page));
+    expect(unreached.map((page) => relative(ROOT, page))).toEqual([]);
+  });
+
   it('should keep the README a front door: under 300 lines', () => {
     const lines = readFileSync(join(ROOT, 'README.md'), 'utf8').split('\n').length;
     expect(lines).toBeLessThan(300);
