@@ -11,11 +11,12 @@ import type Token from 'markdown-it/lib/token.mjs';
 const ROOT = join(__dirname, '..');
 const markdown = new MarkdownIt({ html: true });
 
+/** The README, docker/README.md and docs/, less docs/pending/: texts waiting to be placed in a page. */
 function pages(): string[] {
   const underDocs = (dir: string): string[] =>
     readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
       const path = join(dir, entry.name);
-      if (entry.isDirectory()) return underDocs(path);
+      if (entry.isDirectory()) return path === join(ROOT, 'docs/pending') ? [] : underDocs(path);
       return entry.name.endsWith('.md') ? [path] : [];
     });
   return [join(ROOT, 'README.md'), join(ROOT, 'docker/README.md'), ...underDocs(join(ROOT, 'docs'))];
