@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
@@ -7,6 +8,7 @@ import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { Job } from 'kubernetes-models/batch/v1/Job';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { ConfigMap, Secret, Service } from 'kubernetes-models/v1';
+import { PodMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PodMonitor';
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IProbe } from 'kubernetes-models/v1/Probe';
 import { parse, parseAllDocuments } from 'yaml';
@@ -17,7 +19,7 @@ import { databaseUrl, TEST_DATABASE_PREFIX, withAdminConnection } from './suppor
 /**
  * The manifests in docker/k8s and docker/docker-compose.yml, checked against the Kubernetes API
  * schemas (kubernetes-models) and against the app itself: the probes' paths answer, the ports
- * match, every configuration variable of the README reaches the container, and the migration
+ * match, every variable of docs/configuration.md reaches the container, and the migration
  * Job's command migrates.
  */
 
@@ -42,15 +44,13 @@ const MODELS: Record<string, { validate(): void } & (new (data: any) => { valida
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget as never,
   'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler as never,
   'batch/v1/Job': Job as never,
+  'monitoring.coreos.com/v1/PodMonitor': PodMonitor as never,
 };
 
-/** The variables of the README's Configuration table. */
+/** The variables of the table of docs/configuration.md (the page up to its first section). */
 function documentedVariables(): string[] {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(
-    readme.indexOf('## Configuration'),
-    readme.indexOf('\n## ', readme.indexOf('## Configuration') + 1),
-  );
+  const page = readFileSync(join(ROOT, 'docs/configuration.md'), 'utf8');
+  const section = page.slice(0, page.indexOf('\n## '));
   const names = new Set<string>();
   for (const line of section.split('\n').filter((l) => l.startsWith('| `'))) {
     const firstColumn = line.split('|')[1];
@@ -154,6 +154,23 @@ describe('docker/k8s', () => {
     });
   });
 
+  it('should scrape the metrics port of its own pods from the PodMonitor, where METRICS_PORT puts /metrics', () => {
+    const pod = one('Deployment').spec.template;
+    const monitor = one('PodMonitor');
+    const metricsPort = Number(one('ConfigMap').data.METRICS_PORT);
+    expect(metricsPort).toBeGreaterThan(0);
+    expect(metricsPort).not.toBe(Number(one('ConfigMap').data.PORT));
+    expect(Object.entries(monitor.spec.selector.matchLabels).every(([k, v]) => pod.metadata.labels[k] === v)).toBe(
+      true,
+    );
+    const [endpoint] = monitor.spec.podMetricsEndpoints;
+    expect(endpoint.path).toBe('/metrics');
+    const scraped = pod.spec.containers[0].ports.find((p: { name: string }) => p.name === endpoint.port);
+    expect(scraped?.containerPort).toBe(metricsPort);
+    expect(Number(pod.metadata.annotations['prometheus.io/port'])).toBe(metricsPort);
+    expect(one('Service').spec.ports.map((p: { targetPort: string }) => p.targetPort)).not.toContain(endpoint.port);
+  });
+
   it('should hand every documented variable to the container (ConfigMap or Secret) and to docker compose', () => {
     const deployment = one('Deployment');
     const fromConfig = Object.keys(one('ConfigMap').data);
@@ -209,5 +226,55 @@ describe('docker/k8s', () => {
     } finally {
       await withAdminConnection((conn) => conn.query(`DROP DATABASE IF EXISTS \`${name}\``));
     }
+  });
+});
+
+describe('docker compose, profile monitoring', () => {
+  const compose = () => parse(readFileSync(join(ROOT, 'docker/docker-compose.yml'), 'utf8'));
+
+  /** What Compose hands the Prometheus container: its variable interpolated, `$$` unescaped. */
+  function prometheusStart(metricsPort: string | undefined) {
+    const { app, prometheus } = compose().services;
+    const interpolated = String(prometheus.environment.APP_METRICS_PORT).replace(
+      /^\$\{METRICS_PORT:-(\w+)\}$/,
+      (_, fallback: string) => metricsPort || fallback,
+    );
+    return { app, prometheus, port: interpolated, script: String(prometheus.command[0]).replace(/\$\$/g, '$') };
+  }
+
+  async function renderedConfig(metricsPort: string | undefined) {
+    const { prometheus, port, script } = prometheusStart(metricsPort);
+    const [render, start] = script.split(' && exec ');
+    const mounted = (target: string) =>
+      join(ROOT, 'docker', prometheus.volumes.find((v: string) => v.split(':')[1] === target).split(':')[0]);
+    const out = join(tmpdir(), `prometheus-${process.pid}-${metricsPort ?? 'unset'}.yml`);
+    const configFile = /--config\.file=(\S+)/.exec(start)![1];
+    const local = render
+      .replace('/etc/prometheus/prometheus.template.yml', mounted('/etc/prometheus/prometheus.template.yml'))
+      .replace(configFile, out);
+    try {
+      await run('/bin/sh', ['-c', local], { env: { ...process.env, APP_METRICS_PORT: port } });
+      return { config: parse(readFileSync(out, 'utf8')), mounted };
+    } finally {
+      rmSync(out, { force: true });
+    }
+  }
+
+  it("should scrape the app's PORT while METRICS_PORT is unset", async () => {
+    const { config } = await renderedConfig(undefined);
+    const appPort = Number(compose().services.app.environment.PORT);
+    expect(config.scrape_configs[0].dns_sd_configs[0]).toEqual({ names: ['app'], type: 'A', port: appPort });
+  });
+
+  it('should follow METRICS_PORT when it is set', async () => {
+    const { config } = await renderedConfig('9464');
+    expect(config.scrape_configs[0].dns_sd_configs[0].port).toBe(9464);
+    expect(config.scrape_configs[0].metrics_path).toBe('/metrics');
+  });
+
+  it('should load the alert rules from where the compose file mounts them', async () => {
+    const { config, mounted } = await renderedConfig(undefined);
+    expect(config.rule_files).toEqual(['/etc/prometheus/alerts.yml']);
+    expect(mounted('/etc/prometheus/alerts.yml')).toBe(join(ROOT, 'docker/prometheus/alerts.yml'));
   });
 });

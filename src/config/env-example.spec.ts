@@ -5,10 +5,13 @@ import { validateConfiguration } from './configuration';
 
 const ROOT = join(__dirname, '../..');
 
-/** The variables of README.md's configuration table (`NAME` or `NAME` / `NAME` in the first column). */
+/**
+ * The variables of the table of docs/configuration.md, the page up to its first section
+ * (`NAME` or `NAME` / `NAME` in the first column).
+ */
 function documentedVariables(): string[] {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const table = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('## Layout'));
+  const page = readFileSync(join(ROOT, 'docs/configuration.md'), 'utf8');
+  const table = page.slice(0, page.indexOf('\n## '));
   return table
     .split('\n')
     .filter((line) => line.startsWith('| `'))
@@ -22,7 +25,7 @@ describe('.env.example', () => {
     expect(() => validateConfiguration(sut)).not.toThrow();
   });
 
-  it('should list every variable the README documents, and nothing else', () => {
+  it('should list every variable docs/configuration.md documents, and nothing else', () => {
     const documented = documentedVariables();
 
     expect(documented.length).toBeGreaterThan(40);

@@ -4,7 +4,7 @@ import { PaymentNotification } from '../domain/notification';
 export const EventType = { PaymentSucceeded: 'payment.succeeded', RefundSucceeded: 'refund.succeeded' } as const;
 export type EventType = (typeof EventType)[keyof typeof EventType];
 
-/** The message body other services receive; the contract is documented in the README. */
+/** The message body other services receive; the contract is documented in docs/architecture.md ("Destination: RabbitMQ, or in-process"). */
 export interface PaymentEvent {
   eventId: string;
   type: EventType;

@@ -10,7 +10,7 @@ export const OPENAPI_UI_PATH = 'docs';
 
 /**
  * The order and admin APIs: the ones people call. The platforms' callback endpoints follow the
- * platforms' own specifications, and health and metrics are for machines (see the README).
+ * platforms' own specifications, and health and metrics are for machines (see docs/api.md).
  */
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()

@@ -129,7 +129,7 @@ export function createAlipayAccount(appId: string, sellerId: string): AlipayTest
   return { appId, sellerId, alipayKey, alipayPublicKeyPath, appKey, appPrivateKeyPath };
 }
 
-/** The accounts file's document, in the shape of the README. */
+/** The accounts file's document, in the shape of docs/configuration.md ("Merchant accounts"). */
 export function accountsDocument(accounts: TestAccounts): { wechatpay: object[]; alipay: object[] } {
   return {
     wechatpay: accounts.wechatpay.map((a) => ({
