@@ -197,6 +197,7 @@ describe('simulate platform and refund-notice', () => {
 
     expect(notice.code).toBe(0);
     expect(await refundStatus()).toBe('SUCCEEDED');
+    expect((await refundRow(refundNo))?.last_error).toBeNull(); // not "notified SUCCEEDED"
     expect(
       await count(pool, "SELECT COUNT(*) FROM callback_delivery WHERE outcome = 'REFUND_SUCCEEDED' AND order_no = ?", [
         orderNo,
