@@ -6,7 +6,7 @@ import {
   WechatpaySigner,
   wechatpayTransaction,
   yuan,
-} from '../src/simulator/platform-signers';
+} from '../tools/simulator/platform-signers';
 
 /** How often one payment is delivered: 1 to 8 times, 3.2 on average (the seeds' measured spread). */
 export const DELIVERIES_PER_PAYMENT: Array<[count: number, share: number]> = [

@@ -12,7 +12,7 @@ import { DataSource } from 'typeorm';
 import { buildDataSourceOptions } from '../src/database/data-source-options';
 import { billDateOf, billDayRange, shiftBillDate } from '../src/domain/bill';
 import { beijingTime, wechatpayBillLine } from '../test/support/bill-files';
-import { FakePlatform } from '../src/simulator/fake-platform';
+import { FakePlatform } from '../tools/simulator/fake-platform';
 import { createTestPlatforms, fakePlatformOptions } from '../test/support/test-app';
 
 /**

@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import { Logger } from '@nestjs/common';
 import { createApp } from './app.factory';
 import { validateConfiguration } from './config/configuration';
+import { explainDatabaseStartError } from './database/database-start-error';
 import { loadServerConfig } from './config/server.config';
 import { ConfigurationError } from './config/validate-env';
 import { GracefulShutdown } from './lifecycle/graceful-shutdown';
@@ -35,10 +36,14 @@ function reportStartFailure(error: unknown): void {
     time: Date.now(),
     pid: process.pid,
     hostname: hostname(),
-    msg: configuration ? error.message : `failed to start: ${(error as Error)?.message ?? String(error)}`,
+    msg: configuration ? error.message : `failed to start: ${explainStartError(error)}`,
     ...(configuration ? { problems: error.problems } : {}),
   };
   process.stderr.write(`${JSON.stringify(line)}\n`);
+}
+
+function explainStartError(error: unknown): string {
+  return explainDatabaseStartError(error) ?? (error as Error)?.message ?? String(error);
 }
 
 bootstrap().catch((error: unknown) => {

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { Pool } from 'mysql2/promise';
-import { randomAlphanumeric, signWechatpayBody, yuan } from '../src/simulator/platform-signers';
+import { randomAlphanumeric, signWechatpayBody, yuan } from '../tools/simulator/platform-signers';
 import {
   count,
   createTestPlatforms,

@@ -4,7 +4,7 @@ import {
   signWechatpayBody,
   wechatpayDelivery,
   wechatpayTransaction,
-} from '../src/simulator/platform-signers';
+} from '../tools/simulator/platform-signers';
 import {
   count,
   createTestPlatforms,

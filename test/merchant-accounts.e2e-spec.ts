@@ -1,7 +1,7 @@
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { eventually } from './support/eventually';
 import { failedStartup } from './support/app-process';
-import { FakeChannel, FakePlatform } from '../src/simulator/fake-platform';
+import { FakeChannel, FakePlatform } from '../tools/simulator/fake-platform';
 import {
   accountsDocument,
   AlipayTestAccount,
@@ -22,7 +22,7 @@ import {
   wechatpayDelivery,
   wechatpayTransaction,
   yuan,
-} from '../src/simulator/platform-signers';
+} from '../tools/simulator/platform-signers';
 import {
   createTestPlatforms,
   HttpAnswer,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { AppProcess, startAppProcess } from './support/app-process';
 import { eventually } from './support/eventually';
-import { yuan } from '../src/simulator/platform-signers';
+import { yuan } from '../tools/simulator/platform-signers';
 import { TcpProxy } from './support/tcp-proxy';
 import { parse } from 'yaml';
 import {

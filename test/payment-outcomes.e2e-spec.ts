@@ -8,7 +8,7 @@ import {
   wechatpayDelivery,
   wechatpayTransaction,
   yuan,
-} from '../src/simulator/platform-signers';
+} from '../tools/simulator/platform-signers';
 import {
   count,
   createTestPlatforms,

@@ -1,6 +1,6 @@
 import { Pool } from 'mysql2/promise';
 import { eventually, sleep } from './support/eventually';
-import { FakePlatform } from '../src/simulator/fake-platform';
+import { FakePlatform } from '../tools/simulator/fake-platform';
 import { OrderEffects } from './support/order-effects';
 import {
   createTestPlatforms,

@@ -1,8 +1,8 @@
 import { Pool } from 'mysql2/promise';
 import { eventually, sleep } from './support/eventually';
-import { FakeChannel, FakePlatform, TradeCallBehaviour } from '../src/simulator/fake-platform';
+import { FakeChannel, FakePlatform, TradeCallBehaviour } from '../tools/simulator/fake-platform';
 import { metricValue, OrderEffects } from './support/order-effects';
-import { yuan } from '../src/simulator/platform-signers';
+import { yuan } from '../tools/simulator/platform-signers';
 import {
   createTestPlatforms,
   fakePlatformOptions,

@@ -4,9 +4,9 @@ import { billDateOf, billDayRange, shiftBillDate } from '../src/domain/bill';
 import { ReconciliationService } from '../src/reconciliation/reconciliation.service';
 import { alipayBillDetail, alipayBillZip, beijingTime, BillRowSpec, wechatpayBill } from './support/bill-files';
 import { eventually } from './support/eventually';
-import { FakePlatform } from '../src/simulator/fake-platform';
+import { FakePlatform } from '../tools/simulator/fake-platform';
 import { metricValue, OrderEffects } from './support/order-effects';
-import { yuan } from '../src/simulator/platform-signers';
+import { yuan } from '../tools/simulator/platform-signers';
 import {
   count,
   createTestPlatforms,

@@ -1,7 +1,7 @@
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { eventually, sleep } from './support/eventually';
-import { FakePlatform } from '../src/simulator/fake-platform';
-import { randomAlphanumeric, yuan } from '../src/simulator/platform-signers';
+import { FakePlatform } from '../tools/simulator/fake-platform';
+import { randomAlphanumeric, yuan } from '../tools/simulator/platform-signers';
 import {
   count,
   createTestPlatforms,

@@ -1,7 +1,7 @@
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { eventually, sleep } from './support/eventually';
-import { FakePlatform, RefundBehaviour } from '../src/simulator/fake-platform';
-import { yuan } from '../src/simulator/platform-signers';
+import { FakePlatform, RefundBehaviour } from '../tools/simulator/fake-platform';
+import { yuan } from '../tools/simulator/platform-signers';
 import {
   createTestPlatforms,
   fakePlatformOptions,

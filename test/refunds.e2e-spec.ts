@@ -1,7 +1,7 @@
-import { yuan } from '../src/simulator/platform-signers';
+import { yuan } from '../tools/simulator/platform-signers';
 import { sleep } from './support/eventually';
 import { Pool, RowDataPacket } from 'mysql2/promise';
-import { FakePlatform } from '../src/simulator/fake-platform';
+import { FakePlatform } from '../tools/simulator/fake-platform';
 import {
   count,
   createTestPlatforms,

@@ -3,7 +3,7 @@ import { Pool, RowDataPacket } from 'mysql2/promise';
 import { PruneCounts, RetentionPruner } from '../src/retention/retention-pruner';
 import { EXAMPLE_CONSUMERS } from './support/amqp-tap';
 import { eventually, sleep } from './support/eventually';
-import { yuan } from '../src/simulator/platform-signers';
+import { yuan } from '../tools/simulator/platform-signers';
 import {
   count,
   createTestPlatforms,

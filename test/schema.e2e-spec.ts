@@ -2,11 +2,13 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { loadDatabaseConfig } from '../src/config/database.config';
-import { buildDataSourceOptions } from '../src/database/data-source-options';
+import { buildExampleDataSourceOptions, EXAMPLE_ENTITIES } from '../src/after-payment/example-schema';
+import { buildDataSourceOptions, ENTITIES } from '../src/database/data-source-options';
 import { assertTestDatabase, databaseUrl, TEST_DATABASE_PREFIX, withAdminConnection } from './support/test-database';
 import { RunningApp, startApp, uniqueId } from './support/test-app';
 
 const MIGRATION_FILES = readdirSync(join(__dirname, '../src/database/migrations')).filter((f) => f.endsWith('.ts'));
+const EXAMPLE_TABLES = ['coupon_issue', 'points_grant', 'shipment_request'];
 
 /** Migrations are the schema's only source; entities must describe exactly what they build. */
 describe('schema migrations', () => {
@@ -47,4 +49,46 @@ describe('schema migrations', () => {
     })();
     expect(pending).toEqual([]);
   });
+
+  it("should leave the example handlers' tables out of the schema unless EXAMPLE_HANDLERS=true", async () => {
+    const exampleTables = runWith(async (ds) => {
+      const rows: Array<{ name: string }> = await ds.query(
+        'SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME IN (?)',
+        [name, EXAMPLE_TABLES],
+      );
+      return rows.map((row) => row.name).sort();
+    });
+    expect(await exampleTables()).toEqual([]);
+
+    await withApp({ EXAMPLE_HANDLERS: 'true' });
+
+    expect(await exampleTables()).toEqual(EXAMPLE_TABLES);
+    const applied = await runWith((ds) => ds.query('SELECT name FROM example_schema_migrations'))();
+    expect(applied).toEqual([{ name: 'ExampleHandlerTables1796750000000' }]);
+  });
+
+  it('should leave no difference between the example entities and their migrated tables', async () => {
+    const examples = await new DataSource({
+      ...buildExampleDataSourceOptions({ ...loadDatabaseConfig(), url }),
+      entities: [...ENTITIES, ...EXAMPLE_ENTITIES],
+    }).initialize();
+    try {
+      await examples.runMigrations();
+      const pending = (await examples.driver.createSchemaBuilder().log()).upQueries.map((q) => q.query);
+      expect(pending).toEqual([]);
+    } finally {
+      await examples.destroy();
+    }
+  });
+
+  async function withApp(env: Record<string, string>): Promise<void> {
+    const saved = process.env.DATABASE_URL;
+    process.env.DATABASE_URL = url;
+    try {
+      const app = await startApp(env);
+      await app.close();
+    } finally {
+      process.env.DATABASE_URL = saved;
+    }
+  }
 });

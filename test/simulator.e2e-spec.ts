@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -75,6 +75,26 @@ describe('simulate init', () => {
     expect(orders.status).toBe(404);
   });
 
+  it('should write PORT (--port) and REFUND_APPROVAL_THRESHOLD, so that the two admins have a refund to approve', async () => {
+    const envFile = join(dir, 'port.env');
+    const run = await runSimulator([
+      'init',
+      '--keys',
+      join(dir, 'keys-port'),
+      '--env-local',
+      envFile,
+      '--port',
+      '4567',
+    ]);
+
+    expect(run.code).toBe(0);
+    expect(parseEnv(readFileSync(envFile, 'utf8'))).toMatchObject({
+      PORT: '4567',
+      REFUND_APPROVAL_THRESHOLD: '100000',
+    });
+    expect(parseEnv(readFileSync(join(dir, '.env.local'), 'utf8'))).toMatchObject({ PORT: '3000' });
+  });
+
   it('should refuse to overwrite an existing key set without --force, and leave it as it was', async () => {
     const before = readFileSync(join(keysDir, 'keys.json'), 'utf8');
     const again = await runSimulator(['init', '--keys', keysDir, '--env-local', join(dir, '.env.local')]);
@@ -96,6 +116,7 @@ describe('simulate order and pay', () => {
 
     expect(paid.code).toBe(0);
     expect(paid.stdout.match(/ acked /g)).toHaveLength(3);
+    expect(paid.stdout).toContain('outcome PAID');
     expect(paid.stdout).toContain(`order ${orderNo} is PAID`);
     expect(await orderRow(orderNo)).toMatchObject({ status: 'PAID' });
     expect(await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no = ?', [orderNo])).toBe(1);
@@ -145,12 +166,63 @@ describe('simulate order and pay', () => {
     expect(await deliveriesOf(orderNo)).toBe(0);
   });
 
+  it('should send to the PORT of .env.local when no --target is given', async () => {
+    const envFile = join(dir, 'target.env');
+    writeFileSync(envFile, `PORT="${new URL(app.url).port}"\n`);
+    const orderNo = uniqueId('SIM');
+
+    const run = await runSimulator(['order', orderNo, '--amount', '300', '--keys', keysDir, '--env-local', envFile]);
+
+    expect(run.code).toBe(0);
+    expect(await orderRow(orderNo)).toMatchObject({ status: 'WAIT_PAY', amount: 300 });
+  });
+
   it('should exit 1 naming the target when the service does not answer', async () => {
     const closed = `http://127.0.0.1:${await freePort()}`;
     const run = await runSimulator(['order', 'X1', '--amount', '1', '--keys', keysDir, '--target', closed]);
 
     expect(run.code).toBe(1);
     expect(run.stdout).toContain(`${closed}/payment-orders failed (ECONNREFUSED): is it running?`);
+  });
+});
+
+describe('help and tokens', () => {
+  it.each([
+    [['--help'], 'usage: npm run simulate -- <command>'],
+    [['-h'], 'usage: npm run simulate -- <command>'],
+    [['help'], 'usage: npm run simulate -- <command>'],
+    [['help', 'pay'], 'usage: npm run simulate -- pay <orderNo>'],
+    [['pay', '--help'], 'usage: pay <orderNo>'],
+    [['refund-notice', '-h'], 'usage: refund-notice <refundNo>'],
+  ])('should print the usage and exit 0 for simulate %j, sending nothing', async (args, usage) => {
+    const run = await runSimulator(args);
+
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(usage);
+    expect(run.stderr).toBe('');
+  });
+
+  it.each([['--help'], ['-h'], ['help']])('should print the drill usage and exit 0 for drill %j', async (arg) => {
+    const run = await runSimulator([arg], 'drill');
+
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('usage: drill [--target URL]');
+  });
+
+  it('should print the tokens of the key set, for a shell with --shell', async () => {
+    const keys = JSON.parse(readFileSync(join(keysDir, 'keys.json'), 'utf8')) as {
+      internalApiToken: string;
+      admins: Array<{ id: string; token: string }>;
+    };
+
+    const run = await simulate('tokens', '--shell');
+
+    expect(run.code).toBe(0);
+    expect(parseEnv(run.stdout)).toEqual({
+      INTERNAL_API_TOKEN: keys.internalApiToken,
+      ALICE_TOKEN: keys.admins[0].token,
+      BOB_TOKEN: keys.admins[1].token,
+    });
   });
 });
 
@@ -180,6 +252,7 @@ describe('simulate platform and refund-notice', () => {
     expect((await simulate('pay', orderNo, '--channel', 'wechatpay')).code).toBe(0);
     const second = await simulate('pay', orderNo, '--channel', 'wechatpay');
     expect(second.code).toBe(0);
+    expect(second.stdout).toMatch(/outcome DUPLICATE_PAYMENT anomaly opened \(#\d+, OPEN\)/);
     const transactionId = /transaction (\d+)/.exec(second.stdout)![1];
     const keys = JSON.parse(readFileSync(join(keysDir, 'keys.json'), 'utf8')) as { admins: Array<{ token: string }> };
     const refundNo = uniqueId('R');
@@ -197,6 +270,7 @@ describe('simulate platform and refund-notice', () => {
 
     expect(notice.code).toBe(0);
     expect(await refundStatus()).toBe('SUCCEEDED');
+    expect((await refundRow(refundNo))?.last_error).toBeNull(); // not "notified SUCCEEDED"
     expect(
       await count(pool, "SELECT COUNT(*) FROM callback_delivery WHERE outcome = 'REFUND_SUCCEEDED' AND order_no = ?", [
         orderNo,

@@ -50,22 +50,23 @@ describe(loadAdminOperators.name, () => {
   });
 
   it.each([
-    ['a token of 15 characters', `alice:${'a'.repeat(15)}:admin`],
-    ['a token of 257 characters', `alice:${'a'.repeat(257)}:admin`],
-    ['an unknown role', `alice:${ALICE_TOKEN}:root`],
-    ['a role in upper case', `alice:${ALICE_TOKEN}:ADMIN`],
-    ['no role', `alice:${ALICE_TOKEN}`],
-    ['no operatorId', `:${ALICE_TOKEN}:admin`],
-    ['a token with a colon', `alice:${ALICE_TOKEN}:x:admin`],
-    ['a token with a space inside', `alice:alice-Tok3n 0123456789abcdef:admin`],
-    ['a token with a non-ASCII character', `alice:alice-Tok3n-0123456789abcdé:admin`],
-    ['an operatorId with a space', `al ice:${ALICE_TOKEN}:admin`],
-    ['an operatorId of 65 characters', `${'o'.repeat(65)}:${ALICE_TOKEN}:admin`],
-  ])('should reject an entry with %s', (_what, entry) => {
+    ['a token of 15 characters', `alice:${'a'.repeat(15)}:admin`, 'the token is 15 characters long, not 16 to 256'],
+    ['a token of 257 characters', `alice:${'a'.repeat(257)}:admin`, 'the token is 257 characters long'],
+    ['an unknown role', `alice:${ALICE_TOKEN}:root`, 'the role must be admin or viewer'],
+    ['a role in upper case', `alice:${ALICE_TOKEN}:ADMIN`, 'the role must be admin or viewer (lower case)'],
+    ['no role', `alice:${ALICE_TOKEN}`, "it has 1 ':' separators, not 2"],
+    ['no operatorId', `:${ALICE_TOKEN}:admin`, 'the operatorId must be 1 to 64'],
+    ['a token with a colon', `alice:${ALICE_TOKEN}:x:admin`, "it has 3 ':' separators, not 2"],
+    ['a token with a space inside', `alice:alice-Tok3n 0123456789abcdef:admin`, 'the token must be printable ASCII'],
+    ['a token with a non-ASCII character', `alice:alice-Tok3n-0123456789abcdé:admin`, 'the token must be printable'],
+    ['an operatorId with a space', `al ice:${ALICE_TOKEN}:admin`, 'the operatorId must be'],
+    ['an operatorId of 65 characters', `${'o'.repeat(65)}:${ALICE_TOKEN}:admin`, 'the operatorId must be 1 to 64'],
+  ])('should reject an entry with %s, saying which part is wrong', (_what, entry, part) => {
     const error = errorOf(() => sut({ ADMIN_TOKENS: entry }));
 
     expect(error).toBeInstanceOf(ConfigurationError);
     expect(error?.message).toMatch(/ADMIN_TOKENS entry 1 must be operatorId:token:role/);
+    expect(error?.message).toContain(part);
   });
 
   it('should name the position of the malformed entry', () => {

@@ -13,9 +13,6 @@ import { ReconciliationBillLine } from '../reconciliation/reconciliation-bill-li
 import { ReconciliationItem } from '../reconciliation/reconciliation-item.entity';
 import { ReconciliationRun } from '../reconciliation/reconciliation-run.entity';
 import { AdminAudit } from '../admin/audit/admin-audit.entity';
-import { CouponIssue } from '../after-payment/coupons/coupon-issue.entity';
-import { PointsGrant } from '../after-payment/points/points-grant.entity';
-import { ShipmentRequest } from '../after-payment/shipping/shipment-request.entity';
 import { HandlerRetry } from '../subscribers/handler-retry.entity';
 import { ProcessedEvent } from '../subscribers/processed-event.entity';
 
@@ -34,9 +31,6 @@ export const ENTITIES = [
   OutboxEvent,
   ProcessedEvent,
   HandlerRetry,
-  PointsGrant,
-  CouponIssue,
-  ShipmentRequest,
 ];
 
 /** The one place the TypeORM options are built: the app, the migration CLI (ormconfig.ts) and tests use it. */

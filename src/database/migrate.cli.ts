@@ -1,6 +1,8 @@
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
+import { applyExampleMigrations } from '../after-payment/example-schema';
 import { loadDatabaseConfig } from '../config/database.config';
+import { loadServerConfig } from '../config/server.config';
 import { buildDataSourceOptions } from './data-source-options';
 import { applyMigrationsLocked } from './migration-runner';
 
@@ -10,13 +12,17 @@ import { applyMigrationsLocked } from './migration-runner';
  * (with MIGRATIONS_RUN=false on the replicas). Takes the same lock as the start-up run.
  */
 async function main(): Promise<void> {
-  const dataSource = await new DataSource(buildDataSourceOptions(loadDatabaseConfig())).initialize();
+  const config = loadDatabaseConfig();
+  const dataSource = await new DataSource(buildDataSourceOptions(config)).initialize();
+  let applied: string[];
   try {
-    const applied = await applyMigrationsLocked(dataSource);
-    process.stdout.write(applied.length > 0 ? `applied migrations: ${applied.join(', ')}\n` : 'no pending migration\n');
+    applied = await applyMigrationsLocked(dataSource);
   } finally {
     await dataSource.destroy();
   }
+  // The example handlers' tables only where they run (EXAMPLE_HANDLERS=true), like the start-up run.
+  if (loadServerConfig().exampleHandlers) applied.push(...(await applyExampleMigrations(config)));
+  process.stdout.write(applied.length > 0 ? `applied migrations: ${applied.join(', ')}\n` : 'no pending migration\n');
 }
 
 main().catch((error: Error) => {

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
+import { asksForHelp } from '../common/command-line';
 import { loadDatabaseConfig } from '../config/database.config';
 import { buildDataSourceOptions } from '../database/data-source-options';
 import { listDeadLetters, replayDeadLetters } from './dead-letters';
@@ -9,6 +10,10 @@ const USAGE = `usage: npm run dead-letters -- list
 
 /** `npm run dead-letters -- list|replay`: the operator's view of events that could not be delivered. */
 async function main(args: string[]): Promise<void> {
+  if (asksForHelp(args)) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
   const [command, ...rest] = args;
   if (command !== 'list' && !(command === 'replay' && rest.length > 0)) {
     process.stderr.write(`${USAGE}\n`);

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from '../app.module';
+import { asksForHelp } from '../common/command-line';
 import { isBillDate } from '../domain/bill';
 import { describeCounts, ReconciliationService } from './reconciliation.service';
 
@@ -13,8 +14,13 @@ const USAGE =
  * credentials (or the one named), printing a line per phase. Exit code 0 when every run
  * completed, 1 otherwise (not ready, failed, or running elsewhere).
  */
-async function main(): Promise<void> {
+async function main(args: string[]): Promise<void> {
+  if (asksForHelp(args)) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
   const { values } = parseArgs({
+    args,
     options: { date: { type: 'string' }, channel: { type: 'string' }, account: { type: 'string' } },
   });
   if (!values.date || !isBillDate(values.date)) {
@@ -47,7 +53,7 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: Error) => {
+main(process.argv.slice(2)).catch((error: Error) => {
   process.stderr.write(`reconcile: ${error.message}\n`);
   process.exit(1);
 });

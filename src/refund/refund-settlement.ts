@@ -67,12 +67,8 @@ export class RefundSettlement {
       this.logger.warn(`${channel} notified refund ${notice.refundNo}, which this service did not request`);
       return 'UNKNOWN_REFUND';
     }
-    const settled = await this.settle(
-      notice.refundNo,
-      notice.status,
-      notice.channelRefundId,
-      `notified ${notice.status}`,
-    );
+    const why = notice.status === RefundStatus.Succeeded ? undefined : `notified ${notice.status}`;
+    const settled = await this.settle(notice.refundNo, notice.status, notice.channelRefundId, why);
     if (!settled && refund.status === RefundStatus.ResolvedOffline && notice.status === RefundStatus.Succeeded) {
       this.logger.error(`${channel} refunded ${notice.refundNo}, which an operator had resolved offline: paid twice`);
     }

@@ -172,12 +172,23 @@ export class RefundRepository {
   ): Promise<boolean> {
     const now = new Date();
     const final = status !== RefundStatus.Abnormal;
+    // A refund that succeeded has no error left to show; another verdict keeps the last one unless it says why.
+    const clearsError = status === RefundStatus.Succeeded;
     const result: WriteResult = await this.txHost.tx.query(
       `UPDATE refund SET status = ?, channel_refund_id = COALESCE(?, channel_refund_id),
-         last_error = COALESCE(?, last_error), next_attempt_at = ${final ? 'NULL' : 'next_attempt_at'},
+         last_error = IF(?, NULL, COALESCE(?, last_error)), next_attempt_at = ${final ? 'NULL' : 'next_attempt_at'},
          completed_at = ?, updated_at = ?
        WHERE refund_no = ? AND status IN (?)`,
-      [status, channelRefundId ?? null, detail?.slice(0, 500) ?? null, final ? now : null, now, refundNo, from],
+      [
+        status,
+        channelRefundId ?? null,
+        clearsError,
+        detail?.slice(0, 500) ?? null,
+        final ? now : null,
+        now,
+        refundNo,
+        from,
+      ],
     );
     return result.affectedRows === 1;
   }

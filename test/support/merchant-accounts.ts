@@ -6,13 +6,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeAlipayApp, FakePlatformOptions, FakeWechatpayMerchant } from '../../src/simulator/fake-platform';
+import { FakeAlipayApp, FakePlatformOptions, FakeWechatpayMerchant } from '../../tools/simulator/fake-platform';
 import {
   generateRsaKeyPair,
   randomAlphanumeric,
   RsaKeyPair,
   WechatpaySigner,
-} from '../../src/simulator/platform-signers';
+} from '../../tools/simulator/platform-signers';
 import { TestPlatforms } from './test-app';
 
 export interface WechatpayTestAccount {

@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { Pool, RowDataPacket } from 'mysql2/promise';
-import { yuan } from '../../src/simulator/platform-signers';
+import { yuan } from '../../tools/simulator/platform-signers';
 import { TcpProxy } from './tcp-proxy';
 import { count, HttpAnswer, TestClient, uniqueId } from './test-app';
 import { ADMIN_URL } from './test-database';

@@ -10,7 +10,7 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs `src/simulator/<entry>.ts` with `args` in a child process, as `npm run simulate` / `npm run drill` do. */
+/** Runs `tools/simulator/<entry>.ts` with `args` in a child process, as `npm run simulate` / `npm run drill` do. */
 export function runSimulator(args: string[], entry: 'simulate' | 'drill' = 'simulate'): Promise<CliRun> {
   const child = spawnEntry(entry, args);
   let stdout = '';
@@ -71,7 +71,7 @@ export async function startPlatformProcess(args: string[]): Promise<PlatformProc
 function spawnEntry(entry: string, args: string[]): ChildProcess {
   return spawn(
     process.execPath,
-    ['-r', 'ts-node/register/transpile-only', join(ROOT, 'src/simulator', `${entry}.ts`), ...args],
+    ['-r', 'ts-node/register/transpile-only', join(ROOT, 'tools/simulator', `${entry}.ts`), ...args],
     {
       cwd: ROOT,
       env: { ...process.env, TS_NODE_PROJECT: join(ROOT, 'tsconfig.json') },

@@ -22,9 +22,9 @@ import {
   WechatpaySigner,
   wechatpayTransaction,
   WechatpayTransactionParams,
-} from '../../src/simulator/platform-signers';
+} from '../../tools/simulator/platform-signers';
 import { assertTestDatabase } from './test-database';
-import { FakePlatformOptions } from '../../src/simulator/fake-platform';
+import { FakePlatformOptions } from '../../tools/simulator/fake-platform';
 
 /** The platforms as the tests play them: real keys, written to files the app loads like production keys. */
 export interface TestPlatforms {

@@ -1,8 +1,7 @@
-import { sign } from 'node:crypto';
+import { generateKeyPairSync, KeyObject, sign } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { generateRsaKeyPair, RsaKeyPair } from '../../simulator/platform-signers';
 import { AlipayVerifier } from './alipay.verifier';
 import { signedResponse } from './alipay.client';
 
@@ -106,6 +105,16 @@ describe(signedResponse.name, () => {
     expect(sut(text)).toBeUndefined();
   });
 });
+
+interface RsaKeyPair {
+  privateKey: KeyObject;
+  publicKeyPem: string;
+}
+
+function generateRsaKeyPair(): RsaKeyPair {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  return { privateKey, publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString() };
+}
 
 describe('signedResponse with AlipayVerifier.verifyResponse', () => {
   const sut = signedResponse;

@@ -1,18 +1,14 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
+/**
+ * The subscribers' bookkeeping and the outbox's retry columns. The example handlers' tables it used to create too
+ * now come from their own opt-in set (src/after-payment/migrations, EXAMPLE_HANDLERS=true); a database migrated
+ * before keeps them, and down() drops them if they are there.
+ */
 export class AfterPaymentEvents1795986675375 implements MigrationInterface {
   name = 'AfterPaymentEvents1795986675375';
 
   public async up(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(
-      `CREATE TABLE \`coupon_issue\` (\`id\` bigint NOT NULL AUTO_INCREMENT, \`order_no\` varchar(64) NOT NULL, \`event_id\` char(36) NOT NULL, \`coupon_code\` varchar(32) NOT NULL, \`issued_at\` datetime(3) NOT NULL, INDEX \`ix_coupon_issue_order_no\` (\`order_no\`), PRIMARY KEY (\`id\`)) ENGINE=InnoDB`,
-    );
-    await queryRunner.query(
-      `CREATE TABLE \`points_grant\` (\`id\` bigint NOT NULL AUTO_INCREMENT, \`order_no\` varchar(64) NOT NULL, \`event_id\` char(36) NOT NULL, \`points\` bigint NOT NULL, \`granted_at\` datetime(3) NOT NULL, INDEX \`ix_points_grant_order_no\` (\`order_no\`), PRIMARY KEY (\`id\`)) ENGINE=InnoDB`,
-    );
-    await queryRunner.query(
-      `CREATE TABLE \`shipment_request\` (\`id\` bigint NOT NULL AUTO_INCREMENT, \`order_no\` varchar(64) NOT NULL, \`event_id\` char(36) NOT NULL, \`requested_at\` datetime(3) NOT NULL, INDEX \`ix_shipment_request_order_no\` (\`order_no\`), PRIMARY KEY (\`id\`)) ENGINE=InnoDB`,
-    );
     await queryRunner.query(
       `CREATE TABLE \`handler_retry\` (\`id\` bigint NOT NULL AUTO_INCREMENT, \`consumer\` varchar(64) NOT NULL, \`event_id\` char(36) NOT NULL, \`payload\` json NOT NULL, \`attempts\` int UNSIGNED NOT NULL, \`next_attempt_at\` datetime(3) NOT NULL, \`last_error\` varchar(500) NOT NULL, \`dead_lettered_at\` datetime(3) NULL, \`created_at\` datetime(3) NOT NULL, INDEX \`ix_handler_retry_due\` (\`dead_lettered_at\`, \`next_attempt_at\`), UNIQUE INDEX \`uq_handler_retry_consumer_event\` (\`consumer\`, \`event_id\`), PRIMARY KEY (\`id\`)) ENGINE=InnoDB`,
     );
@@ -35,11 +31,8 @@ export class AfterPaymentEvents1795986675375 implements MigrationInterface {
     await queryRunner.query(`DROP INDEX \`uq_handler_retry_consumer_event\` ON \`handler_retry\``);
     await queryRunner.query(`DROP INDEX \`ix_handler_retry_due\` ON \`handler_retry\``);
     await queryRunner.query(`DROP TABLE \`handler_retry\``);
-    await queryRunner.query(`DROP INDEX \`ix_shipment_request_order_no\` ON \`shipment_request\``);
-    await queryRunner.query(`DROP TABLE \`shipment_request\``);
-    await queryRunner.query(`DROP INDEX \`ix_points_grant_order_no\` ON \`points_grant\``);
-    await queryRunner.query(`DROP TABLE \`points_grant\``);
-    await queryRunner.query(`DROP INDEX \`ix_coupon_issue_order_no\` ON \`coupon_issue\``);
-    await queryRunner.query(`DROP TABLE \`coupon_issue\``);
+    await queryRunner.query(`DROP TABLE IF EXISTS \`shipment_request\``);
+    await queryRunner.query(`DROP TABLE IF EXISTS \`points_grant\``);
+    await queryRunner.query(`DROP TABLE IF EXISTS \`coupon_issue\``);
   }
 }

@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import iconv from 'iconv-lite';
-import { alipayBillZip, gbkZip } from '../../../test/support/bill-files';
-import { BillEntry } from '../../domain/bill';
-import { parseAlipayBill, parseAlipayDetail } from './alipay.bill';
+import { alipayBillZip, gbkZip } from '../support/bill-files';
+import { BillEntry } from '../../src/domain/bill';
+import { parseAlipayBill, parseAlipayDetail } from '../../src/channels/alipay/alipay.bill';
 
-const DETAIL = readFileSync(join(__dirname, '../../../test/fixtures/bills/alipay-trade-detail.gbk.csv'));
+const DETAIL = readFileSync(join(__dirname, '../fixtures/bills/alipay-trade-detail.gbk.csv'));
 
 async function collect(entries: AsyncIterable<BillEntry>): Promise<BillEntry[]> {
   const all: BillEntry[] = [];

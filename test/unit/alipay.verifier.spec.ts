@@ -1,18 +1,18 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { DomainError } from '../../domain/domain-error';
-import { AlipayConfig } from './alipay.config';
+import { DomainError } from '../../src/domain/domain-error';
+import { AlipayConfig } from '../../src/channels/alipay/alipay.config';
 import {
   alipayDelivery,
   alipayRefundParams,
   alipayTradeParams,
   generateRsaKeyPair,
   RsaKeyPair,
-} from '../../simulator/platform-signers';
-import { VECTORS_DIR } from '../../../test/support/vectors';
-import { AlipayVerifier, parseForm } from './alipay.verifier';
-import { isPayment, RawDelivery } from '../../domain/notification';
+} from '../../tools/simulator/platform-signers';
+import { VECTORS_DIR } from '../support/vectors';
+import { AlipayVerifier, parseForm } from '../../src/channels/alipay/alipay.verifier';
+import { isPayment, RawDelivery } from '../../src/domain/notification';
 
 const VECTORS = VECTORS_DIR;
 const FORM = 'application/x-www-form-urlencoded; charset=utf-8';

@@ -2,8 +2,8 @@ import { createDecipheriv, createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { DomainError } from '../../domain/domain-error';
-import { WechatpayConfig } from './wechatpay.config';
+import { DomainError } from '../../src/domain/domain-error';
+import { WechatpayConfig } from '../../src/channels/wechatpay/wechatpay.config';
 import {
   generateCertificate,
   generateRsaKeyPair,
@@ -14,10 +14,10 @@ import {
   wechatpayRefund,
   WechatpaySigner,
   wechatpayTransaction,
-} from '../../simulator/platform-signers';
-import { VECTORS_DIR } from '../../../test/support/vectors';
-import { isPayment, RawDelivery } from '../../domain/notification';
-import { WechatpayVerifier } from './wechatpay.verifier';
+} from '../../tools/simulator/platform-signers';
+import { VECTORS_DIR } from '../support/vectors';
+import { isPayment, RawDelivery } from '../../src/domain/notification';
+import { WechatpayVerifier } from '../../src/channels/wechatpay/wechatpay.verifier';
 
 /** SHA-256 over the delivery's timestamp, nonce and signature: what names one signed sending. */
 function replayKeyOf({ headers }: RawDelivery): string {

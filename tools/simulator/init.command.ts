@@ -1,34 +1,53 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { DEFAULT_ENV_FILE, DEFAULT_PLATFORM_PORT, parseCommand, positiveInteger, print, UsageError } from './cli';
+import {
+  DEFAULT_PLATFORM_PORT,
+  DEFAULT_SERVICE_PORT,
+  formatMinor,
+  parseCommand,
+  positiveInteger,
+  print,
+  UsageError,
+} from './cli';
 import { createDevKeys, envFileText, keysExist, writeSecret } from './dev-keys';
 
-export const INIT_USAGE = 'init [--keys .simulator] [--env-local .env.local] [--platform-port 3100] [--force]';
+export const INIT_USAGE =
+  'init [--keys .simulator] [--env-local .env.local] [--port 3000] [--platform-port 3100] [--force]';
+
+/** Refunds of 1,000.00 CNY or more wait for a second admin: the reason `init` creates two. */
+export const APPROVAL_THRESHOLD = 100_000;
 
 /** Writes a new key set and the `.env.local` that configures the service with it; refuses to overwrite either. */
 export function init(args: string[]): number {
   const { values } = parseCommand(args, {
-    'env-local': { type: 'string', default: DEFAULT_ENV_FILE },
+    port: { type: 'string', default: String(DEFAULT_SERVICE_PORT) },
     'platform-port': { type: 'string', default: String(DEFAULT_PLATFORM_PORT) },
     force: { type: 'boolean', default: false },
   });
+  const port = positiveInteger(values.port, 'port')!;
   const platformPort = positiveInteger(values['platform-port'], 'platform-port')!;
+  if (port > 65535 || platformPort > 65535) throw new UsageError('--port and --platform-port must be at most 65535');
   const envFile = resolve(values['env-local']);
   if (!values.force && (keysExist(values.keys) || existsSync(envFile))) {
     throw new UsageError(`${values.keys} or ${envFile} exists already; pass --force to replace both`);
   }
   const keys = createDevKeys(values.keys, platformPort);
-  writeSecret(envFile, envFileText(keys));
+  writeSecret(
+    envFile,
+    envFileText(keys, { PORT: String(port), REFUND_APPROVAL_THRESHOLD: String(APPROVAL_THRESHOLD) }),
+  );
   print(`key set written to ${keys.dir}:`);
   print(
     `  WeChat Pay  mchid ${keys.wechatpay.mchid}, platform key ${keys.wechatpay.publicKeyId}, APIv3 key, merchant key`,
   );
   print(`  Alipay      app ${keys.alipay.appId}, Alipay key pair, app key pair`);
   print(`  tokens      INTERNAL_API_TOKEN, admins ${keys.admins.map((admin) => admin.id).join(' and ')}`);
-  print(`service configuration written to ${envFile}`);
+  print(`service configuration written to ${envFile}: PORT ${port}, refunds from`);
+  print(`  ${formatMinor(APPROVAL_THRESHOLD)} CNY wait for a second admin (REFUND_APPROVAL_THRESHOLD)`);
   print();
   print('next:');
   print(`  npm run simulate -- platform            # the fake platform APIs on 127.0.0.1:${platformPort}`);
-  print('  npm run build && npm run start:local    # the service with both channels enabled');
+  print(`  npm run build && npm run start:local    # the service with both channels enabled, on port ${port}`);
+  print('  npm run simulate -- tokens              # the order API and admin tokens');
   return 0;
 }

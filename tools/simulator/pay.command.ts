@@ -1,6 +1,6 @@
-import { http, onePositional, parseCommand, positiveInteger, print, UnreachableError, UsageError } from './cli';
+import { http, json, onePositional, parseCommand, positiveInteger, print, UnreachableError, UsageError } from './cli';
 import { DevKeys, loadDevKeys } from './dev-keys';
-import { channelOption, orderAmount, printOrderStatus } from './order.command';
+import { channelOption, message, orderAmount, printOrderStatus } from './order.command';
 import { Ack, deliver, newTransactionId, paymentNotification, printAck, SimulatedChannel } from './notifications';
 
 export const PAY_USAGE =
@@ -40,6 +40,7 @@ export async function pay(args: string[]): Promise<number> {
     deliver(values.target, paymentNotification(keys, channel, payment)),
   );
   acks.forEach((ack, i) => printAck(i + 1, ack));
+  if (acks.some((ack) => ack.acked)) await printOutcome(keys, values.target, orderNo, payment.transactionId);
   await printOrderStatus(keys, values.target, orderNo);
   return acks.every((ack) => ack.acked) ? 0 : 1;
 }
@@ -66,5 +67,36 @@ async function tellPlatform(
   } catch (error) {
     if (!(error instanceof UnreachableError)) throw error;
     print(`  (the platform server is not running: its trade queries will not know this payment)`);
+  }
+}
+
+interface OrderView {
+  deliveries: { items: Array<{ transactionId: string | null; outcome: string }> };
+  anomalies: Array<{ id: string; type: string; transactionId: string; status: string }>;
+}
+
+const OUTCOME_WORDS: Record<string, string> = {
+  PAID: 'the order is paid by it',
+  DUPLICATE: 'already applied, nothing changed',
+  NOT_PAYING: 'a status that pays nothing',
+};
+
+/**
+ * What the service made of the transaction: the ack only says it was received, the admin order view (read with
+ * the first admin's token) says what happened, e.g. `DUPLICATE_PAYMENT anomaly opened`.
+ */
+async function printOutcome(keys: DevKeys, target: string, orderNo: string, transactionId: string): Promise<void> {
+  const answer = await json(`${target}/admin/orders/${encodeURIComponent(orderNo)}`, 'GET', keys.admins[0]?.token);
+  if (answer.status !== 200) {
+    return print(`  outcome unknown: GET /admin/orders/${orderNo} answered ${answer.status} ${message(answer)}`);
+  }
+  const view = answer.json as unknown as OrderView;
+  const outcomes = new Set(
+    view.deliveries.items.filter((d) => d.transactionId === transactionId).map((d) => d.outcome),
+  );
+  const anomaly = view.anomalies.find((a) => a.transactionId === transactionId);
+  for (const outcome of outcomes) {
+    if (anomaly?.type === outcome) print(`  outcome ${outcome} anomaly opened (#${anomaly.id}, ${anomaly.status})`);
+    else print(`  outcome ${outcome}${OUTCOME_WORDS[outcome] ? `: ${OUTCOME_WORDS[outcome]}` : ''}`);
   }
 }

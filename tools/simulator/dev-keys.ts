@@ -121,8 +121,10 @@ export function serviceEnvironment(keys: DevKeys): Record<string, string> {
 }
 
 /** `.env.local`: KEY="value" lines that both `node --env-file` and `set -a; . ./.env.local` read. */
-export function envFileText(keys: DevKeys): string {
-  const lines = Object.entries(serviceEnvironment(keys)).map(([name, value]) => `${name}="${value}"`);
+export function envFileText(keys: DevKeys, service: Record<string, string> = {}): string {
+  const lines = Object.entries({ ...service, ...serviceEnvironment(keys) }).map(
+    ([name, value]) => `${name}="${value}"`,
+  );
   return [
     `# Written by \`npm run simulate -- init\` on ${new Date().toISOString()}: a local development key set from`,
     `# ${keys.dir}. Never for production. Start the service with it: npm run start:local`,

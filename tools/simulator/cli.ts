@@ -1,26 +1,50 @@
 /** What every simulator command shares: its options, its mistakes, its HTTP calls (each bounded), its output. */
-import { parseArgs, ParseArgsConfig } from 'node:util';
+import { existsSync, readFileSync } from 'node:fs';
+import { parseArgs, ParseArgsConfig, parseEnv } from 'node:util';
 
 export const DEFAULT_KEYS_DIR = '.simulator';
 export const DEFAULT_ENV_FILE = '.env.local';
-export const DEFAULT_SERVICE_URL = 'http://127.0.0.1:3000';
+export const DEFAULT_SERVICE_PORT = 3000;
 export const DEFAULT_PLATFORM_PORT = 3100;
 
 /** A mistake in how the simulator was called: printed without a stack, exit code 2. */
 export class UsageError extends Error {}
 
-/** Options every command takes. */
+/** Options every command takes; without --target, the service is the one `.env.local` configures (its PORT). */
 export const COMMON_OPTIONS = {
   keys: { type: 'string', default: DEFAULT_KEYS_DIR },
-  target: { type: 'string', default: DEFAULT_SERVICE_URL },
+  'env-local': { type: 'string', default: DEFAULT_ENV_FILE },
+  target: { type: 'string' },
 } as const;
 
+export const COMMON_USAGE =
+  'every command takes --keys DIR (default .simulator) and --target URL (default http://127.0.0.1:<PORT of .env.local>)';
+
+/** `--help`, `-h` or `help`: what every command-line tool answers with its usage. */
+export function asksForHelp(args: string[]): boolean {
+  return args.some((arg) => arg === '--help' || arg === '-h') || (args.length === 1 && args[0] === 'help');
+}
+
+export function isHelpWord(word: string | undefined): boolean {
+  return word === 'help' || word === '--help' || word === '-h';
+}
+
 export function parseCommand<T extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: T) {
+  let parsed;
   try {
-    return parseArgs({ args, options: { ...COMMON_OPTIONS, ...options }, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args, options: { ...COMMON_OPTIONS, ...options }, allowPositionals: true, strict: true });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
+  const common = parsed.values as { target?: string; 'env-local': string };
+  return { ...parsed, values: { ...parsed.values, target: serviceTarget(common.target, common['env-local']) } };
+}
+
+/** --target when given; else the service on this machine at the PORT `.env.local` sets (3000 without one). */
+export function serviceTarget(target: string | undefined, envFile: string): string {
+  if (target !== undefined) return target;
+  const port = existsSync(envFile) ? parseEnv(readFileSync(envFile, 'utf8')).PORT : undefined;
+  return `http://127.0.0.1:${port ?? DEFAULT_SERVICE_PORT}`;
 }
 
 export function positiveInteger(value: string | undefined, name: string): number | undefined {
