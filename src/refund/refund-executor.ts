@@ -49,7 +49,7 @@ export class RefundExecutor {
   async attempt(refundNo: string, status: RefundStatus = RefundStatus.Pending): Promise<void> {
     const now = new Date();
     // A crashed attempt's lease runs out after the call's timeout, and the call is made again.
-    const leaseUntil = new Date(now.getTime() + 2 * this.config.requestTimeoutMs + 5000);
+    const leaseUntil = new Date(now.getTime() + 2 * this.channels.callTimeoutMs + 5000);
     if (!(await this.refunds.claimAttempt(refundNo, status, now, leaseUntil))) return;
     const refund = (await this.refunds.findByRefundNo(refundNo))!;
     const channel = this.channels.get(refund.channel)!;

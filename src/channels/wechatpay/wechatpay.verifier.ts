@@ -2,7 +2,7 @@ import { createDecipheriv, createHash, KeyObject, verify } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { DomainError } from '../../domain/domain-error';
 import { isValidMinorAmount } from '../../domain/money';
-import { ConfigurationError } from '../../config/validate-env';
+import { ConfigurationError } from '../../domain/env-validation';
 import { WechatpayConfig } from './wechatpay.config';
 import { headerValue, loadCertificate, loadPublicKey } from '../key-loading';
 import { Channel, Clock, RawDelivery, RefundNoticeStatus, VerifiedNotification } from '../../domain/notification';
