@@ -12,7 +12,7 @@ const VARIABLE = 'PAYMENT_ACCOUNTS_FILE';
  * file only reads the document and applies the schema.
  */
 export interface AccountsSection<Entry extends object, Account> {
-  /** Its key in the file ("wechatpay"). */
+  /** Its key in the file, whose value is the list of its accounts. */
   readonly key: string;
   /** One entry's fields, as a class-validator class: unknown fields are refused. */
   readonly schema: new () => Entry;

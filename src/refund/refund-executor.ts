@@ -113,7 +113,7 @@ export class RefundExecutor {
   /**
    * The channel has no successful refund under this number. Soon after it accepted the request
    * that may only mean it is not done yet; REFUND_PROCESSING_MAX_AGE_SECONDS after, it means the
-   * refund did not happen (Alipay's rule), so it is sent again under the same number, which the
+   * refund did not happen (as channels document it), so it is sent again under the same number, which the
    * channel refunds at most once.
    */
   private async resendIfUnconfirmed(refund: Refund, nextAttemptAt: Date): Promise<void> {
