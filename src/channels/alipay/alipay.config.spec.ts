@@ -1,5 +1,5 @@
 import { ConfigurationError } from '../../domain/env-validation';
-import { loadAlipayOptions } from './alipay.config';
+import { loadAlipayConfig, loadAlipayOptions } from './alipay.config';
 
 describe(loadAlipayOptions.name, () => {
   const sut = loadAlipayOptions;
@@ -33,5 +33,15 @@ describe(loadAlipayOptions.name, () => {
   ])('should reject %s=%s as not an http(s) URL', (name, value) => {
     expect(() => sut({ [name]: value })).toThrow(ConfigurationError);
     expect(() => sut({ [name]: value })).toThrow(`${name}: ${name} must be an http(s) URL`);
+  });
+});
+
+describe(loadAlipayConfig.name, () => {
+  it('should be disabled without variables and refuse half of them', () => {
+    expect(loadAlipayConfig({})).toBeUndefined();
+    expect(() => loadAlipayConfig({ ALIPAY_APP_ID: '2021000117600001' })).toThrow(/ALIPAY_PUBLIC_KEY_PATH/);
+    expect(() => loadAlipayConfig({ ALIPAY_APP_ID: 'abc', ALIPAY_PUBLIC_KEY_PATH: 'k.pem' })).toThrow(
+      /ALIPAY_APP_ID must be digits/,
+    );
   });
 });

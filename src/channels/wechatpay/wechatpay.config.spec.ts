@@ -1,5 +1,5 @@
 import { ConfigurationError } from '../../domain/env-validation';
-import { loadWechatpayAccounts, loadWechatpayApiOptions } from './wechatpay.config';
+import { loadWechatpayAccounts, loadWechatpayApiOptions, loadWechatpayConfig } from './wechatpay.config';
 
 const SHORTHAND = {
   WECHATPAY_MCHID: '1900009191',
@@ -77,5 +77,42 @@ describe('the merchant key of the shorthand account', () => {
   it('should accept serial numbers of 8 and 64 hex digits', () => {
     expect(serialOf('abcdef01')).toBe('ABCDEF01');
     expect(serialOf('f'.repeat(64))).toBe('F'.repeat(64));
+  });
+});
+
+const WECHATPAY = {
+  WECHATPAY_MCHID: '1900009191',
+  WECHATPAY_APIV3_KEY: 'a'.repeat(32),
+  WECHATPAY_PUBLIC_KEY_ID: 'PUB_KEY_ID_0114232134912410000000000000',
+  WECHATPAY_PUBLIC_KEY_PATH: '/run/keys/pub.pem',
+};
+
+describe(loadWechatpayConfig.name, () => {
+  it('should disable the channel when none of its variables is set, and treat empty values as unset', () => {
+    expect(loadWechatpayConfig({})).toBeUndefined();
+    expect(loadWechatpayConfig({ WECHATPAY_MCHID: '', WECHATPAY_APIV3_KEY: ' ' })).toBeUndefined();
+  });
+
+  it('should accept public key mode, certificate mode, and both at once', () => {
+    expect(loadWechatpayConfig(WECHATPAY)?.publicKey).toEqual({
+      id: WECHATPAY.WECHATPAY_PUBLIC_KEY_ID,
+      path: '/run/keys/pub.pem',
+    });
+    const { WECHATPAY_PUBLIC_KEY_ID, WECHATPAY_PUBLIC_KEY_PATH, ...certOnly } = WECHATPAY;
+    expect(
+      loadWechatpayConfig({ ...certOnly, WECHATPAY_PLATFORM_CERT_PATHS: 'a.pem, b.pem' })?.platformCertPaths,
+    ).toEqual(['a.pem', 'b.pem']);
+    expect(loadWechatpayConfig({ ...WECHATPAY, WECHATPAY_PLATFORM_CERT_PATHS: 'a.pem' })?.platformCertPaths).toEqual([
+      'a.pem',
+    ]);
+  });
+
+  it('should refuse a partial configuration, naming what is missing', () => {
+    expect(() => loadWechatpayConfig({ WECHATPAY_MCHID: '1900009191' })).toThrow(/WECHATPAY_APIV3_KEY/);
+    const { WECHATPAY_PUBLIC_KEY_ID, ...noKeyId } = WECHATPAY;
+    expect(() => loadWechatpayConfig(noKeyId)).toThrow(/WECHATPAY_PUBLIC_KEY_ID/);
+    expect(() => loadWechatpayConfig({ ...WECHATPAY, WECHATPAY_APIV3_KEY: 'short' })).toThrow(
+      /WECHATPAY_APIV3_KEY must be exactly 32/,
+    );
   });
 });
