@@ -80,13 +80,6 @@ describe('the merchant key of the shorthand account', () => {
   });
 });
 
-const WECHATPAY = {
-  WECHATPAY_MCHID: '1900009191',
-  WECHATPAY_APIV3_KEY: 'a'.repeat(32),
-  WECHATPAY_PUBLIC_KEY_ID: 'PUB_KEY_ID_0114232134912410000000000000',
-  WECHATPAY_PUBLIC_KEY_PATH: '/run/keys/pub.pem',
-};
-
 describe(loadWechatpayConfig.name, () => {
   it('should disable the channel when none of its variables is set, and treat empty values as unset', () => {
     expect(loadWechatpayConfig({})).toBeUndefined();
@@ -94,24 +87,24 @@ describe(loadWechatpayConfig.name, () => {
   });
 
   it('should accept public key mode, certificate mode, and both at once', () => {
-    expect(loadWechatpayConfig(WECHATPAY)?.publicKey).toEqual({
-      id: WECHATPAY.WECHATPAY_PUBLIC_KEY_ID,
+    expect(loadWechatpayConfig(SHORTHAND)?.publicKey).toEqual({
+      id: SHORTHAND.WECHATPAY_PUBLIC_KEY_ID,
       path: '/run/keys/pub.pem',
     });
-    const { WECHATPAY_PUBLIC_KEY_ID, WECHATPAY_PUBLIC_KEY_PATH, ...certOnly } = WECHATPAY;
+    const { WECHATPAY_PUBLIC_KEY_ID, WECHATPAY_PUBLIC_KEY_PATH, ...certOnly } = SHORTHAND;
     expect(
       loadWechatpayConfig({ ...certOnly, WECHATPAY_PLATFORM_CERT_PATHS: 'a.pem, b.pem' })?.platformCertPaths,
     ).toEqual(['a.pem', 'b.pem']);
-    expect(loadWechatpayConfig({ ...WECHATPAY, WECHATPAY_PLATFORM_CERT_PATHS: 'a.pem' })?.platformCertPaths).toEqual([
+    expect(loadWechatpayConfig({ ...SHORTHAND, WECHATPAY_PLATFORM_CERT_PATHS: 'a.pem' })?.platformCertPaths).toEqual([
       'a.pem',
     ]);
   });
 
   it('should refuse a partial configuration, naming what is missing', () => {
     expect(() => loadWechatpayConfig({ WECHATPAY_MCHID: '1900009191' })).toThrow(/WECHATPAY_APIV3_KEY/);
-    const { WECHATPAY_PUBLIC_KEY_ID, ...noKeyId } = WECHATPAY;
+    const { WECHATPAY_PUBLIC_KEY_ID, ...noKeyId } = SHORTHAND;
     expect(() => loadWechatpayConfig(noKeyId)).toThrow(/WECHATPAY_PUBLIC_KEY_ID/);
-    expect(() => loadWechatpayConfig({ ...WECHATPAY, WECHATPAY_APIV3_KEY: 'short' })).toThrow(
+    expect(() => loadWechatpayConfig({ ...SHORTHAND, WECHATPAY_APIV3_KEY: 'short' })).toThrow(
       /WECHATPAY_APIV3_KEY must be exactly 32/,
     );
   });
