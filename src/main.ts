@@ -6,7 +6,7 @@ import { createApp } from './app.factory';
 import { validateConfiguration } from './config/configuration';
 import { explainDatabaseStartError } from './database/database-start-error';
 import { loadServerConfig } from './config/server.config';
-import { ConfigurationError } from './config/validate-env';
+import { ConfigurationError } from './domain/env-validation';
 import { GracefulShutdown } from './lifecycle/graceful-shutdown';
 import { startSummary } from './lifecycle/start-line';
 import { MetricsServer } from './metrics/metrics-server';

@@ -1,8 +1,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { ConfigurationError } from '../config/validate-env';
-import { readAccountsFile } from './accounts-file';
+import { ConfigurationError } from '../domain/env-validation';
+import { readAccountsFile as readAnyAccountsFile } from './accounts-file';
+import { AlipayAccount } from './alipay/alipay.config';
+import { CHANNEL_REGISTRATIONS } from './registered-channels';
+import { WechatpayAccount } from './wechatpay/wechatpay.config';
 import { loadAlipayAccounts } from './alipay/alipay.config';
 import { loadWechatpayAccounts, loadWechatpayConfig } from './wechatpay/wechatpay.config';
 
@@ -16,7 +19,13 @@ const WECHATPAY_ACCOUNT = {
 };
 const ALIPAY_ACCOUNT = { appId: '2021000117600001', alipayPublicKeyPath: '/run/keys/alipay-pub.pem' };
 
-describe(readAccountsFile.name, () => {
+/** The file as the registered channels read it. */
+function readAccountsFile(env: NodeJS.ProcessEnv) {
+  const sections = CHANNEL_REGISTRATIONS.map((r) => r.accounts);
+  return readAnyAccountsFile(env, sections) as { wechatpay: WechatpayAccount[]; alipay: AlipayAccount[] } | undefined;
+}
+
+describe(readAnyAccountsFile.name, () => {
   let dir: string;
   beforeAll(() => (dir = mkdtempSync(path.join(tmpdir(), 'accounts-file-'))));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));

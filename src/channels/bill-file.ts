@@ -30,7 +30,7 @@ export async function saveToTempFile(body: ReadableStream<Uint8Array>, maxBytes:
   return path;
 }
 
-/** The file's bytes, gunzipped when it is gzip (WeChat's tar_type=GZIP), whatever was asked for. */
+/** The file's bytes, gunzipped when it is gzip (a tar_type=GZIP bill), whatever was asked for. */
 export async function openMaybeGzipped(path: string): Promise<Readable> {
   const head = await readHead(path, 2);
   const raw = createReadStream(path);

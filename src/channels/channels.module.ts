@@ -1,21 +1,26 @@
 import { Module } from '@nestjs/common';
-import { ConfigModule } from '@nestjs/config';
-import { refundConfig } from '../config/refund.config';
-import { CLOCK } from '../domain/notification';
-import { alipayChannel } from './alipay/alipay.registration';
+import { ConfigModule, ConfigType, registerAs } from '@nestjs/config';
+import { Clock, CLOCK } from '../domain/notification';
+import { channelCallsConfig } from './channel-calls.config';
 import { PAYMENT_CHANNELS } from './payment-channel';
 import { PaymentChannels } from './payment-channels';
-import { wechatpayChannel } from './wechatpay/wechatpay.registration';
+import { CHANNEL_REGISTRATIONS } from './registered-channels';
 
-/** Every payment channel the service speaks: adding one is a folder of its own and a line here. */
-const CHANNELS = [wechatpayChannel, alipayChannel];
+const channelOptions = CHANNEL_REGISTRATIONS.map((r) =>
+  registerAs(`channel.${r.channel}`, () => r.loadOptions(process.env) as object),
+);
 
+/** Builds every registered channel's adapter from its own options, under one token. */
 @Module({
-  imports: [ConfigModule.forFeature(refundConfig), ...CHANNELS.map((c) => ConfigModule.forFeature(c.config))],
+  imports: [ConfigModule.forFeature(channelCallsConfig), ...channelOptions.map((c) => ConfigModule.forFeature(c))],
   providers: [
     { provide: CLOCK, useValue: Date.now },
-    ...CHANNELS.map((c) => c.provider),
-    { provide: PAYMENT_CHANNELS, inject: CHANNELS.map((c) => c.provider.provide), useFactory: (...all) => all },
+    {
+      provide: PAYMENT_CHANNELS,
+      inject: [channelCallsConfig.KEY, CLOCK, ...channelOptions.map((c) => c.KEY)],
+      useFactory: (calls: ConfigType<typeof channelCallsConfig>, clock: Clock, ...options: unknown[]) =>
+        CHANNEL_REGISTRATIONS.map((r, i) => r.create(options[i], calls, clock)),
+    },
     PaymentChannels,
   ],
   exports: [PaymentChannels],

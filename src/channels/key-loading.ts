@@ -1,6 +1,6 @@
 import { createPrivateKey, createPublicKey, KeyObject, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { ConfigurationError } from '../config/validate-env';
+import { ConfigurationError } from '../domain/env-validation';
 
 function readPem(path: string, variable: string): string {
   try {

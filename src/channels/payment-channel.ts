@@ -12,7 +12,7 @@ import { Channel, RawDelivery, VerifiedNotification } from '../domain/notificati
 export interface PlatformReply {
   status: number;
   headers: Record<string, string>;
-  /** Undefined: no body (WeChat's 204). */
+  /** Undefined: no body (a 204 ack). */
   body?: string | object;
 }
 
@@ -35,11 +35,11 @@ export interface PaymentChannel {
   /** A failure the platform understands as "deliver again later". */
   failureReply(status: number, message: string): PlatformReply;
 
-  /** Every configured account: WeChat mchids, Alipay app ids. */
+  /** Every configured account: the channel's merchant or app ids. */
   accountIds(): string[];
   /** The ids of the platform keys notifications are verified with (none for a channel whose keys have no id), for the start line. */
   keyIds(): string[];
-  /** The accounts (WeChat mchids, Alipay app ids) whose API can be called: they have a merchant/app key. */
+  /** The accounts (merchant or app ids) whose API can be called: they have a merchant/app key. */
   apiAccounts(): string[];
   /** Why `merchantId`'s API cannot be called, or undefined when it can. */
   apiUnavailableReason(merchantId: string | undefined): string | undefined;

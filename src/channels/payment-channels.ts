@@ -1,5 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { ConfigType } from '@nestjs/config';
 import { Channel } from '../domain/notification';
+import { channelCallsConfig } from './channel-calls.config';
 import { PAYMENT_CHANNELS, PaymentChannel } from './payment-channel';
 
 /** The registered channels, looked up by id or by their notification path. */
@@ -7,7 +9,15 @@ import { PAYMENT_CHANNELS, PaymentChannel } from './payment-channel';
 export class PaymentChannels implements OnModuleInit {
   private readonly logger = new Logger(PaymentChannels.name);
 
-  constructor(@Inject(PAYMENT_CHANNELS) readonly all: PaymentChannel[]) {}
+  constructor(
+    @Inject(PAYMENT_CHANNELS) readonly all: PaymentChannel[],
+    @Inject(channelCallsConfig.KEY) private readonly calls: ConfigType<typeof channelCallsConfig>,
+  ) {}
+
+  /** The longest one channel API call may take. */
+  get callTimeoutMs(): number {
+    return this.calls.requestTimeoutMs;
+  }
 
   onModuleInit(): void {
     for (const channel of this.all.filter((c) => !c.enabled)) {

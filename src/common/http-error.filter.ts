@@ -7,7 +7,17 @@ import { PaymentChannels } from '../channels/payment-channels';
 import { isDatabaseUnavailable } from '../database/database-unavailable';
 import { DomainError } from '../domain/domain-error';
 
-const NOTIFY_PATH = /^\/notify\/([\w-]+)$/;
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route parameter naming the channel in whose format the route's failures are answered. */
+    channelParam?: string;
+  }
+}
+
+/** Route config (`@RouteConfig`) of a route whose failures each channel answers in its own format. */
+export function answeredByChannel(param: string): { channelParam: string } {
+  return { channelParam: param };
+}
 
 interface ErrorAnswer {
   status: number;
@@ -29,10 +39,11 @@ export class HttpErrorFilter implements ExceptionFilter {
     private readonly notifications: Counter<string>,
   ) {}
 
-  /** A failure at POST /notify/<channel> is answered in that channel's format, so that it retries. */
-  private notifyChannel(path: string): PaymentChannel | undefined {
-    const match = NOTIFY_PATH.exec(path);
-    return match ? this.channels.byNotifyPath(match[1]) : undefined;
+  /** The channel a route declares it answers for (the notify route), which then answers the failure itself. */
+  private answeringChannel(request: FastifyRequest): PaymentChannel | undefined {
+    const param = request.routeOptions?.config?.channelParam;
+    const notifyPath = param ? (request.params as Record<string, string | undefined> | undefined)?.[param] : undefined;
+    return notifyPath ? this.channels.byNotifyPath(notifyPath) : undefined;
   }
 
   /** Refusals (never to be trusted, or malformed) apart from transient failures the platform retries. */
@@ -48,7 +59,7 @@ export class HttpErrorFilter implements ExceptionFilter {
     this.log(answer, exception, request);
 
     const path = request.url.split('?')[0];
-    const channel = this.notifyChannel(path);
+    const channel = this.answeringChannel(request);
     if (path.startsWith('/health/') && exception instanceof HttpException) {
       reply.status(answer.status).send(exception.getResponse()); // terminus' per-check details
     } else if (channel) {

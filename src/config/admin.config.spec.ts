@@ -1,5 +1,5 @@
 import { AdminRole, loadAdminOperators } from './admin.config';
-import { ConfigurationError } from './validate-env';
+import { ConfigurationError } from '../domain/env-validation';
 
 const ALICE_TOKEN = 'alice-Tok3n-0123456789abcdef';
 const BOB_TOKEN = 'bob!#$%&*+-./;<=>?@[]^_`{|}~9';

@@ -1,5 +1,5 @@
 import { registerAs } from '@nestjs/config';
-import { ConfigurationError } from './validate-env';
+import { ConfigurationError } from '../domain/env-validation';
 
 export const AdminRole = { Admin: 'admin', Viewer: 'viewer' } as const;
 export type AdminRole = (typeof AdminRole)[keyof typeof AdminRole];

@@ -2,7 +2,7 @@ import { loadDatabaseConfig } from './database.config';
 import { loadEventsConfig } from './events.config';
 import { loadServerConfig } from './server.config';
 import { validateConfiguration } from './configuration';
-import { ConfigurationError } from './validate-env';
+import { ConfigurationError } from '../domain/env-validation';
 
 function problemsOf(env: NodeJS.ProcessEnv): string[] {
   try {
@@ -47,6 +47,25 @@ describe(validateConfiguration.name, () => {
       'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
       'RABBITMQ_URL must look like amqp://user:password@host:5672',
       expect.stringMatching(/^ADMIN_TOKENS entry 1 must be operatorId:token:role/),
+    ]);
+  });
+
+  it('should name a channel variable and a refund variable together', () => {
+    const problems = problemsOf({ ALIPAY_GATEWAY_URL: 'nope', REFUND_POLL_INTERVAL_MS: '0' });
+
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('ALIPAY_GATEWAY_URL'),
+        expect.stringContaining('REFUND_POLL_INTERVAL_MS'),
+      ]),
+    );
+  });
+
+  it('should say a mistake of the accounts file once, though every channel reads it', () => {
+    const problems = problemsOf({ PAYMENT_ACCOUNTS_FILE: '/nonexistent/accounts.yaml' });
+
+    expect(problems).toEqual([
+      expect.stringMatching(/PAYMENT_ACCOUNTS_FILE: cannot read \/nonexistent\/accounts.yaml/),
     ]);
   });
 

@@ -4,24 +4,21 @@ import { loadSpoolConfig } from './spool.config';
 import { loadRedisConfig } from './redis.config';
 import { loadReconciliationConfig } from './reconciliation.config';
 import { loadAdminOperators } from './admin.config';
-import { loadAlipayAccounts, loadAlipayNotifyMaxAgeSeconds } from '../channels/alipay/alipay.config';
-import { loadWechatpayAccounts } from '../channels/wechatpay/wechatpay.config';
+import { CHANNEL_CONFIGURATION } from '../channels/registered-channels';
 import { loadDatabaseConfig } from './database.config';
 import { loadEventsConfig } from './events.config';
 import { loadLogLevel } from './logging.config';
 import { loadPaymentQueryConfig } from './payment-query.config';
 import { loadRefundConfig } from './refund.config';
 import { loadServerConfig } from './server.config';
-import { ConfigurationError } from './validate-env';
+import { ConfigurationError } from '../domain/env-validation';
 
 const NAMESPACES: Array<(env: NodeJS.ProcessEnv) => unknown> = [
   loadServerConfig,
   loadLogLevel,
   loadDatabaseConfig,
   loadEventsConfig,
-  loadWechatpayAccounts,
-  loadAlipayAccounts,
-  loadAlipayNotifyMaxAgeSeconds,
+  ...CHANNEL_CONFIGURATION,
   loadRefundConfig,
   loadPaymentQueryConfig,
   loadAdminOperators,
@@ -46,5 +43,7 @@ export function validateConfiguration(env: NodeJS.ProcessEnv = process.env): voi
       throw error;
     }
   });
-  if (problems.length > 0) throw new ConfigurationError(`Invalid configuration: ${problems.join('; ')}`, problems);
+  // Several channels read the one accounts file: its mistake is said once.
+  const distinct = [...new Set(problems)];
+  if (distinct.length > 0) throw new ConfigurationError(`Invalid configuration: ${distinct.join('; ')}`, distinct);
 }

@@ -1,6 +1,6 @@
 import { registerAs } from '@nestjs/config';
 import { IsOptional, Matches } from 'class-validator';
-import { IntegerBetween, OneOf, validateEnv } from './validate-env';
+import { IntegerBetween, OneOf, validateEnv } from '../domain/env-validation';
 
 class DatabaseEnv {
   @IsOptional()

@@ -1,6 +1,6 @@
 import { registerAs } from '@nestjs/config';
 import { IsOptional, Matches } from 'class-validator';
-import { IntegerBetween, validateEnv } from './validate-env';
+import { IntegerBetween, validateEnv } from '../domain/env-validation';
 
 class EventsEnv {
   @IsOptional()

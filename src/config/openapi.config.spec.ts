@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { loadOpenApiConfig } from './openapi.config';
-import { ConfigurationError } from './validate-env';
+import { ConfigurationError } from '../domain/env-validation';
 
 describe(loadOpenApiConfig.name, () => {
   it('should serve the OpenAPI document unless OPENAPI is false', () => {

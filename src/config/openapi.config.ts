@@ -1,5 +1,5 @@
 import { IsIn, IsOptional } from 'class-validator';
-import { validateEnv } from './validate-env';
+import { validateEnv } from '../domain/env-validation';
 
 class OpenApiEnv {
   @IsOptional()

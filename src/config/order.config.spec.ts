@@ -1,5 +1,5 @@
 import { loadOrderConfig } from './order.config';
-import { ConfigurationError } from './validate-env';
+import { ConfigurationError } from '../domain/env-validation';
 
 describe(loadOrderConfig.name, () => {
   const sut = loadOrderConfig;

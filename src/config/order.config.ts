@@ -1,6 +1,6 @@
 import { registerAs } from '@nestjs/config';
 import { IsOptional, Matches } from 'class-validator';
-import { validateEnv } from './validate-env';
+import { validateEnv } from '../domain/env-validation';
 
 class OrderEnv {
   @IsOptional()

@@ -1,4 +1,4 @@
-import { ConfigurationError } from './validate-env';
+import { ConfigurationError } from '../domain/env-validation';
 import { loadReconciliationConfig } from './reconciliation.config';
 
 describe(loadReconciliationConfig.name, () => {

@@ -1,6 +1,6 @@
 import { registerAs } from '@nestjs/config';
 import { IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
-import { validateEnv } from './validate-env';
+import { validateEnv } from '../domain/env-validation';
 
 class ReconciliationEnv {
   @IsOptional()

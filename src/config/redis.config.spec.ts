@@ -1,5 +1,5 @@
 import { loadRedisConfig } from './redis.config';
-import { ConfigurationError } from './validate-env';
+import { ConfigurationError } from '../domain/env-validation';
 
 describe(loadRedisConfig.name, () => {
   const sut = loadRedisConfig;

@@ -1,6 +1,6 @@
 import { registerAs } from '@nestjs/config';
 import { IsOptional, Matches } from 'class-validator';
-import { IntegerBetween, validateEnv } from './validate-env';
+import { IntegerBetween, validateEnv } from '../domain/env-validation';
 
 class RedisEnv {
   @IsOptional()
@@ -29,7 +29,7 @@ export interface RedisConfig {
   url?: string;
   /** Namespaces the keys; one per database, so that two deployments sharing a Redis never see each other's payments. */
   keyPrefix: string;
-  /** How long a committed payment's key stays: longer than the platforms' retry horizons (Alipay's is 25 h). */
+  /** How long a committed payment's key stays: longer than the platforms' retry horizons (the longest is about 25 h). */
   paidTtlSeconds: number;
   /** The life of a first delivery's in-flight marker, and so the longest a repeat on another replica waits for it. */
   inFlightMs: number;

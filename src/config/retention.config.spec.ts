@@ -1,5 +1,5 @@
 import { loadRetentionConfig } from './retention.config';
-import { ConfigurationError } from './validate-env';
+import { ConfigurationError } from '../domain/env-validation';
 
 describe(loadRetentionConfig.name, () => {
   const sut = loadRetentionConfig;

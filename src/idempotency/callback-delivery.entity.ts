@@ -47,7 +47,7 @@ export class CallbackDelivery {
   @Column({ name: 'processing_ms', type: 'int', unsigned: true, nullable: true })
   processingMs: number | null;
 
-  /** SHA-256 naming one signed sending (WeChat: timestamp, nonce, signature); null where the channel has none. */
+  /** SHA-256 naming one signed sending (e.g. its signed timestamp, nonce and signature); null where the channel has none. */
   @Index('uq_callback_delivery_replay_key', { unique: true })
   @Column({ name: 'replay_key', type: 'binary', length: 32, nullable: true })
   replayKey: Buffer | null;

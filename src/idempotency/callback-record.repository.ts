@@ -42,7 +42,7 @@ export class CallbackRecordRepository {
     return isDuplicateKeyOn(error, PAYMENT_CLAIM_KEY);
   }
 
-  /** The account (WeChat mchid, Alipay app_id) that took a payment; undefined for payments recorded before accounts. */
+  /** The account (the channel's merchant or app id) that took a payment; undefined for payments recorded before accounts. */
   async merchantOf(channel: string, transactionId: string): Promise<string | undefined> {
     const payment = await this.txHost.tx.getRepository(PaymentCallback).findOneBy({ channel, transactionId });
     return payment?.merchantId ?? undefined;

@@ -23,7 +23,7 @@ export class PaymentCallback {
   @Column({ name: 'transaction_id', type: 'varchar', length: 64 })
   transactionId: string;
 
-  /** The account that took it (WeChat mchid, Alipay app_id): refunds go through the same account. */
+  /** The account that took it (the channel's merchant or app id): refunds go through the same account. */
   @Column({ name: 'merchant_id', type: 'varchar', length: 32, nullable: true })
   merchantId: string | null;
 

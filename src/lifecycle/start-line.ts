@@ -5,7 +5,7 @@ import { serverConfig } from '../config/server.config';
 import { RabbitmqConnection } from '../rabbitmq/rabbitmq.connection';
 
 export interface ChannelSummary {
-  /** WeChat mchids, Alipay app ids. */
+  /** The channel's merchant or app ids. */
   accounts: string[];
   /** The platform keys' ids (public key ids, certificate serials), where the channel's keys have ids. */
   keyIds: string[];

@@ -1,12 +1,13 @@
 import { Controller, Post, Res, UseInterceptors } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
+import { answeredByChannel } from '../common/http-error.filter';
 import { VerifiedNotification } from '../domain/notification';
 import { NotificationInterceptor, VerifiedNotificationParam } from './notification.interceptor';
 import { BODY_AS_BYTES } from './notify-body';
 import { DeliveryOutcome, PaymentNotificationService } from './payment-notification.service';
 
 /**
- * The platforms' callback endpoints, one per registered channel (POST /notify/wechatpay, /notify/alipay).
+ * The platforms' callback endpoints, one per registered channel (POST /notify/<its notifyPath>).
  * NotificationInterceptor verifies, runs this handler in ONE transaction, records the delivery and
  * acks after the commit (NotificationPipeline lists the steps); HttpErrorFilter answers failures in
  * each channel's format.
@@ -18,7 +19,7 @@ export class NotifyController {
 
   /** `@Res()` leaves the reply to the interceptor: each channel has its own ack. */
   @Post(':channel')
-  @RouteConfig(BODY_AS_BYTES)
+  @RouteConfig({ ...BODY_AS_BYTES, ...answeredByChannel('channel') })
   receive(
     @VerifiedNotificationParam() notification: VerifiedNotification,
     @Res() _reply: unknown,

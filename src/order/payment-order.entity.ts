@@ -24,7 +24,7 @@ export class PaymentOrder {
   @Column({ type: 'varchar', length: 16, nullable: true })
   channel: string | null;
 
-  /** WeChat mchid or Alipay app_id. */
+  /** The channel's merchant or app id. */
   @Column({ name: 'merchant_id', type: 'varchar', length: 32, nullable: true })
   merchantId: string | null;
 

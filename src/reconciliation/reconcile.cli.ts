@@ -5,9 +5,9 @@ import { AppModule } from '../app.module';
 import { asksForHelp } from '../common/command-line';
 import { isBillDate } from '../domain/bill';
 import { describeCounts, ReconciliationService } from './reconciliation.service';
+import { REGISTERED_CHANNELS } from '../channels/registered-channels';
 
-const USAGE =
-  'usage: npm run reconcile -- --date YYYY-MM-DD [--channel WECHATPAY|ALIPAY] [--account <mchid or app id>]';
+const USAGE = `usage: npm run reconcile -- --date YYYY-MM-DD [--channel ${REGISTERED_CHANNELS.join('|')}] [--account <mchid or app id>]`;
 
 /**
  * `npm run reconcile -- --date 2026-11-30`: reconciles the day now, for every account with API

@@ -49,7 +49,7 @@ export class RefundExecutor {
   async attempt(refundNo: string, status: RefundStatus = RefundStatus.Pending): Promise<void> {
     const now = new Date();
     // A crashed attempt's lease runs out after the call's timeout, and the call is made again.
-    const leaseUntil = new Date(now.getTime() + 2 * this.config.requestTimeoutMs + 5000);
+    const leaseUntil = new Date(now.getTime() + 2 * this.channels.callTimeoutMs + 5000);
     if (!(await this.refunds.claimAttempt(refundNo, status, now, leaseUntil))) return;
     const refund = (await this.refunds.findByRefundNo(refundNo))!;
     const channel = this.channels.get(refund.channel)!;
@@ -113,7 +113,7 @@ export class RefundExecutor {
   /**
    * The channel has no successful refund under this number. Soon after it accepted the request
    * that may only mean it is not done yet; REFUND_PROCESSING_MAX_AGE_SECONDS after, it means the
-   * refund did not happen (Alipay's rule), so it is sent again under the same number, which the
+   * refund did not happen (as channels document it), so it is sent again under the same number, which the
    * channel refunds at most once.
    */
   private async resendIfUnconfirmed(refund: Refund, nextAttemptAt: Date): Promise<void> {

@@ -6,7 +6,7 @@ import { retentionConfig } from '../config/retention.config';
 import { WriteResult } from '../database/sql';
 
 const DAY_MS = 24 * 3600_000;
-/** Headers bigger than this (WeChat Pay's signature headers) go with the bytes they signed. */
+/** Headers bigger than this (a channel's signature headers) go with the bytes they signed. */
 export const KEPT_HEADERS_MAX_BYTES = 256;
 
 export type PrunedTable = 'callback_delivery' | 'outbox_event' | 'processed_event';

@@ -1,5 +1,6 @@
 import { crc32 } from 'node:zlib';
 import { Channel, VerifiedNotification } from '../domain/notification';
+import { REGISTERED_CHANNELS } from '../channels/registered-channels';
 
 /**
  * A record on disk: MAGIC, payload length (uint32 BE), CRC32 of the payload (uint32 BE), payload.
@@ -49,7 +50,7 @@ const FORMAT_VERSION = 1;
 
 /**
  * JSON, the raw body in base64: the notification exactly as the guard verified it. It is never
- * verified again at replay (WeChat's timestamp window would refuse it by then): the spool is this
+ * verified again at replay (a channel's timestamp window would refuse it by then): the spool is this
  * instance's own disk, and the checksum guards against its corruption.
  */
 export function encodeDelivery(delivery: SpooledDelivery): Buffer {
@@ -74,7 +75,7 @@ export function decodeDelivery(payload: Buffer): SpooledDelivery {
   if (
     typeof n !== 'object' ||
     n === null ||
-    !Object.values(Channel).includes(n.channel as Channel) ||
+    !REGISTERED_CHANNELS.includes(n.channel as Channel) ||
     typeof n.merchantId !== 'string' ||
     typeof n.eventType !== 'string' ||
     typeof n.paid !== 'boolean' ||

@@ -86,7 +86,7 @@ export class TradeCloseService {
           `${report.result.outcome === 'PAID' ? report.result.payment.transactionId : ''}: ${report.applied}); it was not closed`,
       );
     }
-    // Closed at the channel already (Alipay's TRADE_STATUS_ERROR covers a closed trade too).
+    // Closed at the channel already: a channel may answer a closed trade as one it cannot close.
     return report.result.outcome === 'NOT_FOUND' ? 'NOT_FOUND' : 'CLOSED';
   }
 

@@ -1,3 +1,4 @@
+import { createHash, createPublicKey } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -30,6 +31,15 @@ function codeOf(call: () => unknown): string {
     call();
   } catch (error) {
     return error instanceof DomainError ? error.code : `non-domain error: ${String(error)}`;
+  }
+  return 'no error';
+}
+
+function messageOf(call: () => unknown): string {
+  try {
+    call();
+  } catch (error) {
+    return (error as Error).message;
   }
   return 'no error';
 }
@@ -196,6 +206,17 @@ describe(AlipayVerifier.name, () => {
 
       expect(codeOf(() => sut.verify(form(foreign)))).toBe('MerchantMismatch');
       expect(codeOf(() => sut.verify(form(ours)))).toBe('no error');
+    });
+
+    it('should name the app and the fingerprint of the public key it tried when the sign does not verify', () => {
+      const body = alipayDelivery(stranger.privateKey, trade());
+      const fingerprint = createHash('sha256')
+        .update(createPublicKey(alipay.publicKeyPem).export({ type: 'spki', format: 'der' }))
+        .digest('hex');
+
+      expect(messageOf(() => sut.verify(form(body)))).toBe(
+        `sign does not verify with the Alipay public key of app_id ${APP_ID} (SHA-256 ${fingerprint.slice(0, 16)})`,
+      );
     });
 
     it('should reject another seller_id', () => {

@@ -47,6 +47,15 @@ function codeOf(call: () => unknown): string {
   return 'no error';
 }
 
+function messageOf(call: () => unknown): string {
+  try {
+    call();
+  } catch (error) {
+    return (error as Error).message;
+  }
+  return 'no error';
+}
+
 function asRaw({ headers, body }: { headers: Record<string, string>; body: string }): RawDelivery {
   return { headers, body: Buffer.from(body, 'utf8') };
 }
@@ -168,6 +177,14 @@ describe(WechatpayVerifier.name, () => {
       const signer = { ...publicKeySigner(), privateKey: stranger.privateKey };
 
       expect(codeOf(() => sut.verify(deliver(signer)))).toBe('InvalidSignature');
+    });
+
+    it('should name the platform key it tried when the signature does not verify', () => {
+      const signer = { ...publicKeySigner(), privateKey: stranger.privateKey };
+
+      expect(messageOf(() => sut.verify(deliver(signer)))).toBe(
+        `Wechatpay-Signature does not verify with platform key ${PUBLIC_KEY_ID} (of mchid ${MCHID})`,
+      );
     });
 
     it('should reject the WECHATPAY/SIGNTEST/ signature probe', () => {

@@ -6,6 +6,7 @@ import { RefundStatus } from '../../refund/refund.entity';
 import { Channel } from '../../domain/notification';
 import { ORDER_NO, ORDER_NO_MESSAGE } from '../../order/order-no';
 import { MAX_AMOUNT } from '../../domain/money';
+import { REGISTERED_CHANNELS } from '../../channels/registered-channels';
 
 const ISO = { strict: true, strictSeparator: true };
 
@@ -57,9 +58,9 @@ export class RefundQueryDto extends PageQueryDto {
   @IsIn(Object.values(RefundStatus), { message: `status must be one of ${Object.values(RefundStatus).join(', ')}` })
   status?: RefundStatus;
 
-  @ApiPropertyOptional({ enum: Object.values(Channel) })
+  @ApiPropertyOptional({ enum: REGISTERED_CHANNELS })
   @IsOptional()
-  @IsIn(Object.values(Channel), { message: `channel must be one of ${Object.values(Channel).join(', ')}` })
+  @IsIn(REGISTERED_CHANNELS, { message: `channel must be one of ${REGISTERED_CHANNELS.join(', ')}` })
   channel?: Channel;
 }
 

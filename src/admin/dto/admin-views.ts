@@ -6,6 +6,7 @@ import { PaymentOrderView, toView } from '../../order/dto/payment-order.view';
 import { OrderStatusChange } from '../../order/order-status-change.entity';
 import { PaymentOrder } from '../../order/payment-order.entity';
 import { Refund, RefundPurpose, RefundStatus } from '../../refund/refund.entity';
+import { REGISTERED_CHANNELS } from '../../channels/registered-channels';
 
 const iso = (date: Date | null): string | null => date?.toISOString() ?? null;
 
@@ -27,7 +28,7 @@ export class AnomalyView {
   @ApiProperty()
   transactionId: string;
 
-  @ApiProperty()
+  @ApiProperty({ enum: REGISTERED_CHANNELS })
   channel: string;
 
   @ApiProperty(MINOR_UNITS)
@@ -72,7 +73,7 @@ export class RefundView {
   @ApiProperty()
   orderNo: string;
 
-  @ApiProperty()
+  @ApiProperty({ enum: REGISTERED_CHANNELS })
   channel: string;
 
   @ApiProperty()
@@ -149,7 +150,7 @@ export class DeliverySummaryView {
   @ApiProperty()
   id: string;
 
-  @ApiProperty()
+  @ApiProperty({ enum: REGISTERED_CHANNELS })
   channel: string;
 
   @ApiProperty()
@@ -251,14 +252,17 @@ export function toStatusChangeView(c: OrderStatusChange): StatusChangeView {
 }
 
 export class PaymentView {
-  @ApiProperty()
+  @ApiProperty({ enum: REGISTERED_CHANNELS })
   channel: string;
 
   @ApiProperty()
   transactionId: string;
 
-  /** The account that took it (WeChat mchid, Alipay app_id); null for payments recorded before accounts. */
-  @ApiProperty({ ...NULLABLE_STRING, description: 'The account that took it (WeChat mchid, Alipay app_id)' })
+  /** The account that took it (the channel's merchant or app id); null for payments recorded before accounts. */
+  @ApiProperty({
+    ...NULLABLE_STRING,
+    description: "The account that took it (the channel's merchant or app id: mchid, app_id)",
+  })
   merchantId: string | null;
 
   @ApiProperty(MINOR_UNITS)
@@ -327,7 +331,7 @@ export class ChannelCallView {
   @ApiProperty({ description: 'query or close' })
   request: string;
 
-  @ApiProperty()
+  @ApiProperty({ enum: REGISTERED_CHANNELS })
   channel: string;
 
   @ApiProperty()

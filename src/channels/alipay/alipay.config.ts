@@ -1,9 +1,9 @@
-import { registerAs } from '@nestjs/config';
-import { IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
-import { loadRefundConfig } from '../../config/refund.config';
-import { requireAll, validateEnv } from '../../config/validate-env';
-import { readAccountsFile, refuseBesideFile } from '../accounts-file';
+import { IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { requireAll, validateEnv } from '../../domain/env-validation';
+import { readAccountsSection, refuseBesideFile } from '../accounts-file';
+import { HttpUrl } from '../channel-calls.config';
 import { SingleValue } from '../single-value';
+import { alipayAccounts } from './alipay.accounts';
 
 class AlipayEnv {
   @IsOptional()
@@ -35,6 +35,24 @@ export function loadAlipayNotifyMaxAgeSeconds(env: NodeJS.ProcessEnv = process.e
   return validateEnv(AlipayNotifyEnv, env).ALIPAY_NOTIFY_MAX_AGE_SECONDS ?? DEFAULT_NOTIFY_MAX_AGE_SECONDS;
 }
 
+/** The gateway; the app key's variable describes the shorthand's app. */
+class AlipayApiEnv {
+  @IsOptional()
+  @HttpUrl('ALIPAY_GATEWAY_URL')
+  ALIPAY_GATEWAY_URL?: string;
+
+  @IsOptional()
+  @IsString()
+  ALIPAY_APP_PRIVATE_KEY_PATH?: string;
+}
+
+/** Everything the Alipay adapter is built from. */
+export interface AlipayOptions {
+  accounts: AlipayAccount[];
+  gatewayUrl: string;
+  notifyMaxAgeSeconds: number;
+}
+
 /** One Alipay app (app_id) as notifications see it. */
 export interface AlipayConfig {
   appId: string;
@@ -57,22 +75,26 @@ export function loadAlipayConfig(env: NodeJS.ProcessEnv = process.env): AlipayCo
 
 /** The apps: PAYMENT_ACCOUNTS_FILE's, or the one the environment variables describe (or none). */
 export function loadAlipayAccounts(env: NodeJS.ProcessEnv = process.env): AlipayAccount[] {
-  const file = readAccountsFile(env);
-  if (file) {
+  const fromFile = readAccountsSection(env, alipayAccounts);
+  if (fromFile) {
     refuseBesideFile(env, [
       'ALIPAY_APP_ID',
       'ALIPAY_PUBLIC_KEY_PATH',
       'ALIPAY_SELLER_ID',
       'ALIPAY_APP_PRIVATE_KEY_PATH',
     ]);
-    return file.alipay;
+    return fromFile;
   }
   const shorthand = loadAlipayConfig(env);
-  const { appPrivateKeyPath } = loadRefundConfig(env).alipay;
+  const appPrivateKeyPath = validateEnv(AlipayApiEnv, env).ALIPAY_APP_PRIVATE_KEY_PATH;
   return shorthand ? [{ ...shorthand, appPrivateKeyPath }] : [];
 }
 
-export const alipayConfig = registerAs('alipay', () => ({
-  accounts: loadAlipayAccounts(),
-  notifyMaxAgeSeconds: loadAlipayNotifyMaxAgeSeconds(),
-}));
+/** Validates every Alipay variable and its apps; the error names each bad one. */
+export function loadAlipayOptions(env: NodeJS.ProcessEnv = process.env): AlipayOptions {
+  return {
+    gatewayUrl: validateEnv(AlipayApiEnv, env).ALIPAY_GATEWAY_URL ?? 'https://openapi.alipay.com/gateway.do',
+    accounts: loadAlipayAccounts(env),
+    notifyMaxAgeSeconds: loadAlipayNotifyMaxAgeSeconds(env),
+  };
+}

@@ -1,33 +1,23 @@
-import { ConfigType } from '@nestjs/config';
-import { refundConfig } from '../../config/refund.config';
+import { Channel } from '../../domain/notification';
+import { ChannelRegistration } from '../channel-registration';
+import { alipayAccounts } from './alipay.accounts';
 import { AlipayChannel } from './alipay.channel';
 import { AlipayClient } from './alipay.client';
-import { alipayConfig } from './alipay.config';
-import { Clock, CLOCK } from '../../domain/notification';
+import { AlipayOptions, loadAlipayOptions } from './alipay.config';
 import { AlipayVerifier } from './alipay.verifier';
 
-/** How ChannelsModule builds the Alipay adapter: its configuration and its provider. */
-export const alipayChannel = {
-  config: alipayConfig,
-  provider: {
-    provide: AlipayChannel,
-    inject: [alipayConfig.KEY, refundConfig.KEY, CLOCK],
-    useFactory: (
-      { accounts, notifyMaxAgeSeconds }: ConfigType<typeof alipayConfig>,
-      api: ConfigType<typeof refundConfig>,
-      clock: Clock,
-    ) => {
-      const verifier = new AlipayVerifier(accounts, { notifyMaxAgeSeconds }, clock);
-      const client = new AlipayClient(
-        accounts,
-        {
-          gatewayUrl: api.alipay.gatewayUrl,
-          timeoutMs: api.requestTimeoutMs,
-          downloadTimeoutMs: api.billDownloadTimeoutMs,
-        },
-        verifier,
-      );
-      return new AlipayChannel(verifier, client);
-    },
+/** Alipay openapi, as the registration list knows it. */
+export const alipayChannel: ChannelRegistration<AlipayOptions> = {
+  channel: Channel.Alipay,
+  loadOptions: loadAlipayOptions,
+  accounts: alipayAccounts,
+  create({ accounts, gatewayUrl, notifyMaxAgeSeconds }, calls, clock) {
+    const verifier = new AlipayVerifier(accounts, { notifyMaxAgeSeconds }, clock);
+    const client = new AlipayClient(
+      accounts,
+      { gatewayUrl, timeoutMs: calls.requestTimeoutMs, downloadTimeoutMs: calls.billDownloadTimeoutMs },
+      verifier,
+    );
+    return new AlipayChannel(verifier, client);
   },
 };

@@ -1,4 +1,4 @@
-import { KeyObject, verify } from 'node:crypto';
+import { createHash, KeyObject, verify } from 'node:crypto';
 import { DomainError } from '../../domain/domain-error';
 import { parseDecimalAmount } from '../../domain/money';
 import { AlipayConfig, DEFAULT_NOTIFY_MAX_AGE_SECONDS } from './alipay.config';
@@ -17,6 +17,8 @@ const MAX_CLOCK_SKEW_MS = 5 * 60 * 1000;
 export interface AlipayApp {
   account: AlipayConfig;
   publicKey: KeyObject;
+  /** Names the key in a refusal: Alipay public keys have no id of their own. */
+  fingerprint: string;
 }
 
 /** Alipay asynchronous notification: RSA2 (SHA256withRSA) over the sorted, decoded parameters. */
@@ -36,7 +38,7 @@ export class AlipayVerifier {
     this.enabled = accounts.length > 0;
     for (const account of accounts) {
       const publicKey = loadPublicKey(account.publicKeyPath, 'ALIPAY_PUBLIC_KEY_PATH');
-      this.apps.set(account.appId, { account, publicKey });
+      this.apps.set(account.appId, { account, publicKey, fingerprint: fingerprintOf(publicKey) });
     }
   }
 
@@ -114,7 +116,10 @@ export class AlipayVerifier {
     const app = this.appOf(params);
     const content = Buffer.from(signedContent(params), 'utf8');
     if (!verify('sha256', content, app.publicKey, Buffer.from(sign, 'base64'))) {
-      throw new DomainError('InvalidSignature', 'sign does not verify with the Alipay public key');
+      throw new DomainError(
+        'InvalidSignature',
+        `sign does not verify with the Alipay public key of app_id ${app.account.appId} (SHA-256 ${app.fingerprint})`,
+      );
     }
     return app;
   }
@@ -203,4 +208,12 @@ export function parseAlipayTime(text: string): Date {
   if (Number.isNaN(date.getTime()))
     throw new DomainError('MalformedRequest', `time ${text} is not yyyy-MM-dd HH:mm:ss`);
   return date;
+}
+
+/** The first 16 hex digits of the SHA-256 of the key's DER (SPKI): `openssl pkey -pubin -outform DER | sha256sum` shows it. */
+export function fingerprintOf(publicKey: KeyObject): string {
+  return createHash('sha256')
+    .update(publicKey.export({ type: 'spki', format: 'der' }))
+    .digest('hex')
+    .slice(0, 16);
 }

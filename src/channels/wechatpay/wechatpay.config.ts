@@ -1,9 +1,9 @@
-import { registerAs } from '@nestjs/config';
 import { IsOptional, IsString, Length, Matches } from 'class-validator';
-import { loadRefundConfig } from '../../config/refund.config';
-import { requireAll, validateEnv } from '../../config/validate-env';
-import { readAccountsFile, refuseBesideFile } from '../accounts-file';
+import { requireAll, validateEnv } from '../../domain/env-validation';
+import { readAccountsSection, refuseBesideFile } from '../accounts-file';
+import { HttpUrl } from '../channel-calls.config';
 import { SingleValue } from '../single-value';
+import { wechatpayAccounts } from './wechatpay.accounts';
 
 class WechatpayEnv {
   @IsOptional()
@@ -34,6 +34,37 @@ class WechatpayEnv {
   @IsOptional()
   @IsString()
   WECHATPAY_PLATFORM_CERT_PATHS?: string;
+}
+
+/** The API's settings; the merchant key's two variables describe the shorthand's account. */
+class WechatpayApiEnv {
+  @IsOptional()
+  @HttpUrl('WECHATPAY_API_BASE_URL')
+  WECHATPAY_API_BASE_URL?: string;
+
+  @IsOptional()
+  @IsString()
+  WECHATPAY_MERCHANT_PRIVATE_KEY_PATH?: string;
+
+  @IsOptional()
+  @Matches(/^[0-9A-Fa-f]{8,64}$/, { message: 'WECHATPAY_MERCHANT_SERIAL_NO must be the certificate serial in hex' })
+  WECHATPAY_MERCHANT_SERIAL_NO?: string;
+
+  @IsOptional()
+  @HttpUrl('WECHATPAY_REFUND_NOTIFY_URL')
+  WECHATPAY_REFUND_NOTIFY_URL?: string;
+}
+
+export interface WechatpayApiOptions {
+  baseUrl: string;
+  /** Where WeChat Pay sends refund notifications; unset: the one configured in the merchant platform. */
+  refundNotifyUrl?: string;
+}
+
+/** Everything the WeChat Pay adapter is built from. */
+export interface WechatpayOptions {
+  accounts: WechatpayAccount[];
+  api: WechatpayApiOptions;
 }
 
 /** One WeChat Pay merchant account (mchid) as notifications see it. */
@@ -83,14 +114,31 @@ export function loadWechatpayConfig(env: NodeJS.ProcessEnv = process.env): Wecha
 
 /** The accounts: PAYMENT_ACCOUNTS_FILE's, or the one the environment variables describe (or none). */
 export function loadWechatpayAccounts(env: NodeJS.ProcessEnv = process.env): WechatpayAccount[] {
-  const file = readAccountsFile(env);
-  if (file) {
+  const fromFile = readAccountsSection(env, wechatpayAccounts);
+  if (fromFile) {
     refuseBesideFile(env, ACCOUNT_VARIABLES);
-    return file.wechatpay;
+    return fromFile;
   }
   const shorthand = loadWechatpayConfig(env);
-  const { merchantPrivateKeyPath, merchantSerialNo } = loadRefundConfig(env).wechatpay;
-  return shorthand ? [{ ...shorthand, merchantPrivateKeyPath, merchantSerialNo }] : [];
+  const vars = validateEnv(WechatpayApiEnv, env);
+  const merchantKey = {
+    merchantPrivateKeyPath: vars.WECHATPAY_MERCHANT_PRIVATE_KEY_PATH,
+    merchantSerialNo: vars.WECHATPAY_MERCHANT_SERIAL_NO?.toUpperCase(),
+  };
+  return shorthand ? [{ ...shorthand, ...merchantKey }] : [];
+}
+
+export function loadWechatpayApiOptions(env: NodeJS.ProcessEnv = process.env): WechatpayApiOptions {
+  const vars = validateEnv(WechatpayApiEnv, env);
+  return {
+    baseUrl: (vars.WECHATPAY_API_BASE_URL ?? 'https://api.mch.weixin.qq.com').replace(/\/+$/, ''),
+    refundNotifyUrl: vars.WECHATPAY_REFUND_NOTIFY_URL,
+  };
+}
+
+/** Validates every WeChat Pay variable and its accounts; the error names each bad one. */
+export function loadWechatpayOptions(env: NodeJS.ProcessEnv = process.env): WechatpayOptions {
+  return { api: loadWechatpayApiOptions(env), accounts: loadWechatpayAccounts(env) };
 }
 
 /** The variables that describe the one account of the shorthand. */
@@ -112,5 +160,3 @@ function splitList(value: string | undefined): string[] {
     .map((p) => p.trim())
     .filter((p) => p !== '');
 }
-
-export const wechatpayConfig = registerAs('wechatpay', () => ({ accounts: loadWechatpayAccounts() }));

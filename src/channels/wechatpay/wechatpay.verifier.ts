@@ -2,7 +2,7 @@ import { createDecipheriv, createHash, KeyObject, verify } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { DomainError } from '../../domain/domain-error';
 import { isValidMinorAmount } from '../../domain/money';
-import { ConfigurationError } from '../../config/validate-env';
+import { ConfigurationError } from '../../domain/env-validation';
 import { WechatpayConfig } from './wechatpay.config';
 import { headerValue, loadCertificate, loadPublicKey } from '../key-loading';
 import { Channel, Clock, RawDelivery, RefundNoticeStatus, VerifiedNotification } from '../../domain/notification';
@@ -138,7 +138,10 @@ export class WechatpayVerifier {
       throw new DomainError('UnknownSigningKey', `no platform key or certificate with serial ${serial}`);
     const message = Buffer.concat([Buffer.from(`${timestamp}\n${nonce}\n`), body, Buffer.from('\n')]);
     if (!verify('sha256', message, platformKey.key, Buffer.from(signature, 'base64'))) {
-      throw new DomainError('InvalidSignature', 'Wechatpay-Signature does not verify');
+      throw new DomainError(
+        'InvalidSignature',
+        `Wechatpay-Signature does not verify with platform key ${serial} (of mchid ${platformKey.account.mchid})`,
+      );
     }
     return platformKey;
   }

@@ -3,11 +3,14 @@ import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-vali
 import { Channel } from '../../domain/notification';
 import { ORDER_NO, ORDER_NO_MESSAGE } from '../order-no';
 import { MAX_AMOUNT } from '../../domain/money';
+import { REGISTERED_CHANNELS } from '../../channels/registered-channels';
+import { OrderNoFitsChannel } from './order-no-fits-channel';
 
 export class CreatePaymentOrderDto {
   @ApiProperty({ pattern: ORDER_NO.source, example: 'ORD20261129000123' })
   @IsString()
   @Matches(ORDER_NO, { message: ORDER_NO_MESSAGE })
+  @OrderNoFitsChannel()
   orderNo: string;
 
   @ApiProperty({ pattern: '^\\S{1,64}$', example: 'u-1' })
@@ -35,17 +38,18 @@ export class CreatePaymentOrderDto {
 
   /** The channel the buyer pays through, when known: active queries and closes then ask only it. */
   @ApiPropertyOptional({
-    enum: Object.values(Channel),
+    enum: REGISTERED_CHANNELS,
     description: 'The channel the buyer pays through, when known: active queries and closes then ask only it',
   })
   @IsOptional()
-  @IsIn(Object.values(Channel), { message: `channel must be one of ${Object.values(Channel).join(', ')}` })
+  @IsIn(REGISTERED_CHANNELS, { message: `channel must be one of ${REGISTERED_CHANNELS.join(', ')}` })
   channel?: Channel;
 
-  /** The account (WeChat mchid, Alipay app_id) of that channel the order was placed with. */
+  /** The account (the channel's merchant or app id) of that channel the order was placed with. */
   @ApiPropertyOptional({
     pattern: '^\\w{1,32}$',
-    description: 'The account (WeChat mchid, Alipay app_id) of that channel the order was placed with',
+    description:
+      "The account (the channel's merchant or app id: mchid, app_id) of that channel the order was placed with",
   })
   @IsOptional()
   @IsString()

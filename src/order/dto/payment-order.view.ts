@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { OrderStatus } from '../order-status';
 import { PaymentOrder } from '../payment-order.entity';
+import { REGISTERED_CHANNELS } from '../../channels/registered-channels';
 
 export class PaymentOrderView {
   @ApiProperty({ example: 'ORD20261129000123' })
@@ -21,9 +22,9 @@ export class PaymentOrderView {
   /** The channel (and account) registered for the order, then the ones that paid it. */
   @ApiProperty({
     nullable: true,
-    type: String,
+    enum: REGISTERED_CHANNELS,
     description: 'The channel registered for the order, then the one that paid it',
-    example: 'WECHATPAY',
+    example: REGISTERED_CHANNELS[0],
   })
   channel: string | null;
 

@@ -21,7 +21,7 @@ export class ReconciliationListQueryDto {
 
 /** One account only; every account of the channel when absent. */
 export class ReconciliationAccountDto {
-  @ApiPropertyOptional({ description: 'one account (WeChat mchid, Alipay app id)', example: '1900009191' })
+  @ApiPropertyOptional({ description: "one account (the channel's merchant or app id)", example: '1900009191' })
   @IsOptional()
   @IsString()
   @Length(1, 32, { message: 'merchantId must be 1 to 32 characters' })

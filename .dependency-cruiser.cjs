@@ -1,0 +1,50 @@
+/**
+ * The direction of imports, checked in `npm run lint`. The patterns name top-level folders only
+ * (src/domain/, src/channels/, test/, tools/), so they hold wherever the rest of src/ is regrouped.
+ * @type {import('dependency-cruiser').IConfiguration}
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: 'domain-imports-nothing',
+      comment: 'src/domain is the shared vocabulary: it imports no other part of the project.',
+      severity: 'error',
+      from: { path: '^src/domain/' },
+      to: { path: '^(src|test|tools|bench)/', pathNot: '^src/domain/' },
+    },
+    {
+      name: 'domain-without-framework',
+      comment: 'src/domain stays plain TypeScript: no Nest, no TypeORM.',
+      severity: 'error',
+      from: { path: '^src/domain/' },
+      to: { path: 'node_modules/(@nestjs|@nestjs-cls|typeorm|nestjs-)' },
+    },
+    {
+      name: 'channels-import-only-the-domain',
+      comment: 'A channel adapter depends on the vocabulary and its own files, never on a feature, config or the platform.',
+      severity: 'error',
+      from: { path: '^src/channels/' },
+      to: { path: '^(src|test|tools|bench)/', pathNot: '^src/(domain|channels)/' },
+    },
+    {
+      name: 'channel-folders-apart',
+      comment: 'One channel never imports another: what they share lives beside the port in src/channels/.',
+      severity: 'error',
+      from: { path: '^src/channels/([^/]+)/' },
+      to: { path: '^src/channels/[^/]+/', pathNot: '^src/channels/$1/' },
+    },
+    {
+      name: 'product-without-test-tooling',
+      comment: 'Nothing in src/ (its specs included) imports test/, tools/ or bench/: they are not shipped.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^(test|tools|bench)/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+  },
+};

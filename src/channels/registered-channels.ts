@@ -1,0 +1,37 @@
+import { Channel } from '../domain/notification';
+import { readAccountsFile } from './accounts-file';
+import { alipayChannel } from './alipay/alipay.registration';
+import { loadChannelCallsConfig } from './channel-calls.config';
+import { ChannelRegistration } from './channel-registration';
+import { wechatpayChannel } from './wechatpay/wechatpay.registration';
+
+/** Every payment channel the service speaks: adding one is a folder of its own and a line here. */
+export const CHANNEL_REGISTRATIONS: readonly ChannelRegistration[] = [wechatpayChannel, alipayChannel];
+
+/** The channel ids the API accepts and documents (DTO enums, views, the OpenAPI document). */
+export const REGISTERED_CHANNELS: readonly Channel[] = CHANNEL_REGISTRATIONS.map((r) => r.channel);
+
+/** Each check validateConfiguration runs at start for the channels; each throws a ConfigurationError. */
+export const CHANNEL_CONFIGURATION: ReadonlyArray<(env: NodeJS.ProcessEnv) => unknown> = [
+  loadChannelCallsConfig,
+  (env) =>
+    readAccountsFile(
+      env,
+      CHANNEL_REGISTRATIONS.map((r) => r.accounts),
+    ),
+  ...CHANNEL_REGISTRATIONS.map((r) => (env: NodeJS.ProcessEnv) => r.loadOptions(env)),
+];
+
+/**
+ * Why `orderNo` cannot be an order number at `channel`, or undefined when it can. Without a
+ * channel the order may be paid (and is queried and closed) at any of them: every rule applies.
+ */
+export function orderNoProblem(
+  orderNo: string,
+  channel: string | undefined,
+  registrations: readonly ChannelRegistration[] = CHANNEL_REGISTRATIONS,
+): string | undefined {
+  const applying = registrations.filter((r) => r.orderNo && (channel === undefined || r.channel === channel));
+  const broken = applying.find((r) => !r.orderNo!.pattern.test(orderNo));
+  return broken && `orderNo must be ${broken.orderNo!.description} for ${broken.channel}`;
+}

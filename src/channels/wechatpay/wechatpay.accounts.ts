@@ -1,0 +1,70 @@
+import { Type } from 'class-transformer';
+import { ArrayUnique, IsArray, IsOptional, IsString, Length, Matches, ValidateNested } from 'class-validator';
+import { accountsFileError, AccountsSection } from '../accounts-file';
+import type { WechatpayAccount } from './wechatpay.config';
+
+const SERIAL = /^[0-9A-Fa-f]{8,64}$/;
+
+class PlatformPublicKeyEntry {
+  @Matches(/^PUB_KEY_ID_\w+$/, { message: '$property must start with PUB_KEY_ID_' })
+  id: string;
+
+  @IsString()
+  path: string;
+}
+
+class WechatpayAccountEntry {
+  @Matches(/^\d{1,32}$/, { message: '$property must be the digits of a mchid' })
+  mchid: string;
+
+  @IsOptional()
+  @IsArray()
+  @ArrayUnique()
+  @Matches(/^\w{1,32}$/, { each: true, message: '$property must be app ids (letters and digits)' })
+  appids?: string[];
+
+  @Length(32, 32, { message: '$property must be exactly 32 characters (AES-256 key)' })
+  apiV3Key: string;
+
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => PlatformPublicKeyEntry)
+  platformPublicKey?: PlatformPublicKeyEntry;
+
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  platformCertPaths?: string[];
+
+  @IsOptional()
+  @IsString()
+  merchantPrivateKeyPath?: string;
+
+  @IsOptional()
+  @Matches(SERIAL, { message: '$property must be the certificate serial in hex' })
+  merchantSerialNo?: string;
+}
+
+/** The "wechatpay" list of PAYMENT_ACCOUNTS_FILE: one entry per mchid. */
+export const wechatpayAccounts: AccountsSection<WechatpayAccountEntry, WechatpayAccount> = {
+  key: 'wechatpay',
+  schema: WechatpayAccountEntry,
+  idField: 'mchid',
+  toAccount(entry, where) {
+    if (!entry.platformPublicKey && !entry.platformCertPaths?.length) {
+      throw accountsFileError(`${where} needs platformPublicKey or platformCertPaths`);
+    }
+    if (!entry.merchantPrivateKeyPath !== !entry.merchantSerialNo) {
+      throw accountsFileError(`${where} needs merchantPrivateKeyPath and merchantSerialNo together`);
+    }
+    return {
+      mchid: entry.mchid,
+      appids: entry.appids ?? [],
+      apiV3Key: entry.apiV3Key,
+      publicKey: entry.platformPublicKey && { id: entry.platformPublicKey.id, path: entry.platformPublicKey.path },
+      platformCertPaths: entry.platformCertPaths ?? [],
+      merchantPrivateKeyPath: entry.merchantPrivateKeyPath,
+      merchantSerialNo: entry.merchantSerialNo?.toUpperCase(),
+    };
+  },
+};
