@@ -4,6 +4,7 @@ import { loadSpoolConfig } from './spool.config';
 import { loadRedisConfig } from './redis.config';
 import { loadReconciliationConfig } from './reconciliation.config';
 import { loadAdminOperators } from './admin.config';
+import { loadConsoleConfig } from './console.config';
 import { loadAlipayAccounts, loadAlipayNotifyMaxAgeSeconds } from '../channels/alipay/alipay.config';
 import { loadWechatpayAccounts } from '../channels/wechatpay/wechatpay.config';
 import { loadDatabaseConfig } from './database.config';
@@ -30,6 +31,7 @@ const NAMESPACES: Array<(env: NodeJS.ProcessEnv) => unknown> = [
   loadSpoolConfig,
   loadReconciliationConfig,
   loadRedisConfig,
+  loadConsoleConfig,
 ];
 
 /**
