@@ -21,23 +21,27 @@ export interface Loaded<T> {
   reload: () => void;
 }
 
-/** GETs `path` (again whenever it changes, or on reload). */
+/** GETs `path` (again whenever it changes, or on reload; a reload keeps showing the old data until the new arrives). */
 export function useGet<T>(path: string | null): Loaded<T> {
-  const [state, setState] = useState<{ data: T | null; error: ApiError | null }>({ data: null, error: null });
+  const [state, setState] = useState<{ path: string | null; data: T | null; error: ApiError | null }>({
+    path,
+    data: null,
+    error: null,
+  });
   const [round, setRound] = useState(0);
   useEffect(() => {
     if (!path) return;
     let live = true;
-    setState({ data: null, error: null });
     get<T>(path).then(
-      (data) => live && setState({ data, error: null }),
-      (error: ApiError) => live && setState({ data: null, error }),
+      (data) => live && setState({ path, data, error: null }),
+      (error: ApiError) => live && setState({ path, data: null, error }),
     );
     return () => {
       live = false;
     };
   }, [path, round]);
-  return { ...state, reload: useCallback(() => setRound((r) => r + 1), []) };
+  const current = state.path === path ? state : { data: null, error: null };
+  return { data: current.data, error: current.error, reload: useCallback(() => setRound((r) => r + 1), []) };
 }
 
 export function Show<T>({ loaded, children }: { loaded: Loaded<T>; children: (data: T) => unknown }) {

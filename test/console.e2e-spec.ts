@@ -1,0 +1,333 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Pool, RowDataPacket } from 'mysql2/promise';
+import { BrowserContext, Page } from 'playwright-core';
+import { FakePlatform } from '../src/simulator/fake-platform';
+import { CONSOLE_CSP } from '../src/console/serve-console';
+import { accessibilityViolations, buildConsole, launchChromium, RunningBrowser } from './support/browser';
+import { eventually } from './support/eventually';
+import {
+  count,
+  createTestPlatforms,
+  fakePlatformOptions,
+  RunningApp,
+  startApp,
+  TestClient,
+  testDatabasePool,
+  TestPlatforms,
+  uniqueId,
+} from './support/test-app';
+
+/**
+ * The operator console in Debian's Chromium, against the real service, database and the fake
+ * platform: operator A finds a duplicate payment and refunds it, operator B approves it in another
+ * browser, the platform's signed refund notice settles it. Screenshots of the main pages go to
+ * docs/console/ when CONSOLE_SCREENSHOTS=true.
+ */
+const THRESHOLD = 5000;
+const AMOUNT = 8000;
+const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS === 'true' ? join(__dirname, '../docs/console') : undefined;
+
+let platforms: TestPlatforms;
+let fake: FakePlatform;
+let app: RunningApp;
+let client: TestClient;
+let pool: Pool;
+let chromium: RunningBrowser;
+/** Every URL any page asked for, to prove no token ever travels in one. */
+const requestedUrls: string[] = [];
+/** What the pages' consoles said: a CSP violation shows up here. */
+const consoleErrors: string[] = [];
+
+beforeAll(async () => {
+  buildConsole();
+  platforms = await createTestPlatforms();
+  // WeChat answers PROCESSING: only the refund notice settles the refund.
+  fake = await FakePlatform.start({ ...fakePlatformOptions(platforms), defaultRefund: 'processing' });
+  app = await startApp({
+    ...platforms.env,
+    ...fake.apiEnv,
+    REFUND_POLL_INTERVAL_MS: '50',
+    REFUND_APPROVAL_THRESHOLD: String(THRESHOLD),
+  });
+  client = new TestClient(app.url, platforms);
+  pool = testDatabasePool();
+  chromium = await launchChromium();
+  if (SCREENSHOTS) mkdirSync(SCREENSHOTS, { recursive: true });
+});
+
+afterAll(async () => {
+  await chromium?.close();
+  await app?.close();
+  await fake?.close();
+  await pool?.end();
+});
+
+async function operatorPage(token: string): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await chromium.operator();
+  const page = await context.newPage();
+  page.on('request', (request) => requestedUrls.push(request.url()));
+  page.on('console', (message) => {
+    if (message.type() === 'error') consoleErrors.push(message.text());
+  });
+  await page.goto(`${app.url}/console/`);
+  await page.getByLabel('Admin token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+  return { context, page };
+}
+
+async function go(page: Page, hash: string, heading: string | RegExp): Promise<void> {
+  await page.goto(`${app.url}/console/${hash}`);
+  await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
+  await page.getByText('Loading…').first().waitFor({ state: 'detached' });
+}
+
+async function screenshot(page: Page, name: string): Promise<void> {
+  if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
+}
+
+/** An order paid twice through signed WeChat notifications: the second transaction is a DUPLICATE_PAYMENT anomaly. */
+async function duplicatePayment() {
+  const orderNo = uniqueId('CO');
+  const paidBy = uniqueId('T');
+  const duplicateBy = uniqueId('D');
+  expect((await client.registerOrder({ orderNo, amount: AMOUNT })).status).toBe(201);
+  for (const transactionId of [paidBy, duplicateBy]) {
+    const answer = await client.postWechatpay(client.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: AMOUNT }));
+    expect(answer.status).toBe(204);
+  }
+  const [[anomaly]] = await pool.query<RowDataPacket[]>(
+    "SELECT id FROM payment_anomaly WHERE transaction_id = ? AND type = 'DUPLICATE_PAYMENT'",
+    [duplicateBy],
+  );
+  return { orderNo, paidBy, duplicateBy, anomalyId: String(anomaly.id) };
+}
+
+const refundsOf = (transactionId: string) =>
+  pool.query<RowDataPacket[]>('SELECT * FROM refund WHERE transaction_id = ? ORDER BY id', [transactionId]).then(([r]) => r);
+const anomalyStatus = async (id: string) =>
+  (await pool.query<RowDataPacket[]>('SELECT status FROM payment_anomaly WHERE id = ?', [id]))[0][0].status as string;
+
+describe('the console at /console', () => {
+  it('should be served with a strict Content-Security-Policy and only same-origin assets', async () => {
+    const page = await fetch(`${app.url}/console/`);
+    const html = await page.text();
+
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toBe(CONSOLE_CSP);
+    expect(CONSOLE_CSP).toContain("script-src 'self'");
+    expect(CONSOLE_CSP).not.toContain('unsafe-inline');
+    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]).filter((a) => a !== 'data:,');
+    expect(assets.length).toBeGreaterThanOrEqual(2);
+    for (const asset of assets) expect(asset).toMatch(/^\/console\/assets\//);
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    const script = await fetch(app.url + assets.find((a) => a.endsWith('.js'))!);
+    expect(script.status).toBe(200);
+    expect(script.headers.get('cache-control')).toContain('immutable');
+    expect((await fetch(`${app.url}/console`, { redirect: 'manual' })).headers.get('location')).toBe('/console/');
+  });
+});
+
+describe('operators in the browser', () => {
+  it('should take a duplicate payment from the anomaly to a refund approved by a second admin and settled by the notice', async () => {
+    const { orderNo, duplicateBy, anomalyId } = await duplicatePayment();
+    const alice = await operatorPage(platforms.admins.admin);
+    await screenshot(alice.page, 'overview');
+
+    // A finds the anomaly in the list, filtered by type.
+    await go(alice.page, '#/anomalies?type=DUPLICATE_PAYMENT&status=OPEN', 'Anomalies');
+    await screenshot(alice.page, 'anomalies');
+    await alice.page.getByRole('row', { name: new RegExp(duplicateBy) }).getByRole('link', { name: anomalyId }).click();
+    await alice.page.getByRole('heading', { name: `Anomaly ${anomalyId}: DUPLICATE_PAYMENT` }).waitFor();
+    await expect(alice.page.getByTestId('refundable').textContent()).resolves.toBe('80.00 CNY');
+
+    // An emergency refund of the whole duplicate, over the threshold: a reason is required.
+    await alice.page.getByRole('button', { name: 'Refund', exact: true }).click();
+    await alice.page.getByText('A reason is required.').waitFor();
+    expect(await refundsOf(duplicateBy)).toHaveLength(0);
+    await alice.page.getByLabel('Reason').fill('customer paid twice (ticket 4711)');
+    await screenshot(alice.page, 'anomaly-refund');
+    await alice.page.getByRole('button', { name: 'Refund', exact: true }).click();
+    await alice.page.getByRole('status').getByText('AWAITING_APPROVAL').waitFor();
+    const [asked] = await refundsOf(duplicateBy);
+    expect(asked).toMatchObject({ status: 'AWAITING_APPROVAL', requested_by: 'alice', amount: AMOUNT, order_no: orderNo });
+    expect(fake.callsFor(asked.refund_no)).toBe(0);
+
+    // A cannot approve her own refund: the server says no, and the page shows it.
+    await go(alice.page, '#/approvals', 'Refund approvals');
+    const ownRow = alice.page.getByRole('row', { name: new RegExp(asked.refund_no) });
+    await ownRow.getByRole('button', { name: 'Approve' }).click();
+    await ownRow.getByRole('alert').waitFor();
+    expect((await refundsOf(duplicateBy))[0].status).toBe('AWAITING_APPROVAL');
+
+    // B, in another browser context, approves it: the channel is called once.
+    const bob = await operatorPage(platforms.admins.admin2);
+    await go(bob.page, '#/approvals', 'Refund approvals');
+    await screenshot(bob.page, 'approvals');
+    await bob.page.getByRole('row', { name: new RegExp(asked.refund_no) }).getByRole('button', { name: 'Approve' }).click();
+    await bob.page.getByRole('row', { name: new RegExp(asked.refund_no) }).waitFor({ state: 'detached' });
+    await eventually('the channel to accept the refund', async () => (await refundsOf(duplicateBy))[0].status === 'PROCESSING', 15_000);
+    const [approved] = await refundsOf(duplicateBy);
+    expect(approved).toMatchObject({ reviewed_by: 'bob' });
+    expect(fake.callsFor(asked.refund_no)).toBe(1);
+
+    // The fake platform's signed refund notice settles it, and the anomaly with it.
+    const notice = client.wechatpayRefundNotice({
+      outTradeNo: orderNo,
+      transactionId: duplicateBy,
+      outRefundNo: asked.refund_no,
+      refundId: String(approved.channel_refund_id),
+      total: AMOUNT,
+      refund: AMOUNT,
+    });
+    expect((await client.postWechatpay(notice)).status).toBe(204);
+    expect((await refundsOf(duplicateBy))[0].status).toBe('SUCCEEDED');
+    expect(await anomalyStatus(anomalyId)).toBe('RESOLVED');
+
+    await go(alice.page, `#/anomalies/${anomalyId}`, `Anomaly ${anomalyId}: DUPLICATE_PAYMENT`);
+    await alice.page.getByRole('definition').getByText('RESOLVED', { exact: true }).waitFor();
+    const refundRow = alice.page.getByRole('row', { name: new RegExp(asked.refund_no) });
+    await refundRow.getByText('SUCCEEDED').waitFor();
+    await expect(refundRow.textContent()).resolves.toMatch(/alice.*bob/);
+    await expect(alice.page.getByTestId('refundable').textContent()).resolves.toBe('0.00 CNY');
+    await screenshot(alice.page, 'anomaly-resolved');
+
+    // Exactly one refund, one channel call, one of each audit row.
+    expect(await refundsOf(duplicateBy)).toHaveLength(1);
+    expect(fake.callsFor(asked.refund_no)).toBe(1);
+    const [audits] = await pool.query<RowDataPacket[]>(
+      'SELECT operator_id, action FROM admin_audit WHERE target IN (?, ?) ORDER BY id',
+      [`order:${orderNo}`, `refund:${asked.refund_no}`],
+    );
+    expect(audits.map((a) => `${a.operator_id} ${a.action}`)).toEqual(['alice EMERGENCY_REFUND', 'bob REFUND_APPROVED']);
+
+    // The order view: status history, deliveries with their raw bytes.
+    await go(alice.page, `#/orders/${orderNo}`, `Order ${orderNo}`);
+    await alice.page.getByRole('button', { name: /^Raw bytes #/ }).first().click();
+    await alice.page.getByText('wechatpay-signature:').first().waitFor();
+    await screenshot(alice.page, 'order');
+
+    await alice.context.close();
+    await bob.context.close();
+  });
+
+  it('should find an order by a transaction id', async () => {
+    const { orderNo, duplicateBy } = await duplicatePayment();
+    const { context, page } = await operatorPage(platforms.admins.viewer);
+    await go(page, '#/orders', 'Orders');
+    await page.getByLabel('Order number or transaction id').fill(duplicateBy);
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.getByRole('heading', { name: `Order ${orderNo}` }).waitFor();
+    await context.close();
+  });
+
+  it('should let a viewer see but not refund: disabled controls, and the server refuses regardless', async () => {
+    const { orderNo, duplicateBy, anomalyId } = await duplicatePayment();
+    const { context, page } = await operatorPage(platforms.admins.viewer);
+
+    await go(page, `#/anomalies/${anomalyId}`, `Anomaly ${anomalyId}: DUPLICATE_PAYMENT`);
+    await page.getByText('Viewer: you can see everything and change nothing.').waitFor();
+    expect(await page.getByRole('button', { name: 'Refund', exact: true }).isDisabled()).toBe(true);
+    expect(await page.getByLabel('Reason').isDisabled()).toBe(true);
+    expect(await page.getByLabel(/^Amount/).isDisabled()).toBe(true);
+
+    // The same call the form would make, with the token this tab holds.
+    const status = await page.evaluate(
+      async ({ orderNo, transactionId }) => {
+        const tabToken = () =>
+          (globalThis as unknown as { sessionStorage: { getItem(key: string): string | null } }).sessionStorage.getItem(
+            'pcs-console-token',
+          );
+        const response = await fetch('/admin/refunds/emergency', {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${tabToken()}`,
+            'content-type': 'application/json',
+          },
+          body: JSON.stringify({ orderNo, transactionId, amount: 100, reason: 'viewer tries' }),
+        });
+        return response.status;
+      },
+      { orderNo, transactionId: duplicateBy },
+    );
+    expect(status).toBe(403);
+    expect(await refundsOf(duplicateBy)).toHaveLength(0);
+    expect(await count(pool, "SELECT COUNT(*) FROM admin_audit WHERE operator_id = 'victor'")).toBe(0);
+
+    await go(page, '#/approvals', 'Refund approvals');
+    for (const button of await page.getByRole('button', { name: /^(Approve|Reject)$/ }).all()) {
+      expect(await button.isDisabled()).toBe(true);
+    }
+    await context.close();
+  });
+
+  it('should pass axe-core on every page, in English and in Chinese, without a CSP violation', async () => {
+    const { orderNo, anomalyId } = await duplicatePayment();
+    const context = await chromium.operator();
+    const page = await context.newPage();
+    page.on('console', (message) => {
+      if (message.type() === 'error') consoleErrors.push(message.text());
+    });
+    await page.goto(`${app.url}/console/`);
+    await page.getByLabel('Admin token').waitFor();
+    const violations: Record<string, unknown> = {};
+    const check = async (name: string) => {
+      const found = await accessibilityViolations(page);
+      if (found.length > 0) violations[name] = found;
+    };
+    await check('sign-in');
+    await page.getByLabel('Admin token').fill(platforms.admins.admin);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+    await page.getByText('Loading…').first().waitFor({ state: 'detached' });
+
+    const pages: Array<[string, string | RegExp]> = [
+      ['#/', 'Overview'],
+      ['#/anomalies', 'Anomalies'],
+      [`#/anomalies/${anomalyId}`, /^Anomaly /],
+      ['#/approvals', 'Refund approvals'],
+      ['#/refunds', 'Refunds'],
+      ['#/orders', 'Orders'],
+      [`#/orders/${orderNo}`, `Order ${orderNo}`],
+      ['#/reconciliation', 'Reconciliation'],
+      ['#/reconciliation/WECHATPAY/2026-11-01', 'Reconciliation WECHATPAY 2026-11-01'],
+      ['#/dead-letters', 'Dead letters'],
+    ];
+    for (const [hash, heading] of pages) {
+      await go(page, hash, heading);
+      await check(hash);
+    }
+    await go(page, '#/reconciliation', 'Reconciliation');
+    await screenshot(page, 'reconciliation');
+    await page.getByRole('button', { name: 'Switch to Chinese' }).click();
+    await page.getByRole('heading', { name: '对账', level: 1 }).waitFor();
+    await go(page, '#/', '概览');
+    await check('zh #/');
+    await screenshot(page, 'overview-zh');
+    await go(page, `#/anomalies/${anomalyId}`, /^异常 /);
+    await check('zh anomaly');
+
+    expect(violations).toEqual({});
+    expect(consoleErrors.filter((e) => /Content Security Policy/i.test(e))).toEqual([]);
+    await context.close();
+  });
+
+  it('should never put a token in a URL', () => {
+    const tokens = Object.values(platforms.admins);
+    expect(requestedUrls.length).toBeGreaterThan(10);
+    for (const url of requestedUrls) for (const token of tokens) expect(url).not.toContain(token);
+  });
+});
+
+describe('CONSOLE=false', () => {
+  it('should answer 404 at /console', async () => {
+    const off = await startApp({ ...platforms.env, CONSOLE: 'false' });
+    try {
+      expect((await fetch(`${off.url}/console/`)).status).toBe(404);
+      expect((await fetch(`${off.url}/console`)).status).toBe(404);
+    } finally {
+      await off.close();
+    }
+  });
+});
