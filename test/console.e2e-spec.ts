@@ -94,7 +94,9 @@ async function duplicatePayment() {
   const duplicateBy = uniqueId('D');
   expect((await client.registerOrder({ orderNo, amount: AMOUNT })).status).toBe(201);
   for (const transactionId of [paidBy, duplicateBy]) {
-    const answer = await client.postWechatpay(client.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: AMOUNT }));
+    const answer = await client.postWechatpay(
+      client.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: AMOUNT }),
+    );
     expect(answer.status).toBe(204);
   }
   const [[anomaly]] = await pool.query<RowDataPacket[]>(
@@ -105,7 +107,9 @@ async function duplicatePayment() {
 }
 
 const refundsOf = (transactionId: string) =>
-  pool.query<RowDataPacket[]>('SELECT * FROM refund WHERE transaction_id = ? ORDER BY id', [transactionId]).then(([r]) => r);
+  pool
+    .query<RowDataPacket[]>('SELECT * FROM refund WHERE transaction_id = ? ORDER BY id', [transactionId])
+    .then(([r]) => r);
 const anomalyStatus = async (id: string) =>
   (await pool.query<RowDataPacket[]>('SELECT status FROM payment_anomaly WHERE id = ?', [id]))[0][0].status as string;
 
@@ -138,7 +142,10 @@ describe('operators in the browser', () => {
     // A finds the anomaly in the list, filtered by type.
     await go(alice.page, '#/anomalies?type=DUPLICATE_PAYMENT&status=OPEN', 'Anomalies');
     await screenshot(alice.page, 'anomalies');
-    await alice.page.getByRole('row', { name: new RegExp(duplicateBy) }).getByRole('link', { name: anomalyId }).click();
+    await alice.page
+      .getByRole('row', { name: new RegExp(duplicateBy) })
+      .getByRole('link', { name: anomalyId, exact: true })
+      .click();
     await alice.page.getByRole('heading', { name: `Anomaly ${anomalyId}: DUPLICATE_PAYMENT` }).waitFor();
     await expect(alice.page.getByTestId('refundable').textContent()).resolves.toBe('80.00 CNY');
 
@@ -151,12 +158,19 @@ describe('operators in the browser', () => {
     await alice.page.getByRole('button', { name: 'Refund', exact: true }).click();
     await alice.page.getByRole('status').getByText('AWAITING_APPROVAL').waitFor();
     const [asked] = await refundsOf(duplicateBy);
-    expect(asked).toMatchObject({ status: 'AWAITING_APPROVAL', requested_by: 'alice', amount: AMOUNT, order_no: orderNo });
+    expect(asked).toMatchObject({
+      status: 'AWAITING_APPROVAL',
+      requested_by: 'alice',
+      amount: AMOUNT,
+      order_no: orderNo,
+    });
     expect(fake.callsFor(asked.refund_no)).toBe(0);
 
     // A cannot approve her own refund: the server says no, and the page shows it.
     await go(alice.page, '#/approvals', 'Refund approvals');
-    const ownRow = alice.page.getByRole('row', { name: new RegExp(asked.refund_no) });
+    const ownRow = alice.page
+      .getByRole('table', { name: 'Waiting for a second admin' })
+      .getByRole('row', { name: new RegExp(asked.refund_no) });
     await ownRow.getByRole('button', { name: 'Approve' }).click();
     await ownRow.getByRole('alert').waitFor();
     expect((await refundsOf(duplicateBy))[0].status).toBe('AWAITING_APPROVAL');
@@ -165,9 +179,21 @@ describe('operators in the browser', () => {
     const bob = await operatorPage(platforms.admins.admin2);
     await go(bob.page, '#/approvals', 'Refund approvals');
     await screenshot(bob.page, 'approvals');
-    await bob.page.getByRole('row', { name: new RegExp(asked.refund_no) }).getByRole('button', { name: 'Approve' }).click();
-    await bob.page.getByRole('row', { name: new RegExp(asked.refund_no) }).waitFor({ state: 'detached' });
-    await eventually('the channel to accept the refund', async () => (await refundsOf(duplicateBy))[0].status === 'PROCESSING', 15_000);
+    const queue = bob.page.getByRole('table', { name: 'Waiting for a second admin' });
+    await queue
+      .getByRole('row', { name: new RegExp(asked.refund_no) })
+      .getByRole('button', { name: 'Approve' })
+      .click();
+    await queue.getByRole('row', { name: new RegExp(asked.refund_no) }).waitFor({ state: 'detached' });
+    const decided = bob.page
+      .getByRole('table', { name: 'Recent decisions' })
+      .getByRole('row', { name: new RegExp(asked.refund_no) });
+    await expect(decided.textContent()).resolves.toMatch(/alice.*bob/);
+    await eventually(
+      'the channel to accept the refund',
+      async () => (await refundsOf(duplicateBy))[0].status === 'PROCESSING',
+      15_000,
+    );
     const [approved] = await refundsOf(duplicateBy);
     expect(approved).toMatchObject({ reviewed_by: 'bob' });
     expect(fake.callsFor(asked.refund_no)).toBe(1);
@@ -200,11 +226,17 @@ describe('operators in the browser', () => {
       'SELECT operator_id, action FROM admin_audit WHERE target IN (?, ?) ORDER BY id',
       [`order:${orderNo}`, `refund:${asked.refund_no}`],
     );
-    expect(audits.map((a) => `${a.operator_id} ${a.action}`)).toEqual(['alice EMERGENCY_REFUND', 'bob REFUND_APPROVED']);
+    expect(audits.map((a) => `${a.operator_id} ${a.action}`)).toEqual([
+      'alice EMERGENCY_REFUND',
+      'bob REFUND_APPROVED',
+    ]);
 
     // The order view: status history, deliveries with their raw bytes.
     await go(alice.page, `#/orders/${orderNo}`, `Order ${orderNo}`);
-    await alice.page.getByRole('button', { name: /^Raw bytes #/ }).first().click();
+    await alice.page
+      .getByRole('button', { name: /^Raw bytes #/ })
+      .first()
+      .click();
     await alice.page.getByText('wechatpay-signature:').first().waitFor();
     await screenshot(alice.page, 'order');
 
@@ -300,7 +332,7 @@ describe('operators in the browser', () => {
     }
     await go(page, '#/reconciliation', 'Reconciliation');
     await screenshot(page, 'reconciliation');
-    await page.getByRole('button', { name: 'Switch to Chinese' }).click();
+    await page.getByRole('button', { name: '中文' }).click();
     await page.getByRole('heading', { name: '对账', level: 1 }).waitFor();
     await go(page, '#/', '概览');
     await check('zh #/');

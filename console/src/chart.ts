@@ -37,6 +37,10 @@ export function LineChart({
   const total = values.reduce((sum, v) => sum + v, 0);
   return html`<figure class="chart">
     <figcaption>${title}</figcaption>
-    <div ref=${box} role="img" aria-label=${`${title}: ${values.length} points, max ${Math.max(0, ...values)}, sum ${total}`}></div>
+    <div
+      ref=${box}
+      role="img"
+      aria-label=${`${title}: ${values.length} points, max ${Math.max(0, ...values)}, sum ${total}`}
+    ></div>
   </figure>`;
 }

@@ -33,7 +33,9 @@ describe('parseAmount', () => {
 
 describe('formatTime', () => {
   it('should show Beijing time when asked, with its zone', () => {
-    expect(formatTime('2026-11-29T16:30:00.000Z', 'en-GB', 'Asia/Shanghai')).toMatch(/30\/11\/2026, 00:30:00 (GMT\+8|CST)/);
+    expect(formatTime('2026-11-29T16:30:00.000Z', 'en-GB', 'Asia/Shanghai')).toMatch(
+      /30\/11\/2026, 00:30:00 (GMT\+8|CST)/,
+    );
   });
 });
 

@@ -50,7 +50,10 @@ export function formatTime(iso: string | null | undefined, locale: string, timeZ
 /** Today's calendar day in Beijing (the channels' bill days), shifted by `days`. */
 export function beijingDate(days = 0, now = new Date()): string {
   const shifted = new Date(now.getTime() + days * 86_400_000);
-  return new Intl.DateTimeFormat('en-CA', { timeZone: BEIJING, year: 'numeric', month: '2-digit', day: '2-digit' }).format(
-    shifted,
-  );
+  return new Intl.DateTimeFormat('en-CA', {
+    timeZone: BEIJING,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+  }).format(shifted);
 }

@@ -62,8 +62,15 @@ function SignIn({ onSignedIn }: { onSignedIn: (operator: Operator) => void }) {
     <h1>${t('title')}</h1>
     <form onSubmit=${submit}>
       <label for="token">${t('token')}</label>
-      <input id="token" type="password" autocomplete="off" required value=${token} aria-describedby="token-help"
-        onInput=${(e: Event) => setToken((e.target as HTMLInputElement).value)} />
+      <input
+        id="token"
+        type="password"
+        autocomplete="off"
+        required
+        value=${token}
+        aria-describedby="token-help"
+        onInput=${(e: Event) => setToken((e.target as HTMLInputElement).value)}
+      />
       <p id="token-help" class="help">${t('tokenHelp')}</p>
       ${problem ? html`<p class="error" role="alert">${problem}</p>` : null}
       <button type="submit">${t('signIn')}</button>
@@ -98,15 +105,31 @@ function App() {
     setOperator(null);
   };
 
-  const languageButton = html`<button type="button" class="secondary" lang=${lang() === 'zh' ? 'en' : 'zh-CN'}
-    aria-label=${t('languageName')} onClick=${toggleLanguage}>${t('language')}</button>`;
+  const languageButton = html`<button
+    type="button"
+    class="secondary"
+    lang=${lang() === 'zh' ? 'en' : 'zh-CN'}
+    title=${t('languageName')}
+    onClick=${toggleLanguage}
+  >
+    ${t('language')}
+  </button>`;
   if (!checked) return null;
-  if (!operator) return html`<header class="top"><span class="brand">${t('brand')}</span>${languageButton}</header>
-    <${SignIn} onSignedIn=${setOperator} />`;
+  if (!operator)
+    return html`<header class="top"><span class="brand">${t('brand')}</span>${languageButton}</header>
+      <${SignIn} onSignedIn=${setOperator} />`;
 
   const current = route.path[0] ?? '';
   return html`<${OperatorContext.Provider} value=${operator}>
-    <a class="skip" href="#main" onClick=${(e: Event) => { e.preventDefault(); document.getElementById('main')?.focus(); }}>${t('skip')}</a>
+    <a
+      class="skip"
+      href="#main"
+      onClick=${(e: Event) => {
+        e.preventDefault();
+        document.getElementById('main')?.focus();
+      }}
+      >${t('skip')}</a
+    >
     <header class="top">
       <span class="brand">${t('brand')}</span>
       <nav aria-label=${t('nav')}>

@@ -67,12 +67,27 @@ export const OrderLink = ({ orderNo }: { orderNo: string }) =>
   html`<a href=${`#/orders/${encodeURIComponent(orderNo)}`}>${orderNo}</a>`;
 
 export function Table({ caption, head, rows }: { caption: string; head: string[]; rows: unknown[][] }) {
-  if (rows.length === 0) return html`<h3>${caption}</h3><p>${t('none')}</p>`;
+  if (rows.length === 0)
+    return html`<h2 class="caption">${caption}</h2>
+      <p>${t('none')}</p>`;
   return html`<div class="table-wrap">
     <table>
-      <caption>${caption}</caption>
-      <thead><tr>${head.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead>
-      <tbody>${rows.map((row) => html`<tr>${row.map((cell) => html`<td>${cell}</td>`)}</tr>`)}</tbody>
+      <caption>
+        ${caption}
+      </caption>
+      <thead>
+        <tr>
+          ${head.map((h) => html`<th scope="col">${h}</th>`)}
+        </tr>
+      </thead>
+      <tbody>
+        ${rows.map(
+          (row) =>
+            html`<tr>
+              ${row.map((cell) => html`<td>${cell}</td>`)}
+            </tr>`,
+        )}
+      </tbody>
     </table>
   </div>`;
 }

@@ -54,9 +54,10 @@ export class OperationsOverviewQuery {
       this.countBy('SELECT status AS k, COUNT(*) AS n FROM refund WHERE status = ? GROUP BY status', [
         RefundStatus.AwaitingApproval,
       ]),
-      this.countBy('SELECT status AS k, COUNT(*) AS n FROM refund WHERE status IN (?) GROUP BY status ORDER BY status', [
-        UNSETTLED,
-      ]),
+      this.countBy(
+        'SELECT status AS k, COUNT(*) AS n FROM refund WHERE status IN (?) GROUP BY status ORDER BY status',
+        [UNSETTLED],
+      ),
       countDeadLetters(this.db),
       this.latestReconciliations(),
     ]);

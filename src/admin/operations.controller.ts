@@ -43,7 +43,10 @@ export class OperationsController {
   }
 
   @Get('overview')
-  @ApiOperation({ summary: 'Latency, open anomalies, refunds to approve or settle, dead letters, spool, last reconciliations (viewer)' })
+  @ApiOperation({
+    summary:
+      'Latency, open anomalies, refunds to approve or settle, dead letters, spool, last reconciliations (viewer)',
+  })
   @AdminAccess(AdminRole.Viewer)
   overview(): Promise<OperationsOverview> {
     return this.overviewQuery.read();

@@ -64,10 +64,7 @@ export async function serveConsole(app: NestFastifyApplication): Promise<void> {
     cacheControl: false,
     setHeaders(reply, path) {
       for (const [name, value] of Object.entries(SECURITY_HEADERS)) reply.header(name, value);
-      reply.header(
-        'cache-control',
-        path.endsWith('index.html') ? 'no-cache' : 'public, max-age=31536000, immutable',
-      );
+      reply.header('cache-control', path.endsWith('index.html') ? 'no-cache' : 'public, max-age=31536000, immutable');
     },
   });
 }

@@ -48,7 +48,8 @@ export async function launchChromium(): Promise<RunningBrowser> {
   });
   return {
     browser,
-    operator: () => browser.newContext({ viewport: { width: 1280, height: 860 }, locale: 'en-GB', timezoneId: 'Europe/Paris' }),
+    operator: () =>
+      browser.newContext({ viewport: { width: 1280, height: 860 }, locale: 'en-GB', timezoneId: 'Europe/Paris' }),
     close: () => browser.close(),
   };
 }

@@ -64,23 +64,26 @@ export function AnomaliesPage({ route }: { route: Route }) {
       <button type="submit">${t('filter')}</button>
     </form>
     <${Show} loaded=${list}>
-      ${(page: { items: Anomaly[]; nextCursor: string | null }) => html`<${Table}
-          caption=${t('anomalies')}
-          head=${['#', t('type'), t('status'), t('channel'), t('order'), t('transaction'), t('paidAmount'), t('created')]}
-          rows=${page.items.map((a) => [
-            html`<a href=${`#/anomalies/${a.id}`}>${a.id}</a>`,
-            a.type,
-            html`<${Status} value=${a.status} />`,
-            a.channel,
-            html`<${OrderLink} orderNo=${a.orderNo} />`,
-            a.transactionId,
-            html`<${Money} minor=${a.paidAmount} currency=${a.currency} />`,
-            html`<${Time} iso=${a.createdAt} />`,
-          ])}
-        />
-        ${page.nextCursor
-          ? html`<p><a href=${`#/anomalies${query({ ...filters, cursor: page.nextCursor })}`}>${t('next')}</a></p>`
-          : null}`}
+      ${(page: { items: Anomaly[]; nextCursor: string | null }) =>
+        html`<${Table}
+            caption=${t('anomalies')}
+            head=${['#', t('type'), t('status'), t('channel'), t('order'), t('transaction'), t('paidAmount'), t('created')]}
+            rows=${page.items.map((a) => [
+              html`<a href=${`#/anomalies/${a.id}`}>${a.id}</a>`,
+              a.type,
+              html`<${Status} value=${a.status} />`,
+              a.channel,
+              html`<${OrderLink} orderNo=${a.orderNo} />`,
+              a.transactionId,
+              html`<${Money} minor=${a.paidAmount} currency=${a.currency} />`,
+              html`<${Time} iso=${a.createdAt} />`,
+            ])}
+          />
+          ${
+            page.nextCursor
+              ? html`<p><a href=${`#/anomalies${query({ ...filters, cursor: page.nextCursor })}`}>${t('next')}</a></p>`
+              : null
+          }`}
     <//>`;
 }
 
@@ -88,20 +91,34 @@ export function AnomalyPage({ id }: { id: string }) {
   const anomaly = useGet<Anomaly>(`/admin/anomalies/${encodeURIComponent(id)}`);
   const order = useGet<OrderDetail>(anomaly.data ? `/admin/orders/${encodeURIComponent(anomaly.data.orderNo)}` : null);
   return html`<${Show} loaded=${anomaly}>
-    ${(a: Anomaly) => html`<h1>${t('anomaly')} ${a.id}: ${a.type}</h1>
-      <dl class="facts">
-        <dt>${t('status')}</dt><dd><${Status} value=${a.status} /></dd>
-        <dt>${t('order')}</dt><dd><${OrderLink} orderNo=${a.orderNo} /></dd>
-        <dt>${t('transaction')}</dt><dd>${a.channel} ${a.transactionId}</dd>
-        <dt>${t('orderAmount')}</dt><dd><${Money} minor=${a.orderAmount} currency=${a.currency} /></dd>
-        <dt>${t('paidAmount')}</dt><dd><${Money} minor=${a.paidAmount} currency=${a.currency} /></dd>
-        <dt>${t('created')}</dt><dd><${Time} iso=${a.createdAt} beijing /></dd>
-      </dl>
-      <${Show} loaded=${order}>
-        ${(o: OrderDetail) => html`
-          <${RefundForm} anomaly=${a} payments=${o.payments} onDone=${() => { anomaly.reload(); order.reload(); }} />
-          <${OrderSections} detail=${o} />`}
-      <//>`}
+    ${(a: Anomaly) =>
+      html`<h1>${t('anomaly')} ${a.id}: ${a.type}</h1>
+        <dl class="facts">
+          <dt>${t('status')}</dt>
+          <dd><${Status} value=${a.status} /></dd>
+          <dt>${t('order')}</dt>
+          <dd><${OrderLink} orderNo=${a.orderNo} /></dd>
+          <dt>${t('transaction')}</dt>
+          <dd>${a.channel} ${a.transactionId}</dd>
+          <dt>${t('orderAmount')}</dt>
+          <dd><${Money} minor=${a.orderAmount} currency=${a.currency} /></dd>
+          <dt>${t('paidAmount')}</dt>
+          <dd><${Money} minor=${a.paidAmount} currency=${a.currency} /></dd>
+          <dt>${t('created')}</dt>
+          <dd><${Time} iso=${a.createdAt} beijing /></dd>
+        </dl>
+        <${Show} loaded=${order}>
+          ${(o: OrderDetail) =>
+            html` <${RefundForm}
+                anomaly=${a}
+                payments=${o.payments}
+                onDone=${() => {
+                  anomaly.reload();
+                  order.reload();
+                }}
+              />
+              <${OrderSections} detail=${o} />`}
+        <//>`}
   <//>`;
 }
 
@@ -144,24 +161,48 @@ function RefundForm({ anomaly, payments, onDone }: { anomaly: Anomaly; payments:
     <${ViewerNote} />
     <form onSubmit=${submit} novalidate>
       <label for="refund-transaction">${t('transaction')}</label>
-      <select id="refund-transaction" value=${transactionId} disabled=${disabled}
-        onChange=${(e: Event) => setTransactionId((e.target as HTMLSelectElement).value)}>
+      <select
+        id="refund-transaction"
+        value=${transactionId}
+        disabled=${disabled}
+        onChange=${(e: Event) => setTransactionId((e.target as HTMLSelectElement).value)}
+      >
         ${payments.map((p) => html`<option value=${p.transactionId}>${p.channel} ${p.transactionId}</option>`)}
       </select>
-      <p>${t('refundable')}: <strong data-testid="refundable"><${Money} minor=${left} currency=${currency} /></strong></p>
+      <p>
+        ${t('refundable')}: <strong data-testid="refundable"><${Money} minor=${left} currency=${currency} /></strong>
+      </p>
       <label for="refund-amount">${t('amount')} (${currency})</label>
-      <input id="refund-amount" inputmode="decimal" autocomplete="off" value=${amount} disabled=${disabled}
-        aria-describedby="refund-amount-help" onInput=${(e: Event) => setAmount((e.target as HTMLInputElement).value)} />
+      <input
+        id="refund-amount"
+        inputmode="decimal"
+        autocomplete="off"
+        value=${amount}
+        disabled=${disabled}
+        aria-describedby="refund-amount-help"
+        onInput=${(e: Event) => setAmount((e.target as HTMLInputElement).value)}
+      />
       <p id="refund-amount-help" class="help">${t('amountHelp')}</p>
       <label for="refund-reason">${t('reason')}</label>
-      <textarea id="refund-reason" required maxlength="256" disabled=${disabled} value=${reason}
-        onInput=${(e: Event) => setReason((e.target as HTMLTextAreaElement).value)}></textarea>
+      <textarea
+        id="refund-reason"
+        required
+        maxlength="256"
+        disabled=${disabled}
+        value=${reason}
+        onInput=${(e: Event) => setReason((e.target as HTMLTextAreaElement).value)}
+      ></textarea>
       ${problem ? html`<p class="error" role="alert">${problem}</p>` : null}
       <button type="submit" disabled=${disabled || busy || left <= 0}>${t('refund')}</button>
     </form>
-    ${result
-      ? html`<p role="status" class="ok">${t('refundRecorded')}: ${result.refundNo} <${Status} value=${result.status} />
-          ${result.status === 'AWAITING_APPROVAL' ? ` ${t('awaitingSecond')}` : ''}</p>`
-      : null}
+    ${
+      result
+        ? html`<p role="status" class="ok">
+            ${t('refundRecorded')}: ${result.refundNo}
+            <${Status} value=${result.status} />
+            ${result.status === 'AWAITING_APPROVAL' ? ` ${t('awaitingSecond')}` : ''}
+          </p>`
+        : null
+    }
   </section>`;
 }

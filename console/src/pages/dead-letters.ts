@@ -19,20 +19,21 @@ export function DeadLettersPage() {
   return html`<h1>${t('deadLetters')}</h1>
     <${ViewerNote} />
     <${Show} loaded=${list}>
-      ${(l: { items: DeadLetter[] }) => html`<${Table}
-        caption=${t('deadLetters')}
-        head=${[t('stage'), t('eventId'), t('type'), t('order'), t('attempts'), t('lastError'), t('deadLetteredAt'), t('actions')]}
-        rows=${l.items.map((d) => [
-          d.stage,
-          d.eventId,
-          d.type,
-          html`<${OrderLink} orderNo=${d.orderNo} />`,
-          d.attempts,
-          d.lastError ?? '',
-          html`<${Time} iso=${d.deadLetteredAt} />`,
-          html`<${Replay} eventId=${d.eventId} onDone=${list.reload} />`,
-        ])}
-      />`}
+      ${(l: { items: DeadLetter[] }) =>
+        html`<${Table}
+          caption=${t('deadLetters')}
+          head=${[t('stage'), t('eventId'), t('type'), t('order'), t('attempts'), t('lastError'), t('deadLetteredAt'), t('actions')]}
+          rows=${l.items.map((d) => [
+            d.stage,
+            d.eventId,
+            d.type,
+            html`<${OrderLink} orderNo=${d.orderNo} />`,
+            d.attempts,
+            d.lastError ?? '',
+            html`<${Time} iso=${d.deadLetteredAt} />`,
+            html`<${Replay} eventId=${d.eventId} onDone=${list.reload} />`,
+          ])}
+        />`}
     <//>`;
 }
 
@@ -47,6 +48,8 @@ function Replay({ eventId, onDone }: { eventId: string; onDone: () => void }) {
       setProblem((error as ApiError).message);
     }
   };
-  return html`<button type="button" disabled=${disabled} onClick=${replay} aria-label=${`${t('replay')} ${eventId}`}>${t('replay')}</button>
+  return html`<button type="button" disabled=${disabled} onClick=${replay} aria-label=${`${t('replay')} ${eventId}`}>
+      ${t('replay')}
+    </button>
     ${problem ? html`<p class="error" role="alert">${problem}</p>` : null}`;
 }

@@ -28,13 +28,33 @@ interface DeliverySummary {
 }
 
 export interface OrderDetail {
-  order: { orderNo: string; status: string; amount: number; currency: string; channel: string | null; createdAt: string };
-  history: Array<{ fromStatus: string | null; toStatus: string; event: string; cause: string | null; changedAt: string }>;
+  order: {
+    orderNo: string;
+    status: string;
+    amount: number;
+    currency: string;
+    channel: string | null;
+    createdAt: string;
+  };
+  history: Array<{
+    fromStatus: string | null;
+    toStatus: string;
+    event: string;
+    cause: string | null;
+    changedAt: string;
+  }>;
   payments: Payment[];
   deliveries: { count: number; items: DeliverySummary[] };
   anomalies: Anomaly[];
   refunds: Refund[];
-  channelCalls: Array<{ request: string; channel: string; outcome: string; transactionId: string | null; detail: string | null; at: string }>;
+  channelCalls: Array<{
+    request: string;
+    channel: string;
+    outcome: string;
+    transactionId: string | null;
+    detail: string | null;
+    at: string;
+  }>;
 }
 
 /** Looks the text up as an order number, then as a transaction id. */
@@ -62,7 +82,12 @@ export function OrdersPage() {
   return html`<h1>${t('orders')}</h1>
     <form class="filters" role="search" onSubmit=${submit}>
       <label for="order-search">${t('search')}</label>
-      <input id="order-search" value=${text} autocomplete="off" onInput=${(e: Event) => setText((e.target as HTMLInputElement).value)} />
+      <input
+        id="order-search"
+        value=${text}
+        autocomplete="off"
+        onInput=${(e: Event) => setText((e.target as HTMLInputElement).value)}
+      />
       <button type="submit">${t('find')}</button>
     </form>
     ${problem ? html`<p class="error" role="alert">${problem}</p>` : null}`;
@@ -71,32 +96,36 @@ export function OrdersPage() {
 export function OrderPage({ orderNo }: { orderNo: string }) {
   const detail = useGet<OrderDetail>(`/admin/orders/${encodeURIComponent(orderNo)}`);
   return html`<${Show} loaded=${detail}>
-    ${(d: OrderDetail) => html`<h1>${t('order')} ${d.order.orderNo}</h1>
-      <dl class="facts">
-        <dt>${t('status')}</dt><dd><${Status} value=${d.order.status} /></dd>
-        <dt>${t('amount')}</dt><dd><${Money} minor=${d.order.amount} currency=${d.order.currency} /></dd>
-        <dt>${t('channel')}</dt><dd>${d.order.channel ?? '—'}</dd>
-        <dt>${t('created')}</dt><dd><${Time} iso=${d.order.createdAt} beijing /></dd>
-      </dl>
-      <${Table}
-        caption=${t('history')}
-        head=${[t('status'), t('event'), t('cause'), t('at')]}
-        rows=${d.history.map((h) => [
-          `${h.fromStatus ?? '∅'} → ${h.toStatus}`,
-          h.event,
-          h.cause ?? '',
-          html`<${Time} iso=${h.changedAt} />`,
-        ])}
-      />
-      <${OrderSections} detail=${d} />`}
+    ${(d: OrderDetail) =>
+      html`<h1>${t('order')} ${d.order.orderNo}</h1>
+        <dl class="facts">
+          <dt>${t('status')}</dt>
+          <dd><${Status} value=${d.order.status} /></dd>
+          <dt>${t('amount')}</dt>
+          <dd><${Money} minor=${d.order.amount} currency=${d.order.currency} /></dd>
+          <dt>${t('channel')}</dt>
+          <dd>${d.order.channel ?? '—'}</dd>
+          <dt>${t('created')}</dt>
+          <dd><${Time} iso=${d.order.createdAt} beijing /></dd>
+        </dl>
+        <${Table}
+          caption=${t('history')}
+          head=${[t('status'), t('event'), t('cause'), t('at')]}
+          rows=${d.history.map((h) => [
+            `${h.fromStatus ?? '∅'} → ${h.toStatus}`,
+            h.event,
+            h.cause ?? '',
+            html`<${Time} iso=${h.changedAt} />`,
+          ])}
+        />
+        <${OrderSections} detail=${d} />`}
   <//>`;
 }
 
 /** What an order and an anomaly's page both show: transactions, deliveries, refunds, anomalies, channel calls. */
 export function OrderSections({ detail }: { detail: OrderDetail }) {
   const d = detail;
-  return html`
-    <${Table}
+  return html` <${Table}
       caption=${t('payments')}
       head=${[t('channel'), t('transaction'), t('account'), t('amount'), t('reserved'), t('refundable'), t('received')]}
       rows=${d.payments.map((p) => [
@@ -122,11 +151,7 @@ export function OrderSections({ detail }: { detail: OrderDetail }) {
         html`<${RawBytes} id=${v.id} />`,
       ])}
     />
-    <${Table}
-      caption=${t('refundsOf')}
-      head=${REFUND_HEAD()}
-      rows=${d.refunds.map(refundRow)}
-    />
+    <${Table} caption=${t('refundsOf')} head=${REFUND_HEAD()} rows=${d.refunds.map(refundRow)} />
     <${Table}
       caption=${t('anomaliesOf')}
       head=${['#', t('type'), t('status'), t('transaction'), t('paidAmount')]}
@@ -163,16 +188,33 @@ interface Delivery {
 function RawBytes({ id }: { id: string }) {
   const [open, setOpen] = useState(false);
   const delivery = useGet<Delivery>(open ? `/admin/deliveries/${id}` : null);
-  if (!open) return html`<button type="button" class="link" onClick=${() => setOpen(true)} aria-label=${`${t('raw')} #${id}`}>${t('raw')}</button>`;
+  if (!open)
+    return html`<button type="button" class="link" onClick=${() => setOpen(true)} aria-label=${`${t('raw')} #${id}`}>
+      ${t('raw')}
+    </button>`;
   return html`<div class="raw">
     <button type="button" class="link" onClick=${() => setOpen(false)}>${t('hideRaw')}</button>
     <${Show} loaded=${delivery}>
-      ${(v: Delivery) => html`<h4>${t('headers')}</h4>
-        <pre tabindex="0">${Object.entries(v.headers).map(([k, val]) => `${k}: ${val}`).join('\n')}</pre>
-        ${v.rawPrunedAt
-          ? html`<p>${t('pruned')} <${Time} iso=${v.rawPrunedAt} /></p>`
-          : html`<h4>${t('body')}</h4><pre tabindex="0">${v.rawBody}</pre>
-              ${v.rawBodyBase64 ? html`<details><summary>${t('bodyBase64')}</summary><pre tabindex="0">${v.rawBodyBase64}</pre></details>` : null}`}`}
+      ${(v: Delivery) =>
+        html`<h4>${t('headers')}</h4>
+          <pre tabindex="0">
+${Object.entries(v.headers)
+              .map(([k, val]) => `${k}: ${val}`)
+              .join('\n')}</pre>
+          ${
+            v.rawPrunedAt
+              ? html`<p>${t('pruned')} <${Time} iso=${v.rawPrunedAt} /></p>`
+              : html`<h4>${t('body')}</h4>
+                  <pre tabindex="0">${v.rawBody}</pre>
+                  ${
+                    v.rawBodyBase64
+                      ? html`<details>
+                          <summary>${t('bodyBase64')}</summary>
+                          <pre tabindex="0">${v.rawBodyBase64}</pre>
+                        </details>`
+                      : null
+                  }`
+          }`}
     <//>
   </div>`;
 }

@@ -48,18 +48,19 @@ export function ReconciliationPage({ route }: { route: Route }) {
       <button type="submit">${t('filter')}</button>
     </form>
     <${Show} loaded=${list}>
-      ${(l: { runs: Run[] }) => html`<${Table}
-        caption=${`${t('runs')} ${from} – ${to}`}
-        head=${[t('date'), t('channel'), t('account'), t('status'), t('counts'), t('at')]}
-        rows=${l.runs.map((r) => [
-          html`<a href=${`#/reconciliation/${r.channel}/${r.date}`}>${r.date}</a>`,
-          r.channel,
-          r.merchantId,
-          html`<${Status} value=${r.status} />`,
-          Counts(r.counts),
-          html`<${Time} iso=${r.finishedAt} beijing />`,
-        ])}
-      />`}
+      ${(l: { runs: Run[] }) =>
+        html`<${Table}
+          caption=${`${t('runs')} ${from} – ${to}`}
+          head=${[t('date'), t('channel'), t('account'), t('status'), t('counts'), t('at')]}
+          rows=${l.runs.map((r) => [
+            html`<a href=${`#/reconciliation/${r.channel}/${r.date}`}>${r.date}</a>`,
+            r.channel,
+            r.merchantId,
+            html`<${Status} value=${r.status} />`,
+            Counts(r.counts),
+            html`<${Time} iso=${r.finishedAt} beijing />`,
+          ])}
+        />`}
     <//>`;
 }
 
@@ -73,24 +74,28 @@ export function ReconciliationDayPage({ channel, date }: { channel: string; date
     <${Show} loaded=${day}>
       ${(d: { runs: Array<Run & { items: Item[] }> }) =>
         d.runs.map(
-          (run) => html`<section aria-label=${`${run.channel} ${run.merchantId}`}>
-            <h2>${run.merchantId} <${Status} value=${run.status} /></h2>
-            <p>${t('counts')}: ${Counts(run.counts)} · ${run.billLines} lines · ${t('attempts')} ${run.attempts}${run.detail ? ` · ${run.detail}` : ''}</p>
-            <${Table}
-              caption=${`${t('items')} ${run.merchantId}`}
-              head=${[t('outcome'), t('kind'), t('order'), t('transaction'), t('refundNo'), t('channelAmount'), t('localAmount'), t('detail')]}
-              rows=${run.items.map((i) => [
-                html`<${Status} value=${i.outcome} />`,
-                i.kind,
-                i.orderNo ? html`<${OrderLink} orderNo=${i.orderNo} />` : '—',
-                i.transactionId ?? '—',
-                i.refundNo ?? '—',
-                i.channelAmount === null ? '—' : html`<${Money} minor=${i.channelAmount} />`,
-                i.localAmount === null ? '—' : html`<${Money} minor=${i.localAmount} />`,
-                [i.resolution, i.detail].filter(Boolean).join(' · '),
-              ])}
-            />
-          </section>`,
+          (run) =>
+            html`<section aria-label=${`${run.channel} ${run.merchantId}`}>
+              <h2>${run.merchantId} <${Status} value=${run.status} /></h2>
+              <p>
+                ${t('counts')}: ${Counts(run.counts)} · ${run.billLines} lines · ${t('attempts')}
+                ${run.attempts}${run.detail ? ` · ${run.detail}` : ''}
+              </p>
+              <${Table}
+                caption=${`${t('items')} ${run.merchantId}`}
+                head=${[t('outcome'), t('kind'), t('order'), t('transaction'), t('refundNo'), t('channelAmount'), t('localAmount'), t('detail')]}
+                rows=${run.items.map((i) => [
+                  html`<${Status} value=${i.outcome} />`,
+                  i.kind,
+                  i.orderNo ? html`<${OrderLink} orderNo=${i.orderNo} />` : '—',
+                  i.transactionId ?? '—',
+                  i.refundNo ?? '—',
+                  i.channelAmount === null ? '—' : html`<${Money} minor=${i.channelAmount} />`,
+                  i.localAmount === null ? '—' : html`<${Money} minor=${i.localAmount} />`,
+                  [i.resolution, i.detail].filter(Boolean).join(' · '),
+                ])}
+              />
+            </section>`,
         )}
     <//>`;
 }
@@ -109,6 +114,8 @@ function Rerun({ channel, date, onDone }: { channel: string; date: string; onDon
       setMessage((error as ApiError).message);
     }
   };
-  return html`<p><button type="button" disabled=${disabled} onClick=${run}>${t('rerun')}</button>
-    ${message ? html` <span role="status">${message}</span>` : null}</p>`;
+  return html`<p>
+    <button type="button" disabled=${disabled} onClick=${run}>${t('rerun')}</button>
+    ${message ? html` <span role="status">${message}</span>` : null}
+  </p>`;
 }

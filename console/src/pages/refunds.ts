@@ -60,18 +60,20 @@ export function ApprovalsPage() {
   return html`<h1>${t('approvals')}</h1>
     <${ViewerNote} />
     <${Show} loaded=${queue}>
-      ${(page: RefundPage) => html`<${Table}
-        caption=${t('queue')}
-        head=${[...REFUND_HEAD(), t('actions')]}
-        rows=${page.items.map((r) => [...refundRow(r), html`<${Decide} refund=${r} onDone=${reload} />`])}
-      />`}
+      ${(page: RefundPage) =>
+        html`<${Table}
+          caption=${t('queue')}
+          head=${[...REFUND_HEAD(), t('actions')]}
+          rows=${page.items.map((r) => [...refundRow(r), html`<${Decide} refund=${r} onDone=${reload} />`])}
+        />`}
     <//>
     <${Show} loaded=${recent}>
-      ${(page: RefundPage) => html`<${Table}
-        caption=${t('decided')}
-        head=${REFUND_HEAD()}
-        rows=${page.items.filter((r) => r.reviewedBy).map(refundRow)}
-      />`}
+      ${(page: RefundPage) =>
+        html`<${Table}
+          caption=${t('decided')}
+          head=${REFUND_HEAD()}
+          rows=${page.items.filter((r) => r.reviewedBy).map(refundRow)}
+        />`}
     <//>`;
 }
 
@@ -94,13 +96,28 @@ function Decide({ refund, onDone }: { refund: Refund; onDone: () => void }) {
   return html`<div class="decide">
     <button type="button" disabled=${disabled} onClick=${() => act('approve')}>${t('approve')}</button>
     <label for=${id}>${t('rejectReason')}</label>
-    <input id=${id} value=${reason} disabled=${disabled} maxlength="256" onInput=${(e: Event) => setReason((e.target as HTMLInputElement).value)} />
+    <input
+      id=${id}
+      value=${reason}
+      disabled=${disabled}
+      maxlength="256"
+      onInput=${(e: Event) => setReason((e.target as HTMLInputElement).value)}
+    />
     <button type="button" class="secondary" disabled=${disabled} onClick=${() => act('reject')}>${t('reject')}</button>
     ${problem ? html`<p class="error" role="alert">${problem}</p>` : null}
   </div>`;
 }
 
-const STATUSES = ['AWAITING_APPROVAL', 'PENDING', 'PROCESSING', 'SUCCEEDED', 'CLOSED', 'ABNORMAL', 'RESOLVED_OFFLINE', 'REJECTED'];
+const STATUSES = [
+  'AWAITING_APPROVAL',
+  'PENDING',
+  'PROCESSING',
+  'SUCCEEDED',
+  'CLOSED',
+  'ABNORMAL',
+  'RESOLVED_OFFLINE',
+  'REJECTED',
+];
 
 /** Every refund, filtered by status (the overview's unsettled figures link here). */
 export function RefundsPage({ route }: { route: Route }) {
@@ -113,7 +130,8 @@ export function RefundsPage({ route }: { route: Route }) {
       ${STATUSES.map((s) => html`<a href=${`#/refunds?status=${s}`} aria-current=${s === status ? 'page' : undefined}>${s}</a>`)}
     </nav>
     <${Show} loaded=${list}>
-      ${(page: RefundPage) => html`<${Table} caption=${`${t('refunds')} ${status}`} head=${REFUND_HEAD()} rows=${page.items.map(refundRow)} />
-        ${page.nextCursor ? html`<p><a href=${`#/refunds${query({ status, cursor: page.nextCursor })}`}>${t('next')}</a></p>` : null}`}
+      ${(page: RefundPage) =>
+        html`<${Table} caption=${`${t('refunds')} ${status}`} head=${REFUND_HEAD()} rows=${page.items.map(refundRow)} />
+          ${page.nextCursor ? html`<p><a href=${`#/refunds${query({ status, cursor: page.nextCursor })}`}>${t('next')}</a></p>` : null}`}
     <//>`;
 }
