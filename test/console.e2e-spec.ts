@@ -352,6 +352,73 @@ describe('operators in the browser', () => {
   });
 });
 
+describe('the admin endpoints the console reads', () => {
+  const read = (path: string, token: string | undefined = platforms.admins.viewer) => client.admin('GET', path, token);
+
+  it('should tell who the token belongs to, and refuse no token', async () => {
+    expect((await read('/admin/me')).json()).toEqual({ operatorId: 'victor', role: 'viewer' });
+    expect((await read('/admin/me', platforms.admins.admin2)).json()).toEqual({ operatorId: 'bob', role: 'admin' });
+    expect((await read('/admin/me', undefined)).status).toBe(401);
+    expect((await read('/admin/overview', undefined)).status).toBe(401);
+  });
+
+  it('should give the overview figures the database holds', async () => {
+    await duplicatePayment();
+    const answer = await read('/admin/overview');
+    const overview = answer.json<{
+      latency: { from: string; deliveries: number; p50Ms: number; p99Ms: number };
+      openAnomalies: Array<{ key: string; count: number }>;
+      refundsAwaitingApproval: number;
+      deadLetters: number;
+      spool: { enabled: boolean };
+    }>();
+
+    expect(answer.status).toBe(200);
+    const [open] = await pool.query<RowDataPacket[]>(
+      "SELECT type, COUNT(*) AS n FROM payment_anomaly WHERE status <> 'RESOLVED' GROUP BY type ORDER BY type",
+    );
+    expect(overview.openAnomalies).toEqual(open.map((r) => ({ key: r.type, count: Number(r.n) })));
+    expect(overview.openAnomalies.map((a) => a.key)).toContain('DUPLICATE_PAYMENT');
+    expect(overview.refundsAwaitingApproval).toBe(
+      await count(pool, "SELECT COUNT(*) FROM refund WHERE status = 'AWAITING_APPROVAL'"),
+    );
+    expect(overview.latency.deliveries).toBe(
+      await count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE processing_ms IS NOT NULL AND received_at >= ?', [
+        new Date(overview.latency.from),
+      ]),
+    );
+    expect(overview.latency.p50Ms).toBeLessThanOrEqual(overview.latency.p99Ms);
+    expect(overview.latency.p99Ms).toBeLessThanOrEqual(
+      await count(pool, 'SELECT MAX(processing_ms) FROM callback_delivery'),
+    );
+    expect(overview.deadLetters).toBe(
+      (await count(pool, 'SELECT COUNT(*) FROM outbox_event WHERE dead_lettered_at IS NOT NULL')) +
+        (await count(pool, 'SELECT COUNT(*) FROM handler_retry WHERE dead_lettered_at IS NOT NULL')),
+    );
+    expect(overview.spool).toEqual({ enabled: false });
+  });
+
+  it('should give one anomaly, and the order of a transaction', async () => {
+    const { orderNo, paidBy, duplicateBy, anomalyId } = await duplicatePayment();
+
+    expect((await read(`/admin/anomalies/${anomalyId}`)).json()).toMatchObject({
+      id: anomalyId,
+      type: 'DUPLICATE_PAYMENT',
+      orderNo,
+      transactionId: duplicateBy,
+      paidAmount: AMOUNT,
+    });
+    expect((await read(`/admin/transactions/${paidBy}`)).json()).toEqual({ orderNo, channel: 'WECHATPAY' });
+    expect((await read(`/admin/transactions/${duplicateBy}`)).json()).toEqual({ orderNo, channel: 'WECHATPAY' });
+    expect((await read('/admin/anomalies/999999999')).status).toBe(404);
+    expect((await read('/admin/anomalies/x')).status).toBe(404);
+    expect((await read('/admin/transactions/nobody-paid-this')).status).toBe(404);
+    const byChannel = await read(`/admin/anomalies?channel=ALIPAY&type=DUPLICATE_PAYMENT`);
+    expect(byChannel.json<{ items: unknown[] }>().items).toEqual([]);
+    expect((await read('/admin/anomalies?channel=PAYPAL')).status).toBe(400);
+  });
+});
+
 describe('CONSOLE=false', () => {
   it('should answer 404 at /console', async () => {
     const off = await startApp({ ...platforms.env, CONSOLE: 'false' });
