@@ -14,6 +14,8 @@ import { NOTIFICATIONS_TOTAL } from './metrics/metrics.module';
 import { loadOpenApiConfig } from './config/openapi.config';
 import { serveOpenApi } from './openapi/openapi';
 import { registerBodyParsers } from './notify/notify-body';
+import { loadConsoleConfig } from './config/console.config';
+import { serveConsole } from './console/serve-console';
 
 /** Larger than any real notification; anything bigger is refused with 413 before it is read. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -59,6 +61,7 @@ export async function createApp(extraImports: ModuleMetadata['imports'] = []): P
   );
   // No enableShutdownHooks(): main.ts installs GracefulShutdown, which drains before the app closes.
   if (loadOpenApiConfig().enabled) serveOpenApi(app);
+  if (loadConsoleConfig().enabled) await serveConsole(app);
   limitConnections(app.getHttpServer() as Server, http);
   adapter.getInstance().addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

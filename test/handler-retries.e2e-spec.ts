@@ -306,8 +306,24 @@ describe.each(MODES)('handler retries and dead letters ($mode)', ({ broker }) =>
       });
       expect(BrokenHandler.attempts.get(firstEvent)).toBe(4);
 
-      // Leave no dead letter behind for the suites that follow.
-      expect(await replayDeadLetters(dataSource, [secondEvent])).toBe(1);
+      // The admin API (the console's dead-letter page) lists it; a viewer cannot replay it, an admin can,
+      // audited, once. It also leaves no dead letter behind for the suites that follow.
+      const listed = (await client.admin('GET', '/admin/dead-letters', platforms.admins.viewer)).json<{
+        items: Array<{ eventId: string; stage: string; attempts: number }>;
+      }>();
+      expect(listed.items.filter((l) => [firstEvent, secondEvent].includes(l.eventId))).toEqual([
+        expect.objectContaining({ eventId: secondEvent, stage: BrokenHandler.CONSUMER, attempts: 3 }),
+      ]);
+      const replayPath = `/admin/dead-letters/${secondEvent}/replay`;
+      expect((await client.admin('POST', replayPath, platforms.admins.viewer)).status).toBe(403);
+      expect((await listDeadLetters(dataSource)).map((l) => l.eventId)).toContain(secondEvent);
+      const replayed = await client.admin('POST', replayPath, platforms.admins.admin);
+      expect([replayed.status, replayed.json()]).toEqual([200, { eventId: secondEvent, replayed: 1 }]);
+      expect(
+        await count(pool, "SELECT COUNT(*) FROM admin_audit WHERE action = 'DEAD_LETTER_REPLAYED' AND target = ?", [
+          `event:${secondEvent}`,
+        ]),
+      ).toBe(1);
       await eventually(
         'the second replayed event to be handled',
         async () =>
@@ -319,6 +335,7 @@ describe.each(MODES)('handler retries and dead letters ($mode)', ({ broker }) =>
       expect(await effectsPerOrder(pool, TEST_HANDLER_EFFECT_TABLE, [first, second], BrokenHandler.CONSUMER)).toEqual(
         once([first, second]),
       );
+      expect((await client.admin('POST', replayPath, platforms.admins.admin)).status).toBe(404);
       await expectExampleEffectsOncePerOrder(pool, [first, second]);
     });
   });

@@ -46,6 +46,12 @@ describe('OpenAPI', () => {
           'GET /admin/reconciliations',
           'GET /admin/reconciliations/{channel}/{date}',
           'POST /admin/reconciliations/{channel}/{date}/run',
+          'GET /admin/me',
+          'GET /admin/overview',
+          'GET /admin/anomalies/{id}',
+          'GET /admin/transactions/{transactionId}',
+          'GET /admin/dead-letters',
+          'POST /admin/dead-letters/{eventId}/replay',
         ].sort(),
       );
       for (const { route, operation } of operations) {

@@ -91,6 +91,7 @@ export class AdminQueries {
     const where: FindOptionsWhere<PaymentAnomaly> = {};
     if (query.type) where.type = query.type;
     if (query.status) where.status = query.status;
+    if (query.channel) where.channel = query.channel;
     const page = await this.page(PaymentAnomaly, where, query);
     return { items: page.items.map(toAnomalyView), nextCursor: page.nextCursor };
   }

@@ -2,6 +2,9 @@ import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { adminConfig } from '../config/admin.config';
 import { RefundModule } from '../refund/refund.module';
+import { SpoolModule } from '../spool/spool.module';
+import { OperationsController } from './operations.controller';
+import { OperationsOverviewQuery } from './operations-overview';
 import { AdminAuthGuard } from './admin-auth.guard';
 import { AdminController } from './admin.controller';
 import { AdminQueries } from './admin-queries';
@@ -9,9 +12,9 @@ import { AuditLog } from './audit/audit-log';
 import { StartRefundAfterCommit } from './start-refund-after-commit.interceptor';
 
 @Module({
-  imports: [ConfigModule.forFeature(adminConfig), RefundModule],
-  controllers: [AdminController],
-  providers: [AdminAuthGuard, AdminQueries, AuditLog, StartRefundAfterCommit],
+  imports: [ConfigModule.forFeature(adminConfig), RefundModule, SpoolModule],
+  controllers: [AdminController, OperationsController],
+  providers: [AdminAuthGuard, AdminQueries, OperationsOverviewQuery, AuditLog, StartRefundAfterCommit],
   exports: [AdminAuthGuard, AuditLog, ConfigModule],
 })
 export class AdminModule {}

@@ -5,6 +5,7 @@ import { loadRedisConfig } from './redis.config';
 import { loadReconciliationConfig } from './reconciliation.config';
 import { loadAdminOperators } from './admin.config';
 import { CHANNEL_CONFIGURATION } from '../channels/registered-channels';
+import { loadConsoleConfig } from './console.config';
 import { loadDatabaseConfig } from './database.config';
 import { loadEventsConfig } from './events.config';
 import { loadLogLevel } from './logging.config';
@@ -27,6 +28,7 @@ const NAMESPACES: Array<(env: NodeJS.ProcessEnv) => unknown> = [
   loadSpoolConfig,
   loadReconciliationConfig,
   loadRedisConfig,
+  loadConsoleConfig,
 ];
 
 /**

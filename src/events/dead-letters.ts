@@ -1,4 +1,4 @@
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 
 export interface DeadLetter {
   /** `outbox` (never published) or the name of the handler that kept failing. */
@@ -38,17 +38,29 @@ export async function listDeadLetters(dataSource: DataSource): Promise<DeadLette
  * Safe to run twice: consumers deduplicate by eventId.
  */
 export async function replayDeadLetters(dataSource: DataSource, eventIds: string[] = []): Promise<number> {
+  return dataSource.transaction((tx) => requeueDeadLetters(tx, eventIds));
+}
+
+/** replayDeadLetters inside the caller's transaction (the admin API audits it in the same one). */
+export async function requeueDeadLetters(tx: Pick<EntityManager, 'query'>, eventIds: string[] = []): Promise<number> {
   const only = eventIds.length > 0 ? ' AND event_id IN (?)' : '';
   const params = eventIds.length > 0 ? [eventIds] : [];
-  return dataSource.transaction(async (tx) => {
-    const outbox = await tx.query(
-      `UPDATE outbox_event SET dead_lettered_at = NULL, attempts = 0, next_attempt_at = NULL WHERE dead_lettered_at IS NOT NULL${only}`,
-      params,
-    );
-    const handlers = await tx.query(
-      `UPDATE handler_retry SET dead_lettered_at = NULL, attempts = 0, next_attempt_at = ? WHERE dead_lettered_at IS NOT NULL${only}`,
-      [new Date(), ...params],
-    );
-    return Number(outbox.affectedRows) + Number(handlers.affectedRows);
-  });
+  const outbox = await tx.query(
+    `UPDATE outbox_event SET dead_lettered_at = NULL, attempts = 0, next_attempt_at = NULL WHERE dead_lettered_at IS NOT NULL${only}`,
+    params,
+  );
+  const handlers = await tx.query(
+    `UPDATE handler_retry SET dead_lettered_at = NULL, attempts = 0, next_attempt_at = ? WHERE dead_lettered_at IS NOT NULL${only}`,
+    [new Date(), ...params],
+  );
+  return Number(outbox.affectedRows) + Number(handlers.affectedRows);
+}
+
+/** How many events are dead-lettered, outbox and handlers alike. */
+export async function countDeadLetters(dataSource: DataSource): Promise<number> {
+  const [row]: Array<{ n: string }> = await dataSource.query(
+    `SELECT (SELECT COUNT(*) FROM outbox_event WHERE dead_lettered_at IS NOT NULL)
+          + (SELECT COUNT(*) FROM handler_retry WHERE dead_lettered_at IS NOT NULL) AS n`,
+  );
+  return Number(row.n);
 }

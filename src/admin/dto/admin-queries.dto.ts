@@ -50,6 +50,11 @@ export class AnomalyQueryDto extends PageQueryDto {
   @IsOptional()
   @IsIn(Object.values(AnomalyStatus), { message: `status must be one of ${Object.values(AnomalyStatus).join(', ')}` })
   status?: AnomalyStatus;
+
+  @ApiPropertyOptional({ enum: Object.values(Channel) })
+  @IsOptional()
+  @IsIn(Object.values(Channel), { message: `channel must be one of ${Object.values(Channel).join(', ')}` })
+  channel?: Channel;
 }
 
 export class RefundQueryDto extends PageQueryDto {

@@ -1,0 +1,47 @@
+import { beijingDate, formatAmount, formatTime, parseAmount } from './format';
+
+describe('formatAmount', () => {
+  it('should write minor units with two digits and thousands separators', () => {
+    expect(formatAmount(123456)).toBe('1,234.56');
+    expect(formatAmount(5)).toBe('0.05');
+    expect(formatAmount(0)).toBe('0.00');
+    expect(formatAmount(-1999)).toBe('-19.99');
+  });
+
+  it('should keep every digit of amounts past a float mantissa', () => {
+    expect(formatAmount('9007199254740993')).toBe('90,071,992,547,409.93');
+  });
+
+  it('should write zero-decimal currencies without a point', () => {
+    expect(formatAmount(1500, 'JPY')).toBe('1,500');
+  });
+});
+
+describe('parseAmount', () => {
+  it('should read yuan text as fen', () => {
+    expect(parseAmount('12.3')).toBe(1230);
+    expect(parseAmount('0.07')).toBe(7);
+    expect(parseAmount('100')).toBe(10000);
+    expect(parseAmount(' 19.99 ')).toBe(1999);
+  });
+
+  it('should refuse anything but a plain amount with at most the currency digits', () => {
+    for (const text of ['', '1.234', '-1', '1e3', '1,000', '0x10', '.5', 'abc']) expect(parseAmount(text)).toBeNull();
+    expect(parseAmount('1.5', 'JPY')).toBeNull();
+  });
+});
+
+describe('formatTime', () => {
+  it('should show Beijing time when asked, with its zone', () => {
+    expect(formatTime('2026-11-29T16:30:00.000Z', 'en-GB', 'Asia/Shanghai')).toMatch(
+      /30\/11\/2026, 00:30:00 (GMT\+8|CST)/,
+    );
+  });
+});
+
+describe('beijingDate', () => {
+  it('should give the Beijing calendar day, already the next one at 16:00 UTC', () => {
+    expect(beijingDate(0, new Date('2026-11-29T16:00:00Z'))).toBe('2026-11-30');
+    expect(beijingDate(-1, new Date('2026-11-29T15:59:59Z'))).toBe('2026-11-28');
+  });
+});

@@ -1,0 +1,59 @@
+/** Digits after the point per currency; CNY (fen) and most others have two. */
+const MINOR_DIGITS: Record<string, number> = { JPY: 0, KRW: 0 };
+
+function minorDigits(currency: string): number {
+  return MINOR_DIGITS[currency] ?? 2;
+}
+
+/** 123456 CNY → "1,234.56": integer minor units to text by string, never through a float. */
+export function formatAmount(minor: number | string, currency = 'CNY'): string {
+  const text = String(minor);
+  if (!/^-?\d+$/.test(text)) return text;
+  const negative = text.startsWith('-');
+  const digits = minorDigits(currency);
+  const padded = text.replace('-', '').padStart(digits + 1, '0');
+  const units = padded.slice(0, padded.length - digits).replace(/^0+(?=\d)/, '');
+  const grouped = units.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  const fraction = digits === 0 ? '' : `.${padded.slice(-digits)}`;
+  return `${negative ? '-' : ''}${grouped}${fraction}`;
+}
+
+/** "12.3" CNY → 1230; null when it is not a plain amount with at most the currency's digits. */
+export function parseAmount(text: string, currency = 'CNY'): number | null {
+  const digits = minorDigits(currency);
+  const match = /^(\d{1,13})(?:\.(\d+))?$/.exec(text.trim());
+  if (!match || (match[2] ?? '').length > digits) return null;
+  const minor = Number(match[1] + (match[2] ?? '').padEnd(digits, '0'));
+  return Number.isSafeInteger(minor) ? minor : null;
+}
+
+export const BEIJING = 'Asia/Shanghai';
+
+/** A time in the operator's own zone (or `timeZone`), with the zone's name. */
+export function formatTime(iso: string | null | undefined, locale: string, timeZone?: string): string {
+  if (!iso) return '—';
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  return new Intl.DateTimeFormat(locale, {
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    hour12: false,
+    timeZone,
+    timeZoneName: 'short',
+  }).format(date);
+}
+
+/** Today's calendar day in Beijing (the channels' bill days), shifted by `days`. */
+export function beijingDate(days = 0, now = new Date()): string {
+  const shifted = new Date(now.getTime() + days * 86_400_000);
+  return new Intl.DateTimeFormat('en-CA', {
+    timeZone: BEIJING,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+  }).format(shifted);
+}

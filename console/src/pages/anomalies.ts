@@ -1,0 +1,208 @@
+import { html } from 'htm/preact';
+import { useState } from 'preact/hooks';
+import { ApiError, post, query } from '../api';
+import { formatAmount, parseAmount } from '../format';
+import { t } from '../i18n';
+import { navigate, Route } from '../router';
+import { canAct, Money, OrderLink, Show, Status, Table, Time, useGet, useOperator, ViewerNote } from '../ui';
+import { OrderDetail, OrderSections, Payment } from './orders';
+
+export interface Anomaly {
+  id: string;
+  type: string;
+  orderNo: string;
+  transactionId: string;
+  channel: string;
+  orderAmount: number;
+  paidAmount: number;
+  currency: string;
+  status: string;
+  createdAt: string;
+}
+
+const TYPES = ['DUPLICATE_PAYMENT', 'PAID_AFTER_CLOSE', 'AMOUNT_MISMATCH'];
+const STATUSES = ['OPEN', 'REFUNDING', 'RESOLVED'];
+const CHANNELS = ['WECHATPAY', 'ALIPAY'];
+
+function Select({ id, label, value, options }: { id: string; label: string; value: string; options: string[] }) {
+  return html`<label for=${id}>${label}</label>
+    <select id=${id} name=${id}>
+      <option value="">${t('any')}</option>
+      ${options.map((o) => html`<option value=${o} selected=${o === value}>${o}</option>`)}
+    </select>`;
+}
+
+/** The list, filtered by the hash's query (so a filter can be linked to from the overview). */
+export function AnomaliesPage({ route }: { route: Route }) {
+  const p = route.params;
+  const filters = {
+    type: p.get('type') ?? '',
+    status: p.get('status') ?? '',
+    channel: p.get('channel') ?? '',
+    from: p.get('from') ?? '',
+    to: p.get('to') ?? '',
+    cursor: p.get('cursor') ?? '',
+  };
+  const dayStart = (d: string) => (d ? `${d}T00:00:00Z` : undefined);
+  const list = useGet<{ items: Anomaly[]; nextCursor: string | null }>(
+    `/admin/anomalies${query({ ...filters, from: dayStart(filters.from), to: dayStart(filters.to) })}`,
+  );
+  const submit = (event: Event) => {
+    event.preventDefault();
+    const form = new FormData(event.target as HTMLFormElement);
+    const next: Record<string, string> = {};
+    for (const key of ['type', 'status', 'channel', 'from', 'to']) next[key] = String(form.get(key) ?? '');
+    navigate(`#/anomalies${query(next)}`);
+  };
+  return html`<h1>${t('anomalies')}</h1>
+    <form class="filters" onSubmit=${submit}>
+      <${Select} id="type" label=${t('type')} value=${filters.type} options=${TYPES} />
+      <${Select} id="status" label=${t('status')} value=${filters.status} options=${STATUSES} />
+      <${Select} id="channel" label=${t('channel')} value=${filters.channel} options=${CHANNELS} />
+      <label for="from">${t('from')} (UTC)</label><input id="from" name="from" type="date" value=${filters.from} />
+      <label for="to">${t('to')} (UTC)</label><input id="to" name="to" type="date" value=${filters.to} />
+      <button type="submit">${t('filter')}</button>
+    </form>
+    <${Show} loaded=${list}>
+      ${(page: { items: Anomaly[]; nextCursor: string | null }) =>
+        html`<${Table}
+            caption=${t('anomalies')}
+            head=${['#', t('type'), t('status'), t('channel'), t('order'), t('transaction'), t('paidAmount'), t('created')]}
+            rows=${page.items.map((a) => [
+              html`<a href=${`#/anomalies/${a.id}`}>${a.id}</a>`,
+              a.type,
+              html`<${Status} value=${a.status} />`,
+              a.channel,
+              html`<${OrderLink} orderNo=${a.orderNo} />`,
+              a.transactionId,
+              html`<${Money} minor=${a.paidAmount} currency=${a.currency} />`,
+              html`<${Time} iso=${a.createdAt} />`,
+            ])}
+          />
+          ${
+            page.nextCursor
+              ? html`<p><a href=${`#/anomalies${query({ ...filters, cursor: page.nextCursor })}`}>${t('next')}</a></p>`
+              : null
+          }`}
+    <//>`;
+}
+
+export function AnomalyPage({ id }: { id: string }) {
+  const anomaly = useGet<Anomaly>(`/admin/anomalies/${encodeURIComponent(id)}`);
+  const order = useGet<OrderDetail>(anomaly.data ? `/admin/orders/${encodeURIComponent(anomaly.data.orderNo)}` : null);
+  return html`<${Show} loaded=${anomaly}>
+    ${(a: Anomaly) =>
+      html`<h1>${t('anomaly')} ${a.id}: ${a.type}</h1>
+        <dl class="facts">
+          <dt>${t('status')}</dt>
+          <dd><${Status} value=${a.status} /></dd>
+          <dt>${t('order')}</dt>
+          <dd><${OrderLink} orderNo=${a.orderNo} /></dd>
+          <dt>${t('transaction')}</dt>
+          <dd>${a.channel} ${a.transactionId}</dd>
+          <dt>${t('orderAmount')}</dt>
+          <dd><${Money} minor=${a.orderAmount} currency=${a.currency} /></dd>
+          <dt>${t('paidAmount')}</dt>
+          <dd><${Money} minor=${a.paidAmount} currency=${a.currency} /></dd>
+          <dt>${t('created')}</dt>
+          <dd><${Time} iso=${a.createdAt} beijing /></dd>
+        </dl>
+        <${Show} loaded=${order}>
+          ${(o: OrderDetail) =>
+            html` <${RefundForm}
+                anomaly=${a}
+                payments=${o.payments}
+                onDone=${() => {
+                  anomaly.reload();
+                  order.reload();
+                }}
+              />
+              <${OrderSections} detail=${o} />`}
+        <//>`}
+  <//>`;
+}
+
+const refundable = (p: Payment) => p.amount - p.refundReservedAmount;
+
+/** An emergency refund of one of the order's transactions: the anomaly's by default, a reason required. */
+function RefundForm({ anomaly, payments, onDone }: { anomaly: Anomaly; payments: Payment[]; onDone: () => void }) {
+  const operator = useOperator();
+  const disabled = !canAct(operator);
+  const [transactionId, setTransactionId] = useState(anomaly.transactionId);
+  const payment = payments.find((p) => p.transactionId === transactionId);
+  const left = payment ? refundable(payment) : 0;
+  const currency = payment?.currency ?? anomaly.currency;
+  const [amount, setAmount] = useState(formatAmount(left, currency).replace(/,/g, ''));
+  const [reason, setReason] = useState('');
+  const [problem, setProblem] = useState<string | null>(null);
+  const [result, setResult] = useState<{ refundNo: string; status: string } | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const minor = parseAmount(amount, currency);
+    if (minor === null || minor <= 0 || minor > left) return setProblem(t('badAmount'));
+    if (!reason.trim()) return setProblem(t('reasonRequired'));
+    setProblem(null);
+    setBusy(true);
+    try {
+      const body = { orderNo: anomaly.orderNo, transactionId, amount: minor, reason: reason.trim() };
+      setResult(await post<{ refundNo: string; status: string }>('/admin/refunds/emergency', body));
+      onDone();
+    } catch (error) {
+      setProblem((error as ApiError).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return html`<section class="card action" aria-labelledby="refund-form">
+    <h2 id="refund-form">${t('emergencyRefund')}</h2>
+    <${ViewerNote} />
+    <form onSubmit=${submit} novalidate>
+      <label for="refund-transaction">${t('transaction')}</label>
+      <select
+        id="refund-transaction"
+        value=${transactionId}
+        disabled=${disabled}
+        onChange=${(e: Event) => setTransactionId((e.target as HTMLSelectElement).value)}
+      >
+        ${payments.map((p) => html`<option value=${p.transactionId}>${p.channel} ${p.transactionId}</option>`)}
+      </select>
+      <p>
+        ${t('refundable')}: <strong data-testid="refundable"><${Money} minor=${left} currency=${currency} /></strong>
+      </p>
+      <label for="refund-amount">${t('amount')} (${currency})</label>
+      <input
+        id="refund-amount"
+        inputmode="decimal"
+        autocomplete="off"
+        value=${amount}
+        disabled=${disabled}
+        aria-describedby="refund-amount-help"
+        onInput=${(e: Event) => setAmount((e.target as HTMLInputElement).value)}
+      />
+      <p id="refund-amount-help" class="help">${t('amountHelp')}</p>
+      <label for="refund-reason">${t('reason')}</label>
+      <textarea
+        id="refund-reason"
+        required
+        maxlength="256"
+        disabled=${disabled}
+        value=${reason}
+        onInput=${(e: Event) => setReason((e.target as HTMLTextAreaElement).value)}
+      ></textarea>
+      ${problem ? html`<p class="error" role="alert">${problem}</p>` : null}
+      <button type="submit" disabled=${disabled || busy || left <= 0}>${t('refund')}</button>
+    </form>
+    ${
+      result
+        ? html`<p role="status" class="ok">
+            ${t('refundRecorded')}: ${result.refundNo}
+            <${Status} value=${result.status} />
+            ${result.status === 'AWAITING_APPROVAL' ? ` ${t('awaitingSecond')}` : ''}
+          </p>`
+        : null
+    }
+  </section>`;
+}

@@ -1,0 +1,99 @@
+import { html } from 'htm/preact';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { createContext } from 'preact';
+import { useContext } from 'preact/hooks';
+import { ApiError, get } from './api';
+import { BEIJING, formatAmount, formatTime } from './format';
+import { locale, t } from './i18n';
+
+export interface Operator {
+  operatorId: string;
+  role: 'admin' | 'viewer';
+}
+
+export const OperatorContext = createContext<Operator | null>(null);
+export const useOperator = (): Operator => useContext(OperatorContext)!;
+export const canAct = (operator: Operator): boolean => operator.role === 'admin';
+
+export interface Loaded<T> {
+  data: T | null;
+  error: ApiError | null;
+  reload: () => void;
+}
+
+/** GETs `path` (again whenever it changes, or on reload; a reload keeps showing the old data until the new arrives). */
+export function useGet<T>(path: string | null): Loaded<T> {
+  const [state, setState] = useState<{ path: string | null; data: T | null; error: ApiError | null }>({
+    path,
+    data: null,
+    error: null,
+  });
+  const [round, setRound] = useState(0);
+  useEffect(() => {
+    if (!path) return;
+    let live = true;
+    get<T>(path).then(
+      (data) => live && setState({ path, data, error: null }),
+      (error: ApiError) => live && setState({ path, data: null, error }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [path, round]);
+  const current = state.path === path ? state : { data: null, error: null };
+  return { data: current.data, error: current.error, reload: useCallback(() => setRound((r) => r + 1), []) };
+}
+
+export function Show<T>({ loaded, children }: { loaded: Loaded<T>; children: (data: T) => unknown }) {
+  if (loaded.error) return html`<p class="error" role="alert">${t('error')}: ${loaded.error.message}</p>`;
+  if (loaded.data === null) return html`<p aria-live="polite">${t('loading')}</p>`;
+  return children(loaded.data);
+}
+
+export const Money = ({ minor, currency }: { minor: number | string; currency?: string }) =>
+  html`<span class="money">${formatAmount(minor, currency)} ${currency ?? ''}</span>`;
+
+/** The operator's own zone; with `beijing`, Beijing time under it (where the channels' days matter). */
+export const Time = ({ iso, beijing }: { iso: string | null; beijing?: boolean }) =>
+  html`<span class="time"
+    ><time datetime=${iso ?? ''}>${formatTime(iso, locale())}</time
+    >${beijing && iso ? html`<br /><small>${t('beijing')}: ${formatTime(iso, locale(), BEIJING)}</small>` : null}</span
+  >`;
+
+export const Status = ({ value }: { value: string }) =>
+  html`<span class=${`status status-${value.toLowerCase()}`}>${value}</span>`;
+
+export const OrderLink = ({ orderNo }: { orderNo: string }) =>
+  html`<a href=${`#/orders/${encodeURIComponent(orderNo)}`}>${orderNo}</a>`;
+
+export function Table({ caption, head, rows }: { caption: string; head: string[]; rows: unknown[][] }) {
+  if (rows.length === 0)
+    return html`<h2 class="caption">${caption}</h2>
+      <p>${t('none')}</p>`;
+  return html`<div class="table-wrap">
+    <table>
+      <caption>
+        ${caption}
+      </caption>
+      <thead>
+        <tr>
+          ${head.map((h) => html`<th scope="col">${h}</th>`)}
+        </tr>
+      </thead>
+      <tbody>
+        ${rows.map(
+          (row) =>
+            html`<tr>
+              ${row.map((cell) => html`<td>${cell}</td>`)}
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </div>`;
+}
+
+/** A note beside disabled controls, so that a viewer knows why they cannot act. */
+export function ViewerNote() {
+  const operator = useOperator();
+  return canAct(operator) ? null : html`<p class="note">${t('viewerNote')}</p>`;
+}

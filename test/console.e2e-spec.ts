@@ -1,0 +1,432 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Pool, RowDataPacket } from 'mysql2/promise';
+import { BrowserContext, Page } from 'playwright-core';
+import { FakePlatform } from '../tools/simulator/fake-platform';
+import { CONSOLE_CSP } from '../src/console/serve-console';
+import { accessibilityViolations, buildConsole, launchChromium, RunningBrowser } from './support/browser';
+import { eventually } from './support/eventually';
+import {
+  count,
+  createTestPlatforms,
+  fakePlatformOptions,
+  RunningApp,
+  startApp,
+  TestClient,
+  testDatabasePool,
+  TestPlatforms,
+  uniqueId,
+} from './support/test-app';
+
+/**
+ * The operator console in Debian's Chromium, against the real service, database and the fake
+ * platform: operator A finds a duplicate payment and refunds it, operator B approves it in another
+ * browser, the platform's signed refund notice settles it. Screenshots of the main pages go to
+ * docs/console/ when CONSOLE_SCREENSHOTS=true.
+ */
+const THRESHOLD = 5000;
+const AMOUNT = 8000;
+const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS === 'true' ? join(__dirname, '../docs/console') : undefined;
+
+let platforms: TestPlatforms;
+let fake: FakePlatform;
+let app: RunningApp;
+let client: TestClient;
+let pool: Pool;
+let chromium: RunningBrowser;
+/** Every URL any page asked for, to prove no token ever travels in one. */
+const requestedUrls: string[] = [];
+/** What the pages' consoles said: a CSP violation shows up here. */
+const consoleErrors: string[] = [];
+
+beforeAll(async () => {
+  buildConsole();
+  platforms = await createTestPlatforms();
+  // WeChat answers PROCESSING: only the refund notice settles the refund.
+  fake = await FakePlatform.start({ ...fakePlatformOptions(platforms), defaultRefund: 'processing' });
+  app = await startApp({
+    ...platforms.env,
+    ...fake.apiEnv,
+    REFUND_POLL_INTERVAL_MS: '50',
+    REFUND_APPROVAL_THRESHOLD: String(THRESHOLD),
+  });
+  client = new TestClient(app.url, platforms);
+  pool = testDatabasePool();
+  chromium = await launchChromium();
+  if (SCREENSHOTS) mkdirSync(SCREENSHOTS, { recursive: true });
+});
+
+afterAll(async () => {
+  await chromium?.close();
+  await app?.close();
+  await fake?.close();
+  await pool?.end();
+});
+
+async function operatorPage(token: string): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await chromium.operator();
+  const page = await context.newPage();
+  page.on('request', (request) => requestedUrls.push(request.url()));
+  page.on('console', (message) => {
+    if (message.type() === 'error') consoleErrors.push(message.text());
+  });
+  await page.goto(`${app.url}/console/`);
+  await page.getByLabel('Admin token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+  return { context, page };
+}
+
+async function go(page: Page, hash: string, heading: string | RegExp): Promise<void> {
+  await page.goto(`${app.url}/console/${hash}`);
+  await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
+  await page.getByText('Loading…').first().waitFor({ state: 'detached' });
+}
+
+async function screenshot(page: Page, name: string): Promise<void> {
+  if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
+}
+
+/** An order paid twice through signed WeChat notifications: the second transaction is a DUPLICATE_PAYMENT anomaly. */
+async function duplicatePayment() {
+  const orderNo = uniqueId('CO');
+  const paidBy = uniqueId('T');
+  const duplicateBy = uniqueId('D');
+  expect((await client.registerOrder({ orderNo, amount: AMOUNT })).status).toBe(201);
+  for (const transactionId of [paidBy, duplicateBy]) {
+    const answer = await client.postWechatpay(
+      client.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: AMOUNT }),
+    );
+    expect(answer.status).toBe(204);
+  }
+  const [[anomaly]] = await pool.query<RowDataPacket[]>(
+    "SELECT id FROM payment_anomaly WHERE transaction_id = ? AND type = 'DUPLICATE_PAYMENT'",
+    [duplicateBy],
+  );
+  return { orderNo, paidBy, duplicateBy, anomalyId: String(anomaly.id) };
+}
+
+const refundsOf = (transactionId: string) =>
+  pool
+    .query<RowDataPacket[]>('SELECT * FROM refund WHERE transaction_id = ? ORDER BY id', [transactionId])
+    .then(([r]) => r);
+const anomalyStatus = async (id: string) =>
+  (await pool.query<RowDataPacket[]>('SELECT status FROM payment_anomaly WHERE id = ?', [id]))[0][0].status as string;
+
+describe('the console at /console', () => {
+  it('should be served with a strict Content-Security-Policy and only same-origin assets', async () => {
+    const page = await fetch(`${app.url}/console/`);
+    const html = await page.text();
+
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toBe(CONSOLE_CSP);
+    expect(CONSOLE_CSP).toContain("script-src 'self'");
+    expect(CONSOLE_CSP).not.toContain('unsafe-inline');
+    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]).filter((a) => a !== 'data:,');
+    expect(assets.length).toBeGreaterThanOrEqual(2);
+    for (const asset of assets) expect(asset).toMatch(/^\/console\/assets\//);
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    const script = await fetch(app.url + assets.find((a) => a.endsWith('.js'))!);
+    expect(script.status).toBe(200);
+    expect(script.headers.get('cache-control')).toContain('immutable');
+    expect((await fetch(`${app.url}/console`, { redirect: 'manual' })).headers.get('location')).toBe('/console/');
+  });
+});
+
+describe('operators in the browser', () => {
+  it('should take a duplicate payment from the anomaly to a refund approved by a second admin and settled by the notice', async () => {
+    const { orderNo, duplicateBy, anomalyId } = await duplicatePayment();
+    const alice = await operatorPage(platforms.admins.admin);
+    await screenshot(alice.page, 'overview');
+
+    // A finds the anomaly in the list, filtered by type.
+    await go(alice.page, '#/anomalies?type=DUPLICATE_PAYMENT&status=OPEN', 'Anomalies');
+    await screenshot(alice.page, 'anomalies');
+    await alice.page
+      .getByRole('row', { name: new RegExp(duplicateBy) })
+      .getByRole('link', { name: anomalyId, exact: true })
+      .click();
+    await alice.page.getByRole('heading', { name: `Anomaly ${anomalyId}: DUPLICATE_PAYMENT` }).waitFor();
+    await expect(alice.page.getByTestId('refundable').textContent()).resolves.toBe('80.00 CNY');
+
+    // An emergency refund of the whole duplicate, over the threshold: a reason is required.
+    await alice.page.getByRole('button', { name: 'Refund', exact: true }).click();
+    await alice.page.getByText('A reason is required.').waitFor();
+    expect(await refundsOf(duplicateBy)).toHaveLength(0);
+    await alice.page.getByLabel('Reason').fill('customer paid twice (ticket 4711)');
+    await screenshot(alice.page, 'anomaly-refund');
+    await alice.page.getByRole('button', { name: 'Refund', exact: true }).click();
+    await alice.page.getByRole('status').getByText('AWAITING_APPROVAL').waitFor();
+    const [asked] = await refundsOf(duplicateBy);
+    expect(asked).toMatchObject({
+      status: 'AWAITING_APPROVAL',
+      requested_by: 'alice',
+      amount: AMOUNT,
+      order_no: orderNo,
+    });
+    expect(fake.callsFor(asked.refund_no)).toBe(0);
+
+    // A cannot approve her own refund: the server says no, and the page shows it.
+    await go(alice.page, '#/approvals', 'Refund approvals');
+    const ownRow = alice.page
+      .getByRole('table', { name: 'Waiting for a second admin' })
+      .getByRole('row', { name: new RegExp(asked.refund_no) });
+    await ownRow.getByRole('button', { name: 'Approve' }).click();
+    await ownRow.getByRole('alert').waitFor();
+    expect((await refundsOf(duplicateBy))[0].status).toBe('AWAITING_APPROVAL');
+
+    // B, in another browser context, approves it: the channel is called once.
+    const bob = await operatorPage(platforms.admins.admin2);
+    await go(bob.page, '#/approvals', 'Refund approvals');
+    await screenshot(bob.page, 'approvals');
+    const queue = bob.page.getByRole('table', { name: 'Waiting for a second admin' });
+    await queue
+      .getByRole('row', { name: new RegExp(asked.refund_no) })
+      .getByRole('button', { name: 'Approve' })
+      .click();
+    await queue.getByRole('row', { name: new RegExp(asked.refund_no) }).waitFor({ state: 'detached' });
+    const decided = bob.page
+      .getByRole('table', { name: 'Recent decisions' })
+      .getByRole('row', { name: new RegExp(asked.refund_no) });
+    await expect(decided.textContent()).resolves.toMatch(/alice.*bob/);
+    await eventually(
+      'the channel to accept the refund',
+      async () => (await refundsOf(duplicateBy))[0].status === 'PROCESSING',
+      15_000,
+    );
+    const [approved] = await refundsOf(duplicateBy);
+    expect(approved).toMatchObject({ reviewed_by: 'bob' });
+    expect(fake.callsFor(asked.refund_no)).toBe(1);
+
+    // The fake platform's signed refund notice settles it, and the anomaly with it.
+    const notice = client.wechatpayRefundNotice({
+      outTradeNo: orderNo,
+      transactionId: duplicateBy,
+      outRefundNo: asked.refund_no,
+      refundId: String(approved.channel_refund_id),
+      total: AMOUNT,
+      refund: AMOUNT,
+    });
+    expect((await client.postWechatpay(notice)).status).toBe(204);
+    expect((await refundsOf(duplicateBy))[0].status).toBe('SUCCEEDED');
+    expect(await anomalyStatus(anomalyId)).toBe('RESOLVED');
+
+    await go(alice.page, `#/anomalies/${anomalyId}`, `Anomaly ${anomalyId}: DUPLICATE_PAYMENT`);
+    await alice.page.getByRole('definition').getByText('RESOLVED', { exact: true }).waitFor();
+    const refundRow = alice.page.getByRole('row', { name: new RegExp(asked.refund_no) });
+    await refundRow.getByText('SUCCEEDED').waitFor();
+    await expect(refundRow.textContent()).resolves.toMatch(/alice.*bob/);
+    await expect(alice.page.getByTestId('refundable').textContent()).resolves.toBe('0.00 CNY');
+    await screenshot(alice.page, 'anomaly-resolved');
+
+    // Exactly one refund, one channel call, one of each audit row.
+    expect(await refundsOf(duplicateBy)).toHaveLength(1);
+    expect(fake.callsFor(asked.refund_no)).toBe(1);
+    const [audits] = await pool.query<RowDataPacket[]>(
+      'SELECT operator_id, action FROM admin_audit WHERE target IN (?, ?) ORDER BY id',
+      [`order:${orderNo}`, `refund:${asked.refund_no}`],
+    );
+    expect(audits.map((a) => `${a.operator_id} ${a.action}`)).toEqual([
+      'alice EMERGENCY_REFUND',
+      'bob REFUND_APPROVED',
+    ]);
+
+    // The order view: status history, deliveries with their raw bytes.
+    await go(alice.page, `#/orders/${orderNo}`, `Order ${orderNo}`);
+    await alice.page
+      .getByRole('button', { name: /^Raw bytes #/ })
+      .first()
+      .click();
+    await alice.page.getByText('wechatpay-signature:').first().waitFor();
+    await screenshot(alice.page, 'order');
+
+    await alice.context.close();
+    await bob.context.close();
+  });
+
+  it('should find an order by a transaction id', async () => {
+    const { orderNo, duplicateBy } = await duplicatePayment();
+    const { context, page } = await operatorPage(platforms.admins.viewer);
+    await go(page, '#/orders', 'Orders');
+    await page.getByLabel('Order number or transaction id').fill(duplicateBy);
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.getByRole('heading', { name: `Order ${orderNo}` }).waitFor();
+    await context.close();
+  });
+
+  it('should let a viewer see but not refund: disabled controls, and the server refuses regardless', async () => {
+    const { orderNo, duplicateBy, anomalyId } = await duplicatePayment();
+    const { context, page } = await operatorPage(platforms.admins.viewer);
+
+    await go(page, `#/anomalies/${anomalyId}`, `Anomaly ${anomalyId}: DUPLICATE_PAYMENT`);
+    await page.getByText('Viewer: you can see everything and change nothing.').waitFor();
+    expect(await page.getByRole('button', { name: 'Refund', exact: true }).isDisabled()).toBe(true);
+    expect(await page.getByLabel('Reason').isDisabled()).toBe(true);
+    expect(await page.getByLabel(/^Amount/).isDisabled()).toBe(true);
+
+    // The same call the form would make, with the token this tab holds.
+    const status = await page.evaluate(
+      async ({ orderNo, transactionId }) => {
+        const tabToken = () =>
+          (globalThis as unknown as { sessionStorage: { getItem(key: string): string | null } }).sessionStorage.getItem(
+            'pcs-console-token',
+          );
+        const response = await fetch('/admin/refunds/emergency', {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${tabToken()}`,
+            'content-type': 'application/json',
+          },
+          body: JSON.stringify({ orderNo, transactionId, amount: 100, reason: 'viewer tries' }),
+        });
+        return response.status;
+      },
+      { orderNo, transactionId: duplicateBy },
+    );
+    expect(status).toBe(403);
+    expect(await refundsOf(duplicateBy)).toHaveLength(0);
+    expect(await count(pool, "SELECT COUNT(*) FROM admin_audit WHERE operator_id = 'victor'")).toBe(0);
+
+    await go(page, '#/approvals', 'Refund approvals');
+    for (const button of await page.getByRole('button', { name: /^(Approve|Reject)$/ }).all()) {
+      expect(await button.isDisabled()).toBe(true);
+    }
+    await context.close();
+  });
+
+  it('should pass axe-core on every page, in English and in Chinese, without a CSP violation', async () => {
+    const { orderNo, anomalyId } = await duplicatePayment();
+    const context = await chromium.operator();
+    const page = await context.newPage();
+    page.on('console', (message) => {
+      if (message.type() === 'error') consoleErrors.push(message.text());
+    });
+    await page.goto(`${app.url}/console/`);
+    await page.getByLabel('Admin token').waitFor();
+    const violations: Record<string, unknown> = {};
+    const check = async (name: string) => {
+      const found = await accessibilityViolations(page);
+      if (found.length > 0) violations[name] = found;
+    };
+    await check('sign-in');
+    await page.getByLabel('Admin token').fill(platforms.admins.admin);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+    await page.getByText('Loading…').first().waitFor({ state: 'detached' });
+
+    const pages: Array<[string, string | RegExp]> = [
+      ['#/', 'Overview'],
+      ['#/anomalies', 'Anomalies'],
+      [`#/anomalies/${anomalyId}`, /^Anomaly /],
+      ['#/approvals', 'Refund approvals'],
+      ['#/refunds', 'Refunds'],
+      ['#/orders', 'Orders'],
+      [`#/orders/${orderNo}`, `Order ${orderNo}`],
+      ['#/reconciliation', 'Reconciliation'],
+      ['#/reconciliation/WECHATPAY/2026-11-01', 'Reconciliation WECHATPAY 2026-11-01'],
+      ['#/dead-letters', 'Dead letters'],
+    ];
+    for (const [hash, heading] of pages) {
+      await go(page, hash, heading);
+      await check(hash);
+    }
+    await go(page, '#/reconciliation', 'Reconciliation');
+    await screenshot(page, 'reconciliation');
+    await page.getByRole('button', { name: '中文' }).click();
+    await page.getByRole('heading', { name: '对账', level: 1 }).waitFor();
+    await go(page, '#/', '概览');
+    await check('zh #/');
+    await screenshot(page, 'overview-zh');
+    await go(page, `#/anomalies/${anomalyId}`, /^异常 /);
+    await check('zh anomaly');
+
+    expect(violations).toEqual({});
+    expect(consoleErrors.filter((e) => /Content Security Policy/i.test(e))).toEqual([]);
+    await context.close();
+  });
+
+  it('should never put a token in a URL', () => {
+    const tokens = Object.values(platforms.admins);
+    expect(requestedUrls.length).toBeGreaterThan(10);
+    for (const url of requestedUrls) for (const token of tokens) expect(url).not.toContain(token);
+  });
+});
+
+describe('the admin endpoints the console reads', () => {
+  const read = (path: string, token = platforms.admins.viewer) => client.admin('GET', path, token);
+
+  it('should tell who the token belongs to, and refuse no token', async () => {
+    expect((await read('/admin/me')).json()).toEqual({ operatorId: 'victor', role: 'viewer' });
+    expect((await read('/admin/me', platforms.admins.admin2)).json()).toEqual({ operatorId: 'bob', role: 'admin' });
+    expect((await client.admin('GET', '/admin/me', undefined)).status).toBe(401);
+    expect((await client.admin('GET', '/admin/overview', undefined)).status).toBe(401);
+  });
+
+  it('should give the overview figures the database holds', async () => {
+    await duplicatePayment();
+    const answer = await read('/admin/overview');
+    const overview = answer.json<{
+      latency: { from: string; deliveries: number; p50Ms: number; p99Ms: number };
+      openAnomalies: Array<{ key: string; count: number }>;
+      refundsAwaitingApproval: number;
+      deadLetters: number;
+      spool: { enabled: boolean };
+    }>();
+
+    expect(answer.status).toBe(200);
+    const [open] = await pool.query<RowDataPacket[]>(
+      "SELECT type, COUNT(*) AS n FROM payment_anomaly WHERE status <> 'RESOLVED' GROUP BY type ORDER BY type",
+    );
+    expect(overview.openAnomalies).toEqual(open.map((r) => ({ key: r.type, count: Number(r.n) })));
+    expect(overview.openAnomalies.map((a) => a.key)).toContain('DUPLICATE_PAYMENT');
+    expect(overview.refundsAwaitingApproval).toBe(
+      await count(pool, "SELECT COUNT(*) FROM refund WHERE status = 'AWAITING_APPROVAL'"),
+    );
+    expect(overview.latency.deliveries).toBe(
+      await count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE processing_ms IS NOT NULL AND received_at >= ?', [
+        new Date(overview.latency.from),
+      ]),
+    );
+    expect(overview.latency.p50Ms).toBeLessThanOrEqual(overview.latency.p99Ms);
+    expect(overview.latency.p99Ms).toBeLessThanOrEqual(
+      await count(pool, 'SELECT MAX(processing_ms) FROM callback_delivery'),
+    );
+    expect(overview.deadLetters).toBe(
+      (await count(pool, 'SELECT COUNT(*) FROM outbox_event WHERE dead_lettered_at IS NOT NULL')) +
+        (await count(pool, 'SELECT COUNT(*) FROM handler_retry WHERE dead_lettered_at IS NOT NULL')),
+    );
+    expect(overview.spool).toEqual({ enabled: false });
+  });
+
+  it('should give one anomaly, and the order of a transaction', async () => {
+    const { orderNo, paidBy, duplicateBy, anomalyId } = await duplicatePayment();
+
+    expect((await read(`/admin/anomalies/${anomalyId}`)).json()).toMatchObject({
+      id: anomalyId,
+      type: 'DUPLICATE_PAYMENT',
+      orderNo,
+      transactionId: duplicateBy,
+      paidAmount: AMOUNT,
+    });
+    expect((await read(`/admin/transactions/${paidBy}`)).json()).toEqual({ orderNo, channel: 'WECHATPAY' });
+    expect((await read(`/admin/transactions/${duplicateBy}`)).json()).toEqual({ orderNo, channel: 'WECHATPAY' });
+    expect((await read('/admin/anomalies/999999999')).status).toBe(404);
+    expect((await read('/admin/anomalies/x')).status).toBe(404);
+    expect((await read('/admin/transactions/nobody-paid-this')).status).toBe(404);
+    const byChannel = await read(`/admin/anomalies?channel=ALIPAY&type=DUPLICATE_PAYMENT`);
+    expect(byChannel.json<{ items: unknown[] }>().items).toEqual([]);
+    expect((await read('/admin/anomalies?channel=PAYPAL')).status).toBe(400);
+  });
+});
+
+describe('CONSOLE=false', () => {
+  it('should answer 404 at /console', async () => {
+    const off = await startApp({ ...platforms.env, CONSOLE: 'false' });
+    try {
+      expect((await fetch(`${off.url}/console/`)).status).toBe(404);
+      expect((await fetch(`${off.url}/console`)).status).toBe(404);
+    } finally {
+      await off.close();
+    }
+  });
+});
