@@ -2,8 +2,8 @@ import { mkdtempSync, readdirSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPool, Pool } from 'mysql2/promise';
-import { failedStartup } from './support/app-process';
-import { eventually } from './support/eventually';
+import { spawnMain } from './support/app-process';
+import { eventually, sleep } from './support/eventually';
 import {
   databaseProxy,
   databaseUrlVia,
@@ -17,6 +17,7 @@ import { TcpProxy } from './support/tcp-proxy';
 import { databaseUrl, TEST_DATABASE_PREFIX, withAdminConnection } from './support/test-database';
 import {
   createTestPlatforms,
+  NO_PLATFORM_API,
   notificationsOnly,
   RunningApp,
   startApp,
@@ -87,9 +88,17 @@ describe('the durable spool across instances and outages', () => {
       await proxy.stop();
       for (const p of payments.slice(0, 30)) expect(isAck(p, await deliver(client, p))).toBe(true);
 
-      const second = await failedStartup(spoolEnv(spoolDir, { DATABASE_URL: directDatabaseUrl }));
-      expect(second.exit).toBe('1');
-      const lines = second.stderr.trim().split('\n');
+      // src/main.ts itself, as production starts it: one JSON line on stderr, exit 1.
+      const second = spawnMain({
+        ...NO_PLATFORM_API,
+        ...spoolEnv(spoolDir, { DATABASE_URL: directDatabaseUrl }),
+        PORT: '0',
+        LOG_LEVEL: 'silent',
+      });
+      const exit = await Promise.race([second.exited, sleep(60_000).then(() => 'still running')]);
+      if (exit === 'still running') second.child.kill('SIGKILL');
+      expect(exit).toEqual({ code: 1, signal: null });
+      const lines = second.output().trim().split('\n');
       expect(lines).toHaveLength(1);
       const { msg } = JSON.parse(lines[0]) as { msg: string };
       expect(msg).toContain(`SPOOL_DIR ${spoolDir} `);

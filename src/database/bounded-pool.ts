@@ -42,10 +42,15 @@ export class BoundedPool implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    const pool = (this.dataSource.driver as MysqlDriver).pool as CallbackPool;
-    boundAcquire(pool, this.config.acquireTimeoutMs, () => isAwaitingDatabase(this.dataSource));
-    pool.on('acquire', (connection) => boundQueries(connection, this.config.queryTimeoutMs));
+    boundWaits(this.dataSource, this.config.acquireTimeoutMs, this.config.queryTimeoutMs);
   }
+}
+
+/** The bounds above, on any DataSource's pool (ReportingDatabase has one of its own). */
+export function boundWaits(dataSource: DataSource, acquireTimeoutMs: number, queryTimeoutMs: number): void {
+  const pool = (dataSource.driver as MysqlDriver).pool as CallbackPool;
+  boundAcquire(pool, acquireTimeoutMs, () => isAwaitingDatabase(dataSource));
+  pool.on('acquire', (connection) => boundQueries(connection, queryTimeoutMs));
 }
 
 function boundAcquire(pool: CallbackPool, timeoutMs: number, awaitingDatabase: () => boolean): void {

@@ -8,10 +8,11 @@ import { BoundedPool } from './bounded-pool';
 import { buildDataSourceOptions } from './data-source-options';
 import { MigrationRunner } from './migration-runner';
 import { ReadCommittedSessions } from './read-committed-sessions';
+import { ReportingDatabase } from './reporting-database';
 import { initializeWithoutWaiting } from './start-without-database';
 import { StatementBatch } from './statement-batch';
 
-/** Global: StatementBatch serves every repository that batches writes, like the DataSource does. */
+/** Global: StatementBatch and ReportingDatabase serve every module, like the DataSource does. */
 @Global()
 @Module({
   imports: [
@@ -33,7 +34,7 @@ import { StatementBatch } from './statement-batch';
     }),
     ConfigModule.forFeature(databaseConfig),
   ],
-  providers: [BoundedPool, ReadCommittedSessions, MigrationRunner, StatementBatch],
-  exports: [StatementBatch],
+  providers: [BoundedPool, ReadCommittedSessions, MigrationRunner, StatementBatch, ReportingDatabase],
+  exports: [StatementBatch, ReportingDatabase],
 })
 export class DatabaseModule {}
