@@ -95,7 +95,7 @@ describe('the durable spool across instances and outages', () => {
         PORT: '0',
         LOG_LEVEL: 'silent',
       });
-      const exit = await Promise.race([second.exited, sleep(60_000).then(() => 'still running')]);
+      const exit = await Promise.race([second.exited, sleep(90_000).then(() => 'still running')]);
       if (exit === 'still running') second.child.kill('SIGKILL');
       expect(exit).toEqual({ code: 1, signal: null });
       const lines = second.output().trim().split('\n');

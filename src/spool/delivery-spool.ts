@@ -9,7 +9,7 @@ import { ConfigurationError } from '../config/validate-env';
 import { ParkedDeliveries, ParkedDelivery } from './parked-deliveries';
 import { SPOOL_BYTES, SPOOL_DELIVERIES, SPOOL_OLDEST_AGE, SPOOL_QUARANTINED } from './spool-metrics';
 import { decodeDelivery, encodeDelivery, frame, SpooledDelivery } from './spool-record';
-import { SpoolLock } from './spool-lock';
+import { SpoolInUse, SpoolLock } from './spool-lock';
 import { CorruptStretch, Position, SpoolSegments } from './spool-segments';
 
 export class SpoolFull extends Error {}
@@ -81,6 +81,7 @@ export class DeliverySpool implements OnModuleInit, OnApplicationShutdown {
       );
       this.pending = await this.segments.countRecords();
     } catch (error) {
+      if (error instanceof SpoolInUse) throw error;
       throw new ConfigurationError(`SPOOL_DIR ${dir} cannot be used as the spool: ${(error as Error).message}`);
     }
     this.logger.log(

@@ -1,13 +1,17 @@
-import { FileHandle, open } from 'node:fs/promises';
+import { FileHandle, mkdir, open } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { flock } from 'fs-ext';
+import { ConfigurationError } from '../config/validate-env';
 
 const lockFile = promisify(flock as (fd: number, flags: 'exnb' | 'un', callback: (error: Error | null) => void) => void);
 
 /** Another process holds the spool directory. */
-export class SpoolInUse extends Error {}
+export class SpoolInUse extends ConfigurationError {}
+
+/** This process's locks: main.ts takes it before anything else starts, the spool then finds it held. */
+const held = new Map<string, SpoolLock>();
 
 /**
  * An exclusive flock(2) on `SPOOL_DIR/spool.lock`, held for the life of the process: two instances
@@ -16,9 +20,15 @@ export class SpoolInUse extends Error {}
  * file names its holder for the error a second instance reports.
  */
 export class SpoolLock {
-  private constructor(private readonly handle: FileHandle) {}
+  private constructor(
+    private readonly dir: string,
+    private readonly handle: FileHandle,
+  ) {}
 
   static async acquire(dir: string): Promise<SpoolLock> {
+    const existing = held.get(dir);
+    if (existing) return existing;
+    await mkdir(dir, { recursive: true });
     const path = join(dir, 'spool.lock');
     const handle = await open(path, 'a+');
     try {
@@ -27,15 +37,20 @@ export class SpoolLock {
       const holder = await readHolder(handle);
       await handle.close();
       if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
-      throw new SpoolInUse(`${path} is locked by another instance (${holder}); give each instance a SPOOL_DIR of its own`);
+      throw new SpoolInUse(
+        `SPOOL_DIR ${dir} is in use by another instance (${holder}); give each instance a SPOOL_DIR of its own`,
+      );
     }
     await handle.truncate(0);
     await handle.write(`pid ${process.pid} on ${hostname()} since ${new Date().toISOString()}\n`, 0);
     await handle.datasync();
-    return new SpoolLock(handle);
+    const lock = new SpoolLock(dir, handle);
+    held.set(dir, lock);
+    return lock;
   }
 
   async release(): Promise<void> {
+    held.delete(this.dir);
     await this.handle.close(); // closing the last descriptor drops the flock
   }
 }
