@@ -59,18 +59,13 @@ describe('the management port (METRICS_PORT) under a flood of slow connections o
     try {
       // The public port is taken: its own probe fails, as the kubelet's did.
       expect(await probe(`${app.url}/health/live`)).toBe(0);
+      // Each within probe()'s 2 s, under the manifest's 3 s probe timeout.
       const answers: number[] = [];
-      const slowestMs: number[] = [];
       for (let i = 0; i < PROBES; i++) {
-        for (const path of ['/health/live', '/health/ready', '/metrics']) {
-          const startedAt = Date.now();
-          answers.push(await probe(management + path));
-          slowestMs.push(Date.now() - startedAt);
-        }
+        for (const path of ['/health/live', '/health/ready', '/metrics']) answers.push(await probe(management + path));
         await sleep(100);
       }
       expect(answers).toEqual(Array(PROBES * 3).fill(200));
-      expect(Math.max(...slowestMs)).toBeLessThan(1000);
       expect(flood.filter((s) => !s.destroyed).length).toBe(FLOOD_CONNECTIONS);
     } finally {
       clearInterval(keepTrickling);

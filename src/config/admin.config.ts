@@ -1,5 +1,6 @@
 import { registerAs } from '@nestjs/config';
-import { ConfigurationError } from './validate-env';
+import { IsOptional } from 'class-validator';
+import { ConfigurationError, IntegerBetween, validateEnv } from './validate-env';
 
 export const AdminRole = { Admin: 'admin', Viewer: 'viewer' } as const;
 export type AdminRole = (typeof AdminRole)[keyof typeof AdminRole];
@@ -39,4 +40,20 @@ export function loadAdminOperators(env: NodeJS.ProcessEnv = process.env): AdminO
   return operators;
 }
 
-export const adminConfig = registerAs('admin', () => ({ operators: loadAdminOperators() }));
+class AdminReadsEnv {
+  @IsOptional()
+  @IntegerBetween(1, 100)
+  ADMIN_READS_PER_OPERATOR?: number;
+}
+
+export const DEFAULT_ADMIN_READS_PER_OPERATOR = 2;
+
+/** ADMIN_READS_PER_OPERATOR: how many admin reads one operator may have running at once. */
+export function loadAdminReadsPerOperator(env: NodeJS.ProcessEnv = process.env): number {
+  return validateEnv(AdminReadsEnv, env).ADMIN_READS_PER_OPERATOR ?? DEFAULT_ADMIN_READS_PER_OPERATOR;
+}
+
+export const adminConfig = registerAs('admin', () => ({
+  operators: loadAdminOperators(),
+  readsPerOperator: loadAdminReadsPerOperator(),
+}));
