@@ -54,6 +54,7 @@ export class AdminController {
   @ApiErrors([400, 'a malformed filter, limit or cursor'])
   @AdminAccess(AdminRole.Viewer)
   @UseInterceptors(OperatorReadLimit)
+  @ApiErrors([429, 'this operator has ADMIN_READS_PER_OPERATOR reads running already'])
   anomalies(@Query() query: AnomalyQueryDto): Promise<AnomalyPageView> {
     return this.queries.anomalies(query);
   }
@@ -64,6 +65,7 @@ export class AdminController {
   @ApiErrors([400, 'a malformed filter, limit or cursor'])
   @AdminAccess(AdminRole.Viewer)
   @UseInterceptors(OperatorReadLimit)
+  @ApiErrors([429, 'this operator has ADMIN_READS_PER_OPERATOR reads running already'])
   refundList(@Query() query: RefundQueryDto): Promise<RefundPageView> {
     return this.queries.refunds(query);
   }
@@ -74,6 +76,7 @@ export class AdminController {
   @ApiErrors([404, 'unknown order'])
   @AdminAccess(AdminRole.Viewer)
   @UseInterceptors(OperatorReadLimit)
+  @ApiErrors([429, 'this operator has ADMIN_READS_PER_OPERATOR reads running already'])
   order(@Param('orderNo') orderNo: string): Promise<OrderDetailView> {
     return this.queries.order(orderNo);
   }
@@ -84,6 +87,7 @@ export class AdminController {
   @ApiErrors([404, 'unknown delivery'])
   @AdminAccess(AdminRole.Viewer)
   @UseInterceptors(OperatorReadLimit)
+  @ApiErrors([429, 'this operator has ADMIN_READS_PER_OPERATOR reads running already'])
   delivery(@Param('id') id: string): Promise<DeliveryView> {
     return this.queries.delivery(id);
   }
@@ -94,6 +98,7 @@ export class AdminController {
   @ApiErrors([400, 'a malformed range, or more than 2,000 buckets'])
   @AdminAccess(AdminRole.Viewer)
   @UseInterceptors(OperatorReadLimit)
+  @ApiErrors([429, 'this operator has ADMIN_READS_PER_OPERATOR reads running already'])
   callbackStats(@Query() query: CallbackStatsQueryDto): Promise<CallbackStatsView> {
     return this.queries.callbackStats(query);
   }
