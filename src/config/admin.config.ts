@@ -46,7 +46,7 @@ class AdminReadsEnv {
   ADMIN_READS_PER_OPERATOR?: number;
 }
 
-export const DEFAULT_ADMIN_READS_PER_OPERATOR = 2;
+export const DEFAULT_ADMIN_READS_PER_OPERATOR = 4;
 
 /** ADMIN_READS_PER_OPERATOR: how many admin reads one operator may have running at once. */
 export function loadAdminReadsPerOperator(env: NodeJS.ProcessEnv = process.env): number {
