@@ -6,10 +6,12 @@ import { createApp } from './app.factory';
 import { validateConfiguration } from './config/configuration';
 import { explainDatabaseStartError } from './database/database-start-error';
 import { loadServerConfig } from './config/server.config';
+import { loadSpoolConfig } from './config/spool.config';
 import { ConfigurationError } from './domain/env-validation';
 import { GracefulShutdown } from './lifecycle/graceful-shutdown';
 import { startSummary } from './lifecycle/start-line';
 import { MetricsServer } from './metrics/metrics-server';
+import { SpoolLock } from './spool/spool-lock';
 
 /** `.env` in the working directory, when present; a variable set in the environment wins over it. */
 function loadDotEnv(): void {
@@ -20,6 +22,9 @@ async function bootstrap(): Promise<void> {
   loadDotEnv();
   validateConfiguration();
   const config = loadServerConfig();
+  // Before the database is reached: a second instance on the spool directory stops at once.
+  const spoolDir = loadSpoolConfig().dir;
+  if (spoolDir !== undefined) await SpoolLock.acquire(spoolDir);
   const app = await createApp();
   new GracefulShutdown(app, config).install();
   await app.listen(config.port, '0.0.0.0');

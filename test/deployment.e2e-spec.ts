@@ -13,6 +13,7 @@ import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IProbe } from 'kubernetes-models/v1/Probe';
 import { parse, parseAllDocuments } from 'yaml';
 import { loadServerConfig } from '../src/config/server.config';
+import { MetricsServer } from '../src/metrics/metrics-server';
 import { RunningApp, startApp } from './support/test-app';
 import { databaseUrl, TEST_DATABASE_PREFIX, withAdminConnection } from './support/test-database';
 
@@ -91,7 +92,7 @@ describe('docker/k8s', () => {
     };
 
     beforeAll(async () => {
-      app = await startApp({});
+      app = await startApp({ METRICS_PORT: '0' });
     });
     afterAll(async () => app?.close());
 
@@ -100,8 +101,9 @@ describe('docker/k8s', () => {
       expect(livenessProbe!.httpGet!.path).toBe('/health/live');
       expect(readinessProbe!.httpGet!.path).toBe('/health/ready');
       expect(startupProbe!.httpGet!.path).toBe('/health/live');
+      const management = `http://127.0.0.1:${app.app.get(MetricsServer).port}`;
       for (const probe of [livenessProbe, readinessProbe, startupProbe]) {
-        expect((await fetch(app.url + probe!.httpGet!.path)).status).toBe(200);
+        expect((await fetch(management + probe!.httpGet!.path)).status).toBe(200);
       }
     });
 
@@ -110,11 +112,13 @@ describe('docker/k8s', () => {
       expect(startupProbe!.periodSeconds! * startupProbe!.failureThreshold!).toBeGreaterThanOrEqual(120);
     });
 
-    it('should probe the port the app listens on', () => {
+    it("should probe the management port (METRICS_PORT), out of the public port's floods, and serve the API on PORT", () => {
       const configured = Number(one('ConfigMap').data.PORT);
       expect(configured).toBe(loadServerConfig({}).port);
+      const management = Number(one('ConfigMap').data.METRICS_PORT);
+      expect(management).not.toBe(configured);
       const { livenessProbe, readinessProbe, startupProbe } = container();
-      for (const probe of [livenessProbe, readinessProbe, startupProbe]) expect(portOf(probe)).toBe(configured);
+      for (const probe of [livenessProbe, readinessProbe, startupProbe]) expect(portOf(probe)).toBe(management);
       expect(readFileSync(join(ROOT, 'docker/Dockerfile'), 'utf8')).toContain(`EXPOSE ${configured}`);
       const service = one('Service');
       expect(container().ports!.map((p) => p.name)).toContain(service.spec.ports[0].targetPort);

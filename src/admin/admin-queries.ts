@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
 import {
-  DataSource,
   EntityTarget,
   FindOptionsOrder,
   FindOptionsWhere,
@@ -10,6 +9,7 @@ import {
   MoreThanOrEqual,
 } from 'typeorm';
 import { PaymentAnomaly } from '../anomaly/anomaly.entity';
+import { ReportingDatabase } from '../database/reporting-database';
 import { DomainError } from '../domain/domain-error';
 import { CallbackDelivery } from '../idempotency/callback-delivery.entity';
 import { PaymentCallback } from '../idempotency/payment-callback.entity';
@@ -82,10 +82,10 @@ export class CallbackStatsView {
   rows: CallbackStatsRow[];
 }
 
-/** The read side of the admin API: plain reads, outside any transaction. */
+/** The read side of the admin API: plain reads, outside any transaction, on the reporting pool. */
 @Injectable()
 export class AdminQueries {
-  constructor(private readonly db: DataSource) {}
+  constructor(private readonly reporting: ReportingDatabase) {}
 
   async anomalies(query: AnomalyQueryDto): Promise<AnomalyPageView> {
     const where: FindOptionsWhere<PaymentAnomaly> = {};
@@ -117,7 +117,8 @@ export class AdminQueries {
     else if (from) where.createdAt = MoreThanOrEqual(from);
     else if (to) where.createdAt = LessThan(to);
     if (query.cursor) where.id = LessThan(query.cursor);
-    const rows = await this.db.getRepository(entity).find({
+    const db = await this.reporting.dataSource();
+    const rows = await db.getRepository(entity).find({
       where: where as FindOptionsWhere<T>,
       order: { id: 'DESC' } as FindOptionsOrder<T>,
       take: limit + 1,
@@ -127,25 +128,26 @@ export class AdminQueries {
   }
 
   async order(orderNo: string): Promise<OrderDetailView> {
-    const order = ORDER_NO.test(orderNo) ? await this.db.getRepository(PaymentOrder).findOneBy({ orderNo }) : null;
+    const db = await this.reporting.dataSource();
+    const order = ORDER_NO.test(orderNo) ? await db.getRepository(PaymentOrder).findOneBy({ orderNo }) : null;
     if (!order) throw new DomainError('OrderNotFound', `order ${orderNo.slice(0, 64)} not found`);
     const [history, payments, deliveries, totals, anomalies, refunds, channelCalls] = await Promise.all([
-      this.db.getRepository(OrderStatusChange).find({ where: { orderNo }, order: { id: 'ASC' } }),
-      this.db.getRepository(PaymentCallback).find({ where: { orderNo }, order: { id: 'ASC' } }),
-      this.db.getRepository(CallbackDelivery).find({
+      db.getRepository(OrderStatusChange).find({ where: { orderNo }, order: { id: 'ASC' } }),
+      db.getRepository(PaymentCallback).find({ where: { orderNo }, order: { id: 'ASC' } }),
+      db.getRepository(CallbackDelivery).find({
         select: ['id', 'channel', 'eventType', 'transactionId', 'outcome', 'receivedAt', 'processingMs'],
         where: { orderNo },
         order: { id: 'ASC' },
         take: MAX_DELIVERIES_LISTED,
       }),
-      this.db.query(
+      db.query(
         `SELECT SUM(1 + replays) AS n, MIN(received_at) AS first, MAX(received_at) AS last
          FROM callback_delivery WHERE order_no = ?`,
         [orderNo],
       ) as Promise<Array<{ n: string; first: Date | null; last: Date | null }>>,
-      this.db.getRepository(PaymentAnomaly).find({ where: { orderNo }, order: { id: 'ASC' } }),
-      this.db.getRepository(Refund).find({ where: { orderNo }, order: { id: 'ASC' } }),
-      this.db
+      db.getRepository(PaymentAnomaly).find({ where: { orderNo }, order: { id: 'ASC' } }),
+      db.getRepository(Refund).find({ where: { orderNo }, order: { id: 'ASC' } }),
+      db
         .getRepository(ChannelCall)
         .find({ where: { orderNo }, order: { id: 'ASC' }, take: MAX_DELIVERIES_LISTED }),
     ]);
@@ -174,8 +176,9 @@ export class AdminQueries {
   }
 
   async delivery(id: string): Promise<DeliveryView> {
+    const db = await this.reporting.dataSource();
     const delivery = /^[1-9]\d{0,18}$/.test(id)
-      ? await this.db.getRepository(CallbackDelivery).findOneBy({ id })
+      ? await db.getRepository(CallbackDelivery).findOneBy({ id })
       : null;
     if (!delivery) throw new DomainError('DeliveryNotFound', `delivery ${id.slice(0, 32)} not found`);
     return toDeliveryView(delivery);
@@ -190,7 +193,8 @@ export class AdminQueries {
     if ((to.getTime() - from.getTime()) / BUCKET_MS[bucket] > MAX_BUCKETS) {
       throw new DomainError('MalformedRequest', `from..to spans more than ${MAX_BUCKETS} ${bucket} buckets`);
     }
-    const rows: Array<Record<string, string | null>> = await this.db.query(
+    const db = await this.reporting.dataSource();
+    const rows: Array<Record<string, string | null>> = await db.query(
       `SELECT DATE_FORMAT(received_at, ?) AS bucket, channel,
          SUM(1 + replays) AS deliveries,
          SUM(pays * (1 + replays)) AS payment_deliveries,

@@ -9,6 +9,7 @@ import { TransactionInterceptor } from '../transaction/transaction.interceptor';
 import { AdminAccess, AuthenticatedOperator, CurrentOperator } from './admin-auth.guard';
 import { AdminQueries, CallbackStatsView } from './admin-queries';
 import { AuditLog } from './audit/audit-log';
+import { OperatorReadLimit } from './operator-read-limit.interceptor';
 import {
   AnomalyQueryDto,
   CallbackStatsQueryDto,
@@ -27,7 +28,10 @@ import {
 } from './dto/admin-views';
 import { StartRefundAfterCommit } from './start-refund-after-commit.interceptor';
 
-/** The operators' API: every read for viewers and admins, every change for admins only, audited. */
+/**
+ * The operators' API: every read for viewers and admins (on the reporting pool, a few at a time per
+ * operator), every change for admins only, audited.
+ */
 @ApiTags('admin')
 @ApiBearerAuth('admin')
 @ApiErrors(
@@ -49,6 +53,8 @@ export class AdminController {
   @ApiOkResponse({ type: AnomalyPageView })
   @ApiErrors([400, 'a malformed filter, limit or cursor'])
   @AdminAccess(AdminRole.Viewer)
+  @UseInterceptors(OperatorReadLimit)
+  @ApiErrors([429, 'this operator has ADMIN_READS_PER_OPERATOR reads running already'])
   anomalies(@Query() query: AnomalyQueryDto): Promise<AnomalyPageView> {
     return this.queries.anomalies(query);
   }
@@ -58,6 +64,8 @@ export class AdminController {
   @ApiOkResponse({ type: RefundPageView })
   @ApiErrors([400, 'a malformed filter, limit or cursor'])
   @AdminAccess(AdminRole.Viewer)
+  @UseInterceptors(OperatorReadLimit)
+  @ApiErrors([429, 'this operator has ADMIN_READS_PER_OPERATOR reads running already'])
   refundList(@Query() query: RefundQueryDto): Promise<RefundPageView> {
     return this.queries.refunds(query);
   }
@@ -67,6 +75,8 @@ export class AdminController {
   @ApiOkResponse({ type: OrderDetailView })
   @ApiErrors([404, 'unknown order'])
   @AdminAccess(AdminRole.Viewer)
+  @UseInterceptors(OperatorReadLimit)
+  @ApiErrors([429, 'this operator has ADMIN_READS_PER_OPERATOR reads running already'])
   order(@Param('orderNo') orderNo: string): Promise<OrderDetailView> {
     return this.queries.order(orderNo);
   }
@@ -76,6 +86,8 @@ export class AdminController {
   @ApiOkResponse({ type: DeliveryView })
   @ApiErrors([404, 'unknown delivery'])
   @AdminAccess(AdminRole.Viewer)
+  @UseInterceptors(OperatorReadLimit)
+  @ApiErrors([429, 'this operator has ADMIN_READS_PER_OPERATOR reads running already'])
   delivery(@Param('id') id: string): Promise<DeliveryView> {
     return this.queries.delivery(id);
   }
@@ -85,6 +97,8 @@ export class AdminController {
   @ApiOkResponse({ type: CallbackStatsView })
   @ApiErrors([400, 'a malformed range, or more than 2,000 buckets'])
   @AdminAccess(AdminRole.Viewer)
+  @UseInterceptors(OperatorReadLimit)
+  @ApiErrors([429, 'this operator has ADMIN_READS_PER_OPERATOR reads running already'])
   callbackStats(@Query() query: CallbackStatsQueryDto): Promise<CallbackStatsView> {
     return this.queries.callbackStats(query);
   }

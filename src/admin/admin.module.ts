@@ -9,12 +9,13 @@ import { AdminAuthGuard } from './admin-auth.guard';
 import { AdminController } from './admin.controller';
 import { AdminQueries } from './admin-queries';
 import { AuditLog } from './audit/audit-log';
+import { OperatorReadLimit } from './operator-read-limit.interceptor';
 import { StartRefundAfterCommit } from './start-refund-after-commit.interceptor';
 
 @Module({
   imports: [ConfigModule.forFeature(adminConfig), RefundModule, SpoolModule],
   controllers: [AdminController, OperationsController],
-  providers: [AdminAuthGuard, AdminQueries, OperationsOverviewQuery, AuditLog, StartRefundAfterCommit],
+  providers: [AdminAuthGuard, AdminQueries, OperationsOverviewQuery, AuditLog, StartRefundAfterCommit, OperatorReadLimit],
   exports: [AdminAuthGuard, AuditLog, ConfigModule],
 })
 export class AdminModule {}

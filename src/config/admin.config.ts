@@ -1,5 +1,6 @@
 import { registerAs } from '@nestjs/config';
-import { ConfigurationError } from '../domain/env-validation';
+import { IsOptional } from 'class-validator';
+import { ConfigurationError, IntegerBetween, validateEnv } from '../domain/env-validation';
 
 export const AdminRole = { Admin: 'admin', Viewer: 'viewer' } as const;
 export type AdminRole = (typeof AdminRole)[keyof typeof AdminRole];
@@ -58,4 +59,20 @@ function entryProblem(parts: string[]): string | undefined {
   return undefined;
 }
 
-export const adminConfig = registerAs('admin', () => ({ operators: loadAdminOperators() }));
+class AdminReadsEnv {
+  @IsOptional()
+  @IntegerBetween(1, 100)
+  ADMIN_READS_PER_OPERATOR?: number;
+}
+
+export const DEFAULT_ADMIN_READS_PER_OPERATOR = 4;
+
+/** ADMIN_READS_PER_OPERATOR: how many admin reads one operator may have running at once. */
+export function loadAdminReadsPerOperator(env: NodeJS.ProcessEnv = process.env): number {
+  return validateEnv(AdminReadsEnv, env).ADMIN_READS_PER_OPERATOR ?? DEFAULT_ADMIN_READS_PER_OPERATOR;
+}
+
+export const adminConfig = registerAs('admin', () => ({
+  operators: loadAdminOperators(),
+  readsPerOperator: loadAdminReadsPerOperator(),
+}));

@@ -32,6 +32,14 @@ class DatabaseEnv {
   @IsOptional()
   @IntegerBetween(1, 100000)
   DATABASE_POOL_QUEUE_LIMIT?: number;
+
+  @IsOptional()
+  @IntegerBetween(1, 50)
+  REPORTING_POOL_SIZE?: number;
+
+  @IsOptional()
+  @IntegerBetween(100, 600000)
+  REPORTING_STATEMENT_TIMEOUT_MS?: number;
 }
 
 export interface DatabaseConfig {
@@ -47,6 +55,8 @@ export interface DatabaseConfig {
   acquireTimeoutMs: number;
   /** Callers waiting for a pooled connection beyond this many fail at once. */
   queueLimit: number;
+  /** The admin API's reads and the scrape-time gauges: a pool of their own (ReportingDatabase). */
+  reporting: { poolSize: number; statementTimeoutMs: number; queueLimit: number };
 }
 
 export const DEFAULT_DATABASE_URL = 'mariadb://root@127.0.0.1:3306/payments';
@@ -61,6 +71,12 @@ export function loadDatabaseConfig(env: NodeJS.ProcessEnv = process.env): Databa
     connectTimeoutMs: vars.DATABASE_CONNECT_TIMEOUT_MS ?? 5000,
     acquireTimeoutMs: vars.DATABASE_POOL_ACQUIRE_TIMEOUT_MS ?? 2000,
     queueLimit: vars.DATABASE_POOL_QUEUE_LIMIT ?? 500,
+    reporting: {
+      poolSize: vars.REPORTING_POOL_SIZE ?? 3,
+      statementTimeoutMs: vars.REPORTING_STATEMENT_TIMEOUT_MS ?? 10000,
+      // A few waiting reads per connection; the rest are refused (503) rather than queued.
+      queueLimit: 4 * (vars.REPORTING_POOL_SIZE ?? 3),
+    },
   };
 }
 

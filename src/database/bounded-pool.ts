@@ -3,6 +3,7 @@ import { ConfigType } from '@nestjs/config';
 import { DataSource } from 'typeorm';
 import { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver';
 import { databaseConfig } from '../config/database.config';
+import { isAwaitingDatabase } from './awaiting-database';
 
 type Callback = (error: (Error & { code?: string }) | null, ...results: unknown[]) => void;
 
@@ -20,6 +21,8 @@ interface CallbackPool {
 /** Codes the exception filter answers with 503 (see TRANSIENT_DRIVER_CODES). */
 export const POOL_ACQUIRE_TIMEOUT = 'POOL_ACQUIRE_TIMEOUT';
 export const POOL_QUEUE_LIMIT = 'POOL_QUEUE_LIMIT';
+/** Started without the database (SPOOL_DIR), which has not answered since: its schema is not migrated yet. */
+export const DATABASE_NOT_YET_ANSWERED = 'DATABASE_NOT_YET_ANSWERED';
 /** mysql2's code for a query that ran past its timeout. */
 export const QUERY_TIMEOUT = 'PROTOCOL_SEQUENCE_TIMEOUT';
 
@@ -39,15 +42,22 @@ export class BoundedPool implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    const pool = (this.dataSource.driver as MysqlDriver).pool as CallbackPool;
-    boundAcquire(pool, this.config.acquireTimeoutMs);
-    pool.on('acquire', (connection) => boundQueries(connection, this.config.queryTimeoutMs));
+    boundWaits(this.dataSource, this.config.acquireTimeoutMs, this.config.queryTimeoutMs);
   }
 }
 
-function boundAcquire(pool: CallbackPool, timeoutMs: number): void {
+/** The bounds above, on any DataSource's pool (ReportingDatabase has one of its own). */
+export function boundWaits(dataSource: DataSource, acquireTimeoutMs: number, queryTimeoutMs: number): void {
+  const pool = (dataSource.driver as MysqlDriver).pool as CallbackPool;
+  boundAcquire(pool, acquireTimeoutMs, () => isAwaitingDatabase(dataSource));
+  pool.on('acquire', (connection) => boundQueries(connection, queryTimeoutMs));
+}
+
+function boundAcquire(pool: CallbackPool, timeoutMs: number, awaitingDatabase: () => boolean): void {
   const getConnection = pool.getConnection.bind(pool);
   pool.getConnection = (callback) => {
+    if (awaitingDatabase())
+      return callback(coded('the database has not answered since the start', DATABASE_NOT_YET_ANSWERED));
     let waiting = true;
     const timer = setTimeout(() => {
       waiting = false;

@@ -1,29 +1,40 @@
 import { Global, Module } from '@nestjs/common';
 import { ConfigModule, ConfigType } from '@nestjs/config';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import { databaseConfig } from '../config/database.config';
+import { spoolConfig } from '../config/spool.config';
 import { BoundedPool } from './bounded-pool';
 import { buildDataSourceOptions } from './data-source-options';
 import { MigrationRunner } from './migration-runner';
 import { ReadCommittedSessions } from './read-committed-sessions';
+import { ReportingDatabase } from './reporting-database';
+import { initializeWithoutWaiting } from './start-without-database';
 import { StatementBatch } from './statement-batch';
 
-/** Global: StatementBatch serves every repository that batches writes, like the DataSource does. */
+/** Global: StatementBatch and ReportingDatabase serve every module, like the DataSource does. */
 @Global()
 @Module({
   imports: [
     TypeOrmModule.forRootAsync({
-      imports: [ConfigModule.forFeature(databaseConfig)],
-      inject: [databaseConfig.KEY],
-      useFactory: (config: ConfigType<typeof databaseConfig>) => ({
+      imports: [ConfigModule.forFeature(databaseConfig), ConfigModule.forFeature(spoolConfig)],
+      inject: [databaseConfig.KEY, spoolConfig.KEY],
+      useFactory: (config: ConfigType<typeof databaseConfig>, spool: ConfigType<typeof spoolConfig>) => ({
         ...buildDataSourceOptions(config),
         retryAttempts: 3,
         retryDelay: 1000,
+        // With a spool, the service starts while the database is away (start-without-database.ts).
+        manualInitialization: spool.dir !== undefined,
       }),
+      dataSourceFactory: async (options) => {
+        const dataSource = new DataSource(options!);
+        const spooling = (options as { manualInitialization?: boolean }).manualInitialization === true;
+        return spooling ? initializeWithoutWaiting(dataSource) : dataSource;
+      },
     }),
     ConfigModule.forFeature(databaseConfig),
   ],
-  providers: [BoundedPool, ReadCommittedSessions, MigrationRunner, StatementBatch],
-  exports: [StatementBatch],
+  providers: [BoundedPool, ReadCommittedSessions, MigrationRunner, StatementBatch, ReportingDatabase],
+  exports: [StatementBatch, ReportingDatabase],
 })
 export class DatabaseModule {}

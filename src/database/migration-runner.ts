@@ -1,11 +1,16 @@
-import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
 import { DataSource } from 'typeorm';
 import { databaseConfig } from '../config/database.config';
+import { isAwaitingDatabase } from './awaiting-database';
 import { buildDataSourceOptions } from './data-source-options';
+import { isDatabaseUnavailable } from './database-unavailable';
+import { databaseAnswered } from './start-without-database';
 
 const MIGRATION_LOCK = 'payment-callback-service:migrations';
 const LOCK_TIMEOUT_SECONDS = 120;
+const AWAIT_DATABASE_INTERVAL_MS = 1000;
 
 /**
  * Applies the pending migrations under a MySQL named lock, so that replicas (or a migration Job)
@@ -28,15 +33,48 @@ export async function applyMigrationsLocked(dataSource: DataSource): Promise<str
   }
 }
 
-/** Applies pending migrations at start (MIGRATIONS_RUN), before anything touches the schema. */
+/**
+ * Applies pending migrations at start (MIGRATIONS_RUN), before anything touches the schema. When
+ * the service started without the database (SPOOL_DIR), it waits for the database in the
+ * background instead, migrates, and only then lets the app's queries through.
+ */
 @Injectable()
-export class MigrationRunner implements OnModuleInit {
+export class MigrationRunner implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(MigrationRunner.name);
+  private stopping = false;
 
-  constructor(@Inject(databaseConfig.KEY) private readonly config: ConfigType<typeof databaseConfig>) {}
+  constructor(
+    @Inject(databaseConfig.KEY) private readonly config: ConfigType<typeof databaseConfig>,
+    private readonly dataSource: DataSource,
+  ) {}
 
   /** Before any onApplicationBootstrap hook, so that no worker ever polls an unmigrated schema. */
   async onModuleInit(): Promise<void> {
+    if (!isAwaitingDatabase(this.dataSource)) return this.migrate();
+    this.logger.warn('started without the database: deliveries are spooled until it answers and is migrated');
+    void this.migrateOnceAnswering(); // never rejects: it retries until the database answers or the app stops
+  }
+
+  onApplicationShutdown(): void {
+    this.stopping = true;
+  }
+
+  private async migrateOnceAnswering(): Promise<void> {
+    for (let attempt = 1; !this.stopping; attempt++) {
+      try {
+        await this.migrate();
+        await databaseAnswered(this.dataSource);
+        this.logger.log('the database answers and its schema is current: the spool replays');
+        return;
+      } catch (error) {
+        if (!isDatabaseUnavailable(error) || attempt === 1)
+          this.logger.warn(`waiting for the database: ${(error as Error).message}`);
+        await sleep(AWAIT_DATABASE_INTERVAL_MS);
+      }
+    }
+  }
+
+  private async migrate(): Promise<void> {
     if (!this.config.runMigrations) return;
     // On a pool of its own, outside the app's query timeout (BoundedPool): waiting for the lock
     // and altering a large table legitimately take longer than any request may.

@@ -1,6 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver';
+import { isAwaitingDatabase } from './awaiting-database';
 
 /**
  * mysql2 escapes quotes in values with a backslash: under NO_BACKSLASH_ESCAPES that escaping would
@@ -26,7 +27,8 @@ export class ReadCommittedSessions implements OnModuleInit {
       on(event: 'connection', listener: (connection: { query(sql: string): void }) => void): void;
     };
     pool.on('connection', (connection) => connection.query(SESSION_SETUP));
-    // TypeORM opened one connection to check the server before this hook existed; it is the only idle one.
-    await this.dataSource.query(SESSION_SETUP);
+    // TypeORM opened one connection to check the server before this hook existed; it is the only idle one
+    // (none when the service started without the database).
+    if (!isAwaitingDatabase(this.dataSource)) await this.dataSource.query(SESSION_SETUP);
   }
 }

@@ -20,6 +20,7 @@ export const ErrorCode = {
   RefundChannelUnavailable: { status: 503 },
   ChannelDisabled: { status: 503 },
   FeatureDisabled: { status: 503 },
+  TooManyReads: { status: 429 },
 } as const;
 
 export type ErrorCodeName = keyof typeof ErrorCode;

@@ -10,6 +10,7 @@ import {
 } from '@nestjs/terminus';
 import { serverConfig } from '../config/server.config';
 import { ShutdownState } from '../lifecycle/shutdown-state';
+import { DeliverySpool } from '../spool/delivery-spool';
 import { SpoolHealthIndicator } from '../spool/spool.health';
 import { EventsHealthIndicator } from './events.health';
 
@@ -23,6 +24,7 @@ export class HealthController {
     private readonly shutdown: ShutdownState,
     @Inject(serverConfig.KEY) private readonly config: ConfigType<typeof serverConfig>,
     private readonly spool: SpoolHealthIndicator,
+    private readonly deliverySpool: DeliverySpool,
   ) {}
 
   /** Liveness: the process answers. Never checks dependencies, so a database outage restarts nothing. */
@@ -34,25 +36,40 @@ export class HealthController {
 
   /**
    * Readiness: the database answers within HEALTH_CHECK_TIMEOUT_MS, and this instance is not
-   * stopping. The broker, the outbox backlog and the spool are reported beside it, never decisive.
+   * stopping. With a spool that has room, the database is reported but not decisive: the spool
+   * acks what the database cannot take, so the pod keeps its traffic through an outage (otherwise
+   * every pod turns unready at once and the spool takes nothing). The broker and the outbox
+   * backlog are reported beside it, never decisive.
    */
   @Get('ready')
   @HealthCheck()
   async ready(): Promise<HealthCheckResult> {
-    // Both bounded by HEALTH_CHECK_TIMEOUT_MS, and run side by side.
-    const reported = this.events.report().then((events) => ({ ...events, ...this.spool.report() }));
+    const spooling = this.deliverySpool.hasRoom;
+    // All bounded by HEALTH_CHECK_TIMEOUT_MS, and run side by side.
+    const reported = Promise.all([this.events.report(), spooling ? this.databaseReported() : {}]).then(
+      ([events, database]) => ({ ...events, ...database, ...this.spool.report() }),
+    );
     try {
-      return withDetails(await this.health.check(this.readinessChecks()), await reported);
+      return withDetails(await this.health.check(this.readinessChecks(spooling)), await reported);
     } catch (error) {
       if (!(error instanceof ServiceUnavailableException)) throw error;
       throw new ServiceUnavailableException(withDetails(error.getResponse() as HealthCheckResult, await reported));
     }
   }
 
-  private readinessChecks(): Array<() => Promise<HealthIndicatorResult> | HealthIndicatorResult> {
-    const checks = [() => this.database.pingCheck('database', { timeout: this.config.healthCheckTimeoutMs })];
+  private readinessChecks(spooling: boolean): Array<() => Promise<HealthIndicatorResult> | HealthIndicatorResult> {
+    const checks = spooling ? [] : [() => this.pingDatabase()];
     if (!this.shutdown.draining) return checks;
     return [() => this.indicators.check('shutdown').down({ message: 'this instance is stopping' }), ...checks];
+  }
+
+  private pingDatabase(): Promise<HealthIndicatorResult> {
+    return this.database.pingCheck('database', { timeout: this.config.healthCheckTimeoutMs });
+  }
+
+  private async databaseReported(): Promise<HealthIndicatorResult> {
+    const { database } = await this.pingDatabase();
+    return { database: { ...database, affectsReadiness: false } };
   }
 }
 

@@ -1,6 +1,6 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { Gauge, register } from 'prom-client';
-import { DataSource } from 'typeorm';
+import { ReportingDatabase } from '../database/reporting-database';
 import { AnomalyStatus, AnomalyType } from '../anomaly/anomaly.entity';
 import { OPEN_REFUND_STATUSES, RefundStatus } from '../refund/refund.entity';
 import { scrapeQuery } from './scrape-query';
@@ -90,7 +90,7 @@ export class DatabaseGauges implements OnModuleInit, OnModuleDestroy {
   private readonly gauges: Gauge[] = [];
   private inFlight?: Promise<OperationsSnapshot | undefined>;
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly reporting: ReportingDatabase) {}
 
   onModuleInit(): void {
     this.gauge(
@@ -158,7 +158,7 @@ export class DatabaseGauges implements OnModuleInit, OnModuleDestroy {
   }
 
   private async query(): Promise<OperationsSnapshot> {
-    return toSnapshot(await scrapeQuery<Row>(this.dataSource, SNAPSHOT_SQL), Date.now());
+    return toSnapshot(await scrapeQuery<Row>(this.reporting, SNAPSHOT_SQL), Date.now());
   }
 
   private gauge(

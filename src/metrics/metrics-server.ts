@@ -1,4 +1,4 @@
-import { createServer, Server } from 'node:http';
+import { createServer, Server, ServerResponse } from 'node:http';
 import {
   Inject,
   Injectable,
@@ -14,10 +14,16 @@ import { register } from 'prom-client';
 import { serverConfig } from '../config/server.config';
 
 const METRICS_PATH = '/metrics';
+/** The probes, answered by the app's own HealthController; the public port keeps serving them too. */
+const PROBE_PATHS = new Set(['/health/live', '/health/ready']);
+/** Prometheus and the kubelet need a handful; a flood from inside the cluster is refused past this. */
+const MAX_CONNECTIONS = 64;
 
 /**
- * With METRICS_PORT set, /metrics is served on a listener of its own (keep it inside the cluster)
- * and the public port answers 404 for it. It closes last, so metrics are scraped while draining.
+ * The management port (METRICS_PORT): /metrics and the probes on a listener of their own, kept
+ * inside the cluster, so that a flood of slow connections on the public port (up to
+ * HTTP_MAX_CONNECTIONS) cannot fail liveness and get the pod restarted. The public port answers
+ * 404 for /metrics. It closes last, so metrics are scraped and probes answered while draining.
  */
 @Injectable()
 export class MetricsServer implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
@@ -49,23 +55,37 @@ export class MetricsServer implements OnModuleInit, OnApplicationBootstrap, OnAp
     if (this.config.metricsPort === undefined) return;
     const server = createServer((request, response) => void this.answer(request.method, request.url, response));
     server.requestTimeout = 10000;
+    server.headersTimeout = 5000;
+    server.maxConnections = MAX_CONNECTIONS;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.config.metricsPort, '0.0.0.0', () => resolve());
     });
     this.server = server;
-    this.logger.log(`/metrics served on port ${this.port}`);
+    this.logger.log(`/metrics and /health served on port ${this.port}`);
   }
 
-  private async answer(
-    method: string | undefined,
-    url: string | undefined,
-    response: import('node:http').ServerResponse,
-  ): Promise<void> {
-    if (method !== 'GET' || (url ?? '').split('?')[0] !== METRICS_PATH) {
-      response.writeHead(404).end();
-      return;
+  private async answer(method: string | undefined, url: string | undefined, response: ServerResponse): Promise<void> {
+    const path = (url ?? '').split('?')[0];
+    if (method === 'GET' && path === METRICS_PATH) return this.answerMetrics(response);
+    if (method === 'GET' && PROBE_PATHS.has(path)) return this.answerProbe(path, response);
+    response.writeHead(404).end();
+  }
+
+  /** In-process, through the app's routes (no socket): the same answer the public port would give. */
+  private async answerProbe(path: string, response: ServerResponse): Promise<void> {
+    try {
+      const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
+      const probe = await fastify.inject({ method: 'GET', url: path });
+      response.writeHead(probe.statusCode, { 'content-type': 'application/json; charset=utf-8' }).end(probe.body);
+    } catch (error) {
+      // The app is closing or broken: either way, not ready.
+      this.logger.error(`${path} failed: ${(error as Error).message}`);
+      response.writeHead(503).end();
     }
+  }
+
+  private async answerMetrics(response: ServerResponse): Promise<void> {
     try {
       const body = await register.metrics();
       response.writeHead(200, { 'content-type': register.contentType }).end(body);

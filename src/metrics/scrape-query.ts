@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { ReportingDatabase } from '../database/reporting-database';
 
 /** A scrape never waits on the database longer than this; a slower answer leaves the gauges out. */
 export const SCRAPE_QUERY_TIMEOUT_MS = 2000;
@@ -9,13 +10,15 @@ const CLIENT_TIMEOUT_MS = SCRAPE_QUERY_TIMEOUT_MS + 500;
  * piles up scrapes, and abandoned by the client soon after, because the server's limit does not cover
  * a connection that hangs on the network. `sql` must begin with its top-level SELECT.
  */
-export async function scrapeQuery<T>(dataSource: DataSource, sql: string, params: unknown[] = []): Promise<T[]> {
+export async function scrapeQuery<T>(reporting: ReportingDatabase, sql: string, params: unknown[] = []): Promise<T[]> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error('the database did not answer in time')), CLIENT_TIMEOUT_MS);
   });
   try {
-    return await Promise.race([dataSource.query<T[]>(withTimeLimit(dataSource, sql), params), late]);
+    // On the reporting pool: a scrape never takes a connection the notify path needs.
+    const query = reporting.dataSource().then((db) => db.query<T[]>(withTimeLimit(db, sql), params));
+    return await Promise.race([query, late]);
   } finally {
     clearTimeout(timer);
   }

@@ -3,6 +3,7 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { Propagation, Transactional, TransactionHost } from '@nestjs-cls/transactional';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { ReportingDatabase } from '../database/reporting-database';
 import { WriteResult } from '../database/sql';
 import { BillLine, MalformedBillLine } from '../domain/bill';
 import { scrapeQuery } from '../metrics/scrape-query';
@@ -69,6 +70,7 @@ export class ReconciliationRepository {
   constructor(
     private readonly db: DataSource,
     private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly reporting: ReportingDatabase,
   ) {}
 
   /** The day's run, created once (the unique key decides across replicas); an existing one is left as it is. */
@@ -340,7 +342,7 @@ export class ReconciliationRepository {
    */
   async latestCompletedCounts(): Promise<LatestCounts[]> {
     const rows = await scrapeQuery<{ channel: string; merchant_id: string; counts: string | null }>(
-      this.db,
+      this.reporting,
       `SELECT a.channel, a.merchant_id,
               (SELECT r.counts FROM reconciliation_run r
                 WHERE r.channel = a.channel AND r.merchant_id = a.merchant_id AND r.status = ?

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
+import { ReportingDatabase } from '../database/reporting-database';
 import { isDuplicateKey, WriteResult } from '../database/sql';
 import { scrapeQuery } from '../metrics/scrape-query';
 import {
@@ -39,7 +40,10 @@ export interface RefundTotals {
 
 @Injectable()
 export class RefundRepository {
-  constructor(private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>) {}
+  constructor(
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly reporting: ReportingDatabase,
+  ) {}
 
   private get repo() {
     return this.txHost.tx.getRepository(Refund);
@@ -199,7 +203,7 @@ export class RefundRepository {
    */
   async countUnsettled(openSince: Date): Promise<Array<{ channel: string; status: RefundStatus; n: number }>> {
     const rows = await scrapeQuery<{ channel: string; status: RefundStatus; n: string }>(
-      this.txHost.tx.connection,
+      this.reporting,
       `SELECT channel, status, COUNT(*) AS n FROM refund
        WHERE status = ? OR (status IN (?) AND created_at < ?)
        GROUP BY channel, status`,

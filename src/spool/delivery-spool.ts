@@ -9,6 +9,7 @@ import { ConfigurationError } from '../domain/env-validation';
 import { ParkedDeliveries, ParkedDelivery } from './parked-deliveries';
 import { SPOOL_BYTES, SPOOL_DELIVERIES, SPOOL_OLDEST_AGE, SPOOL_QUARANTINED } from './spool-metrics';
 import { decodeDelivery, encodeDelivery, frame, SpooledDelivery } from './spool-record';
+import { SpoolInUse, SpoolLock } from './spool-lock';
 import { CorruptStretch, Position, SpoolSegments } from './spool-segments';
 
 export class SpoolFull extends Error {}
@@ -37,6 +38,7 @@ export interface SpoolStats {
 @Injectable()
 export class DeliverySpool implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(DeliverySpool.name);
+  private lock?: SpoolLock;
   private segments?: SpoolSegments;
   private parkedDeliveries?: ParkedDeliveries;
   private pending = 0;
@@ -57,11 +59,18 @@ export class DeliverySpool implements OnModuleInit, OnApplicationShutdown {
     return this.config.dir !== undefined;
   }
 
+  /** Open, and the last append fitted: a delivery the database cannot take now is still acked. */
+  get hasRoom(): boolean {
+    return this.segments !== undefined && !this.full && this.stats().bytes < this.config.maxBytes;
+  }
+
   async onModuleInit(): Promise<void> {
     const dir = this.config.dir;
     if (dir === undefined) return;
     try {
       await mkdir(join(dir, 'quarantine'), { recursive: true });
+      // Before anything is read or deleted: a second instance on the directory stops here.
+      this.lock = await SpoolLock.acquire(dir);
       this.segments = await SpoolSegments.open(
         join(dir, 'segments'),
         (stretch) => this.quarantineStretch(stretch),
@@ -72,6 +81,7 @@ export class DeliverySpool implements OnModuleInit, OnApplicationShutdown {
       );
       this.pending = await this.segments.countRecords();
     } catch (error) {
+      if (error instanceof SpoolInUse) throw error;
       throw new ConfigurationError(`SPOOL_DIR ${dir} cannot be used as the spool: ${(error as Error).message}`);
     }
     this.logger.log(
@@ -82,6 +92,7 @@ export class DeliverySpool implements OnModuleInit, OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     await this.segments?.close();
+    await this.lock?.release();
   }
 
   /** Resolves once the delivery is on disk (fsynced); SpoolFull when it would pass SPOOL_MAX_BYTES. */
