@@ -100,7 +100,22 @@ export class AdminQueries {
     if (query.status) where.status = query.status;
     if (query.channel) where.channel = query.channel;
     const page = await this.page(Refund, where, query);
-    return { items: page.items.map(toRefundView), nextCursor: page.nextCursor };
+    const totals = await this.refundTotals(page.items);
+    const items = page.items.map((r) => ({
+      ...toRefundView(r),
+      transactionRefundTotal: totals.get(paymentKey(r)) ?? 0,
+    }));
+    return { items, nextCursor: page.nextCursor };
+  }
+
+  /** What each listed refund's payment has taken for refunds now: what its approver weighs. */
+  private async refundTotals(refunds: Refund[]): Promise<Map<string, number>> {
+    if (refunds.length === 0) return new Map();
+    const payments = await this.db.getRepository(PaymentCallback).find({
+      select: ['channel', 'transactionId', 'refundReservedAmount'],
+      where: refunds.map((r) => ({ channel: r.channel, transactionId: r.transactionId })),
+    });
+    return new Map(payments.map((p) => [paymentKey(p), p.refundReservedAmount]));
   }
 
   /** Newest first by id, `createdAt` in [from, to), after the cursor: the one pagination of the admin lists. */
@@ -203,6 +218,8 @@ export class AdminQueries {
     return { from: from.toISOString(), to: to.toISOString(), bucket, rows: rows.map(toStatsRow) };
   }
 }
+
+const paymentKey = (p: Pick<Refund, 'channel' | 'transactionId'>): string => JSON.stringify([p.channel, p.transactionId]);
 
 function toStatsRow(row: Record<string, string | null>): CallbackStatsRow {
   const paymentDeliveries = Number(row.payment_deliveries);
