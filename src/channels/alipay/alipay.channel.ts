@@ -29,6 +29,9 @@ const TRADE_STATUS_ERROR = 'ACQ.TRADE_STATUS_ERROR';
 /** The bill query's "no bill (yet)": a day's bill comes after 9:00 the next day. */
 const BILL_NOT_EXIST = 'isp.bill_not_exist';
 
+/** out_trade_no in Alipay's trade APIs: at most 64 letters, digits or underscores. */
+export const ALIPAY_OUT_TRADE_NO = /^[0-9A-Za-z_]{1,64}$/;
+
 /** Alipay openapi behind the PaymentChannel port. */
 export class AlipayChannel implements PaymentChannel {
   readonly channel = Channel.Alipay;
@@ -59,6 +62,11 @@ export class AlipayChannel implements PaymentChannel {
       headers: { 'content-type': 'text/plain; charset=utf-8', 'x-fail-reason': reason },
       body: 'fail',
     };
+  }
+
+  orderNoRefusal(orderNo: string): string | undefined {
+    if (ALIPAY_OUT_TRADE_NO.test(orderNo)) return undefined;
+    return 'Alipay takes an orderNo (out_trade_no) of at most 64 letters, digits or underscores';
   }
 
   accountIds(): string[] {
