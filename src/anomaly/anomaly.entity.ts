@@ -5,6 +5,8 @@ export const AnomalyType = {
   DuplicatePayment: 'DUPLICATE_PAYMENT',
   PaidAfterClose: 'PAID_AFTER_CLOSE',
   AmountMismatch: 'AMOUNT_MISMATCH',
+  /** Paid to another account (mchid, app_id) than the one the order was registered with. */
+  MerchantMismatch: 'MERCHANT_MISMATCH',
 } as const;
 export type AnomalyType = (typeof AnomalyType)[keyof typeof AnomalyType];
 

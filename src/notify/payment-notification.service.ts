@@ -60,7 +60,7 @@ export class PaymentNotificationService {
         `order ${payment.outTradeNo} is not registered; the platform should retry`,
       );
     }
-    const anomaly = classifyRejectedPayment(order);
+    const anomaly = classifyRejectedPayment(order, payment);
     await this.anomalies.record(anomaly, order, payment);
     return anomaly;
   }
