@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
-import { AnomalyStatus } from '../anomaly/anomaly.entity';
+import { AnomalyStatus, AnomalyType } from '../anomaly/anomaly.entity';
 import { AnomalyRepository } from '../anomaly/anomaly.repository';
 import { DomainError } from '../domain/domain-error';
 import { refundConfig } from '../config/refund.config';
@@ -101,7 +101,10 @@ export class EmergencyRefundService {
       return RefundPurpose.OrderRefund;
     }
     const anomaly = await this.anomalies.findByTransaction(payment.channel, payment.transactionId);
-    if (!anomaly) throw new Error(`payment ${payment.transactionId} neither paid its order nor is an anomaly`);
+    // A malformed notification's anomaly took no payment: there is nothing here to refund.
+    if (!anomaly || anomaly.type === AnomalyType.MalformedNotification) {
+      throw new Error(`payment ${payment.transactionId} neither paid its order nor is an anomaly`);
+    }
     return anomaly.type;
   }
 
