@@ -10,6 +10,8 @@ import {
   MoreThanOrEqual,
 } from 'typeorm';
 import { PaymentAnomaly } from '../anomaly/anomaly.entity';
+import { PaymentChannels } from '../channels/payment-channels';
+import { AdminRole } from '../config/admin.config';
 import { DomainError } from '../domain/domain-error';
 import { CallbackDelivery } from '../idempotency/callback-delivery.entity';
 import { PaymentCallback } from '../idempotency/payment-callback.entity';
@@ -85,7 +87,10 @@ export class CallbackStatsView {
 /** The read side of the admin API: plain reads, outside any transaction. */
 @Injectable()
 export class AdminQueries {
-  constructor(private readonly db: DataSource) {}
+  constructor(
+    private readonly db: DataSource,
+    private readonly channels: PaymentChannels,
+  ) {}
 
   async anomalies(query: AnomalyQueryDto): Promise<AnomalyPageView> {
     const where: FindOptionsWhere<PaymentAnomaly> = {};
@@ -187,12 +192,15 @@ export class AdminQueries {
     };
   }
 
-  async delivery(id: string): Promise<DeliveryView> {
+  /** Admins see the exact bytes; viewers see them with the payer's identifiers masked by the channel. */
+  async delivery(id: string, role: AdminRole): Promise<DeliveryView> {
     const delivery = /^[1-9]\d{0,18}$/.test(id)
       ? await this.db.getRepository(CallbackDelivery).findOneBy({ id })
       : null;
     if (!delivery) throw new DomainError('DeliveryNotFound', `delivery ${id.slice(0, 32)} not found`);
-    return toDeliveryView(delivery);
+    if (role === AdminRole.Admin) return toDeliveryView(delivery);
+    const maskPayer = (raw: Buffer) => this.channels.get(delivery.channel)?.maskPayer(raw) ?? raw;
+    return toDeliveryView({ ...delivery, rawBody: maskPayer(delivery.rawBody) });
   }
 
   /** Per bucket (UTC) and channel: what the operators' monitoring queries used to compute by hand. */
@@ -219,7 +227,8 @@ export class AdminQueries {
   }
 }
 
-const paymentKey = (p: Pick<Refund, 'channel' | 'transactionId'>): string => JSON.stringify([p.channel, p.transactionId]);
+const paymentKey = (p: Pick<Refund, 'channel' | 'transactionId'>): string =>
+  JSON.stringify([p.channel, p.transactionId]);
 
 function toStatsRow(row: Record<string, string | null>): CallbackStatsRow {
   const paymentDeliveries = Number(row.payment_deliveries);

@@ -38,6 +38,9 @@ export interface PaymentChannel {
   /** Why the channel would refuse `orderNo` as its order number (out_trade_no), or undefined when it takes it. */
   orderNoRefusal(orderNo: string): string | undefined;
 
+  /** A delivery's bytes as a viewer may see them: identifiers of the payer masked, the rest as received. */
+  maskPayer(rawBody: Buffer): Buffer;
+
   /** Every configured account: WeChat mchids, Alipay app ids. */
   accountIds(): string[];
   /** The ids of the platform keys notifications are verified with (none for a channel whose keys have no id), for the start line. */

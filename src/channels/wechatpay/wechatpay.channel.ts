@@ -69,6 +69,11 @@ export class WechatpayChannel implements PaymentChannel {
     return { status, headers: {}, body: { code: 'FAIL', message } };
   }
 
+  /** The payer (openid) travels encrypted in the resource: the bytes show nothing of them. */
+  maskPayer(rawBody: Buffer): Buffer {
+    return rawBody;
+  }
+
   orderNoRefusal(orderNo: string): string | undefined {
     if (WECHATPAY_OUT_TRADE_NO.test(orderNo)) return undefined;
     return 'WeChat Pay takes an orderNo (out_trade_no) of 6 to 32 letters, digits, _ - | or *';
