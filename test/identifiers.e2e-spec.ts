@@ -24,23 +24,23 @@ function swapCase(text: string): string {
   return [...text].map((c) => (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase())).join('');
 }
 
+let platforms: TestPlatforms;
+let running: RunningApp;
+let client: TestClient;
+let pool: Pool;
+
+beforeAll(async () => {
+  platforms = await createTestPlatforms();
+  running = await startApp(platforms.env);
+  client = new TestClient(running.url, platforms);
+  pool = testDatabasePool();
+});
+afterAll(async () => {
+  await running?.close();
+  await pool?.end();
+});
+
 describe('order numbers that differ only by case', () => {
-  let platforms: TestPlatforms;
-  let running: RunningApp;
-  let client: TestClient;
-  let pool: Pool;
-
-  beforeAll(async () => {
-    platforms = await createTestPlatforms();
-    running = await startApp(platforms.env);
-    client = new TestClient(running.url, platforms);
-    pool = testDatabasePool();
-  });
-  afterAll(async () => {
-    await running?.close();
-    await pool?.end();
-  });
-
   it('should be two orders, each paid by its own payment, with no duplicate-payment anomaly', async () => {
     const lower = `${uniqueId('case')}aB3`;
     const upper = swapCase(lower);
@@ -95,22 +95,6 @@ describe('order numbers that differ only by case', () => {
 });
 
 describe('order numbers the channel would refuse', () => {
-  let platforms: TestPlatforms;
-  let running: RunningApp;
-  let client: TestClient;
-  let pool: Pool;
-
-  beforeAll(async () => {
-    platforms = await createTestPlatforms();
-    running = await startApp(platforms.env);
-    client = new TestClient(running.url, platforms);
-    pool = testDatabasePool();
-  });
-  afterAll(async () => {
-    await running?.close();
-    await pool?.end();
-  });
-
   const base = () => uniqueId('R').padEnd(20, '0').slice(0, 20);
   it.each([
     ['WeChat Pay, 5 characters', 'WECHATPAY', () => 'A1234'],
