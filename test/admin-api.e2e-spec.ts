@@ -861,8 +861,10 @@ describe('admin API', () => {
         expect(deliveries.firstReceivedAt).toBe(new Date(Math.min(...receivedAt)).toISOString());
         expect(deliveries.lastReceivedAt).toBe(new Date(Math.max(...receivedAt)).toISOString());
 
-        // Each delivery's raw payload is the one posted, in the order posted.
-        const raw = await Promise.all(deliveries.items.map((d) => read<DeliveryDetail>(d.rawPayloadUrl)));
+        // Each delivery's raw payload is the one posted, in the order posted (an admin sees the exact bytes).
+        const raw = await Promise.all(
+          deliveries.items.map((d) => read<DeliveryDetail>(d.rawPayloadUrl, platforms.admins.admin)),
+        );
         expect(raw.map((d) => d.rawBody)).toEqual(sent.map((d) => d.body));
       },
     );
@@ -968,7 +970,7 @@ describe('admin API', () => {
         const [sent] = await pay(channel, payment);
         const [summary] = (await read<OrderDetail>(`/admin/orders/${payment.orderNo}`)).deliveries.items;
 
-        const delivery = await read<DeliveryDetail>(summary.rawPayloadUrl);
+        const delivery = await read<DeliveryDetail>(summary.rawPayloadUrl, platforms.admins.admin);
 
         expect(delivery).toEqual({
           ...summary,
@@ -983,6 +985,27 @@ describe('admin API', () => {
         for (const header of channel.keptHeaders) expect(delivery.headers[header]).toBe(sent.headers[header]);
       },
     );
+
+    it("should mask the payer's identifiers of an Alipay delivery for a viewer, and only those", async () => {
+      const payment = { orderNo: await registerOrder(6800), transactionId: uniqueId('T'), amount: 6800 };
+      const [sent] = await pay(alipay, payment);
+      const [summary] = (await read<OrderDetail>(`/admin/orders/${payment.orderNo}`)).deliveries.items;
+      const buyerId = new URLSearchParams(sent.body).get('buyer_id')!;
+      expect(buyerId).toMatch(/^2088\d{12}$/);
+
+      const asViewer = await read<DeliveryDetail>(summary.rawPayloadUrl, platforms.admins.viewer);
+      const asAdmin = await read<DeliveryDetail>(summary.rawPayloadUrl, platforms.admins.admin);
+
+      expect(asAdmin.rawBody).toBe(sent.body);
+      expect(asViewer.rawBody).not.toContain(buyerId);
+      expect(Buffer.from(asViewer.rawBodyBase64, 'base64').toString('latin1')).not.toContain(buyerId);
+      const masked = new URLSearchParams(asViewer.rawBody);
+      expect(masked.get('buyer_id')).toBe(`20${'*'.repeat(12)}${buyerId.slice(-2)}`);
+      masked.delete('buyer_id');
+      const original = new URLSearchParams(sent.body);
+      original.delete('buyer_id');
+      expect(masked.toString()).toBe(original.toString());
+    });
 
     it('should keep a WeChat Pay body’s non-ASCII text and unusual whitespace byte for byte', async () => {
       const payment = { orderNo: await registerOrder(6700), transactionId: uniqueId('T'), amount: 6700 };

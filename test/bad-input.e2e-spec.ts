@@ -432,6 +432,11 @@ function order(override: Record<string, unknown> = {}): Record<string, unknown> 
   return { orderNo: badOrderNo, userId: 'u-1', amount: 100, currency: 'CNY', ...override };
 }
 
+/** `[[[…1…]]]`, `depth` arrays deep. */
+function deeplyNested(depth: number): string {
+  return `${'['.repeat(depth)}1${']'.repeat(depth)}`;
+}
+
 function without(field: string): Record<string, unknown> {
   return Object.fromEntries(Object.entries(order()).filter(([key]) => key !== field));
 }
@@ -491,6 +496,22 @@ const ORDER_CASES: BadInput[] = [
   ...INVALID_ORDERS.map((c) => ({ status: 400, ...c })),
   { name: 'malformed JSON', status: 400, message: /JSON/i, send: () => api('{"orderNo": "x", "amount": 1') },
   { name: 'an empty body declared as JSON', status: 400, send: () => api('') },
+  {
+    name: 'a value nested 10,000 deep',
+    status: 400,
+    message: /nest/i,
+    send: () => api(JSON.stringify(order({ userId: 'DEEP' })).replace('"DEEP"', deeplyNested(10_000))),
+  },
+  {
+    name: 'an emergency refund nested 10,000 deep',
+    status: 400,
+    message: /nest/i,
+    send: () =>
+      send('/admin/refunds/emergency', {
+        headers: { authorization: `Bearer ${platforms.admins.admin}`, 'content-type': 'application/json' },
+        body: `{"orderNo":"${orderNo}","reason":${deeplyNested(10_000)}}`,
+      }),
+  },
   {
     name: 'a form body',
     send: () =>

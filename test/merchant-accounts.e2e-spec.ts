@@ -263,6 +263,76 @@ describe('several accounts per channel', () => {
   });
 });
 
+describe('a payment at another account than the order was registered with', () => {
+  it.each([
+    [
+      'WeChat Pay account A, for an order of account B',
+      () => ({ channel: 'WECHATPAY' as const, merchantId: wechatB.mchid }),
+      (p: Payment) => client.postWechatpay(wechatpayNotification(wechatA, p)),
+    ],
+    [
+      'Alipay app B, for an order of app A',
+      () => ({ channel: 'ALIPAY' as const, merchantId: alipayA.appId }),
+      (p: Payment) => client.postAlipay(alipayNotification(alipayB, p)),
+    ],
+    [
+      'Alipay app A, for an order of WeChat Pay account A',
+      () => ({ channel: 'WECHATPAY' as const, merchantId: wechatA.mchid }),
+      (p: Payment) => client.postAlipay(alipayNotification(alipayA, p)),
+    ],
+  ])(
+    'should be a MERCHANT_MISMATCH anomaly, acked, with the order and its account unchanged: %s',
+    async (_name, registration, pay) => {
+      const payment = await newOrder(5100, registration());
+
+      const answer = await pay(payment);
+
+      expect(answer.status).toBeLessThan(300);
+      const [orders] = await pool.query<RowDataPacket[]>(
+        'SELECT status, channel, merchant_id, transaction_id FROM payment_order WHERE order_no = ?',
+        [payment.orderNo],
+      );
+      expect({ ...orders[0] }).toEqual({
+        status: 'WAIT_PAY',
+        channel: registration().channel,
+        merchant_id: registration().merchantId,
+        transaction_id: null,
+      });
+      const [anomalies] = await pool.query<RowDataPacket[]>(
+        'SELECT type, status, transaction_id FROM payment_anomaly WHERE order_no = ?',
+        [payment.orderNo],
+      );
+      expect(anomalies.map((a) => ({ ...a }))).toEqual([
+        { type: 'MERCHANT_MISMATCH', status: 'OPEN', transaction_id: payment.transactionId },
+      ]);
+    },
+  );
+
+  it('should be refundable through the account that took it', async () => {
+    const payment = await newOrder(5200, { channel: 'WECHATPAY', merchantId: wechatB.mchid });
+    expect((await client.postWechatpay(wechatpayNotification(wechatA, payment))).status).toBe(204);
+
+    const refund = await client.admin('POST', '/admin/refunds/emergency', platforms.admins.admin, {
+      orderNo: payment.orderNo,
+      transactionId: payment.transactionId,
+      reason: 'paid at the wrong account',
+    });
+
+    expect(refund.status).toBe(202);
+    const { refundNo, purpose } = refund.json<{ refundNo: string; purpose: string }>();
+    expect(purpose).toBe('MERCHANT_MISMATCH');
+    await eventually(
+      `refund ${refundNo} to succeed`,
+      async () => (await refundStatus(refundNo)) === 'SUCCEEDED',
+      15_000,
+    );
+    expect(fake.calls.filter((c) => c.refundNo === refundNo)).toEqual([
+      expect.objectContaining({ channel: 'WECHATPAY', merchantId: wechatA.mchid, amount: 5200 }),
+    ]);
+    expect(await effects.status(payment.orderNo)).toBe('WAIT_PAY');
+  });
+});
+
 describe("trade calls go to the order's account", () => {
   it('should close an order registered to account B at account B only', async () => {
     const payment = await newOrder(3100, { channel: 'WECHATPAY', merchantId: wechatB.mchid });

@@ -58,7 +58,8 @@ interface PaymentChannel {
   keptHeaders: string[];
   /**
    * Whether the same signed bytes received again are a replay, counted on the first row instead
-   * of stored again: WeChat signs every sending afresh (timestamp, nonce); Alipay does not.
+   * of stored again: for WeChat (which signs every sending afresh) and for Alipay (whose replay key
+   * is its signed content and signature, so that padded replays are not stored again: issue 21).
    */
   identicalResendIsReplay: boolean;
 }
@@ -153,7 +154,7 @@ const alipay: PaymentChannel = {
     expect(a.body).toBe('fail');
   },
   keptHeaders: ['content-type'],
-  identicalResendIsReplay: false,
+  identicalResendIsReplay: true,
 };
 
 const CHANNELS = { WECHATPAY: wechatpay, ALIPAY: alipay };

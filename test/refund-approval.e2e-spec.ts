@@ -313,3 +313,65 @@ describe('approve versus reject, at once', () => {
     }
   });
 });
+
+describe('a refund split into pieces below REFUND_APPROVAL_THRESHOLD', () => {
+  it('should need approval once the pieces together reach it: of ten parallel pieces, one goes to the channel alone', async () => {
+    const piece = THRESHOLD - 1;
+    const { orderNo, paidBy } = await paidOrder('WECHATPAY', 10 * THRESHOLD);
+    const refundNos = Array.from({ length: 10 }, (_, i) => `${uniqueId('SPLIT')}-${i}`);
+
+    const answers = await Promise.all(
+      refundNos.map((refundNo, i) =>
+        clients[i % 2].admin('POST', '/admin/refunds/emergency', platforms.admins.admin, {
+          orderNo,
+          transactionId: paidBy,
+          amount: piece,
+          refundNo,
+          reason: 'split',
+        }),
+      ),
+    );
+    await noChannelCallWindow();
+
+    expect(answers.map((a) => a.status)).toEqual(Array(10).fill(202));
+    const unreviewedSent = await count(
+      pool,
+      `SELECT COUNT(*) FROM refund WHERE transaction_id = ? AND status <> 'AWAITING_APPROVAL' AND reviewed_by IS NULL`,
+      [paidBy],
+    );
+    const awaiting = await count(
+      pool,
+      `SELECT COUNT(*) FROM refund WHERE transaction_id = ? AND status = 'AWAITING_APPROVAL'`,
+      [paidBy],
+    );
+    expect({ unreviewedSent, awaiting }).toEqual({ unreviewedSent: 1, awaiting: 9 });
+    expect(refundNos.reduce((calls, refundNo) => calls + fake.callsFor(refundNo), 0)).toBe(1);
+    expect(await reserved(paidBy)).toBe(10 * piece);
+  });
+
+  it('should count what was refunded before: a small refund after a large approved one needs approval', async () => {
+    const { orderNo, paidBy } = await paidOrder('ALIPAY', 3 * THRESHOLD);
+    const large = await requestRefund(orderNo, paidBy, THRESHOLD);
+    expect((await approve(large, platforms.admins.admin2)).status).toBe(200);
+    await refundStatusIs(large, 'SUCCEEDED');
+
+    const small = await requestRefund(orderNo, paidBy, 1);
+    await noChannelCallWindow();
+
+    expect(await refundRow(small)).toMatchObject({ status: 'AWAITING_APPROVAL', attempts: 0 });
+    expect(fake.callsFor(small)).toBe(0);
+  });
+
+  it('should show in the approval queue what the refunds of the payment add up to, this one included', async () => {
+    const { orderNo, paidBy } = await paidOrder('WECHATPAY', 3 * THRESHOLD);
+    const first = await requestRefund(orderNo, paidBy, THRESHOLD - 1000);
+    await refundStatusIs(first, 'SUCCEEDED');
+    const second = await requestRefund(orderNo, paidBy, 2000);
+
+    const queue = await clients[0].admin('GET', '/admin/refunds?status=AWAITING_APPROVAL', platforms.admins.viewer);
+
+    expect(queue.status).toBe(200);
+    const item = (queue.json().items as Array<Record<string, unknown>>).find((r) => r.refundNo === second);
+    expect(item).toMatchObject({ amount: 2000, transactionRefundTotal: THRESHOLD + 1000 });
+  });
+});

@@ -339,7 +339,7 @@ describe('retention', () => {
       rawBodyBase64: null,
       rawPrunedAt: rawNow.toISOString(),
     });
-    const kept = await client.admin('GET', `/admin/deliveries/${keptRow.id}`, platforms.admins.viewer);
+    const kept = await client.admin('GET', `/admin/deliveries/${keptRow.id}`, platforms.admins.admin);
     expect(kept.json()).toMatchObject({
       rawBodyBase64: keptRow.raw_body.toString('base64'),
       rawPrunedAt: null,

@@ -10,6 +10,8 @@ import {
 } from 'typeorm';
 import { PaymentAnomaly } from '../anomaly/anomaly.entity';
 import { ReportingDatabase } from '../database/reporting-database';
+import { PaymentChannels } from '../channels/payment-channels';
+import { AdminRole } from '../config/admin.config';
 import { DomainError } from '../domain/domain-error';
 import { CallbackDelivery } from '../idempotency/callback-delivery.entity';
 import { PaymentCallback } from '../idempotency/payment-callback.entity';
@@ -85,7 +87,10 @@ export class CallbackStatsView {
 /** The read side of the admin API: plain reads, outside any transaction, on the reporting pool. */
 @Injectable()
 export class AdminQueries {
-  constructor(private readonly reporting: ReportingDatabase) {}
+  constructor(
+    private readonly reporting: ReportingDatabase,
+    private readonly channels: PaymentChannels,
+  ) {}
 
   async anomalies(query: AnomalyQueryDto): Promise<AnomalyPageView> {
     const where: FindOptionsWhere<PaymentAnomaly> = {};
@@ -101,7 +106,23 @@ export class AdminQueries {
     if (query.status) where.status = query.status;
     if (query.channel) where.channel = query.channel;
     const page = await this.page(Refund, where, query);
-    return { items: page.items.map(toRefundView), nextCursor: page.nextCursor };
+    const totals = await this.refundTotals(page.items);
+    const items = page.items.map((r) => ({
+      ...toRefundView(r),
+      transactionRefundTotal: totals.get(paymentKey(r)) ?? 0,
+    }));
+    return { items, nextCursor: page.nextCursor };
+  }
+
+  /** What each listed refund's payment has taken for refunds now: what its approver weighs. */
+  private async refundTotals(refunds: Refund[]): Promise<Map<string, number>> {
+    if (refunds.length === 0) return new Map();
+    const db = await this.reporting.dataSource();
+    const payments = await db.getRepository(PaymentCallback).find({
+      select: ['channel', 'transactionId', 'refundReservedAmount'],
+      where: refunds.map((r) => ({ channel: r.channel, transactionId: r.transactionId })),
+    });
+    return new Map(payments.map((p) => [paymentKey(p), p.refundReservedAmount]));
   }
 
   /** Newest first by id, `createdAt` in [from, to), after the cursor: the one pagination of the admin lists. */
@@ -175,13 +196,16 @@ export class AdminQueries {
     };
   }
 
-  async delivery(id: string): Promise<DeliveryView> {
+  /** Admins see the exact bytes; viewers see them with the payer's identifiers masked by the channel. */
+  async delivery(id: string, role: AdminRole): Promise<DeliveryView> {
     const db = await this.reporting.dataSource();
     const delivery = /^[1-9]\d{0,18}$/.test(id)
       ? await db.getRepository(CallbackDelivery).findOneBy({ id })
       : null;
     if (!delivery) throw new DomainError('DeliveryNotFound', `delivery ${id.slice(0, 32)} not found`);
-    return toDeliveryView(delivery);
+    if (role === AdminRole.Admin) return toDeliveryView(delivery);
+    const maskPayer = (raw: Buffer) => this.channels.get(delivery.channel)?.maskPayer(raw) ?? raw;
+    return toDeliveryView({ ...delivery, rawBody: maskPayer(delivery.rawBody) });
   }
 
   /** Per bucket (UTC) and channel: what the operators' monitoring queries used to compute by hand. */
@@ -208,6 +232,9 @@ export class AdminQueries {
     return { from: from.toISOString(), to: to.toISOString(), bucket, rows: rows.map(toStatsRow) };
   }
 }
+
+const paymentKey = (p: Pick<Refund, 'channel' | 'transactionId'>): string =>
+  JSON.stringify([p.channel, p.transactionId]);
 
 function toStatsRow(row: Record<string, string | null>): CallbackStatsRow {
   const paymentDeliveries = Number(row.payment_deliveries);

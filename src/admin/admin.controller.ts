@@ -82,14 +82,18 @@ export class AdminController {
   }
 
   @Get('deliveries/:id')
-  @ApiOperation({ summary: 'One delivery with its signature headers and the exact bytes received (viewer)' })
+  @ApiOperation({
+    summary:
+      'One delivery with its signature headers and the exact bytes received; ' +
+      "for a viewer, the payer's identifiers (Alipay buyer_id, buyer_logon_id) masked (viewer)",
+  })
   @ApiOkResponse({ type: DeliveryView })
   @ApiErrors([404, 'unknown delivery'])
   @AdminAccess(AdminRole.Viewer)
   @UseInterceptors(OperatorReadLimit)
   @ApiErrors([429, 'this operator has ADMIN_READS_PER_OPERATOR reads running already'])
-  delivery(@Param('id') id: string): Promise<DeliveryView> {
-    return this.queries.delivery(id);
+  delivery(@Param('id') id: string, @CurrentOperator() operator: AuthenticatedOperator): Promise<DeliveryView> {
+    return this.queries.delivery(id, operator.role);
   }
 
   @Get('stats/callbacks')

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
+import { ChannelsModule } from '../channels/channels.module';
 import { adminConfig } from '../config/admin.config';
 import { RefundModule } from '../refund/refund.module';
 import { SpoolModule } from '../spool/spool.module';
@@ -13,7 +14,7 @@ import { OperatorReadLimit } from './operator-read-limit.interceptor';
 import { StartRefundAfterCommit } from './start-refund-after-commit.interceptor';
 
 @Module({
-  imports: [ConfigModule.forFeature(adminConfig), RefundModule, SpoolModule],
+  imports: [ConfigModule.forFeature(adminConfig), RefundModule, SpoolModule, ChannelsModule],
   controllers: [AdminController, OperationsController],
   providers: [AdminAuthGuard, AdminQueries, OperationsOverviewQuery, AuditLog, StartRefundAfterCommit, OperatorReadLimit],
   exports: [AdminAuthGuard, AuditLog, ConfigModule],

@@ -5,6 +5,10 @@ export const AnomalyType = {
   DuplicatePayment: 'DUPLICATE_PAYMENT',
   PaidAfterClose: 'PAID_AFTER_CLOSE',
   AmountMismatch: 'AMOUNT_MISMATCH',
+  /** Paid to another account (mchid, app_id) than the one the order was registered with. */
+  MerchantMismatch: 'MERCHANT_MISMATCH',
+  /** Signed, but its data cannot apply (see VerifiedNotification.malformed): for an operator to read. */
+  MalformedNotification: 'MALFORMED_NOTIFICATION',
 } as const;
 export type AnomalyType = (typeof AnomalyType)[keyof typeof AnomalyType];
 

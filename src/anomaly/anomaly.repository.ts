@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { PaymentOrder } from '../order/payment-order.entity';
-import { PaymentNotification } from '../domain/notification';
+import { PaymentNotification, VerifiedNotification } from '../domain/notification';
 import { WriteResult } from '../database/sql';
 import { AnomalyStatus, AnomalyType, PaymentAnomaly } from './anomaly.entity';
 
@@ -25,6 +25,30 @@ export class AnomalyRepository {
         order.amount,
         payment.amount,
         payment.currency,
+        AnomalyStatus.Open,
+        now,
+        now,
+      ],
+    );
+  }
+
+  /**
+   * A signed notification that cannot apply, once per (channel, transaction id) however often the
+   * platform sends it. No amount or currency of it can be trusted to fit: they are recorded as 0 and
+   * XXX (ISO 4217's "no currency"); the delivery log keeps its bytes.
+   */
+  async recordMalformed(notification: VerifiedNotification): Promise<void> {
+    const now = new Date();
+    await this.txHost.tx.query(
+      `INSERT INTO payment_anomaly
+         (type, order_no, channel, transaction_id, order_amount, paid_amount, currency, status, created_at, updated_at)
+       VALUES (?, ?, ?, ?, 0, 0, 'XXX', ?, ?, ?)
+       ON DUPLICATE KEY UPDATE updated_at = updated_at`,
+      [
+        AnomalyType.MalformedNotification,
+        notification.outTradeNo ?? '',
+        notification.channel,
+        notification.transactionId ?? '',
         AnomalyStatus.Open,
         now,
         now,

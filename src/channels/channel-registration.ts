@@ -3,13 +3,6 @@ import { AnyAccountsSection } from './accounts-file';
 import { ChannelCallsConfig } from './channel-calls.config';
 import { PaymentChannel } from './payment-channel';
 
-/** A rule the channel sets on our order numbers (its out_trade_no), checked when an order is created. */
-export interface OrderNoRule {
-  pattern: RegExp;
-  /** What the pattern allows, for the 400's message: "6 to 32 of 0-9, A-Z, a-z, _ - | *". */
-  description: string;
-}
-
 /**
  * Everything the service needs to know of a channel, declared in the channel's own folder; the
  * registration list (registered-channels.ts) holds one of these per channel.
@@ -22,6 +15,4 @@ export interface ChannelRegistration<Options = unknown> {
   readonly accounts: AnyAccountsSection;
   /** The adapter, built once at start from its options. */
   create(options: Options, calls: ChannelCallsConfig, clock: Clock): PaymentChannel;
-  /** The channel's rule for our order numbers, if it has one. */
-  readonly orderNo?: OrderNoRule;
 }

@@ -35,6 +35,12 @@ export interface PaymentChannel {
   /** A failure the platform understands as "deliver again later". */
   failureReply(status: number, message: string): PlatformReply;
 
+  /** Why the channel would refuse `orderNo` as its order number (out_trade_no), or undefined when it takes it. */
+  orderNoRefusal(orderNo: string): string | undefined;
+
+  /** A delivery's bytes as a viewer may see them: identifiers of the payer masked, the rest as received. */
+  maskPayer(rawBody: Buffer): Buffer;
+
   /** Every configured account: the channel's merchant or app ids. */
   accountIds(): string[];
   /** The ids of the platform keys notifications are verified with (none for a channel whose keys have no id), for the start line. */

@@ -21,17 +21,3 @@ export const CHANNEL_CONFIGURATION: ReadonlyArray<(env: NodeJS.ProcessEnv) => un
     ),
   ...CHANNEL_REGISTRATIONS.map((r) => (env: NodeJS.ProcessEnv) => r.loadOptions(env)),
 ];
-
-/**
- * Why `orderNo` cannot be an order number at `channel`, or undefined when it can. Without a
- * channel the order may be paid (and is queried and closed) at any of them: every rule applies.
- */
-export function orderNoProblem(
-  orderNo: string,
-  channel: string | undefined,
-  registrations: readonly ChannelRegistration[] = CHANNEL_REGISTRATIONS,
-): string | undefined {
-  const applying = registrations.filter((r) => r.orderNo && (channel === undefined || r.channel === channel));
-  const broken = applying.find((r) => !r.orderNo!.pattern.test(orderNo));
-  return broken && `orderNo must be ${broken.orderNo!.description} for ${broken.channel}`;
-}

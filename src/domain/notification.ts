@@ -28,7 +28,39 @@ export interface VerifiedNotification {
    * delivery the channel made.
    */
   replayKey?: string;
+  /**
+   * Why a notification whose signature holds cannot apply (a field too long, a currency that is no
+   * ISO 4217 code): the same bytes would fail the same way on every retry. It pays nothing; it is
+   * kept, recorded as a MALFORMED_NOTIFICATION anomaly and acked, so that the platform stops.
+   */
+  malformed?: string;
 }
+
+/** Longer identifiers than any channel sends; the columns that keep them hold this many characters. */
+export const MAX_IDENTIFIER_LENGTH = 64;
+
+/** The fields of a notification that failed to read, as far as they can be kept: for the operator. */
+export function malformedNotification(
+  base: Omit<VerifiedNotification, 'paid' | 'outTradeNo' | 'transactionId' | 'malformed'>,
+  ids: { outTradeNo?: unknown; transactionId?: unknown },
+  reason: string,
+): VerifiedNotification {
+  return {
+    ...base,
+    eventType: base.eventType.slice(0, MAX_IDENTIFIER_LENGTH),
+    paid: false,
+    outTradeNo: keepableId(ids.outTradeNo),
+    transactionId: keepableId(ids.transactionId),
+    malformed: reason,
+  };
+}
+
+function keepableId(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value.slice(0, MAX_IDENTIFIER_LENGTH) : undefined;
+}
+
+/** The verifiers' word for data that cannot apply, as opposed to a delivery that must not be trusted. */
+export const MALFORMED = 'MalformedRequest';
 
 export const RefundNoticeStatus = { Succeeded: 'SUCCEEDED', Closed: 'CLOSED', Abnormal: 'ABNORMAL' } as const;
 export type RefundNoticeStatus = (typeof RefundNoticeStatus)[keyof typeof RefundNoticeStatus];

@@ -78,6 +78,16 @@ export class CallbackRecordRepository {
     return result.affectedRows === 1;
   }
 
+  /** What the payment's refunds have reserved, read with a lock: the latest committed value, or the caller's own. */
+  async lockedRefundReserved(channel: string, transactionId: string): Promise<number> {
+    const [row]: Array<{ reserved: string }> = await this.txHost.tx.query(
+      `SELECT refund_reserved_amount AS reserved FROM payment_callback
+       WHERE channel = ? AND transaction_id = ? FOR UPDATE`,
+      [channel, transactionId],
+    );
+    return Number(row.reserved);
+  }
+
   /** Gives back what a refund the channel closed had reserved. */
   async releaseRefund(channel: string, transactionId: string, amount: number): Promise<void> {
     const result: WriteResult = await this.txHost.tx.query(

@@ -17,6 +17,34 @@ function wantsBytes(request: FastifyRequest): boolean {
   return request.routeOptions.config.bodyAsBytes === true;
 }
 
+/** Far deeper than any DTO here; deep enough bodies overflow the stack of the recursive validation. */
+export const MAX_JSON_NESTING = 32;
+
+const OPEN_BRACKETS = new Set([0x5b, 0x7b]); // [ {
+const CLOSE_BRACKETS = new Set([0x5d, 0x7d]); // ] }
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/** Whether arrays and objects nest deeper than `max`, counted over the bytes before anything is parsed. */
+export function jsonNestingExceeds(body: Buffer, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < body.length; i++) {
+    const byte = body[i];
+    if (inString) {
+      if (byte === BACKSLASH) i++;
+      else if (byte === QUOTE) inString = false;
+    } else if (byte === QUOTE) inString = true;
+    else if (OPEN_BRACKETS.has(byte) && ++depth > max) return true;
+    else if (CLOSE_BRACKETS.has(byte)) depth--;
+  }
+  return false;
+}
+
+function tooDeeplyNested(): Error {
+  return Object.assign(new Error(`the JSON body nests deeper than ${MAX_JSON_NESTING} levels`), { statusCode: 400 });
+}
+
 /**
  * JSON and form bodies are parsed once: a route marked BODY_AS_BYTES gets the bytes (its verifier
  * parses them), every other route the parsed body, as Nest's own parsers would give it.
@@ -27,6 +55,7 @@ export function registerBodyParsers(app: NestFastifyApplication): void {
   const parseJson = fastify.getDefaultJsonParser(onProtoPoisoning ?? 'error', onConstructorPoisoning ?? 'error');
   app.useBodyParser<Server>('application/json', {}, (request, body, done) => {
     if (wantsBytes(request)) done(null, body);
+    else if (jsonNestingExceeds(body, MAX_JSON_NESTING)) done(tooDeeplyNested(), undefined);
     // Fastify's own JSON parser (prototype-poisoning checks included) reads a Buffer as well as a string.
     else void parseJson(request, body as unknown as string, done);
   });

@@ -41,6 +41,10 @@ export class PaymentNotificationService {
   ) {}
 
   async apply(notification: VerifiedNotification): Promise<DeliveryOutcome> {
+    if (notification.malformed !== undefined) {
+      await this.anomalies.recordMalformed(notification);
+      return DeliveryOutcome.MalformedNotification;
+    }
     if (isPayment(notification)) return this.applyPayment(notification);
     if (notification.refund) {
       return this.refunds.applyNotice(notification.channel, notification.refund, notification.transactionId);
@@ -60,7 +64,7 @@ export class PaymentNotificationService {
         `order ${payment.outTradeNo} is not registered; the platform should retry`,
       );
     }
-    const anomaly = classifyRejectedPayment(order);
+    const anomaly = classifyRejectedPayment(order, payment);
     await this.anomalies.record(anomaly, order, payment);
     return anomaly;
   }

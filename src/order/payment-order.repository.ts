@@ -102,6 +102,11 @@ export class PaymentOrderRepository {
           paid_at: payment.paidAt,
         },
         where: { amount: payment.amount, currency: payment.currency },
+        // An order registered with an account is paid only at that account of that channel.
+        guard: {
+          sql: '(merchant_id IS NULL OR (merchant_id = ? AND channel = ?))',
+          params: [payment.merchantId, payment.channel],
+        },
       }),
       history: historyRow(change, PREVIOUS_CHANGED_ONE_ROW),
     };
@@ -191,13 +196,18 @@ function statusChange(orderNo: string, event: OrderEvent, from: OrderStatus, cau
 /** `from` → `to` as one conditional UPDATE; `columns` are set with it and must match for it. */
 function compareAndSet(
   change: StatusChange,
-  columns: { set: Record<string, unknown>; where: Record<string, unknown> } = { set: {}, where: {} },
+  columns: {
+    set: Record<string, unknown>;
+    where: Record<string, unknown>;
+    guard?: { sql: string; params: unknown[] };
+  } = { set: {}, where: {} },
 ): Statement {
   const set = Object.keys(columns.set)
     .map((c) => `, ${c} = ?`)
     .join('');
   const where = Object.keys(columns.where)
     .map((c) => ` AND ${c} = ?`)
+    .concat(columns.guard ? [` AND ${columns.guard.sql}`] : [])
     .join('');
   return {
     // Leaving a status leaves WAIT_PAY or later: nothing is left to ask the channel about.
@@ -210,6 +220,7 @@ function compareAndSet(
       change.orderNo,
       change.from,
       ...Object.values(columns.where),
+      ...(columns.guard?.params ?? []),
     ],
   };
 }

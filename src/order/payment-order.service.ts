@@ -21,6 +21,7 @@ export class PaymentOrderService {
   async register(dto: CreatePaymentOrderDto): Promise<{ order: PaymentOrder; created: boolean }> {
     this.checkCurrency(dto);
     this.checkAccount(dto);
+    this.checkOrderNoForChannels(dto);
     const now = new Date();
     const created = await this.orders.insertIfAbsent({
       ...dto,
@@ -48,6 +49,17 @@ export class PaymentOrderService {
       'MalformedRequest',
       `currency ${currency} is not accepted (accepted: ${this.config.currencies.join(', ')})`,
     );
+  }
+
+  /**
+   * The order number must be one the channel paying it takes; with no channel named, one at least
+   * one channel takes. The channels compare it byte for byte, so must we (BinaryIdentifiers).
+   */
+  private checkOrderNoForChannels({ orderNo, channel }: CreatePaymentOrderDto): void {
+    const candidates = channel === undefined ? this.channels.all : [this.channels.get(channel)!];
+    const refusals = candidates.map((c) => c.orderNoRefusal(orderNo));
+    if (refusals.some((refusal) => refusal === undefined)) return;
+    throw new DomainError('MalformedRequest', `orderNo ${orderNo} cannot be paid: ${refusals.join('; ')}`);
   }
 
   /** A named account must be one of the channel's: queries and closes go to it. */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
-import { AnomalyStatus } from '../anomaly/anomaly.entity';
+import { AnomalyStatus, AnomalyType } from '../anomaly/anomaly.entity';
 import { AnomalyRepository } from '../anomaly/anomaly.repository';
 import { DomainError } from '../domain/domain-error';
 import { refundConfig } from '../config/refund.config';
@@ -28,7 +28,8 @@ export interface EmergencyRefundRequest {
  * under its unique refund number first (a repeat finds it and changes nothing), then the amount
  * taken from what the payment has left by a conditional UPDATE, then the order or the anomaly
  * moved to REFUNDING. The channel is called only after this commits (RefundExecutor), and only once
- * another admin approved it when the amount is at or above REFUND_APPROVAL_THRESHOLD.
+ * another admin approved it when the payment's refunds, this one included, add up to
+ * REFUND_APPROVAL_THRESHOLD or more.
  */
 @Injectable()
 export class EmergencyRefundService {
@@ -51,7 +52,7 @@ export class EmergencyRefundService {
     const refundNo = request.refundNo ?? deriveRefundNo(payment, purpose);
     const amount = request.amount ?? payment.amount;
     const now = new Date();
-    const needsApproval = this.config.approvalThreshold !== undefined && amount >= this.config.approvalThreshold;
+    // Recorded as awaiting approval until the payment's refund total, read under its lock, says otherwise.
     const created = await this.refunds.insertIfAbsent(
       {
         refundNo,
@@ -64,17 +65,21 @@ export class EmergencyRefundService {
         currency: payment.currency,
         reason: request.reason,
         requestedBy: operatorId,
-        nextAttemptAt: needsApproval ? null : now,
+        nextAttemptAt: null,
         createdAt: now,
       },
-      needsApproval ? RefundStatus.AwaitingApproval : RefundStatus.Pending,
+      RefundStatus.AwaitingApproval,
     );
-    const refund = (await this.refunds.findByRefundNo(refundNo))!;
-    if (!created) return { refund: sameRequestOrConflict(refund, payment, amount), created: false };
+    if (!created) {
+      const existing = (await this.refunds.findByRefundNo(refundNo))!;
+      return { refund: sameRequestOrConflict(existing, payment, amount), created: false };
+    }
 
-    await this.reserve(payment, amount);
+    const refundTotal = await this.reserve(payment, amount);
+    if (!this.needsApproval(refundTotal)) await this.refunds.releaseForSending(refundNo, now);
     if (purpose === RefundPurpose.OrderRefund) await this.markOrderRefunding(payment.orderNo, refundNo);
     else await this.markAnomalyRefunding(payment);
+    const refund = (await this.refunds.findByRefundNo(refundNo))!;
     return { refund, created: true };
   }
 
@@ -96,12 +101,22 @@ export class EmergencyRefundService {
       return RefundPurpose.OrderRefund;
     }
     const anomaly = await this.anomalies.findByTransaction(payment.channel, payment.transactionId);
-    if (!anomaly) throw new Error(`payment ${payment.transactionId} neither paid its order nor is an anomaly`);
+    // A malformed notification's anomaly took no payment: there is nothing here to refund.
+    if (!anomaly || anomaly.type === AnomalyType.MalformedNotification) {
+      throw new Error(`payment ${payment.transactionId} neither paid its order nor is an anomaly`);
+    }
     return anomaly.type;
   }
 
-  private async reserve(payment: PaymentCallback, amount: number): Promise<void> {
-    if (await this.payments.reserveRefund(payment.channel, payment.transactionId, amount)) return;
+  /**
+   * Takes `amount` from what the payment has left, and answers what its refunds add up to now (this
+   * one, the others awaiting approval or in flight, and those done), read under the payment's lock
+   * that the reservation took: concurrent requests each see the ones before them.
+   */
+  private async reserve(payment: PaymentCallback, amount: number): Promise<number> {
+    if (await this.payments.reserveRefund(payment.channel, payment.transactionId, amount)) {
+      return this.payments.lockedRefundReserved(payment.channel, payment.transactionId);
+    }
     const [current] = await this.payments.findPayments(payment.orderNo, payment.transactionId);
     throw new DomainError(
       'OverRefund',
@@ -109,6 +124,11 @@ export class EmergencyRefundService {
         `minus what is refunded or being refunded already (${current.refundReservedAmount}); ` +
         `at most ${current.amount - current.refundReservedAmount} can still be refunded`,
     );
+  }
+
+  /** Four eyes on the payment's refund total, not on the piece: splitting a refund does not escape them. */
+  private needsApproval(refundTotal: number): boolean {
+    return this.config.approvalThreshold !== undefined && refundTotal >= this.config.approvalThreshold;
   }
 
   private async markOrderRefunding(orderNo: string, refundNo: string): Promise<void> {

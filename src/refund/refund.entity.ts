@@ -41,6 +41,7 @@ export const RefundPurpose = {
   DuplicatePayment: 'DUPLICATE_PAYMENT',
   PaidAfterClose: 'PAID_AFTER_CLOSE',
   AmountMismatch: 'AMOUNT_MISMATCH',
+  MerchantMismatch: 'MERCHANT_MISMATCH',
 } as const;
 export type RefundPurpose = (typeof RefundPurpose)[keyof typeof RefundPurpose];
 

@@ -120,6 +120,14 @@ export class RefundRepository {
     );
   }
 
+  /** AWAITING_APPROVAL → PENDING, due at `now`, without a reviewer: the refund's total stays under the threshold. */
+  async releaseForSending(refundNo: string, now: Date): Promise<void> {
+    await this.txHost.tx.query(
+      `UPDATE refund SET status = ?, next_attempt_at = ? WHERE refund_no = ? AND status = ?`,
+      [RefundStatus.Pending, now, refundNo, RefundStatus.AwaitingApproval],
+    );
+  }
+
   /**
    * Compare-and-set AWAITING_APPROVAL → PENDING, due now, by an admin other than the requester:
    * true for the one approval that counts, however many arrive at once.

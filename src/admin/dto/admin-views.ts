@@ -370,9 +370,19 @@ export class AnomalyPageView {
   nextCursor: string | null;
 }
 
+export class RefundListItemView extends RefundView {
+  @ApiProperty({
+    ...MINOR_UNITS,
+    description:
+      "What the transaction's refunds add up to now, this one included: done, in flight and awaiting approval. " +
+      'Four eyes apply once it reaches REFUND_APPROVAL_THRESHOLD',
+  })
+  transactionRefundTotal: number;
+}
+
 export class RefundPageView {
-  @ApiProperty({ type: [RefundView] })
-  items: RefundView[];
+  @ApiProperty({ type: [RefundListItemView] })
+  items: RefundListItemView[];
 
   @ApiProperty({ ...NULLABLE_STRING, description: 'Pass as cursor for the next page; null on the last' })
   nextCursor: string | null;

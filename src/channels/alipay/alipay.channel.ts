@@ -29,6 +29,15 @@ const TRADE_STATUS_ERROR = 'ACQ.TRADE_STATUS_ERROR';
 /** The bill query's "no bill (yet)": a day's bill comes after 9:00 the next day. */
 const BILL_NOT_EXIST = 'isp.bill_not_exist';
 
+/** out_trade_no in Alipay's trade APIs: at most 64 letters, digits or underscores. */
+export const ALIPAY_OUT_TRADE_NO = /^[0-9A-Za-z_]{1,64}$/;
+
+/** The parameters of a notification that identify the buyer. */
+const PAYER_PARAMETERS = ['buyer_id', 'buyer_open_id', 'buyer_logon_id', 'buyer_user_id'];
+const PAYER_PARAMETER = new RegExp(`(^|&)(${PAYER_PARAMETERS.join('|')})=([^&]*)`, 'g');
+/** Of a payer identifier, this many characters stay at each end: enough to tell two apart. */
+const KEPT_AT_EACH_END = 2;
+
 /** Alipay openapi behind the PaymentChannel port. */
 export class AlipayChannel implements PaymentChannel {
   readonly channel = Channel.Alipay;
@@ -59,6 +68,21 @@ export class AlipayChannel implements PaymentChannel {
       headers: { 'content-type': 'text/plain; charset=utf-8', 'x-fail-reason': reason },
       body: 'fail',
     };
+  }
+
+  maskPayer(rawBody: Buffer): Buffer {
+    const masked = rawBody
+      .toString('latin1')
+      .replace(
+        PAYER_PARAMETER,
+        (_match, start: string, name: string, value: string) => `${start}${name}=${mask(value)}`,
+      );
+    return Buffer.from(masked, 'latin1');
+  }
+
+  orderNoRefusal(orderNo: string): string | undefined {
+    if (ALIPAY_OUT_TRADE_NO.test(orderNo)) return undefined;
+    return 'Alipay takes an orderNo (out_trade_no) of at most 64 letters, digits or underscores';
   }
 
   accountIds(): string[] {
@@ -188,4 +212,10 @@ function requireField(answer: Record<string, string | undefined>, field: string)
   const value = answer[field];
   if (!value || value.length > 64) throw new DomainError('MalformedRequest', `answer field ${field} is missing`);
   return value;
+}
+
+function mask(value: string): string {
+  if (value.length <= 2 * KEPT_AT_EACH_END) return '*'.repeat(value.length);
+  const hidden = '*'.repeat(value.length - 2 * KEPT_AT_EACH_END);
+  return `${value.slice(0, KEPT_AT_EACH_END)}${hidden}${value.slice(-KEPT_AT_EACH_END)}`;
 }

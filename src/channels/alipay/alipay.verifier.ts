@@ -3,7 +3,15 @@ import { DomainError } from '../../domain/domain-error';
 import { parseDecimalAmount } from '../../domain/money';
 import { AlipayConfig, DEFAULT_NOTIFY_MAX_AGE_SECONDS } from './alipay.config';
 import { headerValue, loadPublicKey } from '../key-loading';
-import { Channel, Clock, RawDelivery, RefundNoticeStatus, VerifiedNotification } from '../../domain/notification';
+import {
+  Channel,
+  Clock,
+  MALFORMED,
+  malformedNotification,
+  RawDelivery,
+  RefundNoticeStatus,
+  VerifiedNotification,
+} from '../../domain/notification';
 
 const PAID_STATUSES = new Set(['TRADE_SUCCESS', 'TRADE_FINISHED']);
 const UNPAID_STATUSES = new Set(['WAIT_BUYER_PAY', 'TRADE_CLOSED']);
@@ -57,13 +65,23 @@ export class AlipayVerifier {
     checkSeller(params, app.account);
     this.checkAuthorizedApp(params);
     this.checkNotifyTime(params);
-    return {
+    const base = {
       channel: this.channel,
       merchantId: app.account.appId,
-      ...(params.get('out_biz_no') && params.get('refund_fee') ? readRefund(params) : readTrade(params)),
-      rawBody: delivery.body,
+      rawBody: signedPartOf(delivery.body),
       headers: { 'content-type': contentType },
+      replayKey: replayKeyOf(params),
     };
+    try {
+      return {
+        ...base,
+        ...(params.get('out_biz_no') && params.get('refund_fee') ? readRefund(params) : readTrade(params)),
+      };
+    } catch (error) {
+      if (!(error instanceof DomainError) || error.code !== MALFORMED) throw error;
+      const ids = { outTradeNo: params.get('out_trade_no'), transactionId: params.get('trade_no') };
+      return malformedNotification({ ...base, eventType: params.get('trade_status') ?? '' }, ids, error.message);
+    }
   }
 
   /** `auth_app_id`, the app the merchant authorised, is one of ours whenever Alipay sends it. */
@@ -123,6 +141,28 @@ export class AlipayVerifier {
     }
     return app;
   }
+}
+
+/**
+ * Alipay's signature is the same for every sending of a notification, and leaves empty-valued
+ * parameters out: the same signed content and signature again, padded or not, is a replay.
+ */
+function replayKeyOf(params: Map<string, string>): string {
+  return createHash('sha256')
+    .update(`${signedContent(params)}\n${params.get('sign')}`)
+    .digest('hex');
+}
+
+/**
+ * The form as received, less its empty-valued parameters: those are not signed, so anyone can add
+ * them (up to the body limit) to a captured notification; what is kept is what the signature covers.
+ */
+function signedPartOf(body: Buffer): Buffer {
+  const kept = body
+    .toString('latin1')
+    .split('&')
+    .filter((pair) => !/^[^=]*=?$/.test(pair));
+  return Buffer.from(kept.join('&'), 'latin1');
 }
 
 function checkSeller(params: Map<string, string>, account: AlipayConfig): void {

@@ -36,6 +36,9 @@ export interface WechatpayChannelOptions {
   refundNotifyUrl?: string;
 }
 
+/** out_trade_no in WeChat Pay's order APIs: 6 to 32 letters, digits, _ - | or *. */
+export const WECHATPAY_OUT_TRADE_NO = /^[0-9A-Za-z_\-|*]{6,32}$/;
+
 /** WeChat Pay APIv3 behind the PaymentChannel port. */
 export class WechatpayChannel implements PaymentChannel {
   readonly channel = Channel.Wechatpay;
@@ -64,6 +67,16 @@ export class WechatpayChannel implements PaymentChannel {
 
   failureReply(status: number, message: string): PlatformReply {
     return { status, headers: {}, body: { code: 'FAIL', message } };
+  }
+
+  /** The payer (openid) travels encrypted in the resource: the bytes show nothing of them. */
+  maskPayer(rawBody: Buffer): Buffer {
+    return rawBody;
+  }
+
+  orderNoRefusal(orderNo: string): string | undefined {
+    if (WECHATPAY_OUT_TRADE_NO.test(orderNo)) return undefined;
+    return 'WeChat Pay takes an orderNo (out_trade_no) of 6 to 32 letters, digits, _ - | or *';
   }
 
   accountIds(): string[] {

@@ -5,7 +5,15 @@ import { isValidMinorAmount } from '../../domain/money';
 import { ConfigurationError } from '../../domain/env-validation';
 import { WechatpayConfig } from './wechatpay.config';
 import { headerValue, loadCertificate, loadPublicKey } from '../key-loading';
-import { Channel, Clock, RawDelivery, RefundNoticeStatus, VerifiedNotification } from '../../domain/notification';
+import {
+  Channel,
+  Clock,
+  MALFORMED,
+  malformedNotification,
+  RawDelivery,
+  RefundNoticeStatus,
+  VerifiedNotification,
+} from '../../domain/notification';
 
 const MAX_CLOCK_SKEW_MS = 5 * 60 * 1000;
 const SIGNATURE_PROBE_PREFIX = 'WECHATPAY/SIGNTEST/';
@@ -99,19 +107,13 @@ export class WechatpayVerifier {
       headers: keptHeaders(delivery),
       replayKey: replayKeyOf(delivery),
     };
-    const account = signer.account;
-
-    if (eventType === 'TRANSACTION.SUCCESS') return { ...base, ...readTransaction(resource, account) };
-    if (REFUND_EVENTS.has(eventType)) return { ...base, ...readRefund(resource, account) };
-    const mchid = optionalString(resource, 'mchid');
-    if (mchid !== undefined) checkMerchant(mchid, account);
-    return {
-      ...base,
-      paid: false,
-      merchantId: account.mchid,
-      outTradeNo: optionalString(resource, 'out_trade_no'),
-      transactionId: optionalString(resource, 'transaction_id'),
-    };
+    try {
+      return { ...base, ...readResource(eventType, resource, signer.account) };
+    } catch (error) {
+      if (!(error instanceof DomainError) || error.code !== MALFORMED) throw error;
+      const ids = { outTradeNo: resource.out_trade_no, transactionId: resource.transaction_id };
+      return malformedNotification({ ...base, merchantId: signer.account.mchid }, ids, error.message);
+    }
   }
 
   /**
@@ -168,6 +170,20 @@ function decrypt(resource: EncryptedResource, apiV3Key: Buffer): Record<string, 
   return parseJsonObject(plaintext, 'decrypted resource');
 }
 
+/** The resource's fields by event type; a MalformedRequest for data that cannot apply. */
+function readResource(eventType: string, resource: Record<string, unknown>, account: WechatpayConfig) {
+  if (eventType === 'TRANSACTION.SUCCESS') return readTransaction(resource, account);
+  if (REFUND_EVENTS.has(eventType)) return readRefund(resource, account);
+  const mchid = optionalString(resource, 'mchid');
+  if (mchid !== undefined) checkMerchant(mchid, account);
+  return {
+    paid: false,
+    merchantId: account.mchid,
+    outTradeNo: optionalString(resource, 'out_trade_no'),
+    transactionId: optionalString(resource, 'transaction_id'),
+  };
+}
+
 function readRefund(refund: Record<string, unknown>, account: WechatpayConfig) {
   const mchid = requireString(refund, 'mchid', 'refund');
   checkMerchant(mchid, account);
@@ -206,9 +222,15 @@ export function readTransaction(tx: Record<string, unknown>, account: WechatpayC
     outTradeNo: requireString(tx, 'out_trade_no', 'transaction'),
     transactionId: requireString(tx, 'transaction_id', 'transaction'),
     amount: amount.total as number,
-    currency: typeof amount.currency === 'string' ? amount.currency : 'CNY',
+    currency: readCurrency(amount.currency),
     paidAt: successTime,
   };
+}
+
+function readCurrency(currency: unknown): string {
+  if (currency === undefined) return 'CNY';
+  if (typeof currency === 'string' && /^[A-Z]{3}$/.test(currency)) return currency;
+  throw new DomainError('MalformedRequest', 'transaction amount.currency must be an ISO 4217 code such as CNY');
 }
 
 /** The account that signed must be the one the payload names: a key of merchant B cannot speak for A. */

@@ -4,13 +4,11 @@ import { Channel } from '../../domain/notification';
 import { ORDER_NO, ORDER_NO_MESSAGE } from '../order-no';
 import { MAX_AMOUNT } from '../../domain/money';
 import { REGISTERED_CHANNELS } from '../../channels/registered-channels';
-import { OrderNoFitsChannel } from './order-no-fits-channel';
 
 export class CreatePaymentOrderDto {
   @ApiProperty({ pattern: ORDER_NO.source, example: 'ORD20261129000123' })
   @IsString()
   @Matches(ORDER_NO, { message: ORDER_NO_MESSAGE })
-  @OrderNoFitsChannel()
   orderNo: string;
 
   @ApiProperty({ pattern: '^\\S{1,64}$', example: 'u-1' })
