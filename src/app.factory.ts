@@ -13,7 +13,7 @@ import { HttpLimits, loadServerConfig } from './config/server.config';
 import { NOTIFICATIONS_TOTAL } from './metrics/metrics.module';
 import { loadOpenApiConfig } from './config/openapi.config';
 import { serveOpenApi } from './openapi/openapi';
-import { registerBodyParsers } from './notify/notify-body';
+import { registerBodyParsers } from './intake/notify-body';
 
 /** Larger than any real notification; anything bigger is refused with 413 before it is read. */
 export const BODY_LIMIT_BYTES = 64 * 1024;

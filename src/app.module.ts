@@ -7,7 +7,7 @@ import { HealthModule } from './health/health.module';
 import { LifecycleModule } from './lifecycle/lifecycle.module';
 import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
-import { NotifyModule } from './notify/notify.module';
+import { NotifyModule } from './intake/notify.module';
 import { OrderModule } from './order/order.module';
 import { TradeModule } from './trade/trade.module';
 import { TransactionModule } from './transaction/transaction.module';

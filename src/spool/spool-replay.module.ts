@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
-import { NotifyModule } from '../notify/notify.module';
+import { NotifyModule } from '../intake/notify.module';
 import { SpoolReplayer } from './spool-replayer';
 import { SpoolModule } from './spool.module';
 

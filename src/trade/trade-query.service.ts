@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { TradeQueryResult } from '../domain/channel-api';
-import { PaymentNotificationService } from '../notify/payment-notification.service';
+import { PaymentNotificationService } from '../settlement/settlement.service';
 import { TransactionRunner } from '../transaction/transaction.runner';
 import { ChannelCallLog } from './channel-call.log';
 import { TradeTarget } from './trade-targets';

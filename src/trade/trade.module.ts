@@ -3,7 +3,7 @@ import { ConfigModule } from '@nestjs/config';
 import { ChannelsModule } from '../channels/channels.module';
 import { paymentQueryConfig } from '../config/payment-query.config';
 import { serverConfig } from '../config/server.config';
-import { NotifyModule } from '../notify/notify.module';
+import { NotifyModule } from '../intake/notify.module';
 import { OrderModule } from '../order/order.module';
 import { ChannelCallLog } from './channel-call.log';
 import { PaymentQueryWorker } from './payment-query.worker';

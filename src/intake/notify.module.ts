@@ -9,7 +9,7 @@ import { SpoolModule } from '../spool/spool.module';
 import { NotificationPipeline } from './notification-pipeline';
 import { NotificationInterceptor } from './notification.interceptor';
 import { NotifyController } from './notify.controller';
-import { PaymentNotificationService } from './payment-notification.service';
+import { PaymentNotificationService } from '../settlement/settlement.service';
 
 @Module({
   imports: [SignatureModule, IdempotencyModule, OrderModule, AnomalyModule, EventsModule, RefundModule, SpoolModule],

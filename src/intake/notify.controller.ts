@@ -3,7 +3,7 @@ import { RouteConfig } from '@nestjs/platform-fastify';
 import { VerifiedNotification } from '../domain/notification';
 import { NotificationInterceptor, VerifiedNotificationParam } from './notification.interceptor';
 import { BODY_AS_BYTES } from './notify-body';
-import { DeliveryOutcome, PaymentNotificationService } from './payment-notification.service';
+import { DeliveryOutcome, PaymentNotificationService } from '../settlement/settlement.service';
 
 /**
  * The platforms' callback endpoints, one per registered channel (POST /notify/wechatpay, /notify/alipay).

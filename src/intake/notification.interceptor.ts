@@ -3,7 +3,7 @@ import { FastifyReply } from 'fastify';
 import { from, lastValueFrom, Observable } from 'rxjs';
 import { VerifiedNotification } from '../domain/notification';
 import { NotificationPipeline, NotifyRequest } from './notification-pipeline';
-import { DeliveryOutcome } from './payment-notification.service';
+import { DeliveryOutcome } from '../settlement/settlement.service';
 
 /**
  * The notify route's one interceptor, and its transactional one: the route handler (the business

@@ -10,8 +10,8 @@ import { NOTIFICATION_SECONDS, NOTIFICATIONS_TOTAL } from '../metrics/metrics.mo
 import { NotificationVerifier } from '../signature/notification-verifier';
 import { SpoolFallback } from '../spool/spool-fallback';
 import { TransactionRunner } from '../transaction/transaction.runner';
-import { NotificationOutcomeLog } from './notification-outcome.log';
-import { DeliveryOutcome } from './payment-notification.service';
+import { NotificationOutcomeLog } from '../settlement/notification-outcome.log';
+import { DeliveryOutcome } from '../settlement/settlement.service';
 
 /** The notify route's request once verified: the handler reads its notification from here. */
 export type NotifyRequest = FastifyRequest<{ Params: { channel?: string } }> & { notification?: VerifiedNotification };
