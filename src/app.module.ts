@@ -14,7 +14,6 @@ import { TransactionModule } from './transaction/transaction.module';
 import { EventsModule } from './events/events.module';
 import { RabbitmqModule } from './rabbitmq/rabbitmq.module';
 import { RetentionModule } from './retention/retention.module';
-import { SpoolReplayModule } from './spool/spool-replay.module';
 import { ReconciliationModule } from './reconciliation/reconciliation.module';
 
 @Module({
@@ -28,7 +27,6 @@ import { ReconciliationModule } from './reconciliation/reconciliation.module';
     RabbitmqModule,
     OrderModule,
     NotifyModule,
-    SpoolReplayModule,
     TradeModule,
     EventsModule,
     AdminModule,

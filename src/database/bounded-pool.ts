@@ -20,6 +20,8 @@ interface CallbackPool {
 /** Codes the exception filter answers with 503 (see TRANSIENT_DRIVER_CODES). */
 export const POOL_ACQUIRE_TIMEOUT = 'POOL_ACQUIRE_TIMEOUT';
 export const POOL_QUEUE_LIMIT = 'POOL_QUEUE_LIMIT';
+/** A wait on the database given up at the caller's deadline (the answer's time), whatever the query's own timeout. */
+export const ANSWER_DEADLINE_PASSED = 'ANSWER_DEADLINE_PASSED';
 /** mysql2's code for a query that ran past its timeout. */
 export const QUERY_TIMEOUT = 'PROTOCOL_SEQUENCE_TIMEOUT';
 

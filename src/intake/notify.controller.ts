@@ -1,28 +1,31 @@
 import { Controller, Post, Res, UseInterceptors } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
 import { VerifiedNotification } from '../domain/notification';
-import { NotificationInterceptor, VerifiedNotificationParam } from './notification.interceptor';
+import { DeliveryOutcome, Settlement } from '../settlement/settlement.service';
+import { NotifyTransactionInterceptor } from './notify-transaction.interceptor';
 import { BODY_AS_BYTES } from './notify-body';
-import { DeliveryOutcome, PaymentNotificationService } from '../settlement/settlement.service';
+import { Verified } from './verified-notification.param';
 
 /**
  * The platforms' callback endpoints, one per registered channel (POST /notify/wechatpay, /notify/alipay).
- * NotificationInterceptor verifies, runs this handler in ONE transaction, records the delivery and
- * acks after the commit (NotificationPipeline lists the steps); HttpErrorFilter answers failures in
- * each channel's format.
+ * NotifyTransactionInterceptor verifies, runs this handler in ONE transaction and commits it, records
+ * the delivery and acks; HttpErrorFilter answers failures in each channel's format.
  */
 @Controller('notify')
-@UseInterceptors(NotificationInterceptor)
+@UseInterceptors(NotifyTransactionInterceptor)
 export class NotifyController {
-  constructor(private readonly notifications: PaymentNotificationService) {}
+  constructor(private readonly settlement: Settlement) {}
 
-  /** `@Res()` leaves the reply to the interceptor: each channel has its own ack. */
+  /**
+   * `@Res()` because the answer is the channel's own ack (WeChat's 204, Alipay's `success`), sent by
+   * the interceptor after the commit; Nest would otherwise answer 201 with the handler's result.
+   */
   @Post(':channel')
   @RouteConfig(BODY_AS_BYTES)
   receive(
-    @VerifiedNotificationParam() notification: VerifiedNotification,
-    @Res() _reply: unknown,
+    @Verified() notification: VerifiedNotification,
+    @Res() _ackedByInterceptor: unknown,
   ): Promise<DeliveryOutcome> {
-    return this.notifications.apply(notification);
+    return this.settlement.apply(notification);
   }
 }

@@ -1,20 +1,17 @@
 import { Module } from '@nestjs/common';
-import { AnomalyModule } from '../anomaly/anomaly.module';
-import { EventsModule } from '../events/events.module';
+import { ConfigModule } from '@nestjs/config';
+import { databaseConfig } from '../config/database.config';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
-import { OrderModule } from '../order/order.module';
-import { RefundModule } from '../refund/refund.module';
+import { SettlementModule } from '../settlement/settlement.module';
 import { SignatureModule } from '../signature/signature.module';
 import { SpoolModule } from '../spool/spool.module';
-import { NotificationPipeline } from './notification-pipeline';
-import { NotificationInterceptor } from './notification.interceptor';
+import { CommittedRepeatFastPath } from './committed-repeat.fast-path';
 import { NotifyController } from './notify.controller';
-import { PaymentNotificationService } from '../settlement/settlement.service';
+import { NotifyTransactionInterceptor } from './notify-transaction.interceptor';
 
 @Module({
-  imports: [SignatureModule, IdempotencyModule, OrderModule, AnomalyModule, EventsModule, RefundModule, SpoolModule],
+  imports: [ConfigModule.forFeature(databaseConfig), SignatureModule, IdempotencyModule, SettlementModule, SpoolModule],
   controllers: [NotifyController],
-  providers: [PaymentNotificationService, NotificationPipeline, NotificationInterceptor],
-  exports: [PaymentNotificationService],
+  providers: [CommittedRepeatFastPath, NotifyTransactionInterceptor],
 })
 export class NotifyModule {}
