@@ -13,7 +13,7 @@ interface Pending {
   processingMs: number;
   /** Set once the caller has its answer: written, failed, or given up at its deadline. */
   settled: boolean;
-  deadline?: NodeJS.Timeout;
+  answerBy?: number;
   resolve(): void;
   reject(error: unknown): void;
 }
@@ -52,10 +52,10 @@ export class DeliveryLog {
         receivedAt,
         processingMs: Date.now() - receivedAt.getTime(),
         settled: false,
+        answerBy,
         resolve,
         reject,
       };
-      if (answerBy !== undefined) pending.deadline = setTimeout(() => giveUp(pending), answerBy - Date.now());
       this.queue.push(pending);
       if (this.queue.length >= MAX_GROUP) this.flush();
       else this.timer ??= setTimeout(() => this.flush(), MAX_WAIT_MS);
@@ -67,8 +67,9 @@ export class DeliveryLog {
     this.timer = undefined;
     const group = this.queue.splice(0, MAX_GROUP);
     if (group.length === 0) return;
+    const watch = watchDeadlines(group);
     // One group at a time per instance keeps the rows in arrival order.
-    this.writing = this.writing.then(() => this.write(group.filter((p) => !p.settled)));
+    this.writing = this.writing.then(() => this.write(group.filter((p) => !p.settled)).finally(() => watch.stop()));
     if (this.queue.length > 0) this.timer = setTimeout(() => this.flush(), 0);
   }
 
@@ -95,8 +96,27 @@ export class DeliveryLog {
 function settle(pending: Pending, answer: () => void): void {
   if (pending.settled) return;
   pending.settled = true;
-  clearTimeout(pending.deadline);
   answer();
+}
+
+/**
+ * One timer per group, not per delivery: it fires at the earliest deadline still open, gives up
+ * every caller whose deadline has passed, and waits for the next.
+ */
+function watchDeadlines(group: Pending[]): { stop(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  const arm = (): void => {
+    const open = group.filter((p) => !p.settled && p.answerBy !== undefined);
+    if (open.length === 0) return;
+    const earliest = Math.min(...open.map((p) => p.answerBy!));
+    timer = setTimeout(() => {
+      const now = Date.now();
+      for (const p of open) if (p.answerBy! <= now) giveUp(p);
+      arm();
+    }, earliest - Date.now());
+  };
+  arm();
+  return { stop: () => clearTimeout(timer) };
 }
 
 function giveUp(pending: Pending): void {
