@@ -172,6 +172,7 @@ describe('bounded waits', () => {
       proxy?.resume();
       await running?.close();
       await proxy?.stop();
+      process.env.DATABASE_URL = databaseUrl;
     });
 
     it('should answer every repeat within the query and acquire timeouts, not hold it as long as the stall lasts', async () => {
