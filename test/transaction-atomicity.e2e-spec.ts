@@ -176,7 +176,8 @@ describe('one transaction per delivery', () => {
       headers: {},
     };
 
-    await expect(running.app.get(Settlement).apply(payment)).rejects.toThrow(/transaction/i);
+    // The decorator throws before the method runs: the async wrapper turns that into the rejection a caller awaits.
+    await expect(async () => running.app.get(Settlement).apply(payment)).rejects.toThrow(/transaction/i);
 
     expect(await effects(orderNo, transactionId)).toEqual({ status: 'WAIT_PAY', claims: 0, deliveries: 0, events: 0 });
   });
