@@ -13,7 +13,7 @@ import { HttpLimits, loadServerConfig } from './config/server.config';
 import { NOTIFICATIONS_TOTAL } from './metrics/metrics.module';
 import { loadOpenApiConfig } from './config/openapi.config';
 import { serveOpenApi } from './openapi/openapi';
-import { registerBodyParsers } from './notify/notify-body';
+import { registerBodyParsers } from './intake/notify-body';
 import { loadConsoleConfig } from './config/console.config';
 import { serveConsole } from './console/serve-console';
 

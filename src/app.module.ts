@@ -7,14 +7,13 @@ import { HealthModule } from './health/health.module';
 import { LifecycleModule } from './lifecycle/lifecycle.module';
 import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
-import { NotifyModule } from './notify/notify.module';
+import { NotifyModule } from './intake/notify.module';
 import { OrderModule } from './order/order.module';
 import { TradeModule } from './trade/trade.module';
 import { TransactionModule } from './transaction/transaction.module';
 import { EventsModule } from './events/events.module';
 import { RabbitmqModule } from './rabbitmq/rabbitmq.module';
 import { RetentionModule } from './retention/retention.module';
-import { SpoolReplayModule } from './spool/spool-replay.module';
 import { ReconciliationModule } from './reconciliation/reconciliation.module';
 
 @Module({
@@ -28,7 +27,6 @@ import { ReconciliationModule } from './reconciliation/reconciliation.module';
     RabbitmqModule,
     OrderModule,
     NotifyModule,
-    SpoolReplayModule,
     TradeModule,
     EventsModule,
     AdminModule,

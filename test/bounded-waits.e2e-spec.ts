@@ -148,6 +148,65 @@ describe('bounded waits', () => {
     });
   });
 
+  /** Repeats of committed payments need no transaction; only their delivery-log write meets the stall. */
+  describe('when the database stalls under repeats of committed payments', () => {
+    const STALL_MS = 8000;
+    const PROBE_EVERY_MS = 100;
+    let proxy: TcpProxy;
+    let running: RunningApp | undefined;
+
+    beforeAll(async () => {
+      proxy = proxyTo(databaseUrl, 3306);
+      await proxy.start();
+      running = await startApp({
+        ...platforms.env,
+        DATABASE_URL: via(proxy, databaseUrl),
+        DATABASE_POOL_SIZE: String(POOL_SIZE),
+        DATABASE_QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS),
+        DATABASE_POOL_ACQUIRE_TIMEOUT_MS: String(ACQUIRE_TIMEOUT_MS),
+        DATABASE_POOL_QUEUE_LIMIT: String(QUEUE_LIMIT),
+        DATABASE_CONNECT_TIMEOUT_MS: String(QUERY_TIMEOUT_MS),
+      });
+    });
+    afterAll(async () => {
+      proxy?.resume();
+      await running?.close();
+      await proxy?.stop();
+      process.env.DATABASE_URL = databaseUrl;
+    });
+
+    it('should answer every repeat within the query and acquire timeouts, not hold it as long as the stall lasts', async () => {
+      const client = new TestClient(running!.url, platforms);
+      const payments = Array.from({ length: 4 }, () => ({ orderNo: uniqueId('P'), transactionId: uniqueId('42') }));
+      for (const [i, p] of payments.entries()) {
+        expect((await client.registerOrder({ orderNo: p.orderNo, amount: 1234 })).status).toBe(201);
+        expect(isAck(await deliver(client, p, i))).toBe(true);
+      }
+      const orderNos = payments.map((p) => p.orderNo);
+
+      proxy.stall();
+      const stalledAt = Date.now();
+      const probes: Array<Promise<HttpAnswer & { tookMs: number }>> = [];
+      for (let i = 0; Date.now() - stalledAt < STALL_MS; i++) {
+        const sentAt = Date.now();
+        probes.push(
+          deliver(client, payments[i % payments.length], i).then((a) => ({ ...a, tookMs: Date.now() - sentAt })),
+        );
+        await sleep(PROBE_EVERY_MS);
+      }
+      proxy.resume();
+      const answers = await Promise.all(probes);
+
+      const longestMs = Math.max(...answers.map((a) => a.tookMs));
+      // The answer's deadline is the query timeout plus the acquire timeout after arrival; the rest is a loaded machine's slack.
+      expect(longestMs).toBeLessThan(QUERY_TIMEOUT_MS + ACQUIRE_TIMEOUT_MS + 1500);
+      expect(answers.filter((a) => a.status !== 503 && !isAck(a)).map((a) => [a.status, a.body])).toEqual([]);
+      expect(answers.filter((a) => a.status === 503).length).toBeGreaterThan(answers.length / 2);
+      expect(await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no IN (?)', [orderNos])).toBe(4);
+      expect(await count(pool, 'SELECT COUNT(*) FROM outbox_event WHERE order_no IN (?)', [orderNos])).toBe(4);
+    });
+  });
+
   describe('when the broker stalls (connected, but nothing confirmed)', () => {
     let proxy: TcpProxy;
     let tap: ExchangeTap;

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { createConnection, createServer, Server, Socket } from 'node:net';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import {
+  deleteExchange,
   EXAMPLE_CONSUMERS,
+  exchangeExists,
   ExchangeTap,
   handlerQueuesConsumed,
   TappedMessage,
@@ -607,6 +609,26 @@ describe('after-payment events through RabbitMQ', () => {
       await sleep(SETTLE_MS);
       expect(await effectCounts(pool, orderNos)).toEqual({ points_grant: 10, coupon_issue: 10, shipment_request: 10 });
       await expectOneEffectPerOrder(pool, eventIdByOrder);
+    });
+  });
+
+  /** Another service's consumer may start before the first payment: it must find the exchange to bind to. */
+  describe('on a fresh broker, before any event was published', () => {
+    const exchange = testExchange();
+    let instance: RunningApp | undefined;
+
+    afterAll(async () => {
+      await instance?.close();
+      await deleteExchange(exchange).catch(() => undefined);
+    });
+
+    it('should have declared the exchange as soon as it connected', async () => {
+      expect(await exchangeExists(exchange)).toBe(false);
+
+      // No example handlers: no consumer channel of the app's own declares anything, and nothing is published.
+      instance = await startApp({ ...eventsEnv(platforms, exchange, TEST_RABBITMQ_URL), EXAMPLE_HANDLERS: 'false' });
+
+      await eventually('the exchange declared', () => exchangeExists(exchange), 10000);
     });
   });
 

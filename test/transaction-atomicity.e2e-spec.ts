@@ -1,5 +1,7 @@
 import { createConnection, Pool, RowDataPacket } from 'mysql2/promise';
 import { DataSource } from 'typeorm';
+import { PaymentNotification } from '../src/domain/notification';
+import { Settlement } from '../src/settlement/settlement.service';
 import {
   count,
   createTestPlatforms,
@@ -154,6 +156,30 @@ describe('one transaction per delivery', () => {
       [transactionId],
     );
     expect(outcomes.map((o) => o.outcome)).toEqual(['PAID', 'DUPLICATE']);
+  });
+
+  it('should refuse to apply a payment outside a transaction, instead of autocommitting the claim alone', async () => {
+    const orderNo = uniqueId('MT');
+    const transactionId = uniqueId('T');
+    expect((await client.registerOrder({ orderNo, amount: 100 })).status).toBe(201);
+    const payment: PaymentNotification = {
+      channel: 'WECHATPAY',
+      merchantId: 'none',
+      eventType: 'TRANSACTION.SUCCESS',
+      paid: true,
+      outTradeNo: orderNo,
+      transactionId,
+      amount: 100,
+      currency: 'CNY',
+      paidAt: new Date(),
+      rawBody: Buffer.from('{}'),
+      headers: {},
+    };
+
+    // The decorator throws before the method runs: the async wrapper turns that into the rejection a caller awaits.
+    await expect(async () => running.app.get(Settlement).apply(payment)).rejects.toThrow(/transaction/i);
+
+    expect(await effects(orderNo, transactionId)).toEqual({ status: 'WAIT_PAY', claims: 0, deliveries: 0, events: 0 });
   });
 
   it('should run every pooled connection at READ COMMITTED without a per-transaction SET', async () => {

@@ -23,6 +23,9 @@ export const POOL_ACQUIRE_TIMEOUT = 'POOL_ACQUIRE_TIMEOUT';
 export const POOL_QUEUE_LIMIT = 'POOL_QUEUE_LIMIT';
 /** Started without the database (SPOOL_DIR), which has not answered since: its schema is not migrated yet. */
 export const DATABASE_NOT_YET_ANSWERED = 'DATABASE_NOT_YET_ANSWERED';
+
+/** A wait on the database given up at the caller's deadline (the answer's time), whatever the query's own timeout. */
+export const ANSWER_DEADLINE_PASSED = 'ANSWER_DEADLINE_PASSED';
 /** mysql2's code for a query that ran past its timeout. */
 export const QUERY_TIMEOUT = 'PROTOCOL_SEQUENCE_TIMEOUT';
 

@@ -1,5 +1,11 @@
 import { QueryFailedError } from 'typeorm';
-import { DATABASE_NOT_YET_ANSWERED, POOL_ACQUIRE_TIMEOUT, POOL_QUEUE_LIMIT, QUERY_TIMEOUT } from './bounded-pool';
+import {
+  ANSWER_DEADLINE_PASSED,
+  DATABASE_NOT_YET_ANSWERED,
+  POOL_ACQUIRE_TIMEOUT,
+  POOL_QUEUE_LIMIT,
+  QUERY_TIMEOUT,
+} from './bounded-pool';
 
 /**
  * Driver codes that mean the database was not reached or did not answer in time, so nothing was
@@ -23,6 +29,7 @@ const UNAVAILABLE_CODES = new Set([
   POOL_ACQUIRE_TIMEOUT, // no pooled connection free in time
   POOL_QUEUE_LIMIT,
   DATABASE_NOT_YET_ANSWERED,
+  ANSWER_DEADLINE_PASSED, // a wait on the database given up at the answer's deadline
 ]);
 
 /** Server errnos of the same kind: too many connections, shutting down, killed, statement time limit. */

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/commo
 import { ConfigType } from '@nestjs/config';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { AmqpConnectionManager, ChannelWrapper, connect, CreateChannelOpts } from 'amqp-connection-manager';
+import { Channel } from 'amqplib';
 import { Gauge } from 'prom-client';
 import { eventsConfig } from '../config/events.config';
 import { BROKER_CONNECTED } from '../metrics/metrics.module';
@@ -45,6 +46,18 @@ export class RabbitmqConnection implements OnApplicationShutdown {
       this.logger.warn(`RabbitMQ connection lost: ${err?.message ?? 'closed'}`);
     });
     this.manager.on('connectFailed', ({ err }) => this.logger.warn(`cannot reach RabbitMQ: ${err?.message}`));
+    this.declareExchangeOnConnect();
+  }
+
+  /**
+   * Declared on every (re)connect, not at the first publish: a consumer of another service that
+   * starts before the first payment must find the exchange to bind its queue to.
+   */
+  private declareExchangeOnConnect(): void {
+    this.createChannel({
+      name: 'exchange-declaration',
+      setup: (channel: Channel) => channel.assertExchange(this.exchange, 'topic', { durable: true }),
+    });
   }
 
   get configured(): boolean {

@@ -4,7 +4,6 @@ export const SPOOL_DELIVERIES = 'payment_spool_deliveries';
 export const SPOOL_OLDEST_AGE = 'payment_spool_oldest_age_seconds';
 export const SPOOL_BYTES = 'payment_spool_bytes';
 export const SPOOL_QUARANTINED = 'payment_spool_quarantined_total';
-export const SPOOL_REPLAYED = 'payment_spool_replayed_total';
 
 export const SPOOL_METRICS = [
   makeGaugeProvider({
@@ -20,10 +19,5 @@ export const SPOOL_METRICS = [
   makeCounterProvider({
     name: SPOOL_QUARANTINED,
     help: 'Corrupt or torn stretches of the spool moved to its quarantine directory',
-  }),
-  makeCounterProvider({
-    name: SPOOL_REPLAYED,
-    help: 'Spooled deliveries replayed, by channel and outcome (PAID, DUPLICATE, …; PARKED when not applicable yet)',
-    labelNames: ['channel', 'outcome'],
   }),
 ];

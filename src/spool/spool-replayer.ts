@@ -4,14 +4,10 @@ import { Counter } from 'prom-client';
 import { PollingWorker } from '../common/polling-worker';
 import { isDatabaseUnavailable } from '../database/database-unavailable';
 import { DomainError } from '../domain/domain-error';
-import { isPayment, VerifiedNotification } from '../domain/notification';
-import { CommittedPayments } from '../idempotency/committed-payments';
-import { DeliveryLog } from '../idempotency/delivery-log';
-import { NotificationOutcomeLog } from '../notify/notification-outcome.log';
-import { PaymentNotificationService } from '../notify/payment-notification.service';
-import { TransactionRunner } from '../transaction/transaction.runner';
+import { VerifiedNotification } from '../domain/notification';
+import { SPOOL_REPLAYED } from '../settlement/settlement-metrics';
+import { Settlement } from '../settlement/settlement.service';
 import { DeliverySpool } from './delivery-spool';
-import { SPOOL_REPLAYED } from './spool-metrics';
 import { SpooledDelivery } from './spool-record';
 
 const POLL_INTERVAL_MS = 1000;
@@ -23,8 +19,8 @@ type Replay = 'APPLIED' | 'NOT_YET' | 'DATABASE_UNAVAILABLE';
 
 /**
  * In the instance that owns the spool: once the database answers, applies each spooled delivery
- * through the normal pipeline (PaymentNotificationService.apply in one transaction), records it in
- * the delivery log with its outcome, and only then moves the spool past it. A platform retry of
+ * through the settlement use case (one transaction, then the delivery log with its outcome, the
+ * count and the log line), and only then moves the spool past it. A platform retry of
  * the same payment meets the same dedup key, so the two apply once; a replay repeated after a
  * crash is a DUPLICATE. A delivery that cannot be applied yet (OrderNotFound: it was acked, the
  * platform will not send it again) is parked and retried with backoff, never dropped.
@@ -32,17 +28,13 @@ type Replay = 'APPLIED' | 'NOT_YET' | 'DATABASE_UNAVAILABLE';
 @Injectable()
 export class SpoolReplayer extends PollingWorker {
   protected readonly logger = new Logger(SpoolReplayer.name);
-  private readonly outcomeLog = new NotificationOutcomeLog();
   private databaseAway = false;
   /** Replayed since the spool was last found empty, for the log line when it is again. */
   private run = { replayed: 0, since: 0 };
 
   constructor(
     private readonly spool: DeliverySpool,
-    private readonly notifications: PaymentNotificationService,
-    private readonly transactions: TransactionRunner,
-    private readonly deliveries: DeliveryLog,
-    private readonly committed: CommittedPayments,
+    private readonly settlement: Settlement,
     @InjectMetric(SPOOL_REPLAYED) private readonly replayed: Counter<string>,
   ) {
     super();
@@ -100,12 +92,7 @@ export class SpoolReplayer extends PollingWorker {
 
   private async replay({ notification, receivedAt, attempts }: SpooledDelivery): Promise<Replay> {
     try {
-      const outcome = await this.transactions.run(() => this.notifications.apply(notification));
-      // Every outcome of a payment means its dedup record has committed.
-      if (isPayment(notification)) await this.committed.markCommitted(notification);
-      await this.deliveries.record(notification, outcome, receivedAt);
-      this.replayed.inc({ channel: notification.channel, outcome });
-      this.outcomeLog.committed(notification, outcome);
+      await this.settlement.settle(notification, { source: 'SPOOL', receivedAt });
       this.databaseAnswers();
       return 'APPLIED';
     } catch (error) {

@@ -2,15 +2,17 @@ import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { TerminusModule } from '@nestjs/terminus';
 import { spoolConfig } from '../config/spool.config';
+import { SettlementModule } from '../settlement/settlement.module';
 import { DeliverySpool } from './delivery-spool';
 import { SpoolFallback } from './spool-fallback';
 import { SPOOL_METRICS } from './spool-metrics';
+import { SpoolReplayer } from './spool-replayer';
 import { SpoolHealthIndicator } from './spool.health';
 
-/** The durable spool and what the notify path and readiness need of it; the replayer is SpoolReplayModule. */
+/** The durable spool, what the notify route and readiness need of it, and its replay through the settlement use case. */
 @Module({
-  imports: [ConfigModule.forFeature(spoolConfig), TerminusModule],
-  providers: [DeliverySpool, SpoolFallback, SpoolHealthIndicator, ...SPOOL_METRICS],
+  imports: [ConfigModule.forFeature(spoolConfig), TerminusModule, SettlementModule],
+  providers: [DeliverySpool, SpoolFallback, SpoolHealthIndicator, SpoolReplayer, ...SPOOL_METRICS],
   exports: [DeliverySpool, SpoolFallback, SpoolHealthIndicator, ...SPOOL_METRICS],
 })
 export class SpoolModule {}

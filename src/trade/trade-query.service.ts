@@ -1,7 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { TradeQueryResult } from '../domain/channel-api';
-import { PaymentNotificationService } from '../notify/payment-notification.service';
-import { TransactionRunner } from '../transaction/transaction.runner';
+import { Settlement } from '../settlement/settlement.service';
 import { ChannelCallLog } from './channel-call.log';
 import { TradeTarget } from './trade-targets';
 
@@ -14,8 +13,8 @@ export interface TradeQueryReport {
 }
 
 /**
- * Asks a channel whether an order's trade was paid. A paid answer goes through the same pipeline
- * as a notification, in one transaction: the same claim on (channel, transaction id), the same
+ * Asks a channel whether an order's trade was paid. A paid answer goes through the same settlement
+ * use case as a notification, in one transaction: the same claim on (channel, transaction id), the same
  * compare-and-set, outbox and anomaly rules. So a query racing a notification applies once, and
  * a notification arriving later is a duplicate.
  */
@@ -24,8 +23,7 @@ export class TradeQueryService {
   private readonly logger = new Logger(TradeQueryService.name);
 
   constructor(
-    private readonly payments: PaymentNotificationService,
-    private readonly transactions: TransactionRunner,
+    private readonly settlement: Settlement,
     private readonly calls: ChannelCallLog,
   ) {}
 
@@ -42,7 +40,7 @@ export class TradeQueryService {
     }
     let applied: string;
     try {
-      applied = await this.transactions.run(() => this.payments.apply(result.payment));
+      applied = await this.settlement.settle(result.payment, { source: 'QUERY', receivedAt: new Date() });
     } catch (error) {
       await this.calls.record(
         orderNo,
@@ -53,9 +51,6 @@ export class TradeQueryService {
       );
       throw error;
     }
-    this.logger.log(
-      `order ${orderNo}: ${target.channel.channel} says transaction ${result.payment.transactionId} paid it; ${applied}`,
-    );
     await this.calls.record(orderNo, target, 'QUERY', 'PAID', applied, result.payment.transactionId);
     return { target, result, applied };
   }

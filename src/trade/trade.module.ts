@@ -3,8 +3,8 @@ import { ConfigModule } from '@nestjs/config';
 import { ChannelsModule } from '../channels/channels.module';
 import { paymentQueryConfig } from '../config/payment-query.config';
 import { serverConfig } from '../config/server.config';
-import { NotifyModule } from '../notify/notify.module';
 import { OrderModule } from '../order/order.module';
+import { SettlementModule } from '../settlement/settlement.module';
 import { ChannelCallLog } from './channel-call.log';
 import { PaymentQueryWorker } from './payment-query.worker';
 import { TradeCloseController } from './trade-close.controller';
@@ -19,7 +19,7 @@ import { TradeTargets } from './trade-targets';
     ConfigModule.forFeature(serverConfig),
     ChannelsModule,
     OrderModule,
-    NotifyModule,
+    SettlementModule,
   ],
   controllers: [TradeCloseController],
   providers: [TradeTargets, ChannelCallLog, TradeQueryService, TradeCloseService, PaymentQueryWorker],

@@ -99,3 +99,31 @@ export async function handlerQueuesConsumed(
     await connection.close().catch(() => undefined);
   }
 }
+
+/** True when the broker has the exchange (checkExchange fails, and closes its channel, on one it does not). */
+export async function exchangeExists(exchange: string): Promise<boolean> {
+  const connection = await connect(TEST_RABBITMQ_URL);
+  try {
+    const channel = await connection.createChannel();
+    channel.on('error', () => undefined);
+    const found = await channel.checkExchange(exchange).then(
+      () => true,
+      () => false,
+    );
+    await channel.close().catch(() => undefined);
+    return found;
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
+}
+
+/** Deletes an exchange the app declared without a tap bound to it. */
+export async function deleteExchange(exchange: string): Promise<void> {
+  const connection = await connect(TEST_RABBITMQ_URL);
+  try {
+    const channel = await connection.createChannel();
+    await channel.deleteExchange(exchange);
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
+}

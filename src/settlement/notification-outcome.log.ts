@@ -1,8 +1,10 @@
 import { Logger } from '@nestjs/common';
 import { AnomalyType } from '../anomaly/anomaly.entity';
+import { loadLogLevel, LogLevel } from '../config/logging.config';
 import { VerifiedNotification } from '../domain/notification';
 
 const ANOMALIES: ReadonlySet<string> = new Set(Object.values(AnomalyType));
+const PRINTS_INFO: ReadonlySet<LogLevel> = new Set(['info', 'debug', 'trace']);
 
 /**
  * One line per committed (or spooled, or replayed from the spool) notification, with the fields an operator searches by: info for a
@@ -11,8 +13,12 @@ const ANOMALIES: ReadonlySet<string> = new Set(Object.values(AnomalyType));
  */
 export class NotificationOutcomeLog {
   private readonly logger = new Logger('PaymentNotification');
+  /** At LOG_LEVEL=warn (production's usual level) an ordinary outcome's line is not even built. */
+  private readonly printsInfo = PRINTS_INFO.has(loadLogLevel());
 
   committed(notification: VerifiedNotification, outcome: string): void {
+    const anomaly = ANOMALIES.has(outcome);
+    if (!anomaly && !this.printsInfo) return;
     const line = {
       msg: `${notification.channel} ${notification.eventType}: ${outcome}`,
       channel: notification.channel,
@@ -21,7 +27,7 @@ export class NotificationOutcomeLog {
       refundNo: notification.refund?.refundNo,
       outcome,
     };
-    if (ANOMALIES.has(outcome)) this.logger.warn(line);
+    if (anomaly) this.logger.warn(line);
     else this.logger.log(line);
   }
 }

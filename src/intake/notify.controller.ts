@@ -1,0 +1,32 @@
+import { Controller, Post, Res, UseInterceptors } from '@nestjs/common';
+import { RouteConfig } from '@nestjs/platform-fastify';
+import { answeredByChannel } from '../common/http-error.filter';
+import { VerifiedNotification } from '../domain/notification';
+import { DeliveryOutcome, Settlement } from '../settlement/settlement.service';
+import { NotifyTransactionInterceptor } from './notify-transaction.interceptor';
+import { BODY_AS_BYTES } from './notify-body';
+import { Verified } from './verified-notification.param';
+
+/**
+ * The platforms' callback endpoints, one per registered channel (POST /notify/<channel>).
+ * NotifyTransactionInterceptor verifies, runs this handler in ONE transaction and commits it, records
+ * the delivery and acks; HttpErrorFilter answers failures in each channel's format.
+ */
+@Controller('notify')
+@UseInterceptors(NotifyTransactionInterceptor)
+export class NotifyController {
+  constructor(private readonly settlement: Settlement) {}
+
+  /**
+   * `@Res()` because the answer is the channel's own ack (WeChat's 204, Alipay's `success`), sent by
+   * the interceptor after the commit; Nest would otherwise answer 201 with the handler's result.
+   */
+  @Post(':channel')
+  @RouteConfig({ ...BODY_AS_BYTES, ...answeredByChannel('channel') })
+  receive(
+    @Verified() notification: VerifiedNotification,
+    @Res() _ackedByInterceptor: unknown,
+  ): Promise<DeliveryOutcome> {
+    return this.settlement.apply(notification);
+  }
+}

@@ -1,0 +1,163 @@
+import { Injectable } from '@nestjs/common';
+import { Propagation, Transactional } from '@nestjs-cls/transactional';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import { Counter } from 'prom-client';
+import { AnomalyRepository } from '../anomaly/anomaly.repository';
+import { classifyRejectedPayment } from '../anomaly/classify-rejected-payment';
+import { changedOneRow } from '../database/sql';
+import { StatementBatch } from '../database/statement-batch';
+import { DomainError } from '../domain/domain-error';
+import { OutboxWriter } from '../events/outbox.writer';
+import { paymentSucceeded } from '../events/payment-events';
+import { CallbackRecordRepository } from '../idempotency/callback-record.repository';
+import { CommittedPayments } from '../idempotency/committed-payments';
+import { DeliveryLog } from '../idempotency/delivery-log';
+import { NOTIFICATIONS_TOTAL } from '../metrics/metrics.module';
+import { TransactionRunner } from '../transaction/transaction.runner';
+import { NotificationOutcomeLog } from './notification-outcome.log';
+import { SPOOL_REPLAYED } from './settlement-metrics';
+import { PaymentOrderRepository } from '../order/payment-order.repository';
+import { isPayment, PaymentNotification, VerifiedNotification } from '../domain/notification';
+import { AnomalyType } from '../anomaly/anomaly.entity';
+import { RefundNoticeOutcome, RefundSettlement } from '../refund/refund-settlement';
+
+export const DeliveryOutcome = {
+  Paid: 'PAID',
+  Duplicate: 'DUPLICATE',
+  NotPaying: 'NOT_PAYING',
+  ...AnomalyType,
+} as const;
+export type DeliveryOutcome = (typeof DeliveryOutcome)[keyof typeof DeliveryOutcome] | RefundNoticeOutcome;
+
+/**
+ * How a verified notification reached the service. A platform's delivery (at the route, or replayed
+ * from the spool) goes into the delivery log with its bytes; a trade query's answer is no delivery.
+ * `answerBy` bounds the wait for the delivery log (the route's answer time); unset, the log's own
+ * query timeout bounds it.
+ */
+export interface Arrival {
+  source: 'ROUTE' | 'SPOOL' | 'QUERY';
+  receivedAt: Date;
+  answerBy?: number;
+}
+
+/** Claimed, but the order did not move to PAID: the anomaly path decides why. */
+const OrderNotMoved = Symbol('order not moved');
+
+/**
+ * The one use case for a verified notification, whichever way it arrived (the notify route, the
+ * spool replay, the active trade query, reconciliation's recovery through the trade query):
+ * - inside the caller's ONE transaction (`apply`): claim → compare-and-set → history → outbox for a
+ *   payment, or its anomaly; a refund notice settles its refund once;
+ * - after the commit, once (`afterCommit`): mark the payment committed for the fast path, write the
+ *   delivery log, count the outcome and log its line.
+ * `settle` is both, for the entry points that open no transaction of their own.
+ */
+@Injectable()
+export class Settlement {
+  private readonly outcomeLog = new NotificationOutcomeLog();
+
+  constructor(
+    private readonly callbacks: CallbackRecordRepository,
+    private readonly orders: PaymentOrderRepository,
+    private readonly anomalies: AnomalyRepository,
+    private readonly outbox: OutboxWriter,
+    private readonly refunds: RefundSettlement,
+    private readonly batch: StatementBatch,
+    private readonly transactions: TransactionRunner,
+    private readonly committed: CommittedPayments,
+    private readonly deliveries: DeliveryLog,
+    @InjectMetric(NOTIFICATIONS_TOTAL) private readonly answered: Counter<string>,
+    @InjectMetric(SPOOL_REPLAYED) private readonly replayed: Counter<string>,
+  ) {}
+
+  /** Applies and commits in ONE transaction, then the after-commit steps. */
+  async settle(notification: VerifiedNotification, arrival: Arrival): Promise<DeliveryOutcome> {
+    const outcome = await this.transactions.run(() => this.apply(notification));
+    await this.afterCommit(notification, outcome, arrival);
+    return outcome;
+  }
+
+  /** The business effect; every write here commits together with the caller's transaction or not at all. */
+  @Transactional(Propagation.Mandatory)
+  async apply(notification: VerifiedNotification): Promise<DeliveryOutcome> {
+    if (notification.malformed !== undefined) {
+      await this.anomalies.recordMalformed(notification);
+      return DeliveryOutcome.MalformedNotification;
+    }
+    if (isPayment(notification)) return this.applyPayment(notification);
+    if (notification.refund) {
+      return this.refunds.applyNotice(notification.channel, notification.refund, notification.transactionId);
+    }
+    // A notification that pays nothing must not take the payment's dedup key.
+    return DeliveryOutcome.NotPaying;
+  }
+
+  /** Once the transaction has committed: every outcome of a payment means its dedup record is in. */
+  async afterCommit(notification: VerifiedNotification, outcome: DeliveryOutcome, arrival: Arrival): Promise<void> {
+    if (isPayment(notification)) await this.committed.markCommitted(notification);
+    await this.recordDelivery(notification, outcome, arrival);
+  }
+
+  /** A repeat the fast path answered without a transaction: nothing to mark, the rest as after a commit. */
+  async afterKnownRepeat(notification: PaymentNotification, arrival: Arrival): Promise<DeliveryOutcome> {
+    await this.recordDelivery(notification, DeliveryOutcome.Duplicate, arrival);
+    return DeliveryOutcome.Duplicate;
+  }
+
+  /** Counts an outcome and logs its line, for one that is not a commit's (SPOOLED, PARKED). */
+  count(notification: VerifiedNotification, outcome: string, arrival: Pick<Arrival, 'source'>): void {
+    const labels = { channel: notification.channel, outcome };
+    if (arrival.source === 'ROUTE') this.answered.inc({ ...labels, reason: '' });
+    else if (arrival.source === 'SPOOL') this.replayed.inc(labels);
+    this.outcomeLog.committed(notification, outcome);
+  }
+
+  private async recordDelivery(
+    notification: VerifiedNotification,
+    outcome: DeliveryOutcome,
+    arrival: Arrival,
+  ): Promise<void> {
+    if (arrival.source !== 'QUERY') {
+      await this.deliveries.record(notification, outcome, arrival.receivedAt, arrival.answerBy);
+    }
+    this.count(notification, outcome, arrival);
+  }
+
+  private async applyPayment(payment: PaymentNotification): Promise<DeliveryOutcome> {
+    const claimed = await this.claimAndPay(payment);
+    if (claimed !== OrderNotMoved) return claimed;
+    const order = await this.orders.findForUpdate(payment.outTradeNo);
+    if (!order) {
+      // Rolls the claim back with everything else: the platform retries, perhaps after the order exists.
+      throw new DomainError(
+        'OrderNotFound',
+        `order ${payment.outTradeNo} is not registered; the platform should retry`,
+      );
+    }
+    const anomaly = classifyRejectedPayment(order, payment);
+    await this.anomalies.record(anomaly, order, payment);
+    return anomaly;
+  }
+
+  /**
+   * claim → compare-and-set → history → outbox in ONE round trip. The server stops at the first
+   * statement that fails: a duplicate claim leaves nothing else done. The history and outbox rows
+   * are each written only if the statement before them changed one row, i.e. only if the order moved.
+   */
+  private async claimAndPay(payment: PaymentNotification): Promise<DeliveryOutcome | typeof OrderNotMoved> {
+    const pay = this.orders.markPaidIfWaitingStatements(payment);
+    try {
+      const [, compareAndSet] = await this.batch.run([
+        this.callbacks.claimPaymentStatement(payment, new Date()),
+        pay.compareAndSet,
+        pay.history,
+        this.outbox.appendIfPreviousChangedOneRow(paymentSucceeded(payment)),
+      ]);
+      return changedOneRow(compareAndSet) ? DeliveryOutcome.Paid : OrderNotMoved;
+    } catch (error) {
+      if (this.callbacks.isDuplicateClaim(error)) return DeliveryOutcome.Duplicate;
+      throw error;
+    }
+  }
+}
