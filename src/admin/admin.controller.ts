@@ -85,7 +85,7 @@ export class AdminController {
   @ApiOperation({
     summary:
       'One delivery with its signature headers and the exact bytes received; ' +
-      "for a viewer, the payer's identifiers (Alipay buyer_id, buyer_logon_id) masked (viewer)",
+      "for a viewer, the payer's identifiers masked by the channel (viewer)",
   })
   @ApiOkResponse({ type: DeliveryView })
   @ApiErrors([404, 'unknown delivery'])

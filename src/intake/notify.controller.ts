@@ -18,7 +18,7 @@ export class NotifyController {
   constructor(private readonly settlement: Settlement) {}
 
   /**
-   * `@Res()` because the answer is the channel's own ack (WeChat's 204, Alipay's `success`), sent by
+   * `@Res()` because the answer is the channel's own ack (a status and body of its own), sent by
    * the interceptor after the commit; Nest would otherwise answer 201 with the handler's result.
    */
   @Post(':channel')
