@@ -264,10 +264,11 @@ describe('docker compose, profile monitoring', () => {
     }
   }
 
-  it("should scrape the app's PORT while METRICS_PORT is unset", async () => {
+  it("should scrape the app's management port (the app's METRICS_PORT default) while METRICS_PORT is unset", async () => {
     const { config } = await renderedConfig(undefined);
-    const appPort = Number(compose().services.app.environment.PORT);
-    expect(config.scrape_configs[0].dns_sd_configs[0]).toEqual({ names: ['app'], type: 'A', port: appPort });
+    const appMetricsPort = Number(/:-(\d+)\}$/.exec(compose().services.app.environment.METRICS_PORT)![1]);
+    expect(appMetricsPort).toBe(9464);
+    expect(config.scrape_configs[0].dns_sd_configs[0]).toEqual({ names: ['app'], type: 'A', port: appMetricsPort });
   });
 
   it('should follow METRICS_PORT when it is set', async () => {
