@@ -36,6 +36,11 @@ interface BadInput {
   status?: number;
   /** What the message must name (order API and WeChat Pay; Alipay's failure body is always `fail`). */
   message?: RegExp;
+  /**
+   * Correctly signed, but its data cannot apply: a deterministic error the platform's retries would
+   * never cure, so it is kept, recorded as a MALFORMED_NOTIFICATION anomaly and acked (issue 21, item 7).
+   */
+  keptAsMalformed?: true;
 }
 
 let platforms: TestPlatforms;
@@ -228,49 +233,49 @@ const WECHATPAY_CASES: BadInput[] = [
   },
   {
     name: 'a transaction whose amount.total is the string "100"',
-    status: 400,
+    keptAsMalformed: true,
     message: /amount/,
     send: () => wechatpay(wechatpayResource({ amount: { total: '100', currency: 'CNY' } })),
   },
   {
     name: 'a transaction whose amount.total is 1.5',
-    status: 400,
+    keptAsMalformed: true,
     message: /amount/,
     send: () => wechatpay(wechatpayResource({ amount: { total: 1.5, currency: 'CNY' } })),
   },
   {
     name: 'a transaction whose amount.total is 0',
-    status: 400,
+    keptAsMalformed: true,
     message: /amount/,
     send: () => wechatpay(wechatpayResource({ amount: { total: 0, currency: 'CNY' } })),
   },
   {
     name: 'a transaction whose amount.total is -100',
-    status: 400,
+    keptAsMalformed: true,
     message: /amount/,
     send: () => wechatpay(wechatpayResource({ amount: { total: -100, currency: 'CNY' } })),
   },
   {
     name: 'a transaction whose amount.total is 1e20',
-    status: 400,
+    keptAsMalformed: true,
     message: /amount/,
     send: () => wechatpay(wechatpayResource({ amount: { total: 1e20, currency: 'CNY' } })),
   },
   {
     name: 'a transaction without amount',
-    status: 400,
+    keptAsMalformed: true,
     message: /amount/,
     send: () => wechatpay(wechatpayResource({ amount: undefined })),
   },
   {
     name: 'a transaction without out_trade_no',
-    status: 400,
+    keptAsMalformed: true,
     message: /out_trade_no/,
     send: () => wechatpay(wechatpayResource({ out_trade_no: undefined })),
   },
   {
     name: 'a transaction whose success_time is not a date',
-    status: 400,
+    keptAsMalformed: true,
     message: /success_time/,
     send: () => wechatpay(wechatpayResource({ success_time: 'soon' })),
   },
@@ -333,7 +338,7 @@ const ALIPAY_CASES: BadInput[] = [
   { name: 'an empty body', status: 400, send: () => alipay('') },
   ...MALFORMED_AMOUNTS.map((amount): BadInput => ({
     name: `total_amount "${amount}", correctly signed`,
-    status: 400,
+    keptAsMalformed: true,
     send: () => alipay(alipayForm(amount)),
   })),
   { name: 'plain text garbage', status: 400, send: () => alipay('hello, this is not a form') },
@@ -387,7 +392,7 @@ const ALIPAY_CASES: BadInput[] = [
   },
   {
     name: 'a genuine form with an unknown trade_status, correctly signed',
-    status: 400,
+    keptAsMalformed: true,
     send: () =>
       alipay(
         client.alipayPayment({
@@ -400,12 +405,12 @@ const ALIPAY_CASES: BadInput[] = [
   },
   {
     name: 'a genuine form without out_trade_no, correctly signed',
-    status: 400,
+    keptAsMalformed: true,
     send: () => alipay(client.alipayPayment({ outTradeNo: '', tradeNo: transactionId, totalAmount: '1.00' })),
   },
   {
     name: 'a genuine form without trade_no, correctly signed',
-    status: 400,
+    keptAsMalformed: true,
     send: () => alipay(client.alipayPayment({ outTradeNo: orderNo, tradeNo: '', totalAmount: '1.00' })),
   },
 ];
@@ -601,20 +606,60 @@ describe('bad input', () => {
     return answer;
   }
 
+  /** Acked; one delivery kept and one MALFORMED_NOTIFICATION anomaly; no payment, no event, the order unpaid. */
+  async function expectKeptAsMalformed(endpoint: 'wechatpay' | 'alipay', c: BadInput): Promise<void> {
+    const before = await tableCounts();
+
+    const answer = await c.send();
+
+    expect(answer.status).toBeGreaterThanOrEqual(200);
+    expect(answer.status).toBeLessThan(300);
+    if (endpoint === 'alipay') expect(answer.body).toBe('success');
+    expect(await tableCounts()).toEqual({
+      ...before,
+      callback_delivery: before.callback_delivery + 1,
+      payment_anomaly: before.payment_anomaly + 1,
+    });
+    expect(
+      await count(
+        pool,
+        `SELECT COUNT(*) FROM payment_anomaly WHERE type = 'MALFORMED_NOTIFICATION' AND channel = ?
+           AND (transaction_id = ? OR order_no = ?)`,
+        [endpoint.toUpperCase(), transactionId, orderNo],
+      ),
+    ).toBe(1);
+    expect(
+      await count(
+        pool,
+        "SELECT COUNT(*) FROM payment_order WHERE order_no = ? AND status = 'WAIT_PAY' AND transaction_id IS NULL",
+        [orderNo],
+      ),
+    ).toBe(1);
+  }
+
+  const refused = (cases: BadInput[]) => cases.filter((c) => !c.keptAsMalformed).map((c) => [c.name, c] as const);
+  const kept = (cases: BadInput[]) => cases.filter((c) => c.keptAsMalformed).map((c) => [c.name, c] as const);
+
   describe('POST /notify/wechatpay', () => {
-    it.each(WECHATPAY_CASES.map((c) => [c.name, c] as const))(
-      'should refuse %s with a 4xx and write nothing',
+    it.each(refused(WECHATPAY_CASES))('should refuse %s with a 4xx and write nothing', async (_name, c) => {
+      await expectRefusedWithoutEffect('wechatpay', c);
+    });
+    it.each(kept(WECHATPAY_CASES))(
+      'should ack %s, keep it and record it as MALFORMED_NOTIFICATION, paying nothing',
       async (_name, c) => {
-        await expectRefusedWithoutEffect('wechatpay', c);
+        await expectKeptAsMalformed('wechatpay', c);
       },
     );
   });
 
   describe('POST /notify/alipay', () => {
-    it.each(ALIPAY_CASES.map((c) => [c.name, c] as const))(
-      'should refuse %s with a 4xx and write nothing',
+    it.each(refused(ALIPAY_CASES))('should refuse %s with a 4xx and write nothing', async (_name, c) => {
+      await expectRefusedWithoutEffect('alipay', c);
+    });
+    it.each(kept(ALIPAY_CASES))(
+      'should ack %s, keep it and record it as MALFORMED_NOTIFICATION, paying nothing',
       async (_name, c) => {
-        await expectRefusedWithoutEffect('alipay', c);
+        await expectKeptAsMalformed('alipay', c);
       },
     );
   });

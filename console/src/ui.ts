@@ -63,8 +63,9 @@ export const Time = ({ iso, beijing }: { iso: string | null; beijing?: boolean }
 export const Status = ({ value }: { value: string }) =>
   html`<span class=${`status status-${value.toLowerCase()}`}>${value}</span>`;
 
+/** A malformed notification may name no order: then there is nothing to link to. */
 export const OrderLink = ({ orderNo }: { orderNo: string }) =>
-  html`<a href=${`#/orders/${encodeURIComponent(orderNo)}`}>${orderNo}</a>`;
+  orderNo ? html`<a href=${`#/orders/${encodeURIComponent(orderNo)}`}>${orderNo}</a>` : html`<span>—</span>`;
 
 export function Table({ caption, head, rows }: { caption: string; head: string[]; rows: unknown[][] }) {
   if (rows.length === 0)

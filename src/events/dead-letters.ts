@@ -14,10 +14,12 @@ export interface DeadLetter {
 /** Dead-lettered events, outbox and handlers alike, oldest first. */
 export async function listDeadLetters(dataSource: DataSource): Promise<DeadLetter[]> {
   const rows: Array<Record<string, unknown>> = await dataSource.query(
-    `SELECT 'outbox' AS stage, event_id, type, order_no, attempts, last_error, dead_lettered_at
+    // The CASTs give both halves one collation: order_no is binary NO PAD, a JSON value is not.
+    `SELECT 'outbox' AS stage, event_id, type, CAST(order_no AS CHAR) AS order_no, attempts, last_error, dead_lettered_at
        FROM outbox_event WHERE dead_lettered_at IS NOT NULL
      UNION ALL
-     SELECT consumer, event_id, JSON_VALUE(payload, '$.type'), JSON_VALUE(payload, '$.orderNo'), attempts, last_error, dead_lettered_at
+     SELECT consumer, event_id, JSON_VALUE(payload, '$.type'), CAST(JSON_VALUE(payload, '$.orderNo') AS CHAR),
+       attempts, last_error, dead_lettered_at
        FROM handler_retry WHERE dead_lettered_at IS NOT NULL
      ORDER BY dead_lettered_at`,
   );
