@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createConnection } from 'mysql2/promise';
 import { DataSource } from 'typeorm';
-import { loadDatabaseConfig } from '../src/config/database.config';
-import { buildDataSourceOptions } from '../src/database/data-source-options';
+import { loadDatabaseConfig } from '../src/platform/config/database.config';
+import { buildDataSourceOptions } from '../src/platform/database/data-source-options';
 import { createTestPlatforms } from '../test/support/test-app';
 import {
   arrivalOrder,

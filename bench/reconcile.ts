@@ -1,4 +1,4 @@
-import { loadDatabaseConfig } from '../src/config/database.config';
+import { loadDatabaseConfig } from '../src/platform/config/database.config';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { createConnection } from 'mysql2/promise';
 import { DataSource } from 'typeorm';
-import { buildDataSourceOptions } from '../src/database/data-source-options';
+import { buildDataSourceOptions } from '../src/platform/database/data-source-options';
 import { billDateOf, billDayRange, shiftBillDate } from '../src/domain/bill';
 import { beijingTime, wechatpayBillLine } from '../test/support/bill-files';
 import { FakePlatform } from '../tools/simulator/fake-platform';

@@ -1,5 +1,5 @@
 // The operator console: built into dist/console (served at /console/ by the service, see
-// src/console/serve-console.ts). Everything is bundled: no CDN, no inline script or style.
+// src/admin/console/serve-console.ts). Everything is bundled: no CDN, no inline script or style.
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 

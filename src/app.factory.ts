@@ -4,18 +4,18 @@ import { ModuleMetadata, ValidationPipe } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
-import { AfterPaymentExamplesModule } from './after-payment/after-payment-examples.module';
+import { AfterPaymentExamplesModule } from './events/after-payment/after-payment-examples.module';
 import { AppModule } from './app.module';
 import { getToken } from '@willsoto/nestjs-prometheus';
 import { PaymentChannels } from './channels/payment-channels';
-import { HttpErrorFilter } from './common/http-error.filter';
-import { HttpLimits, loadServerConfig } from './config/server.config';
-import { NOTIFICATIONS_TOTAL } from './metrics/metrics.module';
-import { loadOpenApiConfig } from './config/openapi.config';
-import { serveOpenApi } from './openapi/openapi';
+import { HttpErrorFilter } from './platform/http/http-error.filter';
+import { HttpLimits, loadServerConfig } from './platform/config/server.config';
+import { NOTIFICATIONS_TOTAL } from './platform/metrics/metrics.module';
+import { loadOpenApiConfig } from './platform/config/openapi.config';
+import { serveOpenApi } from './platform/openapi/openapi';
 import { registerBodyParsers } from './intake/notify-body';
-import { loadConsoleConfig } from './config/console.config';
-import { serveConsole } from './console/serve-console';
+import { loadConsoleConfig } from './platform/config/console.config';
+import { serveConsole } from './admin/console/serve-console';
 
 /** Larger than any real notification; anything bigger is refused with 413 before it is read. */
 export const BODY_LIMIT_BYTES = 64 * 1024;

@@ -3,15 +3,15 @@ import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { Logger } from '@nestjs/common';
 import { createApp } from './app.factory';
-import { validateConfiguration } from './config/configuration';
-import { explainDatabaseStartError } from './database/database-start-error';
-import { loadServerConfig } from './config/server.config';
-import { loadSpoolConfig } from './config/spool.config';
+import { validateConfiguration } from './platform/config/configuration';
+import { explainDatabaseStartError } from './platform/database/database-start-error';
+import { loadServerConfig } from './platform/config/server.config';
+import { loadSpoolConfig } from './platform/config/spool.config';
 import { ConfigurationError } from './domain/env-validation';
-import { GracefulShutdown } from './lifecycle/graceful-shutdown';
-import { startSummary } from './lifecycle/start-line';
-import { MetricsServer } from './metrics/metrics-server';
-import { SpoolLock } from './spool/spool-lock';
+import { GracefulShutdown } from './platform/lifecycle/graceful-shutdown';
+import { startSummary } from './platform/lifecycle/start-line';
+import { MetricsServer } from './platform/metrics/metrics-server';
+import { SpoolLock } from './intake/spool/spool-lock';
 
 /** `.env` in the working directory, when present; a variable set in the environment wins over it. */
 function loadDotEnv(): void {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'mysql2/promise';
-import { ReportingDatabase } from '../src/database/reporting-database';
+import { ReportingDatabase } from '../src/platform/database/reporting-database';
 import {
   deliver,
   inParallel,

@@ -1,11 +1,11 @@
 import { Logger } from '@nestjs/common';
 import { Counter, Registry } from 'prom-client';
-import { loadRedisConfig, RedisConfig } from '../src/config/redis.config';
+import { loadRedisConfig, RedisConfig } from '../src/platform/config/redis.config';
 import { PaymentNotification } from '../src/domain/notification';
-import { CommittedPayments } from '../src/idempotency/committed-payments';
-import { CommittedPaymentsCache } from '../src/idempotency/committed-payments.cache';
-import { FAST_PATH_HITS, REDIS_ERRORS } from '../src/idempotency/fast-path-metrics';
-import { FastPathRedis } from '../src/idempotency/fast-path-redis';
+import { CommittedPayments } from '../src/settlement/idempotency/committed-payments';
+import { CommittedPaymentsCache } from '../src/settlement/idempotency/committed-payments.cache';
+import { FAST_PATH_HITS, REDIS_ERRORS } from '../src/settlement/idempotency/fast-path-metrics';
+import { FastPathRedis } from '../src/settlement/idempotency/fast-path-redis';
 import { eventually, sleep } from './support/eventually';
 import { freeFixedPort } from './support/payment-storm';
 import { RedisServer } from './support/redis-server';

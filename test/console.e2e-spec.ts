@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { BrowserContext, Page } from 'playwright-core';
 import { FakePlatform } from '../tools/simulator/fake-platform';
-import { CONSOLE_CSP } from '../src/console/serve-console';
+import { CONSOLE_CSP } from '../src/admin/console/serve-console';
 import { accessibilityViolations, buildConsole, launchChromium, RunningBrowser } from './support/browser';
 import { eventually } from './support/eventually';
 import {

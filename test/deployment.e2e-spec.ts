@@ -12,8 +12,8 @@ import { PodMonitor } from '@kubernetes-models/prometheus-operator/monitoring.co
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IProbe } from 'kubernetes-models/v1/Probe';
 import { parse, parseAllDocuments } from 'yaml';
-import { loadServerConfig } from '../src/config/server.config';
-import { MetricsServer } from '../src/metrics/metrics-server';
+import { loadServerConfig } from '../src/platform/config/server.config';
+import { MetricsServer } from '../src/platform/metrics/metrics-server';
 import { RunningApp, startApp } from './support/test-app';
 import { databaseUrl, TEST_DATABASE_PREFIX, withAdminConnection } from './support/test-database';
 
@@ -221,7 +221,7 @@ describe('docker/k8s', () => {
       const outputs = await Promise.all([migrate(), migrate()]);
       // One of the two applied everything; the other found nothing left under the lock.
       expect(outputs.map((o) => o.stdout.startsWith('applied migrations:')).sort()).toEqual([false, true]);
-      const migrations = readdirSync(join(ROOT, 'src/database/migrations')).filter((f) => f.endsWith('.ts'));
+      const migrations = readdirSync(join(ROOT, 'src/platform/database/migrations')).filter((f) => f.endsWith('.ts'));
       const applied = await withAdminConnection(async (conn) => {
         const [rows] = await conn.query(`SELECT COUNT(*) AS n FROM \`${name}\`.schema_migrations`);
         return Number((rows as Array<{ n: number }>)[0].n);

@@ -1,8 +1,8 @@
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { DataSource } from 'typeorm';
-import { loadDatabaseConfig } from '../src/config/database.config';
-import { buildDataSourceOptions } from '../src/database/data-source-options';
-import { BinaryIdentifiers1796700000000 } from '../src/database/migrations/1796700000000-BinaryIdentifiers';
+import { loadDatabaseConfig } from '../src/platform/config/database.config';
+import { buildDataSourceOptions } from '../src/platform/database/data-source-options';
+import { BinaryIdentifiers1796700000000 } from '../src/platform/database/migrations/1796700000000-BinaryIdentifiers';
 import { yuan } from '../tools/simulator/platform-signers';
 import {
   count,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { EventType, PaymentEvent } from '../src/events/payment-events';
-import { EventDispatcher } from '../src/subscribers/event-dispatcher';
+import { EventDispatcher } from '../src/events/subscribers/event-dispatcher';
 import {
   count,
   createTestPlatforms,

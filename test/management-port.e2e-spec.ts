@@ -1,5 +1,5 @@
 import { connect, Socket } from 'node:net';
-import { MetricsServer } from '../src/metrics/metrics-server';
+import { MetricsServer } from '../src/platform/metrics/metrics-server';
 import { sleep } from './support/eventually';
 import { createTestPlatforms, notificationsOnly, RunningApp, startApp } from './support/test-app';
 

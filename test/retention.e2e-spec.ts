@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Pool, RowDataPacket } from 'mysql2/promise';
-import { PruneCounts, RetentionPruner } from '../src/retention/retention-pruner';
+import { PruneCounts, RetentionPruner } from '../src/platform/retention/retention-pruner';
 import { EXAMPLE_CONSUMERS } from './support/amqp-tap';
 import { eventually, sleep } from './support/eventually';
 import { yuan } from '../tools/simulator/platform-signers';

@@ -1,8 +1,8 @@
 import { Pool, RowDataPacket } from 'mysql2/promise';
-import { StatementBatch } from '../src/database/statement-batch';
+import { StatementBatch } from '../src/platform/database/statement-batch';
 import { PaymentNotification } from '../src/domain/notification';
-import { CallbackRecordRepository } from '../src/idempotency/callback-record.repository';
-import { TransactionRunner } from '../src/transaction/transaction.runner';
+import { CallbackRecordRepository } from '../src/settlement/idempotency/callback-record.repository';
+import { TransactionRunner } from '../src/platform/transaction/transaction.runner';
 import { SentCommands } from './support/sent-commands';
 import {
   count,

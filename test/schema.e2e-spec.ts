@@ -1,13 +1,13 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { loadDatabaseConfig } from '../src/config/database.config';
-import { buildExampleDataSourceOptions, EXAMPLE_ENTITIES } from '../src/after-payment/example-schema';
-import { buildDataSourceOptions, ENTITIES } from '../src/database/data-source-options';
+import { loadDatabaseConfig } from '../src/platform/config/database.config';
+import { buildExampleDataSourceOptions, EXAMPLE_ENTITIES } from '../src/events/after-payment/example-schema';
+import { buildDataSourceOptions, ENTITIES } from '../src/platform/database/data-source-options';
 import { assertTestDatabase, databaseUrl, TEST_DATABASE_PREFIX, withAdminConnection } from './support/test-database';
 import { RunningApp, startApp, uniqueId } from './support/test-app';
 
-const MIGRATION_FILES = readdirSync(join(__dirname, '../src/database/migrations')).filter((f) => f.endsWith('.ts'));
+const MIGRATION_FILES = readdirSync(join(__dirname, '../src/platform/database/migrations')).filter((f) => f.endsWith('.ts'));
 const EXAMPLE_TABLES = ['coupon_issue', 'points_grant', 'shipment_request'];
 
 /** Migrations are the schema's only source; entities must describe exactly what they build. */

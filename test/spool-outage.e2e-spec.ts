@@ -44,7 +44,7 @@ async function spoolPending(url: string): Promise<number> {
 
 /** Migration files of the source tree: what a migrated database lists in schema_migrations. */
 function migrationCount(): number {
-  return readdirSync(join(__dirname, '../src/database/migrations')).filter((f) => f.endsWith('.ts')).length;
+  return readdirSync(join(__dirname, '../src/platform/database/migrations')).filter((f) => f.endsWith('.ts')).length;
 }
 
 describe('the durable spool across instances and outages', () => {

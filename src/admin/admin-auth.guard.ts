@@ -14,7 +14,7 @@ import { Reflector } from '@nestjs/core';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { FastifyRequest } from 'fastify';
 import { DomainError } from '../domain/domain-error';
-import { adminConfig, AdminRole } from '../config/admin.config';
+import { adminConfig, AdminRole } from '../platform/config/admin.config';
 
 const ROLE_KEY = 'admin-role';
 

@@ -9,12 +9,12 @@ import {
   MoreThanOrEqual,
 } from 'typeorm';
 import { PaymentAnomaly } from '../anomaly/anomaly.entity';
-import { ReportingDatabase } from '../database/reporting-database';
+import { ReportingDatabase } from '../platform/database/reporting-database';
 import { PaymentChannels } from '../channels/payment-channels';
-import { AdminRole } from '../config/admin.config';
+import { AdminRole } from '../platform/config/admin.config';
 import { DomainError } from '../domain/domain-error';
-import { CallbackDelivery } from '../idempotency/callback-delivery.entity';
-import { PaymentCallback } from '../idempotency/payment-callback.entity';
+import { CallbackDelivery } from '../settlement/idempotency/callback-delivery.entity';
+import { PaymentCallback } from '../settlement/idempotency/payment-callback.entity';
 import { OrderStatusChange } from '../order/order-status-change.entity';
 import { PaymentOrder } from '../order/payment-order.entity';
 import { Refund } from '../refund/refund.entity';

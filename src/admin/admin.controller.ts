@@ -1,11 +1,11 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseInterceptors } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { ApiErrors } from '../common/error.view';
-import { AdminRole } from '../config/admin.config';
+import { ApiErrors } from '../platform/http/error.view';
+import { AdminRole } from '../platform/config/admin.config';
 import { EmergencyRefundService } from '../refund/emergency-refund.service';
 import { RefundApproval } from '../refund/refund-approval';
 import { RefundSettlement } from '../refund/refund-settlement';
-import { TransactionInterceptor } from '../transaction/transaction.interceptor';
+import { TransactionInterceptor } from '../platform/transaction/transaction.interceptor';
 import { AdminAccess, AuthenticatedOperator, CurrentOperator } from './admin-auth.guard';
 import { AdminQueries, CallbackStatsView } from './admin-queries';
 import { AuditLog } from './audit/audit-log';

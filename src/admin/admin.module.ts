@@ -1,9 +1,9 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { ChannelsModule } from '../channels/channels.module';
-import { adminConfig } from '../config/admin.config';
+import { adminConfig } from '../platform/config/admin.config';
 import { RefundModule } from '../refund/refund.module';
-import { SpoolModule } from '../spool/spool.module';
+import { SpoolModule } from '../intake/spool/spool.module';
 import { OperationsController } from './operations.controller';
 import { OperationsOverviewQuery } from './operations-overview';
 import { AdminAuthGuard } from './admin-auth.guard';

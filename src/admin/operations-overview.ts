@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { AnomalyStatus } from '../anomaly/anomaly.entity';
 import { countDeadLetters } from '../events/dead-letters';
 import { RefundStatus } from '../refund/refund.entity';
-import { DeliverySpool, SpoolStats } from '../spool/delivery-spool';
+import { DeliverySpool, SpoolStats } from '../intake/spool/delivery-spool';
 
 /** The window the latency percentiles are computed over. */
 const LATENCY_WINDOW_MS = 24 * 3600_000;

@@ -4,12 +4,12 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { DataSource } from 'typeorm';
 import { PaymentAnomaly } from '../anomaly/anomaly.entity';
-import { ApiErrors } from '../common/error.view';
-import { AdminRole } from '../config/admin.config';
+import { ApiErrors } from '../platform/http/error.view';
+import { AdminRole } from '../platform/config/admin.config';
 import { DomainError } from '../domain/domain-error';
 import { listDeadLetters, requeueDeadLetters } from '../events/dead-letters';
-import { PaymentCallback } from '../idempotency/payment-callback.entity';
-import { TransactionInterceptor } from '../transaction/transaction.interceptor';
+import { PaymentCallback } from '../settlement/idempotency/payment-callback.entity';
+import { TransactionInterceptor } from '../platform/transaction/transaction.interceptor';
 import { AdminAccess, AuthenticatedOperator, CurrentOperator } from './admin-auth.guard';
 import { AuditLog } from './audit/audit-log';
 import { AnomalyView, toAnomalyView } from './dto/admin-views';

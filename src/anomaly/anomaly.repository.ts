@@ -3,7 +3,7 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { PaymentOrder } from '../order/payment-order.entity';
 import { PaymentNotification, VerifiedNotification } from '../domain/notification';
-import { WriteResult } from '../database/sql';
+import { WriteResult } from '../platform/database/sql';
 import { AnomalyStatus, AnomalyType, PaymentAnomaly } from './anomaly.entity';
 
 @Injectable()

@@ -1,8 +1,8 @@
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
-import { asksForHelp } from '../common/command-line';
-import { loadDatabaseConfig } from '../config/database.config';
-import { buildDataSourceOptions } from '../database/data-source-options';
+import { asksForHelp } from '../platform/http/command-line';
+import { loadDatabaseConfig } from '../platform/config/database.config';
+import { buildDataSourceOptions } from '../platform/database/data-source-options';
 import { listDeadLetters, replayDeadLetters } from './dead-letters';
 
 const USAGE = `usage: npm run dead-letters -- list

@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
-import { eventsConfig } from '../config/events.config';
-import { RabbitmqConnection } from '../rabbitmq/rabbitmq.connection';
-import { EventDispatcher } from '../subscribers/event-dispatcher';
-import { SubscriberRegistry } from '../subscribers/subscriber-registry';
-import { SubscribersModule } from '../subscribers/subscribers.module';
+import { eventsConfig } from '../platform/config/events.config';
+import { RabbitmqConnection } from '../platform/rabbitmq/rabbitmq.connection';
+import { EventDispatcher } from './subscribers/event-dispatcher';
+import { SubscriberRegistry } from './subscribers/subscriber-registry';
+import { SubscribersModule } from './subscribers/subscribers.module';
 import { EVENT_PUBLISHER } from './event-publisher';
 import { InProcessPublisher } from './in-process.publisher';
 import { OutboxRelay } from './outbox.relay';

@@ -1,4 +1,4 @@
-import { EventDispatcher } from '../subscribers/event-dispatcher';
+import { EventDispatcher } from './subscribers/event-dispatcher';
 import { EventPublisher } from './event-publisher';
 import { PaymentEvent } from './payment-events';
 

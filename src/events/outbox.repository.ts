@@ -2,8 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
-import { eventsConfig, retryDelayMs } from '../config/events.config';
-import { errorText } from '../subscribers/handler-retry.repository';
+import { eventsConfig, retryDelayMs } from '../platform/config/events.config';
+import { errorText } from './subscribers/handler-retry.repository';
 import { PaymentEvent } from './payment-events';
 
 export interface ClaimedEvent {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
-import { PREVIOUS_CHANGED_ONE_ROW, Statement } from '../database/statement-batch';
+import { PREVIOUS_CHANGED_ONE_ROW, Statement } from '../platform/database/statement-batch';
 import { PaymentEvent } from './payment-events';
 
 /** Appends an event to the outbox in the caller's transaction; the relay publishes it after commit. */

@@ -4,13 +4,13 @@ import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { FastifyReply, FastifyRequest } from 'fastify';
 import { Histogram } from 'prom-client';
 import { from, lastValueFrom, Observable } from 'rxjs';
-import { databaseConfig } from '../config/database.config';
+import { databaseConfig } from '../platform/config/database.config';
 import { isPayment, VerifiedNotification } from '../domain/notification';
-import { NOTIFICATION_SECONDS } from '../metrics/metrics.module';
+import { NOTIFICATION_SECONDS } from '../platform/metrics/metrics.module';
 import { Arrival, DeliveryOutcome, Settlement } from '../settlement/settlement.service';
-import { NotificationVerifier } from '../signature/notification-verifier';
-import { SpoolFallback } from '../spool/spool-fallback';
-import { TransactionRunner } from '../transaction/transaction.runner';
+import { NotificationVerifier } from './signature/notification-verifier';
+import { SpoolFallback } from './spool/spool-fallback';
+import { TransactionRunner } from '../platform/transaction/transaction.runner';
 import { CommittedRepeatFastPath } from './committed-repeat.fast-path';
 import { handOver } from './verified-notification.param';
 

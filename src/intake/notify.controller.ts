@@ -1,6 +1,6 @@
 import { Controller, Post, Res, UseInterceptors } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
-import { answeredByChannel } from '../common/http-error.filter';
+import { answeredByChannel } from '../platform/http/http-error.filter';
 import { VerifiedNotification } from '../domain/notification';
 import { DeliveryOutcome, Settlement } from '../settlement/settlement.service';
 import { NotifyTransactionInterceptor } from './notify-transaction.interceptor';

@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
-import { databaseConfig } from '../config/database.config';
-import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { databaseConfig } from '../platform/config/database.config';
+import { IdempotencyModule } from '../settlement/idempotency/idempotency.module';
 import { SettlementModule } from '../settlement/settlement.module';
-import { SignatureModule } from '../signature/signature.module';
-import { SpoolModule } from '../spool/spool.module';
+import { SignatureModule } from './signature/signature.module';
+import { SpoolModule } from './spool/spool.module';
 import { CommittedRepeatFastPath } from './committed-repeat.fast-path';
 import { NotifyController } from './notify.controller';
 import { NotifyTransactionInterceptor } from './notify-transaction.interceptor';

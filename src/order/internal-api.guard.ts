@@ -3,7 +3,7 @@ import { ConfigType } from '@nestjs/config';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { FastifyRequest } from 'fastify';
 import { DomainError } from '../domain/domain-error';
-import { serverConfig } from '../config/server.config';
+import { serverConfig } from '../platform/config/server.config';
 
 /** `Authorization: Bearer $INTERNAL_API_TOKEN`, compared in constant time. */
 @Injectable()

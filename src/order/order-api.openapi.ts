@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { ApiErrors } from '../common/error.view';
+import { ApiErrors } from '../platform/http/error.view';
 
 /** What every controller of the internal order API shares in the OpenAPI document. */
 export function ApiOrderApi(): ClassDecorator {

@@ -1,9 +1,9 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { ChannelsModule } from '../channels/channels.module';
-import { paymentQueryConfig } from '../config/payment-query.config';
-import { orderConfig } from '../config/order.config';
-import { serverConfig } from '../config/server.config';
+import { paymentQueryConfig } from '../platform/config/payment-query.config';
+import { orderConfig } from '../platform/config/order.config';
+import { serverConfig } from '../platform/config/server.config';
 import { InternalApiGuard } from './internal-api.guard';
 import { PaymentOrderController } from './payment-order.controller';
 import { PaymentOrderRepository } from './payment-order.repository';

@@ -1,8 +1,8 @@
 import { Body, Controller, Get, Param, Post, Res, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam } from '@nestjs/swagger';
 import { FastifyReply } from 'fastify';
-import { ApiErrors } from '../common/error.view';
-import { TransactionInterceptor } from '../transaction/transaction.interceptor';
+import { ApiErrors } from '../platform/http/error.view';
+import { TransactionInterceptor } from '../platform/transaction/transaction.interceptor';
 import { CreatePaymentOrderDto } from './dto/create-payment-order.dto';
 import { PaymentOrderView, toView } from './dto/payment-order.view';
 import { InternalApiGuard } from './internal-api.guard';

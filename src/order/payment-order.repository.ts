@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Propagation, Transactional, TransactionHost } from '@nestjs-cls/transactional';
-import { isDuplicateKey, WriteResult } from '../database/sql';
-import { PREVIOUS_CHANGED_ONE_ROW, Statement } from '../database/statement-batch';
+import { isDuplicateKey, WriteResult } from '../platform/database/sql';
+import { PREVIOUS_CHANGED_ONE_ROW, Statement } from '../platform/database/statement-batch';
 import { PaymentNotification } from '../domain/notification';
 import { nextStatus, OrderEvent, OrderStatus } from './order-status';
 import { OrderStatusChange } from './order-status-change.entity';

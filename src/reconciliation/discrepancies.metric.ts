@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { Gauge } from 'prom-client';
-import { RECONCILIATION_DISCREPANCIES } from '../metrics/metrics.module';
-import { GaugeSample, ScrapeTimeGauge } from '../metrics/scrape-time-gauge';
+import { RECONCILIATION_DISCREPANCIES } from '../platform/metrics/metrics.module';
+import { GaugeSample, ScrapeTimeGauge } from '../platform/metrics/scrape-time-gauge';
 import { DISCREPANCIES } from './reconciliation-item.entity';
 import { ReconciliationRepository } from './reconciliation.repository';
 

@@ -1,8 +1,8 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminAccess, AuthenticatedOperator, CurrentOperator } from '../admin/admin-auth.guard';
-import { ApiErrors } from '../common/error.view';
-import { AdminRole } from '../config/admin.config';
+import { ApiErrors } from '../platform/http/error.view';
+import { AdminRole } from '../platform/config/admin.config';
 import { billDateOf, isBillDate, shiftBillDate } from '../domain/bill';
 import { DomainError } from '../domain/domain-error';
 import { PaymentChannels } from '../channels/payment-channels';

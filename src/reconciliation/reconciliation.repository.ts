@@ -3,10 +3,10 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { Propagation, Transactional, TransactionHost } from '@nestjs-cls/transactional';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { ReportingDatabase } from '../database/reporting-database';
-import { WriteResult } from '../database/sql';
+import { ReportingDatabase } from '../platform/database/reporting-database';
+import { WriteResult } from '../platform/database/sql';
 import { BillLine, MalformedBillLine } from '../domain/bill';
-import { scrapeQuery } from '../metrics/scrape-query';
+import { scrapeQuery } from '../platform/metrics/scrape-query';
 import { ItemOutcome } from './reconciliation-item.entity';
 import { ReconciliationRun, RunStatus } from './reconciliation-run.entity';
 

@@ -4,13 +4,13 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { Counter } from 'prom-client';
-import { retryDelayMs } from '../config/events.config';
-import { refundConfig } from '../config/refund.config';
-import { REFUND_CALLS_TOTAL } from '../metrics/metrics.module';
+import { retryDelayMs } from '../platform/config/events.config';
+import { refundConfig } from '../platform/config/refund.config';
+import { REFUND_CALLS_TOTAL } from '../platform/metrics/metrics.module';
 import { PaymentChannel } from '../channels/payment-channel';
 import { PaymentChannels } from '../channels/payment-channels';
 import { ChannelRefundResult, RefundRequest } from '../domain/channel-api';
-import { CallbackRecordRepository } from '../idempotency/callback-record.repository';
+import { CallbackRecordRepository } from '../settlement/idempotency/callback-record.repository';
 import { Refund, RefundStatus } from './refund.entity';
 import { RefundRepository } from './refund.repository';
 import { RefundSettlement } from './refund-settlement';

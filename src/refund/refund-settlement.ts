@@ -5,7 +5,7 @@ import { AnomalyRepository } from '../anomaly/anomaly.repository';
 import { DomainError } from '../domain/domain-error';
 import { OutboxWriter } from '../events/outbox.writer';
 import { refundSucceeded } from '../events/payment-events';
-import { CallbackRecordRepository } from '../idempotency/callback-record.repository';
+import { CallbackRecordRepository } from '../settlement/idempotency/callback-record.repository';
 import { OrderEvent, OrderStatus } from '../order/order-status';
 import { PaymentOrderRepository } from '../order/payment-order.repository';
 import { Refund, RefundPurpose, RefundStatus } from './refund.entity';

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
-import { ReportingDatabase } from '../database/reporting-database';
-import { isDuplicateKey, WriteResult } from '../database/sql';
-import { scrapeQuery } from '../metrics/scrape-query';
+import { ReportingDatabase } from '../platform/database/reporting-database';
+import { isDuplicateKey, WriteResult } from '../platform/database/sql';
+import { scrapeQuery } from '../platform/metrics/scrape-query';
 import {
   IN_FLIGHT_REFUND_STATUSES,
   OPEN_REFUND_STATUSES,

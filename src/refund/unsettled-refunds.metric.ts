@@ -2,9 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { Gauge } from 'prom-client';
-import { refundConfig } from '../config/refund.config';
-import { REFUNDS_UNSETTLED } from '../metrics/metrics.module';
-import { GaugeSample, ScrapeTimeGauge } from '../metrics/scrape-time-gauge';
+import { refundConfig } from '../platform/config/refund.config';
+import { REFUNDS_UNSETTLED } from '../platform/metrics/metrics.module';
+import { GaugeSample, ScrapeTimeGauge } from '../platform/metrics/scrape-time-gauge';
 import { RefundRepository } from './refund.repository';
 
 /**

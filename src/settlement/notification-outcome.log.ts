@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { AnomalyType } from '../anomaly/anomaly.entity';
-import { loadLogLevel, LogLevel } from '../config/logging.config';
+import { loadLogLevel, LogLevel } from '../platform/config/logging.config';
 import { VerifiedNotification } from '../domain/notification';
 
 const ANOMALIES: ReadonlySet<string> = new Set(Object.values(AnomalyType));

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { Counter } from 'prom-client';
 import { DataSource } from 'typeorm';
-import { CHANNEL_CALLS_TOTAL } from '../metrics/metrics.module';
+import { CHANNEL_CALLS_TOTAL } from '../platform/metrics/metrics.module';
 import { TradeTarget } from './trade-targets';
 
 export type ChannelRequest = 'QUERY' | 'CLOSE';

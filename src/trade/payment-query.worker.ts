@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
-import { PollingWorker } from '../common/polling-worker';
-import { nextQueryAt, paymentQueryConfig } from '../config/payment-query.config';
+import { PollingWorker } from '../platform/http/polling-worker';
+import { nextQueryAt, paymentQueryConfig } from '../platform/config/payment-query.config';
 import { DueQuery, PaymentOrderRepository } from '../order/payment-order.repository';
-import { TransactionRunner } from '../transaction/transaction.runner';
+import { TransactionRunner } from '../platform/transaction/transaction.runner';
 import { TradeQueryService } from './trade-query.service';
 import { TradeTargets } from './trade-targets';
 

@@ -1,6 +1,6 @@
 import { Controller, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam } from '@nestjs/swagger';
-import { ApiErrors } from '../common/error.view';
+import { ApiErrors } from '../platform/http/error.view';
 import { toView } from '../order/dto/payment-order.view';
 import { InternalApiGuard } from '../order/internal-api.guard';
 import { ApiOrderApi } from '../order/order-api.openapi';

@@ -7,7 +7,7 @@ import { OrderStatus } from '../order/order-status';
 import { PaymentOrder } from '../order/payment-order.entity';
 import { PaymentOrderRepository } from '../order/payment-order.repository';
 import { PaymentOrderService } from '../order/payment-order.service';
-import { TransactionRunner } from '../transaction/transaction.runner';
+import { TransactionRunner } from '../platform/transaction/transaction.runner';
 import { ChannelCallLog } from './channel-call.log';
 import { TradeQueryService } from './trade-query.service';
 import { TradeTarget, TradeTargets } from './trade-targets';

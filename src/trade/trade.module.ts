@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { ChannelsModule } from '../channels/channels.module';
-import { paymentQueryConfig } from '../config/payment-query.config';
-import { serverConfig } from '../config/server.config';
+import { paymentQueryConfig } from '../platform/config/payment-query.config';
+import { serverConfig } from '../platform/config/server.config';
 import { OrderModule } from '../order/order.module';
 import { SettlementModule } from '../settlement/settlement.module';
 import { ChannelCallLog } from './channel-call.log';

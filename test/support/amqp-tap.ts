@@ -73,7 +73,7 @@ export class ExchangeTap {
   }
 }
 
-/** The example handlers' consumer names (src/after-payment). */
+/** The example handlers' consumer names (src/events/after-payment). */
 export const EXAMPLE_CONSUMERS = ['grant-points', 'issue-coupon', 'request-shipment'];
 
 /** True once each of `consumers` has a consumer on its queue `<exchange>.<consumer>`: the app's channels are set up. */

@@ -3,7 +3,7 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { Pool } from 'mysql2/promise';
 import { EventType, PaymentEvent } from '../../src/events/payment-events';
-import { PaymentEventHandler, SubscribesTo } from '../../src/subscribers/subscribes-to.decorator';
+import { PaymentEventHandler, SubscribesTo } from '../../src/events/subscribers/subscribes-to.decorator';
 
 /** Where the test handlers write their effect; tests count its rows, one per (consumer, order) when all is well. */
 export const TEST_HANDLER_EFFECT_TABLE = 'test_handler_effect';

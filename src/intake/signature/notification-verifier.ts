@@ -1,0 +1,42 @@
+import { Injectable } from '@nestjs/common';
+import { FastifyRequest } from 'fastify';
+import { PaymentChannel } from '../../channels/payment-channel';
+import { PaymentChannels } from '../../channels/payment-channels';
+import { DomainError } from '../../domain/domain-error';
+import { VerifiedNotification } from '../../domain/notification';
+
+export interface VerifiedDelivery {
+  channel: PaymentChannel;
+  notification: VerifiedNotification;
+}
+
+/**
+ * The first step of every notification: the channel its path names verifies the signature over
+ * the exact bytes received (the notify routes keep their body unparsed, see notify-body.ts), so
+ * nothing else runs for a forged request.
+ */
+@Injectable()
+export class NotificationVerifier {
+  constructor(private readonly channels: PaymentChannels) {}
+
+  verify(request: FastifyRequest<{ Params: { channel?: string } }>): VerifiedDelivery {
+    const channel = this.channels.byNotifyPath(request.params.channel ?? '');
+    if (!channel) throw new DomainError('NotFound', `no payment channel at ${request.url.split('?')[0]}`);
+    if (!channel.enabled) {
+      throw new DomainError(
+        'ChannelDisabled',
+        `${channel.channel} notifications are disabled: no keys are configured for this channel`,
+      );
+    }
+    const body = request.body;
+    // Only JSON and form bodies arrive as bytes; other content types never reach a verifier.
+    if (!Buffer.isBuffer(body)) {
+      throw new DomainError(
+        'MalformedRequest',
+        `unsupported Content-Type ${request.headers['content-type'] ?? '(none)'}`,
+      );
+    }
+    if (body.length === 0) throw new DomainError('MalformedRequest', 'empty request body');
+    return { channel, notification: channel.verify({ body, headers: request.headers }) };
+  }
+}

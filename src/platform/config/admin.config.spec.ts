@@ -1,0 +1,119 @@
+import { AdminRole, loadAdminOperators } from './admin.config';
+import { ConfigurationError } from '../../domain/env-validation';
+
+const ALICE_TOKEN = 'alice-Tok3n-0123456789abcdef';
+const BOB_TOKEN = 'bob!#$%&*+-./;<=>?@[]^_`{|}~9';
+
+/** The error a call throws, so that no error at all shows up in the assertion instead of a crash. */
+function errorOf(call: () => unknown): Error | undefined {
+  try {
+    call();
+  } catch (error) {
+    return error as Error;
+  }
+  return undefined;
+}
+
+describe(loadAdminOperators.name, () => {
+  const sut = loadAdminOperators;
+
+  it('should return no operators when ADMIN_TOKENS is unset, empty or only separators and spaces', () => {
+    expect(sut({})).toEqual([]);
+    expect(sut({ ADMIN_TOKENS: '' })).toEqual([]);
+    expect(sut({ ADMIN_TOKENS: '   ' })).toEqual([]);
+    expect(sut({ ADMIN_TOKENS: ' , ,, ' })).toEqual([]);
+  });
+
+  it('should parse every operatorId:token:role entry in order', () => {
+    const result = sut({ ADMIN_TOKENS: `alice:${ALICE_TOKEN}:admin,bob.ops@example.com:${BOB_TOKEN}:viewer` });
+
+    expect(result).toEqual([
+      { operatorId: 'alice', token: ALICE_TOKEN, role: AdminRole.Admin },
+      { operatorId: 'bob.ops@example.com', token: BOB_TOKEN, role: AdminRole.Viewer },
+    ]);
+  });
+
+  it('should ignore whitespace around entries and empty entries', () => {
+    const result = sut({ ADMIN_TOKENS: `\n  alice:${ALICE_TOKEN}:admin ,\t, bob:${BOB_TOKEN}:viewer\n` });
+
+    expect(result).toEqual([
+      { operatorId: 'alice', token: ALICE_TOKEN, role: 'admin' },
+      { operatorId: 'bob', token: BOB_TOKEN, role: 'viewer' },
+    ]);
+  });
+
+  it('should accept tokens of exactly 16 and exactly 256 characters', () => {
+    const short = 'a'.repeat(16);
+    const long = 'b'.repeat(256);
+
+    expect(sut({ ADMIN_TOKENS: `a:${short}:admin,b:${long}:viewer` }).map((o) => o.token)).toEqual([short, long]);
+  });
+
+  it.each([
+    ['a token of 15 characters', `alice:${'a'.repeat(15)}:admin`, 'the token is 15 characters long, not 16 to 256'],
+    ['a token of 257 characters', `alice:${'a'.repeat(257)}:admin`, 'the token is 257 characters long'],
+    ['an unknown role', `alice:${ALICE_TOKEN}:root`, 'the role must be admin or viewer'],
+    ['a role in upper case', `alice:${ALICE_TOKEN}:ADMIN`, 'the role must be admin or viewer (lower case)'],
+    ['no role', `alice:${ALICE_TOKEN}`, "it has 1 ':' separators, not 2"],
+    ['no operatorId', `:${ALICE_TOKEN}:admin`, 'the operatorId must be 1 to 64'],
+    ['a token with a colon', `alice:${ALICE_TOKEN}:x:admin`, "it has 3 ':' separators, not 2"],
+    ['a token with a space inside', `alice:alice-Tok3n 0123456789abcdef:admin`, 'the token must be printable ASCII'],
+    ['a token with a non-ASCII character', `alice:alice-Tok3n-0123456789abcdé:admin`, 'the token must be printable'],
+    ['an operatorId with a space', `al ice:${ALICE_TOKEN}:admin`, 'the operatorId must be'],
+    ['an operatorId of 65 characters', `${'o'.repeat(65)}:${ALICE_TOKEN}:admin`, 'the operatorId must be 1 to 64'],
+  ])('should reject an entry with %s, saying which part is wrong', (_what, entry, part) => {
+    const error = errorOf(() => sut({ ADMIN_TOKENS: entry }));
+
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect(error?.message).toMatch(/ADMIN_TOKENS entry 1 must be operatorId:token:role/);
+    expect(error?.message).toContain(part);
+  });
+
+  it('should name the position of the malformed entry', () => {
+    const error = errorOf(() =>
+      sut({ ADMIN_TOKENS: `alice:${ALICE_TOKEN}:admin, bob:${BOB_TOKEN}:viewer, carol:short:admin` }),
+    );
+
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect(error?.message).toContain('entry 3 ');
+  });
+
+  it('should reject two entries with the same operatorId', () => {
+    const error = errorOf(() => sut({ ADMIN_TOKENS: `alice:${ALICE_TOKEN}:admin,alice:${BOB_TOKEN}:viewer` }));
+
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect(error?.message).toMatch(/repeats an operatorId/);
+  });
+
+  it('should reject two operators with the same token', () => {
+    const error = errorOf(() => sut({ ADMIN_TOKENS: `alice:${ALICE_TOKEN}:admin,bob:${ALICE_TOKEN}:viewer` }));
+
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect(error?.message).toMatch(/same token/);
+  });
+
+  describe('the error message never quotes a token', () => {
+    const secrets = ['S3cr3t-Adm1n-T0ken-XyZ', 'Vi3wer-Secret-Token-0042'];
+
+    it.each([
+      ['a bad role', `alice:${secrets[0]}:superuser,bob:${secrets[1]}:viewer`],
+      ['a missing role', `alice:${secrets[0]}, bob:${secrets[1]}:viewer`],
+      ['an extra field', `alice:${secrets[0]}:admin:extra,bob:${secrets[1]}:viewer`],
+      ['a space inside the token', `alice:${secrets[0]} ${secrets[1]}:admin`],
+      ['a bad operatorId', `al/ice:${secrets[0]}:admin,bob:${secrets[1]}:viewer`],
+      ['a token cut to 15 characters', `alice:${secrets[0].slice(0, 15)}:admin,bob:${secrets[1]}:viewer`],
+      ['a malformed second entry', `alice:${secrets[0]}:admin,bob:${secrets[1]}:root`],
+      ['a repeated operatorId', `alice:${secrets[0]}:admin,alice:${secrets[1]}:viewer`],
+      ['a repeated token', `alice:${secrets[0]}:admin,bob:${secrets[0]}:viewer,carol:${secrets[1]}:viewer`],
+    ])('should not include any token text in the error for %s', (_what, value) => {
+      const error = errorOf(() => sut({ ADMIN_TOKENS: value }));
+
+      expect(error).toBeInstanceOf(ConfigurationError);
+      for (const secret of secrets) {
+        expect(error?.message).not.toContain(secret);
+        // not even a recognizable piece of it
+        expect(error?.message).not.toContain(secret.slice(0, 8));
+      }
+    });
+  });
+});

@@ -1,0 +1,20 @@
+import { loadOrderConfig } from './order.config';
+import { ConfigurationError } from '../../domain/env-validation';
+
+describe(loadOrderConfig.name, () => {
+  const sut = loadOrderConfig;
+
+  it('should accept CNY only by default', () => {
+    expect(sut({})).toEqual({ currencies: ['CNY'] });
+    expect(sut({ CURRENCIES: ' ' })).toEqual({ currencies: ['CNY'] });
+  });
+
+  it('should read a comma-separated list, once each', () => {
+    expect(sut({ CURRENCIES: 'CNY, USD,HKD,USD' })).toEqual({ currencies: ['CNY', 'USD', 'HKD'] });
+  });
+
+  it.each(['cny', 'YUAN', 'CNY,', ',CNY', 'CNY;USD', 'CNY,,USD'])('should refuse CURRENCIES=%s naming it', (value) => {
+    expect(() => sut({ CURRENCIES: value })).toThrow(ConfigurationError);
+    expect(() => sut({ CURRENCIES: value })).toThrow(/CURRENCIES/);
+  });
+});

@@ -1,0 +1,78 @@
+import { Controller, Get, Inject, ServiceUnavailableException } from '@nestjs/common';
+import { ConfigType } from '@nestjs/config';
+import {
+  HealthCheck,
+  HealthCheckResult,
+  HealthCheckService,
+  HealthIndicatorResult,
+  HealthIndicatorService,
+  TypeOrmHealthIndicator,
+} from '@nestjs/terminus';
+import { serverConfig } from '../config/server.config';
+import { ShutdownState } from '../lifecycle/shutdown-state';
+import { DeliverySpool } from '../../intake/spool/delivery-spool';
+import { SpoolHealthIndicator } from '../../intake/spool/spool.health';
+import { EventsHealthIndicator } from './events.health';
+
+@Controller('health')
+export class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly indicators: HealthIndicatorService,
+    private readonly database: TypeOrmHealthIndicator,
+    private readonly events: EventsHealthIndicator,
+    private readonly shutdown: ShutdownState,
+    @Inject(serverConfig.KEY) private readonly config: ConfigType<typeof serverConfig>,
+    private readonly spool: SpoolHealthIndicator,
+    private readonly deliverySpool: DeliverySpool,
+  ) {}
+
+  /** Liveness: the process answers. Never checks dependencies, so a database outage restarts nothing. */
+  @Get('live')
+  @HealthCheck()
+  live() {
+    return this.health.check([]);
+  }
+
+  /**
+   * Readiness: the database answers within HEALTH_CHECK_TIMEOUT_MS, and this instance is not
+   * stopping. With a spool that has room, the database is reported but not decisive: the spool
+   * acks what the database cannot take, so the pod keeps its traffic through an outage (otherwise
+   * every pod turns unready at once and the spool takes nothing). The broker and the outbox
+   * backlog are reported beside it, never decisive.
+   */
+  @Get('ready')
+  @HealthCheck()
+  async ready(): Promise<HealthCheckResult> {
+    const spooling = this.deliverySpool.hasRoom;
+    // All bounded by HEALTH_CHECK_TIMEOUT_MS, and run side by side.
+    const reported = Promise.all([this.events.report(), spooling ? this.databaseReported() : {}]).then(
+      ([events, database]) => ({ ...events, ...database, ...this.spool.report() }),
+    );
+    try {
+      return withDetails(await this.health.check(this.readinessChecks(spooling)), await reported);
+    } catch (error) {
+      if (!(error instanceof ServiceUnavailableException)) throw error;
+      throw new ServiceUnavailableException(withDetails(error.getResponse() as HealthCheckResult, await reported));
+    }
+  }
+
+  private readinessChecks(spooling: boolean): Array<() => Promise<HealthIndicatorResult> | HealthIndicatorResult> {
+    const checks = spooling ? [] : [() => this.pingDatabase()];
+    if (!this.shutdown.draining) return checks;
+    return [() => this.indicators.check('shutdown').down({ message: 'this instance is stopping' }), ...checks];
+  }
+
+  private pingDatabase(): Promise<HealthIndicatorResult> {
+    return this.database.pingCheck('database', { timeout: this.config.healthCheckTimeoutMs });
+  }
+
+  private async databaseReported(): Promise<HealthIndicatorResult> {
+    const { database } = await this.pingDatabase();
+    return { database: { ...database, affectsReadiness: false } };
+  }
+}
+
+function withDetails(result: HealthCheckResult, extra: HealthIndicatorResult): HealthCheckResult {
+  return { ...result, details: { ...result.details, ...extra } };
+}

@@ -1,0 +1,114 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import { FastifyReply, FastifyRequest } from 'fastify';
+import { QueryFailedError } from 'typeorm';
+import { Counter } from 'prom-client';
+import { PaymentChannel } from '../../channels/payment-channel';
+import { PaymentChannels } from '../../channels/payment-channels';
+import { isDatabaseUnavailable } from '../database/database-unavailable';
+import { DomainError } from '../../domain/domain-error';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route parameter naming the channel in whose format the route's failures are answered. */
+    channelParam?: string;
+  }
+}
+
+/** Route config (`@RouteConfig`) of a route whose failures each channel answers in its own format. */
+export function answeredByChannel(param: string): { channelParam: string } {
+  return { channelParam: param };
+}
+
+interface ErrorAnswer {
+  status: number;
+  code: string;
+  message: string;
+}
+
+/**
+ * The one place errors become HTTP answers: domain errors and client mistakes keep their 4xx,
+ * database trouble is a retryable 503, anything else a 500 without internals. Each platform's
+ * endpoint answers in the format that platform expects, so it retries.
+ */
+@Catch()
+export class HttpErrorFilter implements ExceptionFilter {
+  private readonly logger = new Logger(HttpErrorFilter.name);
+
+  constructor(
+    private readonly channels: PaymentChannels,
+    private readonly notifications: Counter<string>,
+  ) {}
+
+  /** The channel a route declares it answers for (the notify route), which then answers the failure itself. */
+  private answeringChannel(request: FastifyRequest): PaymentChannel | undefined {
+    const param = request.routeOptions?.config?.channelParam;
+    const notifyPath = param ? (request.params as Record<string, string | undefined> | undefined)?.[param] : undefined;
+    return notifyPath ? this.channels.byNotifyPath(notifyPath) : undefined;
+  }
+
+  /** Refusals (never to be trusted, or malformed) apart from transient failures the platform retries. */
+  private countRefusal(channel: string, answer: ErrorAnswer): void {
+    const retried = answer.status >= 500 || answer.code === 'OrderNotFound';
+    this.notifications.inc({ channel, outcome: retried ? 'FAILED' : 'REFUSED', reason: answer.code });
+  }
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const request = host.switchToHttp().getRequest<FastifyRequest>();
+    const reply = host.switchToHttp().getResponse<FastifyReply>();
+    const answer = describe(exception);
+    this.log(answer, exception, request);
+
+    const path = request.url.split('?')[0];
+    const channel = this.answeringChannel(request);
+    if (path.startsWith('/health/') && exception instanceof HttpException) {
+      reply.status(answer.status).send(exception.getResponse()); // terminus' per-check details
+    } else if (channel) {
+      this.countRefusal(channel.channel, answer);
+      const failure = channel.failureReply(answer.status, answer.message);
+      reply.status(failure.status).headers(failure.headers).send(failure.body);
+    } else {
+      reply.status(answer.status).send({ statusCode: answer.status, error: answer.code, message: answer.message });
+    }
+  }
+
+  private log(answer: ErrorAnswer, exception: unknown, request: FastifyRequest): void {
+    const line = `${request.method} ${request.url.split('?')[0]} → ${answer.status} ${answer.code}: ${answer.message}`;
+    // Expected refusals (disabled channel, unknown order) are warnings; only the unexpected carries a stack.
+    if (answer.status >= 500 && !(exception instanceof DomainError))
+      this.logger.error(line, (exception as Error)?.stack);
+    else this.logger.warn(line);
+  }
+}
+
+function describe(exception: unknown): ErrorAnswer {
+  if (exception instanceof DomainError) {
+    return { status: exception.status, code: exception.code, message: exception.message };
+  }
+  if (exception instanceof HttpException) {
+    return { status: exception.getStatus(), code: exception.name, message: httpExceptionMessage(exception) };
+  }
+  const statusCode = (exception as { statusCode?: number })?.statusCode;
+  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
+    // Fastify's own client errors: malformed JSON, body too large, unsupported media type.
+    return {
+      status: statusCode,
+      code: (exception as { code?: string }).code ?? 'BadRequest',
+      message: (exception as Error).message,
+    };
+  }
+  if (exception instanceof QueryFailedError || isDatabaseUnavailable(exception)) {
+    return {
+      status: HttpStatus.SERVICE_UNAVAILABLE,
+      code: 'DatabaseUnavailable',
+      message: 'database temporarily unavailable; retry later',
+    };
+  }
+  return { status: HttpStatus.INTERNAL_SERVER_ERROR, code: 'InternalError', message: 'internal error; retry later' };
+}
+
+function httpExceptionMessage(exception: HttpException): string {
+  const response = exception.getResponse();
+  const message =
+    typeof response === 'object' && response !== null ? (response as { message?: unknown }).message : response;
+  return Array.isArray(message) ? message.join('; ') : String(message ?? exception.message);
+}

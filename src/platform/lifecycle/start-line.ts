@@ -1,0 +1,60 @@
+import { INestApplicationContext } from '@nestjs/common';
+import { ConfigType } from '@nestjs/config';
+import { PaymentChannels } from '../../channels/payment-channels';
+import { serverConfig } from '../config/server.config';
+import { RabbitmqConnection } from '../rabbitmq/rabbitmq.connection';
+
+export interface ChannelSummary {
+  /** The channel's merchant or app ids. */
+  accounts: string[];
+  /** The platform keys' ids (public key ids, certificate serials), where the channel's keys have ids. */
+  keyIds: string[];
+  /** The accounts whose API (refunds, queries, closes) can be called. */
+  refunds: string[];
+}
+
+export interface StartSummary {
+  msg: string;
+  port: number;
+  metricsPort: number;
+  channels: Record<string, ChannelSummary | 'disabled'>;
+  events: string;
+  exampleHandlers: boolean;
+}
+
+/** What an operator wants to see once at start: where it listens, what it accepts, what it can do, where events go. */
+export function startSummary(app: INestApplicationContext, port: number, metricsPort: number): StartSummary {
+  const channels = Object.fromEntries(
+    app.get(PaymentChannels, { strict: false }).all.map((c) => {
+      const name = c.channel.toLowerCase();
+      if (!c.enabled) return [name, 'disabled' as const];
+      return [name, { accounts: c.accountIds(), keyIds: c.keyIds(), refunds: c.apiAccounts() }];
+    }),
+  );
+  const rabbitmq = app.get(RabbitmqConnection, { strict: false });
+  const events = rabbitmq.destination ?? 'in-process handlers (RABBITMQ_URL not set)';
+  const exampleHandlers = app.get<ConfigType<typeof serverConfig>>(serverConfig.KEY, { strict: false }).exampleHandlers;
+  const metricsText = metricsPort === port ? '' : `, /metrics on port ${metricsPort}`;
+  const examplesText = exampleHandlers ? '; EXAMPLE HANDLERS ON (fake points, coupons, shipments)' : '';
+  return {
+    msg:
+      `started on port ${port}${metricsText}; channels: ${describeChannels(channels)}; ` +
+      `events: ${events}${examplesText}`,
+    port,
+    metricsPort,
+    channels,
+    events,
+    exampleHandlers,
+  };
+}
+
+function describeChannels(channels: StartSummary['channels']): string {
+  return Object.entries(channels)
+    .map(([name, c]) => {
+      if (c === 'disabled') return `${name} disabled`;
+      const keys = c.keyIds.length > 0 ? `, keys ${c.keyIds.join(' ')}` : '';
+      const refunds = c.refunds.length > 0 ? `refunds for ${c.refunds.join(' ')}` : 'refunds unavailable';
+      return `${name} (accounts ${c.accounts.join(' ')}${keys}; ${refunds})`;
+    })
+    .join(', ');
+}

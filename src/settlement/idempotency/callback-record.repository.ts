@@ -1,0 +1,100 @@
+import { Injectable } from '@nestjs/common';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { TransactionHost } from '@nestjs-cls/transactional';
+import { isDuplicateKeyOn, WriteResult } from '../../platform/database/sql';
+import { Statement } from '../../platform/database/statement-batch';
+import { PaymentNotification } from '../../domain/notification';
+import { PAYMENT_CLAIM_KEY, PaymentCallback } from './payment-callback.entity';
+
+@Injectable()
+export class CallbackRecordRepository {
+  constructor(private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>) {}
+
+  /**
+   * The statement that claims the payment's idempotency key, for a batch in the caller's
+   * transaction. The unique index decides, not a read: the claim of a payment already claimed fails
+   * (isDuplicateClaim), and a concurrent duplicate blocks on the key until the first one commits or
+   * rolls back.
+   */
+  claimPaymentStatement(payment: PaymentNotification, receivedAt: Date): Statement {
+    return {
+      sql: `INSERT INTO payment_callback
+              (channel, transaction_id, merchant_id, order_no, amount, currency, first_received_at, paid_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      params: [
+        payment.channel,
+        payment.transactionId,
+        payment.merchantId,
+        payment.outTradeNo,
+        payment.amount,
+        payment.currency,
+        receivedAt,
+        payment.paidAt,
+      ],
+    };
+  }
+
+  /**
+   * True when the claim failed because the payment was claimed before. Only the statement is undone:
+   * the transaction goes on, holding a shared lock on the claim.
+   */
+  isDuplicateClaim(error: unknown): boolean {
+    return isDuplicateKeyOn(error, PAYMENT_CLAIM_KEY);
+  }
+
+  /** The account (the channel's merchant or app id) that took a payment; undefined for payments recorded before accounts. */
+  async merchantOf(channel: string, transactionId: string): Promise<string | undefined> {
+    const payment = await this.txHost.tx.getRepository(PaymentCallback).findOneBy({ channel, transactionId });
+    return payment?.merchantId ?? undefined;
+  }
+
+  /** The payments (normally one) of an order by the platform's transaction id. */
+  async findPayments(orderNo: string, transactionId: string): Promise<PaymentCallback[]> {
+    return this.txHost.tx.getRepository(PaymentCallback).findBy({ orderNo, transactionId });
+  }
+
+  /**
+   * Locks the payment's row until the transaction ends. Every change to the refunds of a payment
+   * (a new one, a settled one) takes this lock after writing its refund row, so whoever holds it
+   * reads the refunds' totals with every other change either committed or waiting behind it.
+   */
+  async lockPayment(channel: string, transactionId: string): Promise<void> {
+    await this.txHost.tx.query(`SELECT id FROM payment_callback WHERE channel = ? AND transaction_id = ? FOR UPDATE`, [
+      channel,
+      transactionId,
+    ]);
+  }
+
+  /**
+   * Takes `amount` from what the payment has left to refund, by a conditional UPDATE: concurrent
+   * refunds on any replica can never take more than the payment was, together. False when it would.
+   */
+  async reserveRefund(channel: string, transactionId: string, amount: number): Promise<boolean> {
+    const result: WriteResult = await this.txHost.tx.query(
+      `UPDATE payment_callback SET refund_reserved_amount = refund_reserved_amount + ?
+       WHERE channel = ? AND transaction_id = ? AND refund_reserved_amount + ? <= amount`,
+      [amount, channel, transactionId, amount],
+    );
+    return result.affectedRows === 1;
+  }
+
+  /** What the payment's refunds have reserved, read with a lock: the latest committed value, or the caller's own. */
+  async lockedRefundReserved(channel: string, transactionId: string): Promise<number> {
+    const [row]: Array<{ reserved: string }> = await this.txHost.tx.query(
+      `SELECT refund_reserved_amount AS reserved FROM payment_callback
+       WHERE channel = ? AND transaction_id = ? FOR UPDATE`,
+      [channel, transactionId],
+    );
+    return Number(row.reserved);
+  }
+
+  /** Gives back what a refund the channel closed had reserved. */
+  async releaseRefund(channel: string, transactionId: string, amount: number): Promise<void> {
+    const result: WriteResult = await this.txHost.tx.query(
+      `UPDATE payment_callback SET refund_reserved_amount = refund_reserved_amount - ?
+       WHERE channel = ? AND transaction_id = ? AND refund_reserved_amount >= ?`,
+      [amount, channel, transactionId, amount],
+    );
+    if (result.affectedRows !== 1) throw new Error(`payment ${channel}/${transactionId} has no ${amount} reserved`);
+  }
+}

@@ -1,0 +1,141 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { ANSWER_DEADLINE_PASSED } from '../../platform/database/bounded-pool';
+import { VerifiedNotification } from '../../domain/notification';
+
+const MAX_GROUP = 128;
+const MAX_WAIT_MS = 2;
+
+interface Pending {
+  notification: VerifiedNotification;
+  outcome: string;
+  receivedAt: Date;
+  processingMs: number;
+  /** Set once the caller has its answer: written, failed, or given up at its deadline. */
+  settled: boolean;
+  answerBy?: number;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * The raw record of every accepted delivery (exact bytes, signature headers, what it did), written
+ * in groups: one INSERT for up to MAX_GROUP deliveries. A caller's promise settles only when its
+ * group is written, so no delivery is acked before it is on record; a failed group fails all its
+ * callers, and the platform retries them (as repeats, which are recorded then).
+ *
+ * Groups are written one after another, so on a stalled database each would wait out its query
+ * timeout behind the one before. A caller with a deadline (`answerBy`) is therefore given up at it
+ * with an error that counts as "database unavailable" (the route spools the delivery or answers
+ * 503), and leaves the queue unwritten if its group has not started yet.
+ */
+@Injectable()
+export class DeliveryLog {
+  private readonly logger = new Logger(DeliveryLog.name);
+  private queue: Pending[] = [];
+  private timer?: NodeJS.Timeout;
+  private writing: Promise<void> = Promise.resolve();
+
+  /** Never part of a request's transaction: it writes after that one has committed. */
+  constructor(private readonly dataSource: DataSource) {}
+
+  record(
+    notification: VerifiedNotification,
+    outcome: string,
+    receivedAt = new Date(),
+    answerBy?: number,
+  ): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const pending: Pending = {
+        notification,
+        outcome,
+        receivedAt,
+        processingMs: Date.now() - receivedAt.getTime(),
+        settled: false,
+        answerBy,
+        resolve,
+        reject,
+      };
+      this.queue.push(pending);
+      if (this.queue.length >= MAX_GROUP) this.flush();
+      else this.timer ??= setTimeout(() => this.flush(), MAX_WAIT_MS);
+    });
+  }
+
+  private flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const group = this.queue.splice(0, MAX_GROUP);
+    if (group.length === 0) return;
+    const watch = watchDeadlines(group);
+    // One group at a time per instance keeps the rows in arrival order.
+    this.writing = this.writing.then(() => this.write(group.filter((p) => !p.settled)).finally(() => watch.stop()));
+    if (this.queue.length > 0) this.timer = setTimeout(() => this.flush(), 0);
+  }
+
+  private async write(group: Pending[]): Promise<void> {
+    if (group.length === 0) return;
+    try {
+      await this.dataSource.query(
+        // A replay (same replay_key) only counts on the first row; its outcome is kept unless that one
+        // was a DUPLICATE, so that a replay racing its original cannot hide the PAID that one did.
+        `INSERT INTO callback_delivery (channel, event_type, transaction_id, order_no, pays, outcome, raw_body, headers, received_at, processing_ms, replay_key)
+         VALUES ?
+         ON DUPLICATE KEY UPDATE replays = replays + 1,
+           outcome = IF(outcome = 'DUPLICATE', VALUES(outcome), outcome)`,
+        [group.map(toRow)],
+      );
+      for (const p of group) settle(p, () => p.resolve());
+    } catch (error) {
+      this.logger.warn(`recording ${group.length} deliveries failed: ${(error as Error).message}`);
+      for (const p of group) settle(p, () => p.reject(error));
+    }
+  }
+}
+
+function settle(pending: Pending, answer: () => void): void {
+  if (pending.settled) return;
+  pending.settled = true;
+  answer();
+}
+
+/**
+ * One timer per group, not per delivery: it fires at the earliest deadline still open, gives up
+ * every caller whose deadline has passed, and waits for the next.
+ */
+function watchDeadlines(group: Pending[]): { stop(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  const arm = (): void => {
+    const open = group.filter((p) => !p.settled && p.answerBy !== undefined);
+    if (open.length === 0) return;
+    const earliest = Math.min(...open.map((p) => p.answerBy!));
+    timer = setTimeout(() => {
+      const now = Date.now();
+      for (const p of open) if (p.answerBy! <= now) giveUp(p);
+      arm();
+    }, earliest - Date.now());
+  };
+  arm();
+  return { stop: () => clearTimeout(timer) };
+}
+
+function giveUp(pending: Pending): void {
+  const error = Object.assign(new Error('the delivery log was not written in time'), { code: ANSWER_DEADLINE_PASSED });
+  settle(pending, () => pending.reject(error));
+}
+
+function toRow({ notification, outcome, receivedAt, processingMs }: Pending): unknown[] {
+  return [
+    notification.channel,
+    notification.eventType,
+    notification.transactionId ?? null,
+    notification.outTradeNo ?? null,
+    notification.paid,
+    outcome,
+    notification.rawBody,
+    JSON.stringify(notification.headers),
+    receivedAt,
+    processingMs,
+    notification.replayKey === undefined ? null : Buffer.from(notification.replayKey, 'hex'),
+  ];
+}
