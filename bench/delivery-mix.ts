@@ -58,7 +58,7 @@ export function planPayments(orders: number, runId: string): Payment[] {
   for (const [count, share] of DELIVERIES_PER_PAYMENT) counts.push(...Array(Math.round(orders * share)).fill(count));
   while (counts.length < orders) counts.push(1);
   return Array.from({ length: orders }, (_, i) => ({
-    orderNo: `BENCH-${runId}-${i}`,
+    orderNo: `BENCH_${runId}_${i}`,
     transactionId: `${i % 2 === 0 ? '4200' : '2026'}${runId}${String(i).padStart(10, '0')}`,
     channel: i % 2 === 0 ? 'WECHATPAY' : 'ALIPAY',
     amount: 100 + (i % 9900),

@@ -219,9 +219,9 @@ describe('simulate storm', () => {
     const run = await simulate('storm', '--orders', '12', '--concurrency', '8');
 
     expect(run.code).toBe(0);
-    const prefix = /\((STORM\w+)-1 …/.exec(run.stdout)![1];
+    const prefix = /\((STORM[0-9A-Z]+)_1 …/.exec(run.stdout)![1];
     const deliveries = Number(/; (\d+) deliveries/.exec(run.stdout)![1]);
-    const like = [`${prefix}-%`];
+    const like = [`${prefix}\\_%`];
     expect(run.stdout).toContain('12 of 12 orders PAID');
     expect(
       await count(pool, "SELECT COUNT(*) FROM payment_order WHERE order_no LIKE ? AND status = 'PAID'", like),
