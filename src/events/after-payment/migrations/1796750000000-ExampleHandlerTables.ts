@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { makeIdentifiersBinary } from '../../../platform/database/migrations/1796700000000-BinaryIdentifiers';
 
 /**
  * The example handlers' tables, in a migration set of their own that runs only with EXAMPLE_HANDLERS=true. IF NOT
@@ -17,6 +18,8 @@ export class ExampleHandlerTables1796750000000 implements MigrationInterface {
     await queryRunner.query(
       `CREATE TABLE IF NOT EXISTS \`shipment_request\` (\`id\` bigint NOT NULL AUTO_INCREMENT, \`order_no\` varchar(64) NOT NULL, \`event_id\` char(36) NOT NULL, \`requested_at\` datetime(3) NOT NULL, INDEX \`ix_shipment_request_order_no\` (\`order_no\`), PRIMARY KEY (\`id\`)) ENGINE=InnoDB`,
     );
+    // Their order and event ids compare byte for byte, like the core tables' (BinaryIdentifiers).
+    await makeIdentifiersBinary(queryRunner, ['coupon_issue', 'points_grant', 'shipment_request']);
   }
 
   public async down(queryRunner: QueryRunner): Promise<void> {

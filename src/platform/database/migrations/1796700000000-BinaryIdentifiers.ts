@@ -21,15 +21,24 @@ export class BinaryIdentifiers1796700000000 implements MigrationInterface {
   name = 'BinaryIdentifiers1796700000000';
 
   public async up(queryRunner: QueryRunner): Promise<void> {
-    const columns = await identifierColumns(queryRunner);
-    const clashes = await identifiersThatDifferOnlyByCaseOrTrailingSpace(queryRunner, columns);
-    if (clashes.length > 0) throw new Error(clashReport(clashes));
-    await alterCollation(queryRunner, columns, await binaryNoPadCollation(queryRunner));
+    await makeIdentifiersBinary(queryRunner);
   }
 
   public async down(queryRunner: QueryRunner): Promise<void> {
     await alterCollation(queryRunner, await identifierColumns(queryRunner), CASE_INSENSITIVE);
   }
+}
+
+/**
+ * Makes the identifier columns binary NO PAD: of every table, or of `tables` only (a migration set
+ * that creates tables later, such as the example handlers', calls it for its own). Stops with a
+ * report, changing nothing, when values differ only by case or trailing space.
+ */
+export async function makeIdentifiersBinary(queryRunner: QueryRunner, tables?: readonly string[]): Promise<void> {
+  const columns = (await identifierColumns(queryRunner)).filter((c) => !tables || tables.includes(c.table));
+  const clashes = await identifiersThatDifferOnlyByCaseOrTrailingSpace(queryRunner, columns);
+  if (clashes.length > 0) throw new Error(clashReport(clashes));
+  await alterCollation(queryRunner, columns, await binaryNoPadCollation(queryRunner));
 }
 
 /** MariaDB's binary NO PAD collation, or MySQL 8's (utf8mb4_bin pads: `a` = `a `). */
