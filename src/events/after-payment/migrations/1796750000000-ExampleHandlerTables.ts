@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { makeIdentifiersBinary } from '../../../platform/database/migrations/1796700000000-BinaryIdentifiers';
+import { makeIdentifiersBinary } from '../../../platform/database/binary-identifiers';
 
 /**
  * The example handlers' tables, in a migration set of their own that runs only with EXAMPLE_HANDLERS=true. IF NOT
