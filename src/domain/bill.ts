@@ -11,7 +11,7 @@ export interface BillLine {
   orderNo: string;
   /** Integer minor units: the order total for a payment, the refunded amount for a refund. */
   amount: number;
-  /** Our refund number (WeChat out_refund_no, Alipay out_request_no); refunds only. */
+  /** Our refund number (the channel's refund idempotency key); refunds only. */
   refundNo?: string;
   /** When the channel says it happened. */
   at: Date;
@@ -76,7 +76,7 @@ export function parseBeijingTime(text: string): Date {
 
 /**
  * A bill amount in yuan ("88.88", "-10.00", "0.00") as integer fen, with string and integer
- * operations only. The sign is returned apart: Alipay writes refunds as negative amounts.
+ * operations only. The sign is returned apart: some channels write refunds as negative amounts.
  */
 export function parseBillAmount(text: string, field: string): number {
   const match = /^(-?)(0|[1-9]\d{0,10})(?:\.(\d{1,2}))?$/.exec(text);

@@ -2,10 +2,10 @@ import { Channel, PaymentNotification } from './notification';
 
 /** What a channel needs to refund one payment: plain values, never the refund row itself. */
 export interface RefundRequest {
-  /** Our refund number: the channel's idempotency key (WeChat out_refund_no, Alipay out_request_no). */
+  /** Our refund number: the channel's idempotency key (its out_refund_no or out_request_no). */
   refundNo: string;
   transactionId: string;
-  /** The account (WeChat mchid, Alipay app_id) that took the payment; undefined for the only account. */
+  /** The account (the channel's merchant or app id) that took the payment; undefined for the only account. */
   merchantId?: string;
   /** Integer minor units. */
   amount: number;

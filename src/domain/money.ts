@@ -8,7 +8,7 @@ export function isValidMinorAmount(value: unknown): value is number {
 }
 
 /**
- * Parses a decimal major-unit string such as Alipay's "88.88" into minor units (8888) using only
+ * Parses a decimal major-unit string such as "88.88" into minor units (8888) using only
  * string and integer operations, so no binary floating point ever touches the amount. Accepts
  * exactly what the order API accepts: 0.01 up to MAX_AMOUNT minor units.
  */

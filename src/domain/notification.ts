@@ -4,9 +4,9 @@ export type Channel = (typeof Channel)[keyof typeof Channel];
 /** What a channel's verifier produces once the signature holds: the same shape for every channel. */
 export interface VerifiedNotification {
   channel: Channel;
-  /** WeChat mchid, or Alipay app_id. */
+  /** The channel's merchant or app id. */
   merchantId: string;
-  /** WeChat event_type (TRANSACTION.SUCCESS, ...) or Alipay trade_status (TRADE_SUCCESS, ...). */
+  /** The channel's own word for the event (an event type or trade status, such as TRADE_SUCCESS). */
   eventType: string;
   /** Whether this notification says money was taken; only those consume the payment's dedup key. */
   paid: boolean;
@@ -66,7 +66,7 @@ export const RefundNoticeStatus = { Succeeded: 'SUCCEEDED', Closed: 'CLOSED', Ab
 export type RefundNoticeStatus = (typeof RefundNoticeStatus)[keyof typeof RefundNoticeStatus];
 
 export interface RefundNotice {
-  /** The merchant's refund number (WeChat out_refund_no, Alipay out_biz_no). */
+  /** The merchant's refund number (the channel's out_refund_no or out_biz_no). */
   refundNo: string;
   /** The channel's own refund id, when it sends one. */
   channelRefundId?: string;
