@@ -34,6 +34,16 @@ module.exports = {
       to: { path: '^src/channels/[^/]+/', pathNot: '^src/channels/$1/' },
     },
     {
+      name: 'no-folder-cycles',
+      comment:
+        'Folders depend one way: the platform names no feature, and features do not go round in circles. ' +
+        'What the app is made of is listed where it is composed (app.module.ts, main.ts).',
+      severity: 'error',
+      scope: 'folder',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
       name: 'product-without-test-tooling',
       comment: 'Nothing in src/ (its specs included) imports test/, tools/ or bench/: they are not shipped.',
       severity: 'error',

@@ -5,7 +5,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Logger } from 'nestjs-pino';
 import { AfterPaymentExamplesModule } from './events/after-payment/after-payment-examples.module';
-import { AppModule } from './app.module';
+import { AppModule, DOCUMENTED_MODULES } from './app.module';
 import { getToken } from '@willsoto/nestjs-prometheus';
 import { PaymentChannels } from './channels/payment-channels';
 import { HttpErrorFilter } from './platform/http/http-error.filter';
@@ -60,7 +60,7 @@ export async function createApp(extraImports: ModuleMetadata['imports'] = []): P
     new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true, stopAtFirstError: false }),
   );
   // No enableShutdownHooks(): main.ts installs GracefulShutdown, which drains before the app closes.
-  if (loadOpenApiConfig().enabled) serveOpenApi(app);
+  if (loadOpenApiConfig().enabled) serveOpenApi(app, DOCUMENTED_MODULES);
   if (loadConsoleConfig().enabled) await serveConsole(app);
   limitConnections(app.getHttpServer() as Server, http);
   adapter.getInstance().addHook('onRequest', async (request, reply) => {

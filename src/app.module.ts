@@ -4,6 +4,10 @@ import { AdminModule } from './admin/admin.module';
 import { serverConfig } from './platform/config/server.config';
 import { DatabaseModule } from './platform/database/database.module';
 import { HealthModule } from './platform/health/health.module';
+import { EventsHealthIndicator } from './events/events.health';
+import { DeliverySpool } from './intake/spool/delivery-spool';
+import { SpoolHealthIndicator } from './intake/spool/spool.health';
+import { SpoolModule } from './intake/spool/spool.module';
 import { LifecycleModule } from './platform/lifecycle/lifecycle.module';
 import { LoggingModule } from './platform/logging/logging.module';
 import { MetricsModule } from './platform/metrics/metrics.module';
@@ -15,13 +19,48 @@ import { EventsModule } from './events/events.module';
 import { RabbitmqModule } from './platform/rabbitmq/rabbitmq.module';
 import { RetentionModule } from './platform/retention/retention.module';
 import { ReconciliationModule } from './reconciliation/reconciliation.module';
+import { AdminAudit } from './admin/audit/admin-audit.entity';
+import { OutboxEvent } from './events/outbox-event.entity';
+import { HandlerRetry } from './events/subscribers/handler-retry.entity';
+import { ProcessedEvent } from './events/subscribers/processed-event.entity';
+import { OrderStatusChange } from './order/order-status-change.entity';
+import { PaymentOrder } from './order/payment-order.entity';
+import { PaymentAnomaly } from './payments/anomaly/anomaly.entity';
+import { CallbackDelivery } from './payments/idempotency/callback-delivery.entity';
+import { PaymentCallback } from './payments/idempotency/payment-callback.entity';
+import { ReconciliationBillLine } from './reconciliation/reconciliation-bill-line.entity';
+import { ReconciliationItem } from './reconciliation/reconciliation-item.entity';
+import { ReconciliationRun } from './reconciliation/reconciliation-run.entity';
+import { Refund } from './refund/refund.entity';
+import { ChannelCall } from './trade/channel-call.entity';
+
+/** The tables the features map, for the app's connection and the migration CLI (ormconfig.ts). */
+export const ENTITIES = [
+  PaymentOrder,
+  OrderStatusChange,
+  PaymentCallback,
+  CallbackDelivery,
+  PaymentAnomaly,
+  Refund,
+  ChannelCall,
+  ReconciliationRun,
+  ReconciliationItem,
+  ReconciliationBillLine,
+  AdminAudit,
+  OutboxEvent,
+  ProcessedEvent,
+  HandlerRetry,
+];
+
+/** The modules whose routes the OpenAPI document describes: the ones people call. */
+export const DOCUMENTED_MODULES = [OrderModule, TradeModule, AdminModule, ReconciliationModule];
 
 @Module({
   imports: [
     ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [serverConfig] }),
     LoggingModule,
     LifecycleModule,
-    DatabaseModule,
+    DatabaseModule.forRoot(ENTITIES),
     TransactionModule,
     MetricsModule,
     RabbitmqModule,
@@ -32,7 +71,12 @@ import { ReconciliationModule } from './reconciliation/reconciliation.module';
     AdminModule,
     RetentionModule,
     ReconciliationModule,
-    HealthModule,
+    HealthModule.forRoot({
+      imports: [EventsModule, SpoolModule],
+      providers: [EventsHealthIndicator],
+      reports: [EventsHealthIndicator, SpoolHealthIndicator],
+      outageCover: DeliverySpool,
+    }),
   ],
 })
 export class AppModule {}

@@ -3,6 +3,9 @@ import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { Logger } from '@nestjs/common';
 import { createApp } from './app.factory';
+import { applyExampleMigrations } from './events/after-payment/example-schema';
+import { loadDatabaseConfig } from './platform/config/database.config';
+import { applyPendingMigrations } from './platform/database/migrate';
 import { validateConfiguration } from './platform/config/configuration';
 import { explainDatabaseStartError } from './platform/database/database-start-error';
 import { loadServerConfig } from './platform/config/server.config';
@@ -51,7 +54,22 @@ function explainStartError(error: unknown): string {
   return explainDatabaseStartError(error) ?? (error as Error)?.message ?? String(error);
 }
 
-bootstrap().catch((error: unknown) => {
-  reportStartFailure(error);
-  process.exit(1);
-});
+/** `main.js migrate` (npm run migrate): the pending migrations, the example handlers' tables where they run, then exit. */
+async function migrate(): Promise<void> {
+  loadDotEnv();
+  const extraSets = loadServerConfig().exampleHandlers ? [applyExampleMigrations] : [];
+  const applied = await applyPendingMigrations(loadDatabaseConfig(), extraSets);
+  process.stdout.write(applied.length > 0 ? `applied migrations: ${applied.join(', ')}\n` : 'no pending migration\n');
+}
+
+if (process.argv[2] === 'migrate') {
+  migrate().catch((error: unknown) => {
+    process.stderr.write(`migrate: ${explainStartError(error)}\n`);
+    process.exit(1);
+  });
+} else {
+  bootstrap().catch((error: unknown) => {
+    reportStartFailure(error);
+    process.exit(1);
+  });
+}

@@ -204,7 +204,7 @@ describe('docker/k8s', () => {
 
   it("should migrate an empty database with the migration Job's command, twice at once", async () => {
     const job = one('Job', 'payment-callback-migrate');
-    const [node, script] = job.spec.template.spec.containers[0].command;
+    const [node, script, ...args] = job.spec.template.spec.containers[0].command;
     expect(node).toBe('node');
     // The image runs the compiled file; here its source, with the same code path.
     const source = join(ROOT, script.replace(/^dist\//, '').replace(/\.js$/, '.ts'));
@@ -213,7 +213,7 @@ describe('docker/k8s', () => {
     await withAdminConnection((conn) => conn.query(`CREATE DATABASE \`${name}\``));
     try {
       const migrate = () =>
-        run(process.execPath, ['-r', 'ts-node/register/transpile-only', source], {
+        run(process.execPath, ['-r', 'ts-node/register/transpile-only', source, ...args], {
           cwd: ROOT,
           env: { ...process.env, DATABASE_URL: databaseUrl(name) },
           timeout: 120_000,

@@ -1,6 +1,6 @@
 import { Pool } from 'mysql2/promise';
-import { FAST_PATH_HITS, REDIS_ERRORS } from '../src/settlement/idempotency/fast-path-metrics';
-import { FastPathRedis } from '../src/settlement/idempotency/fast-path-redis';
+import { FAST_PATH_HITS, REDIS_ERRORS } from '../src/payments/idempotency/fast-path-metrics';
+import { FastPathRedis } from '../src/payments/idempotency/fast-path-redis';
 import { eventually, sleep } from './support/eventually';
 import { metricValue, OrderEffects } from './support/order-effects';
 import {

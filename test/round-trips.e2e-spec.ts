@@ -1,7 +1,7 @@
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { StatementBatch } from '../src/platform/database/statement-batch';
 import { PaymentNotification } from '../src/domain/notification';
-import { CallbackRecordRepository } from '../src/settlement/idempotency/callback-record.repository';
+import { CallbackRecordRepository } from '../src/payments/idempotency/callback-record.repository';
 import { TransactionRunner } from '../src/platform/transaction/transaction.runner';
 import { SentCommands } from './support/sent-commands';
 import {

@@ -3,11 +3,14 @@ import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { loadDatabaseConfig } from '../src/platform/config/database.config';
 import { buildExampleDataSourceOptions, EXAMPLE_ENTITIES } from '../src/events/after-payment/example-schema';
-import { buildDataSourceOptions, ENTITIES } from '../src/platform/database/data-source-options';
+import { ENTITIES } from '../src/app.module';
+import { buildDataSourceOptions } from '../src/platform/database/data-source-options';
 import { assertTestDatabase, databaseUrl, TEST_DATABASE_PREFIX, withAdminConnection } from './support/test-database';
 import { RunningApp, startApp, uniqueId } from './support/test-app';
 
-const MIGRATION_FILES = readdirSync(join(__dirname, '../src/platform/database/migrations')).filter((f) => f.endsWith('.ts'));
+const MIGRATION_FILES = readdirSync(join(__dirname, '../src/platform/database/migrations')).filter((f) =>
+  f.endsWith('.ts'),
+);
 const EXAMPLE_TABLES = ['coupon_issue', 'points_grant', 'shipment_request'];
 
 /** Migrations are the schema's only source; entities must describe exactly what they build. */
@@ -17,7 +20,9 @@ describe('schema migrations', () => {
   const runWith =
     <T>(fn: (ds: DataSource) => Promise<T>) =>
     async () => {
-      const dataSource = await new DataSource(buildDataSourceOptions({ ...loadDatabaseConfig(), url })).initialize();
+      const dataSource = await new DataSource(
+        buildDataSourceOptions({ ...loadDatabaseConfig(), url }, ENTITIES),
+      ).initialize();
       try {
         return await fn(dataSource);
       } finally {

@@ -1,20 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
-import {
-  EntityTarget,
-  FindOptionsOrder,
-  FindOptionsWhere,
-  LessThan,
-  Between,
-  MoreThanOrEqual,
-} from 'typeorm';
-import { PaymentAnomaly } from '../anomaly/anomaly.entity';
+import { EntityTarget, FindOptionsOrder, FindOptionsWhere, LessThan, Between, MoreThanOrEqual } from 'typeorm';
+import { PaymentAnomaly } from '../payments/anomaly/anomaly.entity';
 import { ReportingDatabase } from '../platform/database/reporting-database';
 import { PaymentChannels } from '../channels/payment-channels';
 import { AdminRole } from '../platform/config/admin.config';
 import { DomainError } from '../domain/domain-error';
-import { CallbackDelivery } from '../settlement/idempotency/callback-delivery.entity';
-import { PaymentCallback } from '../settlement/idempotency/payment-callback.entity';
+import { CallbackDelivery } from '../payments/idempotency/callback-delivery.entity';
+import { PaymentCallback } from '../payments/idempotency/payment-callback.entity';
 import { OrderStatusChange } from '../order/order-status-change.entity';
 import { PaymentOrder } from '../order/payment-order.entity';
 import { Refund } from '../refund/refund.entity';
@@ -168,9 +161,7 @@ export class AdminQueries {
       ) as Promise<Array<{ n: string; first: Date | null; last: Date | null }>>,
       db.getRepository(PaymentAnomaly).find({ where: { orderNo }, order: { id: 'ASC' } }),
       db.getRepository(Refund).find({ where: { orderNo }, order: { id: 'ASC' } }),
-      db
-        .getRepository(ChannelCall)
-        .find({ where: { orderNo }, order: { id: 'ASC' }, take: MAX_DELIVERIES_LISTED }),
+      db.getRepository(ChannelCall).find({ where: { orderNo }, order: { id: 'ASC' }, take: MAX_DELIVERIES_LISTED }),
     ]);
     return {
       order: toOrderDetailOrder(order),
@@ -199,9 +190,7 @@ export class AdminQueries {
   /** Admins see the exact bytes; viewers see them with the payer's identifiers masked by the channel. */
   async delivery(id: string, role: AdminRole): Promise<DeliveryView> {
     const db = await this.reporting.dataSource();
-    const delivery = /^[1-9]\d{0,18}$/.test(id)
-      ? await db.getRepository(CallbackDelivery).findOneBy({ id })
-      : null;
+    const delivery = /^[1-9]\d{0,18}$/.test(id) ? await db.getRepository(CallbackDelivery).findOneBy({ id }) : null;
     if (!delivery) throw new DomainError('DeliveryNotFound', `delivery ${id.slice(0, 32)} not found`);
     if (role === AdminRole.Admin) return toDeliveryView(delivery);
     const maskPayer = (raw: Buffer) => this.channels.get(delivery.channel)?.maskPayer(raw) ?? raw;

@@ -10,13 +10,22 @@ import { AdminAuthGuard } from './admin-auth.guard';
 import { AdminController } from './admin.controller';
 import { AdminQueries } from './admin-queries';
 import { AuditLog } from './audit/audit-log';
+import { DatabaseGauges } from './database-gauges';
 import { OperatorReadLimit } from './operator-read-limit.interceptor';
 import { StartRefundAfterCommit } from './start-refund-after-commit.interceptor';
 
 @Module({
   imports: [ConfigModule.forFeature(adminConfig), RefundModule, SpoolModule, ChannelsModule],
   controllers: [AdminController, OperationsController],
-  providers: [AdminAuthGuard, AdminQueries, OperationsOverviewQuery, AuditLog, StartRefundAfterCommit, OperatorReadLimit],
+  providers: [
+    AdminAuthGuard,
+    AdminQueries,
+    OperationsOverviewQuery,
+    AuditLog,
+    StartRefundAfterCommit,
+    OperatorReadLimit,
+    DatabaseGauges,
+  ],
   exports: [AdminAuthGuard, AuditLog, ConfigModule],
 })
 export class AdminModule {}

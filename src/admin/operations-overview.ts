@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { AnomalyStatus } from '../anomaly/anomaly.entity';
+import { AnomalyStatus } from '../payments/anomaly/anomaly.entity';
 import { countDeadLetters } from '../events/dead-letters';
 import { RefundStatus } from '../refund/refund.entity';
 import { DeliverySpool, SpoolStats } from '../intake/spool/delivery-spool';

@@ -3,12 +3,12 @@ import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swa
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { DataSource } from 'typeorm';
-import { PaymentAnomaly } from '../anomaly/anomaly.entity';
+import { PaymentAnomaly } from '../payments/anomaly/anomaly.entity';
 import { ApiErrors } from '../platform/http/error.view';
 import { AdminRole } from '../platform/config/admin.config';
 import { DomainError } from '../domain/domain-error';
 import { listDeadLetters, requeueDeadLetters } from '../events/dead-letters';
-import { PaymentCallback } from '../settlement/idempotency/payment-callback.entity';
+import { PaymentCallback } from '../payments/idempotency/payment-callback.entity';
 import { TransactionInterceptor } from '../platform/transaction/transaction.interceptor';
 import { AdminAccess, AuthenticatedOperator, CurrentOperator } from './admin-auth.guard';
 import { AuditLog } from './audit/audit-log';

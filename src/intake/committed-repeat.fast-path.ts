@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { PaymentNotification } from '../domain/notification';
-import { CommittedPayments } from '../settlement/idempotency/committed-payments';
+import { CommittedPayments } from '../payments/idempotency/committed-payments';
 
 /**
  * The step before any transaction: a repeat of a payment known to have committed (on this replica,

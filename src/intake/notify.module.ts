@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { databaseConfig } from '../platform/config/database.config';
-import { IdempotencyModule } from '../settlement/idempotency/idempotency.module';
+import { IdempotencyModule } from '../payments/idempotency/idempotency.module';
 import { SettlementModule } from '../settlement/settlement.module';
 import { SignatureModule } from './signature/signature.module';
 import { SpoolModule } from './spool/spool.module';

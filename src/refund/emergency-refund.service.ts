@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
-import { AnomalyStatus, AnomalyType } from '../anomaly/anomaly.entity';
-import { AnomalyRepository } from '../anomaly/anomaly.repository';
+import { AnomalyStatus, AnomalyType } from '../payments/anomaly/anomaly.entity';
+import { AnomalyRepository } from '../payments/anomaly/anomaly.repository';
 import { DomainError } from '../domain/domain-error';
 import { refundConfig } from '../platform/config/refund.config';
-import { CallbackRecordRepository } from '../settlement/idempotency/callback-record.repository';
-import { PaymentCallback } from '../settlement/idempotency/payment-callback.entity';
+import { CallbackRecordRepository } from '../payments/idempotency/callback-record.repository';
+import { PaymentCallback } from '../payments/idempotency/payment-callback.entity';
 import { OrderEvent, OrderStatus } from '../order/order-status';
 import { PaymentOrderRepository } from '../order/payment-order.repository';
 import { Refund, RefundPurpose, RefundStatus } from './refund.entity';

@@ -10,7 +10,7 @@ import { REFUND_CALLS_TOTAL } from '../platform/metrics/metrics.module';
 import { PaymentChannel } from '../channels/payment-channel';
 import { PaymentChannels } from '../channels/payment-channels';
 import { ChannelRefundResult, RefundRequest } from '../domain/channel-api';
-import { CallbackRecordRepository } from '../settlement/idempotency/callback-record.repository';
+import { CallbackRecordRepository } from '../payments/idempotency/callback-record.repository';
 import { Refund, RefundStatus } from './refund.entity';
 import { RefundRepository } from './refund.repository';
 import { RefundSettlement } from './refund-settlement';

@@ -1,11 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { RefundNotice, RefundNoticeStatus } from '../domain/notification';
-import { AnomalyStatus } from '../anomaly/anomaly.entity';
-import { AnomalyRepository } from '../anomaly/anomaly.repository';
+import { AnomalyStatus } from '../payments/anomaly/anomaly.entity';
+import { AnomalyRepository } from '../payments/anomaly/anomaly.repository';
 import { DomainError } from '../domain/domain-error';
 import { OutboxWriter } from '../events/outbox.writer';
 import { refundSucceeded } from '../events/payment-events';
-import { CallbackRecordRepository } from '../settlement/idempotency/callback-record.repository';
+import { CallbackRecordRepository } from '../payments/idempotency/callback-record.repository';
 import { OrderEvent, OrderStatus } from '../order/order-status';
 import { PaymentOrderRepository } from '../order/payment-order.repository';
 import { Refund, RefundPurpose, RefundStatus } from './refund.entity';

@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
-import { AnomalyModule } from '../anomaly/anomaly.module';
+import { AnomalyModule } from '../payments/anomaly/anomaly.module';
 import { ChannelsModule } from '../channels/channels.module';
 import { refundConfig } from '../platform/config/refund.config';
 import { EventsModule } from '../events/events.module';
-import { IdempotencyModule } from '../settlement/idempotency/idempotency.module';
+import { IdempotencyModule } from '../payments/idempotency/idempotency.module';
 import { OrderModule } from '../order/order.module';
 import { EmergencyRefundService } from './emergency-refund.service';
 import { RefundApproval } from './refund-approval';

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { AnomalyType } from '../anomaly/anomaly.entity';
+import { AnomalyType } from '../payments/anomaly/anomaly.entity';
 import { loadLogLevel, LogLevel } from '../platform/config/logging.config';
 import { VerifiedNotification } from '../domain/notification';
 

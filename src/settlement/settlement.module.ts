@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
-import { AnomalyModule } from '../anomaly/anomaly.module';
+import { AnomalyModule } from '../payments/anomaly/anomaly.module';
 import { EventsModule } from '../events/events.module';
-import { IdempotencyModule } from './idempotency/idempotency.module';
+import { IdempotencyModule } from '../payments/idempotency/idempotency.module';
 import { OrderModule } from '../order/order.module';
 import { RefundModule } from '../refund/refund.module';
 import { SETTLEMENT_METRICS } from './settlement-metrics';

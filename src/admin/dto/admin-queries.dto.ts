@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
-import { AnomalyStatus, AnomalyType } from '../../anomaly/anomaly.entity';
+import { AnomalyStatus, AnomalyType } from '../../payments/anomaly/anomaly.entity';
 import { RefundStatus } from '../../refund/refund.entity';
 import { Channel } from '../../domain/notification';
 import { ORDER_NO, ORDER_NO_MESSAGE } from '../../order/order-no';

@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ChannelCall } from '../../trade/channel-call.entity';
-import { AnomalyStatus, AnomalyType, PaymentAnomaly } from '../../anomaly/anomaly.entity';
-import { CallbackDelivery } from '../../settlement/idempotency/callback-delivery.entity';
+import { AnomalyStatus, AnomalyType, PaymentAnomaly } from '../../payments/anomaly/anomaly.entity';
+import { CallbackDelivery } from '../../payments/idempotency/callback-delivery.entity';
 import { PaymentOrderView, toView } from '../../order/dto/payment-order.view';
 import { OrderStatusChange } from '../../order/order-status-change.entity';
 import { PaymentOrder } from '../../order/payment-order.entity';

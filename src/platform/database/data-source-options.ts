@@ -1,44 +1,19 @@
 import { join } from 'node:path';
 import { DataSourceOptions } from 'typeorm';
-import { PaymentAnomaly } from '../../anomaly/anomaly.entity';
 import { DatabaseConfig } from '../config/database.config';
-import { OutboxEvent } from '../../events/outbox-event.entity';
-import { CallbackDelivery } from '../../settlement/idempotency/callback-delivery.entity';
-import { PaymentCallback } from '../../settlement/idempotency/payment-callback.entity';
-import { PaymentOrder } from '../../order/payment-order.entity';
-import { OrderStatusChange } from '../../order/order-status-change.entity';
-import { Refund } from '../../refund/refund.entity';
-import { ChannelCall } from '../../trade/channel-call.entity';
-import { ReconciliationBillLine } from '../../reconciliation/reconciliation-bill-line.entity';
-import { ReconciliationItem } from '../../reconciliation/reconciliation-item.entity';
-import { ReconciliationRun } from '../../reconciliation/reconciliation-run.entity';
-import { AdminAudit } from '../../admin/audit/admin-audit.entity';
-import { HandlerRetry } from '../../events/subscribers/handler-retry.entity';
-import { ProcessedEvent } from '../../events/subscribers/processed-event.entity';
 
-export const ENTITIES = [
-  PaymentOrder,
-  OrderStatusChange,
-  PaymentCallback,
-  CallbackDelivery,
-  PaymentAnomaly,
-  Refund,
-  ChannelCall,
-  ReconciliationRun,
-  ReconciliationItem,
-  ReconciliationBillLine,
-  AdminAudit,
-  OutboxEvent,
-  ProcessedEvent,
-  HandlerRetry,
-];
+export type EntityList = NonNullable<DataSourceOptions['entities']>;
 
-/** The one place the TypeORM options are built: the app, the migration CLI (ormconfig.ts) and tests use it. */
-export function buildDataSourceOptions(config: DatabaseConfig): DataSourceOptions {
+/**
+ * The one place the TypeORM options are built: the app, the migration CLI (ormconfig.ts) and tests use it.
+ * The entities are the features' own, listed where the app is composed (ENTITIES in app.module.ts);
+ * a connection that only migrates or queries by SQL needs none.
+ */
+export function buildDataSourceOptions(config: DatabaseConfig, entities: EntityList = []): DataSourceOptions {
   return {
     type: config.url.startsWith('mariadb:') ? 'mariadb' : 'mysql',
     url: config.url,
-    entities: ENTITIES,
+    entities,
     migrations: [join(__dirname, 'migrations', '*.{ts,js}')],
     migrationsTableName: 'schema_migrations',
     synchronize: false,

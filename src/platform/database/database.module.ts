@@ -1,40 +1,48 @@
-import { Global, Module } from '@nestjs/common';
+import { DynamicModule, Global, Module } from '@nestjs/common';
 import { ConfigModule, ConfigType } from '@nestjs/config';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { databaseConfig } from '../config/database.config';
 import { spoolConfig } from '../config/spool.config';
 import { BoundedPool } from './bounded-pool';
-import { buildDataSourceOptions } from './data-source-options';
+import { buildDataSourceOptions, EntityList } from './data-source-options';
 import { MigrationRunner } from './migration-runner';
 import { ReadCommittedSessions } from './read-committed-sessions';
 import { ReportingDatabase } from './reporting-database';
 import { initializeWithoutWaiting } from './start-without-database';
 import { StatementBatch } from './statement-batch';
 
-/** Global: StatementBatch and ReportingDatabase serve every module, like the DataSource does. */
+/**
+ * Global: StatementBatch and ReportingDatabase serve every module, like the DataSource does.
+ * `forRoot` takes the entities from where the app is composed, so that the platform names no feature.
+ */
 @Global()
-@Module({
-  imports: [
-    TypeOrmModule.forRootAsync({
-      imports: [ConfigModule.forFeature(databaseConfig), ConfigModule.forFeature(spoolConfig)],
-      inject: [databaseConfig.KEY, spoolConfig.KEY],
-      useFactory: (config: ConfigType<typeof databaseConfig>, spool: ConfigType<typeof spoolConfig>) => ({
-        ...buildDataSourceOptions(config),
-        retryAttempts: 3,
-        retryDelay: 1000,
-        // With a spool, the service starts while the database is away (start-without-database.ts).
-        manualInitialization: spool.dir !== undefined,
-      }),
-      dataSourceFactory: async (options) => {
-        const dataSource = new DataSource(options!);
-        const spooling = (options as { manualInitialization?: boolean }).manualInitialization === true;
-        return spooling ? initializeWithoutWaiting(dataSource) : dataSource;
-      },
-    }),
-    ConfigModule.forFeature(databaseConfig),
-  ],
-  providers: [BoundedPool, ReadCommittedSessions, MigrationRunner, StatementBatch, ReportingDatabase],
-  exports: [StatementBatch, ReportingDatabase],
-})
-export class DatabaseModule {}
+@Module({})
+export class DatabaseModule {
+  static forRoot(entities: EntityList): DynamicModule {
+    return {
+      module: DatabaseModule,
+      imports: [
+        TypeOrmModule.forRootAsync({
+          imports: [ConfigModule.forFeature(databaseConfig), ConfigModule.forFeature(spoolConfig)],
+          inject: [databaseConfig.KEY, spoolConfig.KEY],
+          useFactory: (config: ConfigType<typeof databaseConfig>, spool: ConfigType<typeof spoolConfig>) => ({
+            ...buildDataSourceOptions(config, entities),
+            retryAttempts: 3,
+            retryDelay: 1000,
+            // With a spool, the service starts while the database is away (start-without-database.ts).
+            manualInitialization: spool.dir !== undefined,
+          }),
+          dataSourceFactory: async (options) => {
+            const dataSource = new DataSource(options!);
+            const spooling = (options as { manualInitialization?: boolean }).manualInitialization === true;
+            return spooling ? initializeWithoutWaiting(dataSource) : dataSource;
+          },
+        }),
+        ConfigModule.forFeature(databaseConfig),
+      ],
+      providers: [BoundedPool, ReadCommittedSessions, MigrationRunner, StatementBatch, ReportingDatabase],
+      exports: [StatementBatch, ReportingDatabase],
+    };
+  }
+}

@@ -46,7 +46,11 @@ export class ReportingDatabase implements OnApplicationShutdown {
 
   private async connect(): Promise<DataSource> {
     const { reporting } = this.config;
-    const options = buildDataSourceOptions({ ...this.config, poolSize: reporting.poolSize });
+    // The same entities as the main connection: admin reads map the same tables.
+    const options = buildDataSourceOptions(
+      { ...this.config, poolSize: reporting.poolSize },
+      this.main.options.entities,
+    );
     const dataSource = await new DataSource({
       ...options,
       multipleStatements: false,

@@ -10,9 +10,7 @@ import {
 } from '@nestjs/terminus';
 import { serverConfig } from '../config/server.config';
 import { ShutdownState } from '../lifecycle/shutdown-state';
-import { DeliverySpool } from '../../intake/spool/delivery-spool';
-import { SpoolHealthIndicator } from '../../intake/spool/spool.health';
-import { EventsHealthIndicator } from './events.health';
+import { DatabaseOutageCover, DATABASE_OUTAGE_COVER, HealthReport, HEALTH_REPORTS } from './health-reports';
 
 @Controller('health')
 export class HealthController {
@@ -20,11 +18,10 @@ export class HealthController {
     private readonly health: HealthCheckService,
     private readonly indicators: HealthIndicatorService,
     private readonly database: TypeOrmHealthIndicator,
-    private readonly events: EventsHealthIndicator,
     private readonly shutdown: ShutdownState,
     @Inject(serverConfig.KEY) private readonly config: ConfigType<typeof serverConfig>,
-    private readonly spool: SpoolHealthIndicator,
-    private readonly deliverySpool: DeliverySpool,
+    @Inject(HEALTH_REPORTS) private readonly reports: HealthReport[],
+    @Inject(DATABASE_OUTAGE_COVER) private readonly outageCover: DatabaseOutageCover,
   ) {}
 
   /** Liveness: the process answers. Never checks dependencies, so a database outage restarts nothing. */
@@ -44,11 +41,12 @@ export class HealthController {
   @Get('ready')
   @HealthCheck()
   async ready(): Promise<HealthCheckResult> {
-    const spooling = this.deliverySpool.hasRoom;
+    const spooling = this.outageCover.hasRoom;
     // All bounded by HEALTH_CHECK_TIMEOUT_MS, and run side by side.
-    const reported = Promise.all([this.events.report(), spooling ? this.databaseReported() : {}]).then(
-      ([events, database]) => ({ ...events, ...database, ...this.spool.report() }),
-    );
+    const reported = Promise.all([
+      ...this.reports.map((r) => r.report()),
+      spooling ? this.databaseReported() : {},
+    ]).then((results): HealthIndicatorResult => Object.assign({}, ...results));
     try {
       return withDetails(await this.health.check(this.readinessChecks(spooling)), await reported);
     } catch (error) {

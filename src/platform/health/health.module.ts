@@ -1,15 +1,32 @@
-import { Module } from '@nestjs/common';
+import { DynamicModule, Module, ModuleMetadata, Type } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { TerminusModule } from '@nestjs/terminus';
 import { serverConfig } from '../config/server.config';
-import { EventsModule } from '../../events/events.module';
-import { SpoolModule } from '../../intake/spool/spool.module';
-import { EventsHealthIndicator } from './events.health';
+import { DatabaseOutageCover, DATABASE_OUTAGE_COVER, HealthReport, HEALTH_REPORTS } from './health-reports';
 import { HealthController } from './health.controller';
 
-@Module({
-  imports: [TerminusModule, EventsModule, SpoolModule, ConfigModule.forFeature(serverConfig)],
-  controllers: [HealthController],
-  providers: [EventsHealthIndicator],
-})
-export class HealthModule {}
+export interface HealthParts {
+  /** The modules that provide the reports and the cover. */
+  imports: NonNullable<ModuleMetadata['imports']>;
+  /** Reports no imported module provides, built here. */
+  providers?: Type<HealthReport>[];
+  reports: Type<HealthReport>[];
+  outageCover: Type<DatabaseOutageCover>;
+}
+
+/** /health/live and /health/ready; the features' parts come from where the app is composed (app.module.ts). */
+@Module({})
+export class HealthModule {
+  static forRoot(parts: HealthParts): DynamicModule {
+    return {
+      module: HealthModule,
+      imports: [TerminusModule, ConfigModule.forFeature(serverConfig), ...parts.imports],
+      controllers: [HealthController],
+      providers: [
+        ...(parts.providers ?? []),
+        { provide: HEALTH_REPORTS, useFactory: (...reports: HealthReport[]) => reports, inject: parts.reports },
+        { provide: DATABASE_OUTAGE_COVER, useExisting: parts.outageCover },
+      ],
+    };
+  }
+}

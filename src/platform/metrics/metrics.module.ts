@@ -8,7 +8,6 @@ import {
 } from '@willsoto/nestjs-prometheus';
 import { ConfigModule } from '@nestjs/config';
 import { register } from 'prom-client';
-import { DatabaseGauges } from './database-gauges';
 import { serverConfig } from '../config/server.config';
 import { MetricsServer } from './metrics-server';
 
@@ -32,7 +31,6 @@ export const RECONCILIATION_DISCREPANCIES = 'reconciliation_discrepancies';
     }),
   ],
   providers: [
-    DatabaseGauges,
     MetricsServer,
     makeCounterProvider({
       name: NOTIFICATIONS_TOTAL,

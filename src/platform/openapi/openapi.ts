@@ -1,18 +1,17 @@
 import { INestApplication } from '@nestjs/common';
-import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { AdminModule } from '../../admin/admin.module';
-import { OrderModule } from '../../order/order.module';
-import { ReconciliationModule } from '../../reconciliation/reconciliation.module';
-import { TradeModule } from '../../trade/trade.module';
+import { DocumentBuilder, OpenAPIObject, SwaggerDocumentOptions, SwaggerModule } from '@nestjs/swagger';
+
+type DocumentedModules = NonNullable<SwaggerDocumentOptions['include']>;
 
 /** Swagger UI at /docs, the document at /docs-json (and /docs-yaml). */
 export const OPENAPI_UI_PATH = 'docs';
 
 /**
- * The order and admin APIs: the ones people call. The platforms' callback endpoints follow the
- * platforms' own specifications, and health and metrics are for machines (see docs/api.md).
+ * The routes of `documented` modules: the order and admin APIs, the ones people call (see
+ * DOCUMENTED_MODULES). The platforms' callback endpoints follow the platforms' own specifications,
+ * and health and metrics are for machines (see docs/api.md).
  */
-export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+export function buildOpenApiDocument(app: INestApplication, documented: DocumentedModules): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('payment-callback-service')
     .setDescription(
@@ -24,10 +23,10 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'an operator token of ADMIN_TOKENS' }, 'admin')
     .build();
   return SwaggerModule.createDocument(app, config, {
-    include: [OrderModule, TradeModule, AdminModule, ReconciliationModule],
+    include: documented,
   });
 }
 
-export function serveOpenApi(app: INestApplication): void {
-  SwaggerModule.setup(OPENAPI_UI_PATH, app, buildOpenApiDocument(app));
+export function serveOpenApi(app: INestApplication, documented: DocumentedModules): void {
+  SwaggerModule.setup(OPENAPI_UI_PATH, app, buildOpenApiDocument(app, documented));
 }

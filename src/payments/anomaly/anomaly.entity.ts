@@ -1,5 +1,5 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
-import { bigintAmount } from '../domain/money';
+import { bigintAmount } from '../../domain/money';
 
 export const AnomalyType = {
   DuplicatePayment: 'DUPLICATE_PAYMENT',

@@ -1,6 +1,6 @@
-import { PaymentNotification } from '../domain/notification';
-import { OrderStatus } from '../order/order-status';
-import { PaymentOrder } from '../order/payment-order.entity';
+import { PaymentNotification } from '../../domain/notification';
+import { OrderStatus } from '../../order/order-status';
+import { PaymentOrder } from '../../order/payment-order.entity';
 import { AnomalyType } from './anomaly.entity';
 
 /**

@@ -10,7 +10,13 @@ describe(toSnapshot.name, () => {
       outboxPending: 0,
       outboxOldestPendingAgeSeconds: 0,
       deadLetters: { outbox: 0, handler: 0 },
-      openAnomalies: { DUPLICATE_PAYMENT: 0, PAID_AFTER_CLOSE: 0, AMOUNT_MISMATCH: 0, MERCHANT_MISMATCH: 0, MALFORMED_NOTIFICATION: 0 },
+      openAnomalies: {
+        DUPLICATE_PAYMENT: 0,
+        PAID_AFTER_CLOSE: 0,
+        AMOUNT_MISMATCH: 0,
+        MERCHANT_MISMATCH: 0,
+        MALFORMED_NOTIFICATION: 0,
+      },
       refunds: {
         AWAITING_APPROVAL: 0,
         PENDING: 0,

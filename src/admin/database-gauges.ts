@@ -1,9 +1,9 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { Gauge, register } from 'prom-client';
-import { ReportingDatabase } from '../database/reporting-database';
-import { AnomalyStatus, AnomalyType } from '../../anomaly/anomaly.entity';
-import { OPEN_REFUND_STATUSES, RefundStatus } from '../../refund/refund.entity';
-import { scrapeQuery } from './scrape-query';
+import { ReportingDatabase } from '../platform/database/reporting-database';
+import { AnomalyStatus, AnomalyType } from '../payments/anomaly/anomaly.entity';
+import { OPEN_REFUND_STATUSES, RefundStatus } from '../refund/refund.entity';
+import { scrapeQuery } from '../platform/metrics/scrape-query';
 
 export interface OperationsSnapshot {
   outboxPending: number;

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
 import { HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
-import { serverConfig } from '../config/server.config';
-import { OutboxRepository } from '../../events/outbox.repository';
-import { RabbitmqConnection } from '../rabbitmq/rabbitmq.connection';
+import { serverConfig } from '../platform/config/server.config';
+import { OutboxRepository } from './outbox.repository';
+import { RabbitmqConnection } from '../platform/rabbitmq/rabbitmq.connection';
 
 /**
  * The event side, reported beside readiness but never part of it: the outbox absorbs a broker

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
-import { PaymentOrder } from '../order/payment-order.entity';
-import { PaymentNotification, VerifiedNotification } from '../domain/notification';
-import { WriteResult } from '../platform/database/sql';
+import { PaymentOrder } from '../../order/payment-order.entity';
+import { PaymentNotification, VerifiedNotification } from '../../domain/notification';
+import { WriteResult } from '../../platform/database/sql';
 import { AnomalyStatus, AnomalyType, PaymentAnomaly } from './anomaly.entity';
 
 @Injectable()
