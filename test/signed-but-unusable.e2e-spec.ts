@@ -78,6 +78,26 @@ describe('a signed payment notification with a data error', () => {
     });
   });
 
+  it('should record the money anomaly when a well-formed notification of the same transaction follows, instead of failing on the malformed note', async () => {
+    const orderNo = await registeredOrder(700);
+    const transactionId = uniqueId('T');
+    const malformed = await client.postWechatpay(
+      client.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 700, currency: 'C'.repeat(200) }),
+    );
+    const underpaid = () =>
+      client.postWechatpay(client.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 600 }));
+
+    const answers = [malformed, await underpaid(), await underpaid()];
+
+    expect(answers.map((a) => a.status)).toEqual([204, 204, 204]);
+    expect(await effectsOn(orderNo)).toEqual({
+      order: 'WAIT_PAY',
+      payments: 1,
+      anomalies: [{ type: 'AMOUNT_MISMATCH', channel: 'WECHATPAY', transaction_id: transactionId, currency: 'CNY' }],
+      malformedDeliveries: 1,
+    });
+  });
+
   it('should be acked and recorded once when Alipay sends a trade_no of 65 characters, kept to 64', async () => {
     const orderNo = await registeredOrder(800);
     const tradeNo = `T${'9'.repeat(64)}`;

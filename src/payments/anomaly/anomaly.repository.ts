@@ -10,13 +10,26 @@ import { AnomalyStatus, AnomalyType, PaymentAnomaly } from './anomaly.entity';
 export class AnomalyRepository {
   constructor(private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>) {}
 
-  /** One anomaly per offending transaction: the payment's dedup key already guarantees a single call. */
+  /**
+   * One anomaly per offending transaction: the payment's dedup key already guarantees a single call.
+   * A MALFORMED_NOTIFICATION row of the same transaction (an earlier delivery that could not apply)
+   * gives way to it: money that moved wrongly is what an operator must see and refund, and the
+   * malformed delivery's bytes stay in the delivery log.
+   */
   async record(type: AnomalyType, order: PaymentOrder, payment: PaymentNotification): Promise<void> {
     const now = new Date();
-    await this.txHost.tx.query(
+    const result: WriteResult = await this.txHost.tx.query(
       `INSERT INTO payment_anomaly
          (type, order_no, channel, transaction_id, order_amount, paid_amount, currency, status, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON DUPLICATE KEY UPDATE
+         order_no = IF(type = ?, VALUES(order_no), order_no),
+         order_amount = IF(type = ?, VALUES(order_amount), order_amount),
+         paid_amount = IF(type = ?, VALUES(paid_amount), paid_amount),
+         currency = IF(type = ?, VALUES(currency), currency),
+         status = IF(type = ?, VALUES(status), status),
+         updated_at = IF(type = ?, VALUES(updated_at), updated_at),
+         type = IF(type = ?, VALUES(type), type)`,
       [
         type,
         order.orderNo,
@@ -28,8 +41,12 @@ export class AnomalyRepository {
         AnomalyStatus.Open,
         now,
         now,
+        ...Array<string>(7).fill(AnomalyType.MalformedNotification),
       ],
     );
+    if (result.affectedRows === 0) {
+      throw new Error(`a ${type} anomaly of ${payment.channel} ${payment.transactionId} is already recorded`);
+    }
   }
 
   /**
