@@ -180,6 +180,12 @@ describe('the durable spool across instances and outages', () => {
           async () => (await tableCount(cold, 'schema_migrations')) === migrationCount(),
           60_000,
         );
+        // The schema is current a moment before the instance lets queries through (databaseAnswered).
+        await eventually(
+          'the instance to reach the database',
+          async () => (await readiness(app!.url)).database.status === 'up',
+          60_000,
+        );
         // The orders are registered only now (the database was away): the replayed payments wait parked for them.
         await registerAll(client, payments);
         await eventually(
