@@ -43,6 +43,8 @@ export interface PaymentChannel {
 
   /** Every configured account: the channel's merchant or app ids. */
   accountIds(): string[];
+  /** The sub-merchants a service provider's account collects for (of `merchantId`, or of every account); [] for none. */
+  subMerchantIds(merchantId?: string): string[];
   /** The ids of the platform keys notifications are verified with (none for a channel whose keys have no id), for the start line. */
   keyIds(): string[];
   /** The accounts (merchant or app ids) whose API can be called: they have a merchant/app key. */
