@@ -97,7 +97,9 @@ export class WechatpayChannel implements PaymentChannel {
   }
 
   subMerchantIds(merchantId?: string): string[] {
-    return this.accounts.filter((a) => merchantId === undefined || a.mchid === merchantId).flatMap((a) => a.subMchids ?? []);
+    return this.accounts
+      .filter((a) => merchantId === undefined || a.mchid === merchantId)
+      .flatMap((a) => a.subMchids ?? []);
   }
 
   async refund(request: RefundRequest): Promise<ChannelRefundResult> {
