@@ -55,7 +55,10 @@ export function partnerTradeNames(
     names = parseJsonObject(body, 'PARAM_ERROR');
   }
   if (names.sp_mchid !== merchant.mchid) {
-    throw new Refusal('PARAM_ERROR', `sp_mchid "${String(names.sp_mchid)}" is not the signing merchant's ${merchant.mchid}`);
+    throw new Refusal(
+      'PARAM_ERROR',
+      `sp_mchid "${String(names.sp_mchid)}" is not the signing merchant's ${merchant.mchid}`,
+    );
   }
   if (!(merchant.subMchids ?? []).length) {
     throw new Refusal('NO_AUTH', `mchid ${merchant.mchid} is no service provider: the partner paths are not its`);
