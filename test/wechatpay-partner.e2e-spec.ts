@@ -2,6 +2,8 @@ import { Pool, RowDataPacket } from 'mysql2/promise';
 import { FakePlatform } from '../tools/simulator/fake-platform';
 import { generateRsaKeyPair, wechatpayDelivery, WechatpaySigner } from '../tools/simulator/platform-signers';
 import { wechatpayPartnerTransaction } from '../tools/simulator/wechatpay/partner-resources';
+import { billDateOf, billDayRange, shiftBillDate } from '../src/domain/bill';
+import { BillRowSpec, beijingTime, wechatpayBill, wechatpayBillLine } from './support/bill-files';
 import { eventually } from './support/eventually';
 import { createWechatpayAccount, WechatpayTestAccount } from './support/merchant-accounts';
 import { OrderEffects } from './support/order-effects';
@@ -71,6 +73,7 @@ beforeAll(async () => {
     REFUND_REQUEST_TIMEOUT_MS: '1000',
     REFUND_RETRY_BASE_DELAY_MS: '300',
     REFUND_POLL_INTERVAL_MS: '100',
+    RECONCILE_AT: 'off',
   };
   replicas = [await startApp(env), await startApp(env)];
   clients = replicas.map((r) => new TestClient(r.url, platforms));
@@ -94,7 +97,7 @@ interface Payment {
 /** A partner TRANSACTION.SUCCESS, signed and encrypted with the provider's keys unless told otherwise. */
 function partnerNotification(
   payment: Payment,
-  names: { spMchid?: string; subMchid?: string; spAppid?: string } = {},
+  names: { spMchid?: string; subMchid?: string; spAppid?: string; successTime?: Date } = {},
   signer: WechatpaySigner = provider.signer,
 ) {
   return wechatpayDelivery(signer, {
@@ -106,6 +109,7 @@ function partnerNotification(
       outTradeNo: payment.orderNo,
       transactionId: payment.transactionId,
       total: payment.amount,
+      successTime: names.successTime,
     }),
   });
 }
@@ -382,5 +386,95 @@ describe('partner API calls', () => {
     expect(closing.status).toBe(503);
     expect(await effects.order(payment.orderNo)).toMatchObject({ status: 'WAIT_PAY', sub_merchant_id: SUB_A });
     expect(await effects.payments(payment.orderNo)).toEqual([]);
+  });
+});
+
+/** A provider's trade bill of one sub-merchant: 商户号 the provider, 特约商户号 the sub-merchant on every line. */
+function partnerBill(rows: BillRowSpec[], subMchid: string, otherLines: string[] = []): string {
+  const lines = rows.map((row) => {
+    const fields = wechatpayBillLine(row, SP_MCHID).split(',');
+    fields[3] = `\`${subMchid}`;
+    return fields.join(',');
+  });
+  return wechatpayBill([], SP_MCHID, [...lines, ...otherLines]);
+}
+
+describe('reconciliation per sub-merchant', () => {
+  async function runRow(subMchid: string, date: string): Promise<RowDataPacket | undefined> {
+    const [rows] = await pool.query<RowDataPacket[]>(
+      `SELECT status, counts, detail FROM reconciliation_run
+       WHERE channel = 'WECHATPAY' AND merchant_id = ? AND sub_merchant_id = ? AND bill_date = ?`,
+      [SP_MCHID, subMchid, date],
+    );
+    return rows[0];
+  }
+
+  it("should download each configured sub-merchant's bill and report each apart", async () => {
+    const date = shiftBillDate(billDateOf(new Date()), -1);
+    const noon = new Date(billDayRange(date).start.getTime() + 12 * 3600 * 1000);
+    const paidAtA = await newOrder(1000);
+    const missingAtA = await newOrder(3000);
+    const paidAtB = await newOrder(2000);
+    for (const [payment, sub] of [
+      [paidAtA, SUB_A],
+      [missingAtA, SUB_A],
+      [paidAtB, SUB_B],
+    ] as const) {
+      const answer = await client.postWechatpay(partnerNotification(payment, { subMchid: sub, successTime: noon }));
+      expect(answer.status).toBe(204);
+    }
+    const row = (p: Payment): BillRowSpec => ({
+      kind: 'PAYMENT',
+      transactionId: p.transactionId,
+      orderNo: p.orderNo,
+      amount: p.amount,
+      at: beijingTime(noon),
+    });
+    // SUB_A's bill lacks one of its payments, and holds a line of SUB_B's, which is not its own.
+    const strayLine = partnerBill([row(paidAtB)], SUB_B).split('\r\n')[1];
+    fake.serveBill(`${SP_MCHID}/${SUB_A}`, date, {
+      channel: 'WECHATPAY',
+      csv: partnerBill([row(paidAtA)], SUB_A, [strayLine]),
+    });
+    fake.serveBill(`${SP_MCHID}/${SUB_B}`, date, { channel: 'WECHATPAY', csv: partnerBill([row(paidAtB)], SUB_B) });
+
+    const started = await client.admin(
+      'POST',
+      `/admin/reconciliations/wechatpay/${date}/run`,
+      platforms.admins.admin,
+      {},
+    );
+
+    expect(started.status).toBe(202);
+    expect(started.json()).toEqual({
+      runs: [
+        { channel: 'WECHATPAY', merchantId: SP_MCHID, subMerchantId: SUB_A, date, started: true },
+        { channel: 'WECHATPAY', merchantId: SP_MCHID, subMerchantId: SUB_B, date, started: true },
+      ],
+    });
+    await eventually('both runs to complete', async () => {
+      const runs = await Promise.all([runRow(SUB_A, date), runRow(SUB_B, date)]);
+      return runs.every((r) => r?.status === 'COMPLETED');
+    });
+    const countsOf = async (sub: string) =>
+      JSON.parse(String((await runRow(sub, date))!.counts)) as Record<string, number>;
+    expect(await countsOf(SUB_A)).toMatchObject({ MATCHED: 1, MISSING_CHANNEL: 1, MALFORMED: 1, MISSING_LOCAL: 0 });
+    expect(await countsOf(SUB_B)).toMatchObject({ MATCHED: 1, MISSING_CHANNEL: 0, MALFORMED: 0, MISSING_LOCAL: 0 });
+    expect(
+      fake.billCalls
+        .filter((c) => c.date === date && c.answered === 'READY')
+        .map((c) => c.subMerchantId)
+        .sort(),
+    ).toEqual([SUB_A, SUB_B]);
+
+    const day = await client.admin('GET', `/admin/reconciliations/WECHATPAY/${date}`, platforms.admins.viewer);
+    expect(day.status).toBe(200);
+    const runs = day.json<{
+      runs: Array<{ subMerchantId?: string; items: Array<{ outcome: string; transactionId: string | null }> }>;
+    }>().runs;
+    const itemsOf = (sub: string) =>
+      runs.find((r) => r.subMerchantId === sub)?.items.map((i) => `${i.outcome} ${i.transactionId ?? ''}`.trim());
+    expect(itemsOf(SUB_A)?.sort()).toEqual([`MALFORMED`, `MISSING_CHANNEL ${missingAtA.transactionId}`].sort());
+    expect(itemsOf(SUB_B)).toEqual([]);
   });
 });

@@ -64,9 +64,10 @@ export interface PaymentChannel {
   closeTrade(trade: TradeRef): Promise<TradeCloseResult>;
   /**
    * The account's trade bill of a Beijing calendar day, downloaded, its integrity checked, read
-   * line by line; NOT_READY while the channel has not generated it yet. Never throws.
+   * line by line; NOT_READY while the channel has not generated it yet. Never throws. With
+   * `subMerchantId`, the bill of that sub-merchant of a service provider's account.
    */
-  downloadBill(merchantId: string, date: BillDate): Promise<BillDownload>;
+  downloadBill(merchantId: string, date: BillDate, subMerchantId?: string): Promise<BillDownload>;
 }
 
 export const PAYMENT_CHANNELS = Symbol('PAYMENT_CHANNELS');

@@ -50,6 +50,8 @@ export type FakeBill =
 export interface RecordedBillCall {
   channel: FakeChannel;
   merchantId: string;
+  /** WeChat partner mode only: the sub_mchid whose bill was asked for. */
+  subMerchantId?: string;
   date: string;
   /** What was answered: READY, NOT_READY, or DOWNLOADED for the file itself. */
   answered: 'READY' | 'NOT_READY' | 'DOWNLOADED';

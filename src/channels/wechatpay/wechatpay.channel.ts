@@ -199,8 +199,10 @@ export class WechatpayChannel implements PaymentChannel {
     return { outcome: 'FAILED', detail: `WeChat Pay close: ${answer.code} ${answer.message}`.trim() };
   }
 
-  async downloadBill(merchantId: string, date: BillDate): Promise<BillDownload> {
-    const query = `bill_date=${date}&bill_type=ALL&tar_type=GZIP`;
+  async downloadBill(merchantId: string, date: BillDate, subMerchantId?: string): Promise<BillDownload> {
+    // A service provider downloads the bill of one sub-merchant at a time (sub_mchid).
+    const sub = subMerchantId === undefined ? '' : `&sub_mchid=${encodeURIComponent(subMerchantId)}`;
+    const query = `bill_date=${date}&bill_type=ALL&tar_type=GZIP${sub}`;
     const answer = await this.client.call(merchantId, 'GET', `/v3/bill/tradebill?${query}`, '');
     if (isFailure(answer)) return { outcome: 'FAILED', detail: answer.failure };
     if (!answer.ok) {
@@ -225,7 +227,7 @@ export class WechatpayChannel implements PaymentChannel {
     return {
       outcome: 'READY',
       entries: entriesThenRemove(file.path, async function* (path) {
-        yield* parseWechatpayBill(await openMaybeGzipped(path), merchantId);
+        yield* parseWechatpayBill(await openMaybeGzipped(path), merchantId, subMerchantId);
       }),
     };
   }

@@ -24,6 +24,7 @@ import {
 import { beijingRfc3339, randomAlphanumeric, signWechatpayBody } from '../platform-signers';
 import {
   checkSubMchid,
+  partnerBillAccount,
   partnerTradeNames,
   partnerTradeQueryAnswer,
   WECHATPAY_PARTNER_TRADE_PATH,
@@ -223,15 +224,18 @@ export class FakeWechatpayApi implements FakeChannelApi {
     let merchant: FakeWechatpayMerchant;
     const query = new URL(req.url ?? '/', this.ledger.url).searchParams;
     const date = query.get('bill_date') ?? '';
+    let subMchid: string | undefined;
     try {
       merchant = this.verifyAuthorization(req, body);
+      subMchid = checkSubMchid(merchant, query.get('sub_mchid') ?? undefined);
       if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) throw new Refusal('PARAM_ERROR', `bill_date "${date}" is not YYYY-MM-DD`);
       if (query.get('bill_type') !== 'ALL') throw new Refusal('PARAM_ERROR', 'the fake serves bill_type=ALL only');
     } catch (error) {
       return this.refuse(res, WECHATPAY_TRADEBILL_PATH, error);
     }
-    const call = { channel: 'WECHATPAY' as const, merchantId: merchant.mchid, date };
-    const bill = this.ledger.bill('WECHATPAY', merchant.mchid, date);
+    const named = subMchid === undefined ? {} : { subMerchantId: subMchid };
+    const call = { channel: 'WECHATPAY' as const, merchantId: merchant.mchid, ...named, date };
+    const bill = this.ledger.bill('WECHATPAY', partnerBillAccount(merchant.mchid, subMchid), date);
     if (bill?.channel !== 'WECHATPAY') {
       this.ledger.recordBillCall({ ...call, answered: 'NOT_READY' });
       return this.send(res, merchant, 400, { code: 'NO_STATEMENT_EXIST', message: '账单文件不存在' });

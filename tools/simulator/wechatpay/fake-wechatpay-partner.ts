@@ -66,6 +66,11 @@ export function partnerTradeNames(
   return checkSubMchid(merchant, names.sub_mchid)!;
 }
 
+/** The account a sub-merchant's bill is served under (FakePlatform.serveBill): "sp_mchid/sub_mchid". */
+export function partnerBillAccount(mchid: string, subMchid: string | undefined): string {
+  return subMchid === undefined ? mchid : `${mchid}/${subMchid}`;
+}
+
 const TRADE_STATE: Record<FakeTrade['state'], string> = { PAID: 'SUCCESS', UNPAID: 'NOTPAY', CLOSED: 'CLOSED' };
 
 /** 200 with the partner transaction, or 404 ORDER_NOT_EXIST. */
