@@ -370,7 +370,7 @@ function report(claim: RunClaim, status: RunStatus): RunReport {
   return { channel, merchantId, subMerchantId, billDate, status };
 }
 
-/** "WECHATPAY 1230000109 2026-11-30", with "/sub" for a sub-merchant's bill. */
+/** "<channel> <account> <date>", the account "<merchant>/<sub-merchant>" for a sub-merchant's bill. */
 function describeRun(claim: RunClaim): string {
   const account = claim.subMerchantId ? `${claim.merchantId}/${claim.subMerchantId}` : claim.merchantId;
   return `${claim.channel} ${account} ${claim.billDate}`;

@@ -54,7 +54,7 @@ export class CreatePaymentOrderDto {
   @Matches(/^\w{1,32}$/, { message: 'merchantId must be a mchid or app_id (letters and digits, at most 32)' })
   merchantId?: string;
 
-  /** The sub-merchant of a service provider's account the order is for (WeChat Pay partner mode: sub_mchid). */
+  /** The sub-merchant of a service provider's account the order is for (a sub_mchid). */
   @ApiPropertyOptional({
     pattern: '^\\w{1,32}$',
     description:

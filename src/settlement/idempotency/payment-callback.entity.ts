@@ -27,7 +27,7 @@ export class PaymentCallback {
   @Column({ name: 'merchant_id', type: 'varchar', length: 32, nullable: true })
   merchantId: string | null;
 
-  /** The sub-merchant it was paid to, when the account is a service provider's (WeChat Pay's sub_mchid). */
+  /** The sub-merchant it was paid to, when the account is a service provider's (a sub_mchid). */
   @Column({ name: 'sub_merchant_id', type: 'varchar', length: 32, nullable: true })
   subMerchantId: string | null;
 

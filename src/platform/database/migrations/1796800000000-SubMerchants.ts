@@ -2,7 +2,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 import { binaryNoPadCollation } from '../binary-identifiers';
 
 /**
- * The sub-merchant a service provider's payment was made for (WeChat Pay's sub_mchid), on the
+ * The sub-merchant a service provider's payment was made for (a sub_mchid), on the
  * payment and on the order; and the sub-merchant whose bill a reconciliation run read ('' for an
  * account's own bill, so that the day's unique key still holds one run per bill). Binary NO PAD
  * like every other identifier.
