@@ -1,9 +1,12 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { BillEntry } from '../../domain/bill';
 import { DomainError } from '../../domain/domain-error';
 import { ConfigurationError } from '../../domain/env-validation';
 import { loadWechatpayAccounts } from './wechatpay.config';
+import { parseWechatpayBill } from './wechatpay.bill';
 import { asDirectResource } from './wechatpay.partner';
 
 const SHORTHAND = {
@@ -131,5 +134,71 @@ describe(asDirectResource.name, () => {
     const resource = { mchid: '1230000109', appid: 'wx1', out_trade_no: 'ORD-1' };
 
     expect(asDirectResource(resource, direct)).toEqual({ resource });
+  });
+});
+
+describe("a sub-merchant's trade bill", () => {
+  const header =
+    '交易时间,公众账号ID,商户号,特约商户号,设备号,微信订单号,商户订单号,用户标识,交易类型,交易状态,付款银行,货币种类,' +
+    '应结订单金额,代金券金额,微信退款单号,商户退款单号,退款金额,充值券退款金额,退款类型,退款状态,商品名称,商户数据包,' +
+    '手续费,费率,订单金额,申请退款金额,费率备注';
+  const line = (sub: string, transactionId: string) =>
+    [
+      '2026-11-30 12:00:00',
+      'wx8888888888888888',
+      '1230000109',
+      sub,
+      '',
+      transactionId,
+      'ORD-1',
+      'o',
+      'JSAPI',
+      'SUCCESS',
+      'CMB_DEBIT',
+      'CNY',
+      '1.00',
+      '0.00',
+      '0',
+      '0',
+      '0.00',
+      '0.00',
+      '',
+      '',
+      'x',
+      '',
+      '0.00000',
+      '0.60%',
+      '1.00',
+      '0.00',
+      '',
+    ]
+      .map((f) => `\`${f}`)
+      .join(',');
+  const bill = (lines: string[]) =>
+    [header, ...lines, '总交易单数,应结订单总金额', `\`${lines.length},\`2.00`, ''].join('\r\n');
+  const read = async (text: string, subMchid?: string) => {
+    const entries: BillEntry[] = [];
+    for await (const e of parseWechatpayBill(Readable.from([Buffer.from(text)]), '1230000109', subMchid)) {
+      entries.push(e);
+    }
+    return entries;
+  };
+
+  it('should read the lines of the sub-merchant asked for, and report a line of another one as malformed', async () => {
+    const entries = await read(
+      bill([line('1900000109', '4200000001'), line('1900000110', '4200000002')]),
+      '1900000109',
+    );
+
+    expect(entries).toEqual([
+      expect.objectContaining({ kind: 'PAYMENT', transactionId: '4200000001', amount: 100 }),
+      { kind: 'MALFORMED', line: 3, detail: '特约商户号 1900000110 is not 1900000109' },
+    ]);
+  });
+
+  it("should read a provider's bill as it is when no sub-merchant is asked for", async () => {
+    const entries = await read(bill([line('1900000110', '4200000002')]));
+
+    expect(entries).toEqual([expect.objectContaining({ kind: 'PAYMENT', transactionId: '4200000002' })]);
   });
 });
