@@ -810,6 +810,7 @@ describe('admin API', () => {
           currency: 'CNY',
           channel: name,
           merchantId: merchantIdOf(name),
+          subMerchantId: null,
           transactionId: payment.transactionId,
           paidAt: payment.paidAt.toISOString(),
           createdAt: anInstant(),

@@ -17,7 +17,15 @@ import {
 import { assertTestDatabase, databaseUrl, TEST_DATABASE_PREFIX, withAdminConnection } from './support/test-database';
 
 /** Identifiers are byte strings to the channels: the service must not take two of them for one. */
-const IDENTIFIER_COLUMNS = ['order_no', 'transaction_id', 'refund_no', 'channel_refund_id', 'merchant_id', 'event_id'];
+const IDENTIFIER_COLUMNS = [
+  'order_no',
+  'transaction_id',
+  'refund_no',
+  'channel_refund_id',
+  'merchant_id',
+  'sub_merchant_id',
+  'event_id',
+];
 const BINARY_NO_PAD = process.env.TEST_DATABASE_SERVER === 'mariadb' ? 'utf8mb4_nopad_bin' : 'utf8mb4_0900_bin';
 
 function swapCase(text: string): string {

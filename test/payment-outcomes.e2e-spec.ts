@@ -921,6 +921,7 @@ describe('payment outcomes', () => {
         currency: 'CNY',
         channel: null,
         merchantId: null,
+        subMerchantId: null,
         transactionId: null,
         paidAt: null,
       });

@@ -74,6 +74,7 @@ describe(readAnyAccountsFile.name, () => {
         platformCertPaths: [],
         merchantPrivateKeyPath: '/run/keys/a-key.pem',
         merchantSerialNo: '3775B6A45ACD588826D15E583A95F5DD00000000',
+        subMchids: [],
       },
       expect.objectContaining({ mchid: '1900009192', publicKey: undefined, platformCertPaths: ['/c.pem'] }),
     ]);

@@ -43,6 +43,8 @@ export interface PaymentChannel {
 
   /** Every configured account: the channel's merchant or app ids. */
   accountIds(): string[];
+  /** The sub-merchants a service provider's account collects for (of `merchantId`, or of every account); [] for none. */
+  subMerchantIds(merchantId?: string): string[];
   /** The ids of the platform keys notifications are verified with (none for a channel whose keys have no id), for the start line. */
   keyIds(): string[];
   /** The accounts (merchant or app ids) whose API can be called: they have a merchant/app key. */
@@ -62,9 +64,10 @@ export interface PaymentChannel {
   closeTrade(trade: TradeRef): Promise<TradeCloseResult>;
   /**
    * The account's trade bill of a Beijing calendar day, downloaded, its integrity checked, read
-   * line by line; NOT_READY while the channel has not generated it yet. Never throws.
+   * line by line; NOT_READY while the channel has not generated it yet. Never throws. With
+   * `subMerchantId`, the bill of that sub-merchant of a service provider's account.
    */
-  downloadBill(merchantId: string, date: BillDate): Promise<BillDownload>;
+  downloadBill(merchantId: string, date: BillDate, subMerchantId?: string): Promise<BillDownload>;
 }
 
 export const PAYMENT_CHANNELS = Symbol('PAYMENT_CHANNELS');

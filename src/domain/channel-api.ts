@@ -7,6 +7,8 @@ export interface RefundRequest {
   transactionId: string;
   /** The account (the channel's merchant or app id) that took the payment; undefined for the only account. */
   merchantId?: string;
+  /** The sub-merchant the payment was made for (a service provider's account); undefined for a direct merchant. */
+  subMerchantId?: string;
   /** Integer minor units. */
   amount: number;
   transactionAmount: number;
@@ -31,6 +33,8 @@ export interface ChannelRefundResult {
 export interface TradeRef {
   orderNo: string;
   merchantId: string;
+  /** The sub-merchant the order is for, when known; a service provider's account asks each of its own otherwise. */
+  subMerchantId?: string;
 }
 
 /**

@@ -6,6 +6,11 @@ export interface VerifiedNotification {
   channel: Channel;
   /** The channel's merchant or app id. */
   merchantId: string;
+  /**
+   * The sub-merchant the payment was made for, when the account is a service provider's that
+   * collects for its sub-merchants; absent for a merchant paid directly.
+   */
+  subMerchantId?: string;
   /** The channel's own word for the event (an event type or trade status, such as TRADE_SUCCESS). */
   eventType: string;
   /** Whether this notification says money was taken; only those consume the payment's dedup key. */

@@ -28,6 +28,10 @@ export class PaymentOrder {
   @Column({ name: 'merchant_id', type: 'varchar', length: 32, nullable: true })
   merchantId: string | null;
 
+  /** The sub-merchant of that account (a service provider's) the order is for, then the one that paid it; null: any. */
+  @Column({ name: 'sub_merchant_id', type: 'varchar', length: 32, nullable: true })
+  subMerchantId: string | null;
+
   /** The transaction that paid the order; null until PAID. */
   @Column({ name: 'transaction_id', type: 'varchar', length: 64, nullable: true })
   transactionId: string | null;

@@ -15,6 +15,7 @@ export interface NewPaymentOrder {
   currency: string;
   channel?: string;
   merchantId?: string;
+  subMerchantId?: string;
   /** The first time to ask the channel whether it was paid; undefined: never. */
   nextQueryAt?: Date | null;
 }
@@ -24,6 +25,7 @@ export interface DueQuery {
   orderNo: string;
   channel: string | null;
   merchantId: string | null;
+  subMerchantId: string | null;
   createdAt: Date;
 }
 
@@ -37,8 +39,8 @@ export class PaymentOrderRepository {
     try {
       await this.txHost.tx.query(
         `INSERT INTO payment_order
-           (order_no, user_id, amount, currency, status, channel, merchant_id, next_query_at, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           (order_no, user_id, amount, currency, status, channel, merchant_id, sub_merchant_id, next_query_at, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [
           order.orderNo,
           order.userId,
@@ -47,6 +49,7 @@ export class PaymentOrderRepository {
           OrderStatus.WaitPay,
           order.channel ?? null,
           order.merchantId ?? null,
+          order.subMerchantId ?? null,
           order.nextQueryAt ?? null,
           now,
           now,
@@ -98,14 +101,15 @@ export class PaymentOrderRepository {
         set: {
           channel: payment.channel,
           merchant_id: payment.merchantId,
+          sub_merchant_id: payment.subMerchantId ?? null,
           transaction_id: payment.transactionId,
           paid_at: payment.paidAt,
         },
         where: { amount: payment.amount, currency: payment.currency },
-        // An order registered with an account is paid only at that account of that channel.
+        // An order registered with an account (or a sub-merchant) is paid only at that one of that channel.
         guard: {
-          sql: '(merchant_id IS NULL OR (merchant_id = ? AND channel = ?))',
-          params: [payment.merchantId, payment.channel],
+          sql: '(merchant_id IS NULL OR (merchant_id = ? AND channel = ?)) AND (sub_merchant_id IS NULL OR sub_merchant_id <=> ?)',
+          params: [payment.merchantId, payment.channel, payment.subMerchantId ?? null],
         },
       }),
       history: historyRow(change, PREVIOUS_CHANGED_ONE_ROW),
@@ -128,9 +132,10 @@ export class PaymentOrderRepository {
       status: string;
       channel: string | null;
       merchant_id: string | null;
+      sub_merchant_id: string | null;
       created_at: Date;
     }> = await this.txHost.tx.query(
-      `SELECT order_no, status, channel, merchant_id, created_at FROM payment_order
+      `SELECT order_no, status, channel, merchant_id, sub_merchant_id, created_at FROM payment_order
          WHERE next_query_at <= ? ORDER BY next_query_at LIMIT ? FOR UPDATE SKIP LOCKED`,
       [now, limit],
     );
@@ -147,6 +152,7 @@ export class PaymentOrderRepository {
         orderNo: row.order_no,
         channel: row.channel,
         merchantId: row.merchant_id,
+        subMerchantId: row.sub_merchant_id,
         createdAt: row.created_at,
       }));
   }

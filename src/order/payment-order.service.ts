@@ -62,12 +62,24 @@ export class PaymentOrderService {
     throw new DomainError('MalformedRequest', `orderNo ${orderNo} cannot be paid: ${refusals.join('; ')}`);
   }
 
-  /** A named account must be one of the channel's: queries and closes go to it. */
-  private checkAccount({ channel, merchantId }: CreatePaymentOrderDto): void {
-    if (merchantId === undefined) return;
-    if (channel === undefined) throw new DomainError('MalformedRequest', 'merchantId needs channel');
-    if (!this.channels.get(channel)?.accountIds().includes(merchantId)) {
+  /** A named account (and sub-merchant) must be one of the channel's: queries and closes go to it. */
+  private checkAccount({ channel, merchantId, subMerchantId }: CreatePaymentOrderDto): void {
+    if (merchantId === undefined && subMerchantId === undefined) return;
+    if (channel === undefined) {
+      throw new DomainError(
+        'MalformedRequest',
+        `${merchantId === undefined ? 'subMerchantId' : 'merchantId'} needs channel`,
+      );
+    }
+    if (merchantId !== undefined && !this.channels.get(channel)?.accountIds().includes(merchantId)) {
       throw new DomainError('MalformedRequest', `merchantId ${merchantId} is not a ${channel} account of ours`);
+    }
+    if (
+      subMerchantId !== undefined &&
+      !this.channels.get(channel)?.subMerchantIds(merchantId).includes(subMerchantId)
+    ) {
+      const of = merchantId === undefined ? channel : `${channel} account ${merchantId}`;
+      throw new DomainError('MalformedRequest', `subMerchantId ${subMerchantId} is not a sub-merchant of ${of}`);
     }
   }
 }

@@ -21,9 +21,10 @@ export class DiscrepanciesMetric extends ScrapeTimeGauge {
 
   protected async read(): Promise<GaugeSample[]> {
     const latest = await this.runs.latestCompletedCounts();
-    return latest.flatMap(({ channel, merchantId, counts }) =>
+    // A sub-merchant's bill is its provider's account and its own: merchant_id "sp/sub".
+    return latest.flatMap(({ channel, merchantId, subMerchantId, counts }) =>
       DISCREPANCIES.map((outcome): GaugeSample => [
-        { channel, merchant_id: merchantId, outcome },
+        { channel, merchant_id: subMerchantId ? `${merchantId}/${subMerchantId}` : merchantId, outcome },
         counts[outcome] ?? 0,
       ]),
     );

@@ -36,12 +36,12 @@ async function main(args: string[]): Promise<void> {
     const targets = reconciliation.targets(values.channel?.toUpperCase(), values.account);
     if (targets.length === 0) throw new Error('no account with API credentials matches');
     let allCompleted = true;
-    for (const { channel, merchantId } of targets) {
-      const label = `${channel.channel} ${merchantId} ${values.date}`;
+    for (const { channel, merchantId, subMerchantId } of targets) {
+      const label = `${channel.channel} ${merchantId}${subMerchantId ? `/${subMerchantId}` : ''} ${values.date}`;
       const started = Date.now();
       const print = (message: string) =>
         process.stdout.write(`${label} [${((Date.now() - started) / 1000).toFixed(1)} s]: ${message}\n`);
-      const report = await reconciliation.run(channel.channel, merchantId, values.date, 'MANUAL', print);
+      const report = await reconciliation.run(channel.channel, merchantId, values.date, 'MANUAL', print, subMerchantId);
       if (!report) print('already running on another instance');
       else if (report.counts) print(`COMPLETED ${describeCounts(report.counts)}`);
       else print(`${report.status}: ${report.detail ?? ''}`);

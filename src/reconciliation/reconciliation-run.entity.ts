@@ -15,7 +15,7 @@ export type RunStatus = (typeof RunStatus)[keyof typeof RunStatus];
 
 /** One reconciliation of one account's bill of one day; a re-run replaces its items. */
 @Entity('reconciliation_run')
-@Index('uq_reconciliation_run_day', ['channel', 'merchantId', 'billDate'], { unique: true })
+@Index('uq_reconciliation_run_day', ['channel', 'merchantId', 'subMerchantId', 'billDate'], { unique: true })
 @Index('ix_reconciliation_run_due', ['status', 'nextAttemptAt'])
 @Index('ix_reconciliation_run_date', ['billDate'])
 export class ReconciliationRun {
@@ -27,6 +27,10 @@ export class ReconciliationRun {
 
   @Column({ name: 'merchant_id', type: 'varchar', length: 32 })
   merchantId: string;
+
+  /** The sub-merchant (of a service provider's account) whose bill it is; '' for the account's own bill. */
+  @Column({ name: 'sub_merchant_id', type: 'varchar', length: 32, default: '' })
+  subMerchantId: string;
 
   /** The Beijing calendar day, YYYY-MM-DD. */
   @Column({ name: 'bill_date', type: 'char', length: 10 })

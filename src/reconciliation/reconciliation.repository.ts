@@ -16,6 +16,8 @@ export interface RunClaim {
   token: string;
   channel: string;
   merchantId: string;
+  /** The sub-merchant of a service provider's account whose bill it is; '' for the account's own bill. */
+  subMerchantId: string;
   billDate: string;
 }
 
@@ -24,6 +26,8 @@ export interface LocalScope {
   runId: string;
   channel: string;
   merchantId: string;
+  /** '' for the account's own records; a sub-merchant's only otherwise. */
+  subMerchantId: string;
   /** Records without an account (kept before accounts were) belong to the only account there is. */
   includeUnattributed: boolean;
   from: Date;
@@ -44,6 +48,7 @@ export interface LocalRecord {
 export interface LatestCounts {
   channel: string;
   merchantId: string;
+  subMerchantId: string;
   counts: Record<string, number>;
 }
 
@@ -74,11 +79,11 @@ export class ReconciliationRepository {
   ) {}
 
   /** The day's run, created once (the unique key decides across replicas); an existing one is left as it is. */
-  async ensureRun(channel: string, merchantId: string, billDate: string, now: Date): Promise<void> {
+  async ensureRun(channel: string, merchantId: string, billDate: string, now: Date, subMerchantId = ''): Promise<void> {
     await this.db.query(
-      `INSERT INTO reconciliation_run (channel, merchant_id, bill_date, status, attempts, bill_lines, created_at)
-       VALUES (?, ?, ?, 'PENDING', 0, 0, ?) ON DUPLICATE KEY UPDATE id = id`,
-      [channel, merchantId, billDate, now],
+      `INSERT INTO reconciliation_run (channel, merchant_id, sub_merchant_id, bill_date, status, attempts, bill_lines, created_at)
+       VALUES (?, ?, ?, ?, 'PENDING', 0, 0, ?) ON DUPLICATE KEY UPDATE id = id`,
+      [channel, merchantId, subMerchantId, billDate, now],
     );
   }
 
@@ -94,6 +99,7 @@ export class ReconciliationRepository {
     billDate: string,
     now: Date,
     mode: 'SCHEDULED' | 'MANUAL',
+    subMerchantId = '',
   ): Promise<RunClaim | undefined> {
     const token = randomUUID();
     const due =
@@ -105,13 +111,14 @@ export class ReconciliationRepository {
       `UPDATE reconciliation_run
        SET status = 'RUNNING', claim_token = ?, lease_until = ?, attempts = attempts + 1, started_at = ?,
            finished_at = NULL, next_attempt_at = NULL, detail = NULL
-       WHERE channel = ? AND merchant_id = ? AND bill_date = ? AND ${due}`,
+       WHERE channel = ? AND merchant_id = ? AND sub_merchant_id = ? AND bill_date = ? AND ${due}`,
       [
         token,
         new Date(now.getTime() + LEASE_MS),
         now,
         channel,
         merchantId,
+        subMerchantId,
         billDate,
         now,
         ...(mode === 'MANUAL' ? [] : [now]),
@@ -119,10 +126,10 @@ export class ReconciliationRepository {
     );
     if (result.affectedRows !== 1) return undefined;
     const [run]: Array<{ id: string }> = await this.txHost.tx.query(
-      `SELECT id FROM reconciliation_run WHERE channel = ? AND merchant_id = ? AND bill_date = ?`,
-      [channel, merchantId, billDate],
+      `SELECT id FROM reconciliation_run WHERE channel = ? AND merchant_id = ? AND sub_merchant_id = ? AND bill_date = ?`,
+      [channel, merchantId, subMerchantId, billDate],
     );
-    return { runId: String(run.id), token, channel, merchantId, billDate };
+    return { runId: String(run.id), token, channel, merchantId, subMerchantId, billDate };
   }
 
   /** Extends the lease; false when the run is no longer ours (it expired and was taken over). */
@@ -254,14 +261,17 @@ export class ReconciliationRepository {
 
   /** Our payments and succeeded refunds of the window that the run's bill lines do not have. */
   async missingAtChannel(scope: LocalScope): Promise<LocalRecord[]> {
-    const account = scope.includeUnattributed ? '(c.merchant_id = ? OR c.merchant_id IS NULL)' : 'c.merchant_id = ?';
+    const merchant = scope.includeUnattributed ? '(c.merchant_id = ? OR c.merchant_id IS NULL)' : 'c.merchant_id = ?';
+    // A sub-merchant's bill has its payments only; the account's own bill those of no sub-merchant.
+    const account = `${merchant} AND ${scope.subMerchantId ? 'c.sub_merchant_id = ?' : 'c.sub_merchant_id IS NULL'}`;
+    const accountParams = scope.subMerchantId ? [scope.merchantId, scope.subMerchantId] : [scope.merchantId];
     const payments: Array<Record<string, string>> = await this.db.query(
       `SELECT c.transaction_id, c.order_no, c.amount, c.paid_at AS at
        FROM payment_callback c
        WHERE c.channel = ? AND c.paid_at >= ? AND c.paid_at < ? AND ${account}
          AND NOT EXISTS (SELECT 1 FROM reconciliation_bill_line l
                          WHERE l.run_id = ? AND l.transaction_id = c.transaction_id AND l.kind = 'PAYMENT')`,
-      [scope.channel, scope.from, scope.to, scope.merchantId, scope.runId],
+      [scope.channel, scope.from, scope.to, ...accountParams, scope.runId],
     );
     const refunds: Array<Record<string, string>> = await this.db.query(
       `SELECT r.transaction_id, r.order_no, r.refund_no, r.amount, r.completed_at AS at
@@ -270,7 +280,7 @@ export class ReconciliationRepository {
        WHERE r.channel = ? AND r.status = 'SUCCEEDED' AND r.completed_at >= ? AND r.completed_at < ? AND ${account}
          AND NOT EXISTS (SELECT 1 FROM reconciliation_bill_line l
                          WHERE l.run_id = ? AND l.refund_no = r.refund_no AND l.kind = 'REFUND')`,
-      [scope.channel, scope.from, scope.to, scope.merchantId, scope.runId],
+      [scope.channel, scope.from, scope.to, ...accountParams, scope.runId],
     );
     const record = (kind: LocalRecord['kind'], r: Record<string, string>): LocalRecord => ({
       kind,
@@ -341,20 +351,34 @@ export class ReconciliationRepository {
    * then each account's runs backwards from its latest bill date to the first COMPLETED one.
    */
   async latestCompletedCounts(): Promise<LatestCounts[]> {
-    const rows = await scrapeQuery<{ channel: string; merchant_id: string; counts: string | null }>(
+    const rows = await scrapeQuery<{
+      channel: string;
+      merchant_id: string;
+      sub_merchant_id: string;
+      counts: string | null;
+    }>(
       this.reporting,
-      `SELECT a.channel, a.merchant_id,
+      `SELECT a.channel, a.merchant_id, a.sub_merchant_id,
               (SELECT r.counts FROM reconciliation_run r
-                WHERE r.channel = a.channel AND r.merchant_id = a.merchant_id AND r.status = ?
+                WHERE r.channel = a.channel AND r.merchant_id = a.merchant_id
+                  AND r.sub_merchant_id = a.sub_merchant_id AND r.status = ?
                 ORDER BY r.bill_date DESC LIMIT 1) AS counts
-         FROM (SELECT channel, merchant_id FROM reconciliation_run GROUP BY channel, merchant_id) a`,
+         FROM (SELECT channel, merchant_id, sub_merchant_id FROM reconciliation_run
+                GROUP BY channel, merchant_id, sub_merchant_id) a`,
       [RunStatus.Completed],
     );
     // An account none of whose runs has completed yet has no figures.
     return rows.flatMap((r) =>
       r.counts === null
         ? []
-        : [{ channel: r.channel, merchantId: r.merchant_id, counts: JSON.parse(r.counts) as Record<string, number> }],
+        : [
+            {
+              channel: r.channel,
+              merchantId: r.merchant_id,
+              subMerchantId: r.sub_merchant_id,
+              counts: JSON.parse(r.counts) as Record<string, number>,
+            },
+          ],
     );
   }
 }

@@ -41,12 +41,19 @@ export class ReconciliationScheduler extends PollingWorker {
     const today = billDateOf(now);
     const minuteOfDay = (now.getUTCHours() * 60 + now.getUTCMinutes() + BEIJING_OFFSET_MINUTES) % 1440;
     if (minuteOfDay >= this.config.dailyAtMinute!) {
-      for (const { channel, merchantId } of this.reconciliation.targets()) {
-        await this.runs.ensureRun(channel.channel, merchantId, shiftBillDate(today, -1), now);
+      for (const { channel, merchantId, subMerchantId } of this.reconciliation.targets()) {
+        await this.runs.ensureRun(channel.channel, merchantId, shiftBillDate(today, -1), now, subMerchantId);
       }
     }
     for (const run of await this.runs.dueRuns(now, shiftBillDate(today, -RETRY_DAYS))) {
-      await this.reconciliation.run(run.channel, run.merchantId, run.billDate, 'SCHEDULED');
+      await this.reconciliation.run(
+        run.channel,
+        run.merchantId,
+        run.billDate,
+        'SCHEDULED',
+        undefined,
+        run.subMerchantId,
+      );
     }
     return false;
   }

@@ -24,6 +24,8 @@ export type Progress = (message: string) => void;
 export interface RunReport {
   channel: string;
   merchantId: string;
+  /** The sub-merchant whose bill it was; '' for the account's own. */
+  subMerchantId: string;
   billDate: string;
   status: RunStatus;
   counts?: Record<string, number>;
@@ -49,13 +51,23 @@ export class ReconciliationService {
     private readonly audit: AuditLog,
   ) {}
 
-  /** The (channel, account) pairs to reconcile: accounts whose API can be called, optionally narrowed. */
-  targets(channel?: string, merchantId?: string): Array<{ channel: PaymentChannel; merchantId: string }> {
+  /**
+   * The bills to reconcile: of each account whose API can be called, optionally narrowed; a service
+   * provider's account has one bill per sub-merchant ('' names the account's own bill).
+   */
+  targets(
+    channel?: string,
+    merchantId?: string,
+  ): Array<{ channel: PaymentChannel; merchantId: string; subMerchantId: string }> {
     return this.channels
       .apiTargets()
       .filter((t) => t.channel.enabled)
       .filter((t) => !channel || t.channel.channel === channel)
-      .filter((t) => !merchantId || t.merchantId === merchantId);
+      .filter((t) => !merchantId || t.merchantId === merchantId)
+      .flatMap((t) => {
+        const subs = t.channel.subMerchantIds(t.merchantId);
+        return (subs.length > 0 ? subs : ['']).map((subMerchantId) => ({ ...t, subMerchantId }));
+      });
   }
 
   /** Claims and runs; undefined when another instance holds the run (or, scheduled, it is not due). */
@@ -65,10 +77,13 @@ export class ReconciliationService {
     billDate: string,
     mode: 'SCHEDULED' | 'MANUAL',
     progress: Progress = () => undefined,
+    subMerchantId = '',
   ): Promise<RunReport | undefined> {
     const now = new Date();
-    await this.runs.ensureRun(channel, merchantId, billDate, now);
-    const claim = await this.transactions.run(() => this.runs.claim(channel, merchantId, billDate, now, mode));
+    await this.runs.ensureRun(channel, merchantId, billDate, now, subMerchantId);
+    const claim = await this.transactions.run(() =>
+      this.runs.claim(channel, merchantId, billDate, now, mode, subMerchantId),
+    );
     return claim ? this.execute(claim, progress) : undefined;
   }
 
@@ -81,25 +96,32 @@ export class ReconciliationService {
     billDate: string,
     request: { merchantId?: string },
     operatorId: string,
-  ): Promise<Array<{ channel: string; merchantId: string; date: string; started: boolean }>> {
+  ): Promise<Array<{ channel: string; merchantId: string; subMerchantId?: string; date: string; started: boolean }>> {
     const targets = this.targets(channel, request.merchantId);
     if (targets.length === 0) {
       const account = request.merchantId ? ` ${request.merchantId}` : '';
       throw new DomainError('NotFound', `${channel} has no account${account} with API credentials`);
     }
     const now = new Date();
-    for (const { merchantId } of targets) await this.runs.ensureRun(channel, merchantId, billDate, now);
+    for (const { merchantId, subMerchantId } of targets) {
+      await this.runs.ensureRun(channel, merchantId, billDate, now, subMerchantId);
+    }
     const claims = await this.transactions.run(async () => {
-      const taken: Array<{ merchantId: string; claim?: RunClaim }> = [];
-      for (const { merchantId } of targets) {
-        taken.push({ merchantId, claim: await this.runs.claim(channel, merchantId, billDate, now, 'MANUAL') });
+      const taken: Array<{ merchantId: string; subMerchantId: string; claim?: RunClaim }> = [];
+      for (const { merchantId, subMerchantId } of targets) {
+        const claim = await this.runs.claim(channel, merchantId, billDate, now, 'MANUAL', subMerchantId);
+        taken.push({ merchantId, subMerchantId, claim });
       }
       await this.audit.record({
         operatorId,
         action: 'RECONCILE',
         target: `reconciliation:${channel}:${billDate}`,
         requestBody: request,
-        result: taken.map(({ merchantId, claim }) => ({ merchantId, started: claim !== undefined })),
+        result: taken.map(({ merchantId, subMerchantId, claim }) => ({
+          merchantId,
+          ...(subMerchantId ? { subMerchantId } : {}),
+          started: claim !== undefined,
+        })),
       });
       return taken;
     });
@@ -107,9 +129,10 @@ export class ReconciliationService {
       // Runs on after the answer: its outcome is on the run (GET /admin/reconciliations/…) and in the log.
       if (claim) void this.execute(claim).catch((error: Error) => this.logger.error(`run failed: ${error.message}`));
     }
-    return claims.map(({ merchantId, claim }) => ({
+    return claims.map(({ merchantId, subMerchantId, claim }) => ({
       channel,
       merchantId,
+      ...(subMerchantId ? { subMerchantId } : {}),
       date: billDate,
       started: claim !== undefined,
     }));
@@ -119,13 +142,13 @@ export class ReconciliationService {
     const channel = this.channels.get(claim.channel);
     const say = (message: string) => {
       progress(message);
-      this.logger.log(`${claim.channel} ${claim.merchantId} ${claim.billDate}: ${message}`);
+      this.logger.log(`${describeRun(claim)}: ${message}`);
     };
     try {
       if (!channel?.enabled) throw new Error(`channel ${claim.channel} is not configured`);
       await this.runs.clear(claim.runId);
       say('downloading the bill');
-      const bill = await channel.downloadBill(claim.merchantId, claim.billDate);
+      const bill = await channel.downloadBill(claim.merchantId, claim.billDate, claim.subMerchantId || undefined);
       if (bill.outcome !== 'READY') {
         say(`${bill.outcome === 'NOT_READY' ? 'no bill yet' : 'download failed'}: ${bill.detail}`);
         return await this.retryLater(
@@ -233,6 +256,7 @@ export class ReconciliationService {
     const target = {
       channel,
       merchantId: claim.merchantId,
+      ...(claim.subMerchantId ? { subMerchantId: claim.subMerchantId } : {}),
       unavailable: channel.apiUnavailableReason(claim.merchantId),
     };
     try {
@@ -268,13 +292,14 @@ export class ReconciliationService {
       runId: claim.runId,
       channel: claim.channel,
       merchantId: claim.merchantId,
+      subMerchantId: claim.subMerchantId,
       includeUnattributed: channel.accountIds().length === 1,
       from: new Date(start.getTime() - toleranceMs),
       to: new Date(end.getTime() - toleranceMs),
     });
     const nearStart = missing.filter((r) => r.at.getTime() < start.getTime() + toleranceMs);
     const { found, note } = nearStart.length
-      ? await this.lookInBill(channel, claim.merchantId, shiftBillDate(claim.billDate, -1), nearStart)
+      ? await this.lookInBill(channel, claim, shiftBillDate(claim.billDate, -1), nearStart)
       : { found: new Set<string>(), note: undefined };
     const reported = missing.filter((r) => !found.has(keyOf(r)));
     await this.runs.insertItems(
@@ -295,13 +320,13 @@ export class ReconciliationService {
   /** Which of `records` the bill of `date` has (streamed; only the candidates' keys are held). */
   private async lookInBill(
     channel: PaymentChannel,
-    merchantId: string,
+    claim: RunClaim,
     date: string,
     records: LocalRecord[],
   ): Promise<{ found: Set<string>; note?: string }> {
     const wanted = new Set(records.map(keyOf));
     const found = new Set<string>();
-    const bill = await channel.downloadBill(merchantId, date);
+    const bill = await channel.downloadBill(claim.merchantId, date, claim.subMerchantId || undefined);
     if (bill.outcome !== 'READY') {
       return { found, note: `not in the bill of the day before either: it could not be read (${bill.detail})` };
     }
@@ -324,16 +349,14 @@ export class ReconciliationService {
   private warnDiscrepancies(claim: RunClaim, counts: Record<string, number>, missing: LocalRecord[]): void {
     for (const record of missing.slice(0, MAX_WARN_LINES)) {
       this.logger.warn(
-        `${claim.channel} ${claim.merchantId} ${claim.billDate}: ${record.kind === 'PAYMENT' ? 'MISSING_CHANNEL' : 'REFUND_MISSING_CHANNEL'} ` +
+        `${describeRun(claim)}: ${record.kind === 'PAYMENT' ? 'MISSING_CHANNEL' : 'REFUND_MISSING_CHANNEL'} ` +
           `transaction ${record.transactionId} order ${record.orderNo}${record.refundNo ? ` refund ${record.refundNo}` : ''} ` +
           `amount ${record.amount}: we recorded it, the channel's bill does not have it`,
       );
     }
     const total = DISCREPANCIES.reduce((sum, outcome) => sum + counts[outcome], 0);
     if (total > 0) {
-      this.logger.warn(
-        `${claim.channel} ${claim.merchantId} ${claim.billDate}: ${total} discrepancies: ${describeCounts(counts)}`,
-      );
+      this.logger.warn(`${describeRun(claim)}: ${total} discrepancies: ${describeCounts(counts)}`);
     }
   }
 }
@@ -343,7 +366,14 @@ function keyOf(record: { kind: string; transactionId: string; refundNo?: string 
 }
 
 function report(claim: RunClaim, status: RunStatus): RunReport {
-  return { channel: claim.channel, merchantId: claim.merchantId, billDate: claim.billDate, status };
+  const { channel, merchantId, subMerchantId, billDate } = claim;
+  return { channel, merchantId, subMerchantId, billDate, status };
+}
+
+/** "<channel> <account> <date>", the account "<merchant>/<sub-merchant>" for a sub-merchant's bill. */
+function describeRun(claim: RunClaim): string {
+  const account = claim.subMerchantId ? `${claim.merchantId}/${claim.subMerchantId}` : claim.merchantId;
+  return `${claim.channel} ${account} ${claim.billDate}`;
 }
 
 export function describeCounts(counts: Record<string, number>): string {

@@ -9,6 +9,8 @@ export const MAX_ITEMS = 1000;
 export interface RunView {
   channel: string;
   merchantId: string;
+  /** The sub-merchant whose bill it is (a service provider's account); absent for the account's own. */
+  subMerchantId?: string;
   date: string;
   status: string;
   attempts: number;
@@ -46,6 +48,7 @@ export class ReconciliationViews {
       .orderBy('r.billDate', 'DESC')
       .addOrderBy('r.channel')
       .addOrderBy('r.merchantId')
+      .addOrderBy('r.subMerchantId')
       .limit(1000)
       .getMany();
     return runs.map(toRunView);
@@ -70,6 +73,7 @@ function toRunView(run: ReconciliationRun): RunView {
   return {
     channel: run.channel,
     merchantId: run.merchantId,
+    ...(run.subMerchantId ? { subMerchantId: run.subMerchantId } : {}),
     date: run.billDate,
     status: run.status,
     attempts: run.attempts,

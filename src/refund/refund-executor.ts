@@ -67,11 +67,12 @@ export class RefundExecutor {
 
   /** What the channel needs: the refund as plain values, with the account that took the payment. */
   private async refundRequest(refund: Refund): Promise<RefundRequest> {
-    const merchantId = await this.payments.merchantOf(refund.channel, refund.transactionId);
+    const { merchantId, subMerchantId } = await this.payments.accountOf(refund.channel, refund.transactionId);
     return {
       refundNo: refund.refundNo,
       transactionId: refund.transactionId,
       merchantId,
+      ...(subMerchantId === undefined ? {} : { subMerchantId }),
       amount: refund.amount,
       transactionAmount: refund.transactionAmount,
       currency: refund.currency,

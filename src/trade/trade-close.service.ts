@@ -66,7 +66,11 @@ export class TradeCloseService {
       await this.calls.record(orderNo, target, 'CLOSE', ChannelCallOutcome.Unavailable, target.unavailable);
       return 'UNAVAILABLE';
     }
-    const result = await target.channel.closeTrade({ orderNo, merchantId: target.merchantId });
+    const result = await target.channel.closeTrade({
+      orderNo,
+      merchantId: target.merchantId,
+      subMerchantId: target.subMerchantId,
+    });
     await this.calls.record(orderNo, target, 'CLOSE', result.outcome, result.detail);
     if (result.outcome === 'FAILED') throw unreachable(target, result.detail);
     if (result.outcome !== 'PAID') return result.outcome;

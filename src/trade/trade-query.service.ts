@@ -28,7 +28,11 @@ export class TradeQueryService {
   ) {}
 
   async query(orderNo: string, target: TradeTarget): Promise<TradeQueryReport> {
-    const result = await target.channel.queryTrade({ orderNo, merchantId: target.merchantId });
+    const result = await target.channel.queryTrade({
+      orderNo,
+      merchantId: target.merchantId,
+      subMerchantId: target.subMerchantId,
+    });
     if (result.outcome !== 'PAID') {
       if (result.outcome === 'FOREIGN') {
         this.logger.warn(

@@ -6,6 +6,8 @@ import { PaymentChannels } from '../channels/payment-channels';
 export interface TradeTarget {
   channel: PaymentChannel;
   merchantId: string;
+  /** The sub-merchant the order is for (a service provider's account), when it names one. */
+  subMerchantId?: string;
   /** Why its API cannot be called (no merchant/app key), or undefined when it can. */
   unavailable?: string;
 }
@@ -18,7 +20,7 @@ export interface TradeTarget {
 export class TradeTargets {
   constructor(private readonly channels: PaymentChannels) {}
 
-  of(order: { channel: string | null; merchantId: string | null }): TradeTarget[] {
+  of(order: { channel: string | null; merchantId: string | null; subMerchantId?: string | null }): TradeTarget[] {
     const channels = order.channel ? [this.channels.get(order.channel)] : this.channels.all;
     return channels
       .filter((channel): channel is PaymentChannel => channel?.enabled === true)
@@ -26,6 +28,7 @@ export class TradeTargets {
         (order.merchantId ? [order.merchantId] : channel.accountIds()).map((merchantId) => ({
           channel,
           merchantId,
+          ...(order.subMerchantId ? { subMerchantId: order.subMerchantId } : {}),
           unavailable: channel.apiUnavailableReason(merchantId),
         })),
       );

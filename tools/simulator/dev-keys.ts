@@ -18,7 +18,15 @@ export interface DevKeys {
   internalApiToken: string;
   /** Two admins, so that one can approve the other's refund (four eyes). */
   admins: Array<{ id: string; token: string }>;
-  wechatpay: { mchid: string; appid: string; apiV3Key: string; publicKeyId: string; merchantSerialNo: string };
+  wechatpay: {
+    mchid: string;
+    appid: string;
+    apiV3Key: string;
+    publicKeyId: string;
+    merchantSerialNo: string;
+    /** A service provider's key set (`init --dialect partner`): mchid and appid are then the sp_ ones. */
+    subMchids?: string[];
+  };
   alipay: { appId: string; sellerId: string };
 }
 
@@ -39,7 +47,7 @@ export function keysExist(dir: string): boolean {
 }
 
 /** Generates a new key set into `dir` (created if missing); files readable by the owner only. */
-export function createDevKeys(dir: string, platformPort: number): DevKeys {
+export function createDevKeys(dir: string, platformPort: number, options: { subMchids?: string[] } = {}): DevKeys {
   const absolute = resolve(dir);
   mkdirSync(absolute, { recursive: true, mode: 0o700 });
   const pairs = {
@@ -73,6 +81,7 @@ export function createDevKeys(dir: string, platformPort: number): DevKeys {
       apiV3Key: randomAlphanumeric(32),
       publicKeyId: `PUB_KEY_ID_0119000001092025${randomDigits(12)}`,
       merchantSerialNo: randomBytes(20).toString('hex').toUpperCase(),
+      ...(options.subMchids?.length ? { subMchids: options.subMchids } : {}),
     },
     alipay: { appId: '2021000199600001', sellerId: '2088101117955611' },
   };
@@ -112,6 +121,7 @@ export function serviceEnvironment(keys: DevKeys): Record<string, string> {
     WECHATPAY_MERCHANT_PRIVATE_KEY_PATH: join(keys.dir, PEM.wechatpayMerchantKey),
     WECHATPAY_MERCHANT_SERIAL_NO: keys.wechatpay.merchantSerialNo,
     WECHATPAY_API_BASE_URL: platformUrl,
+    ...(keys.wechatpay.subMchids?.length ? { WECHATPAY_SUB_MCHIDS: keys.wechatpay.subMchids.join(',') } : {}),
     ALIPAY_APP_ID: keys.alipay.appId,
     ALIPAY_SELLER_ID: keys.alipay.sellerId,
     ALIPAY_PUBLIC_KEY_PATH: join(keys.dir, PEM.alipayPub),
@@ -142,6 +152,7 @@ export function fakePlatformAccounts(keys: DevKeys): Pick<FakePlatformOptions, '
       merchantSerialNo: keys.wechatpay.merchantSerialNo,
       merchantPublicKeyPem: readFileSync(join(keys.dir, PEM.wechatpayMerchantPub), 'utf8'),
       platformSigner: { privateKey: privateKeys.wechatpay, serial: keys.wechatpay.publicKeyId },
+      subMchids: keys.wechatpay.subMchids,
     },
     alipay: {
       appId: keys.alipay.appId,

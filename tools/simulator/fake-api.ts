@@ -50,6 +50,8 @@ export type FakeBill =
 export interface RecordedBillCall {
   channel: FakeChannel;
   merchantId: string;
+  /** WeChat partner mode only: the sub_mchid whose bill was asked for. */
+  subMerchantId?: string;
   date: string;
   /** What was answered: READY, NOT_READY, or DOWNLOADED for the file itself. */
   answered: 'READY' | 'NOT_READY' | 'DOWNLOADED';
@@ -63,6 +65,8 @@ export interface FakeTrade {
   merchantId: string;
   /** WeChat only: the appid of the payment. */
   appid?: string;
+  /** WeChat partner mode only: the sub-merchant (sub_mchid) of the provider merchantId that the trade is for. */
+  subMerchantId?: string;
   /** transaction_id / trade_no; WeChat has none until paid. */
   transactionId?: string;
   /** Fen. */
@@ -85,6 +89,8 @@ export interface TradeParams {
   /** The owning mchid / app_id; the first configured account of the channel by default. */
   merchantId?: string;
   appid?: string;
+  /** WeChat partner mode: the sub_mchid the trade is for. */
+  subMerchantId?: string;
   currency?: string;
   answersAnyAccount?: boolean;
 }
@@ -95,6 +101,8 @@ export interface RecordedTradeCall {
   outTradeNo: string;
   /** The account that asked: the Authorization's mchid / the app_id. */
   merchantId: string;
+  /** WeChat partner paths only: the sub_mchid asked about. */
+  subMerchantId?: string;
   /**
    * What was answered. Query: 'SUCCESS'/'NOTPAY'/'CLOSED' (WeChat trade_state), 'TRADE_SUCCESS'/'WAIT_BUYER_PAY'/
    * 'TRADE_CLOSED' (Alipay trade_status) or 'NOT_EXIST'; close: 'CLOSED', 'PAID', 'NOT_EXIST' or 'ALREADY_CLOSED'
@@ -111,6 +119,8 @@ export interface RecordedRefundCall {
   channel: 'WECHATPAY' | 'ALIPAY';
   /** The account whose key signed the request: WeChat mchid / Alipay app_id. */
   merchantId: string;
+  /** WeChat partner mode only: the sub_mchid the refund was asked for. */
+  subMerchantId?: string;
   /** out_refund_no / out_request_no. */
   refundNo: string;
   /** transaction_id / trade_no. */
@@ -125,6 +135,8 @@ export interface RecordedRefundQuery {
   channel: 'WECHATPAY' | 'ALIPAY';
   /** out_refund_no / out_request_no. */
   refundNo: string;
+  /** WeChat partner mode only: the sub_mchid the query named. */
+  subMerchantId?: string;
   /**
    * What was answered. WeChat: the status reported ('SUCCESS', 'PROCESSING', 'CLOSED', 'ABNORMAL') or
    * 'RESOURCE_NOT_EXISTS'; Alipay: 'REFUND_SUCCESS' or 'NO_REFUND' (code 10000 without refund_status);

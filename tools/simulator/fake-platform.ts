@@ -237,6 +237,7 @@ export class FakePlatform implements FakeLedger {
       outTradeNo: params.outTradeNo,
       merchantId: params.merchantId ?? this.api(params.channel).defaultAccount,
       appid: params.appid,
+      ...(params.subMerchantId === undefined ? {} : { subMerchantId: params.subMerchantId }),
       amount: params.amount,
       currency: params.currency ?? 'CNY',
       answersAnyAccount: params.answersAnyAccount ?? false,
@@ -260,9 +261,12 @@ export class FakePlatform implements FakeLedger {
   }
 
   /** The trade as the asking account sees it: another account's trade does not exist for it. */
-  private visibleTrade(channel: FakeChannel, outTradeNo: string, merchantId: string): FakeTrade | undefined {
-    const trade = this.trade(channel, outTradeNo);
-    return trade && (trade.merchantId === merchantId || trade.answersAnyAccount) ? trade : undefined;
+  private visibleTrade(call: TradeCallArrival): FakeTrade | undefined {
+    const trade = this.trade(call.channel, call.outTradeNo);
+    if (trade?.answersAnyAccount) return trade;
+    // A service provider sees the trades of the sub-merchant it asks for, as the partner paths do.
+    const ours = trade?.merchantId === call.merchantId && trade.subMerchantId === call.subMerchantId;
+    return ours ? trade : undefined;
   }
 
   /**
@@ -283,7 +287,7 @@ export class FakePlatform implements FakeLedger {
       return this.hang(res);
     }
     const answerNow = () => {
-      const trade = this.visibleTrade(call.channel, call.outTradeNo, call.merchantId);
+      const trade = this.visibleTrade(call);
       this.tradeCalls.push({ ...call, answered: this.describeTradeAnswer(call, trade, behaviour) });
       const tampering = behaviour === 'bad-signature' || behaviour === 'unsigned' ? behaviour : undefined;
       answer(trade, tampering, behaviour === 'server-error');

@@ -10,9 +10,10 @@ import {
   UsageError,
 } from './cli';
 import { createDevKeys, envFileText, keysExist, writeSecret } from './dev-keys';
+import { DEV_SUB_MCHIDS, Dialect, DIALECTS } from './wechatpay/partner-dialect';
 
 export const INIT_USAGE =
-  'init [--keys .simulator] [--env-local .env.local] [--port 3000] [--platform-port 3100] [--force]';
+  'init [--keys .simulator] [--env-local .env.local] [--port 3000] [--platform-port 3100] [--dialect v3|partner] [--force]';
 
 /** Refunds of 1,000.00 CNY or more wait for a second admin: the reason `init` creates two. */
 export const APPROVAL_THRESHOLD = 100_000;
@@ -23,7 +24,9 @@ export function init(args: string[]): number {
     port: { type: 'string', default: String(DEFAULT_SERVICE_PORT) },
     'platform-port': { type: 'string', default: String(DEFAULT_PLATFORM_PORT) },
     force: { type: 'boolean', default: false },
+    dialect: { type: 'string', default: 'v3' },
   });
+  if (!DIALECTS.includes(values.dialect as Dialect)) throw new UsageError(`--dialect must be ${DIALECTS.join(' or ')}`);
   const port = positiveInteger(values.port, 'port')!;
   const platformPort = positiveInteger(values['platform-port'], 'platform-port')!;
   if (port > 65535 || platformPort > 65535) throw new UsageError('--port and --platform-port must be at most 65535');
@@ -31,7 +34,9 @@ export function init(args: string[]): number {
   if (!values.force && (keysExist(values.keys) || existsSync(envFile))) {
     throw new UsageError(`${values.keys} or ${envFile} exists already; pass --force to replace both`);
   }
-  const keys = createDevKeys(values.keys, platformPort);
+  const keys = createDevKeys(values.keys, platformPort, {
+    subMchids: values.dialect === 'partner' ? DEV_SUB_MCHIDS : undefined,
+  });
   writeSecret(
     envFile,
     envFileText(keys, { PORT: String(port), REFUND_APPROVAL_THRESHOLD: String(APPROVAL_THRESHOLD) }),
@@ -40,6 +45,9 @@ export function init(args: string[]): number {
   print(
     `  WeChat Pay  mchid ${keys.wechatpay.mchid}, platform key ${keys.wechatpay.publicKeyId}, APIv3 key, merchant key`,
   );
+  if (keys.wechatpay.subMchids) {
+    print(`              a service provider (partner mode) for sub-merchants ${keys.wechatpay.subMchids.join(', ')}`);
+  }
   print(`  Alipay      app ${keys.alipay.appId}, Alipay key pair, app key pair`);
   print(`  tokens      INTERNAL_API_TOKEN, admins ${keys.admins.map((admin) => admin.id).join(' and ')}`);
   print(`service configuration written to ${envFile}: PORT ${port}, refunds from`);

@@ -5,15 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { formatMinor, http, HttpAnswer, print } from './cli';
 import { DevKeys, platformKeys } from './dev-keys';
-import {
-  alipayDelivery,
-  alipayRefundParams,
-  alipayTradeParams,
-  wechatpayDelivery,
-  wechatpayRefund,
-  wechatpayTransaction,
-  yuan,
-} from './platform-signers';
+import { alipayDelivery, alipayRefundParams, alipayTradeParams, wechatpayDelivery, yuan } from './platform-signers';
+import { wechatpayPaymentResource, wechatpayRefundResource } from './wechatpay/partner-dialect';
 
 export type SimulatedChannel = 'wechatpay' | 'alipay';
 export const CHANNELS: SimulatedChannel[] = ['wechatpay', 'alipay'];
@@ -33,6 +26,8 @@ export interface PaymentParams {
   amount: number;
   /** WeChat trade_state (SUCCESS by default) or Alipay trade_status (TRADE_SUCCESS by default). */
   status?: string;
+  /** WeChat partner key set: the sub_mchid paid (its first by default). */
+  subMchid?: string;
 }
 
 export function paymentNotification(keys: DevKeys, channel: SimulatedChannel, p: PaymentParams): Notification {
@@ -43,13 +38,12 @@ export function paymentNotification(keys: DevKeys, channel: SimulatedChannel, p:
     const delivery = wechatpayDelivery(
       { privateKey: signing.wechatpay, serial: keys.wechatpay.publicKeyId, apiV3Key: keys.wechatpay.apiV3Key },
       {
-        resource: wechatpayTransaction({
-          mchid: keys.wechatpay.mchid,
-          appid: keys.wechatpay.appid,
+        resource: wechatpayPaymentResource(keys, {
           outTradeNo: p.orderNo,
           transactionId: p.transactionId,
           total: p.amount,
           tradeState: status,
+          subMchid: p.subMchid,
         }),
       },
     );
@@ -78,6 +72,8 @@ export interface RefundNoticeParams {
   total: number;
   /** WeChat: SUCCESS, CLOSED or ABNORMAL. Alipay only notifies refunds that succeeded. */
   status: string;
+  /** WeChat partner key set: the sub_mchid the refund was for. */
+  subMchid?: string;
 }
 
 export function refundNotification(keys: DevKeys, channel: SimulatedChannel, p: RefundNoticeParams): Notification {
@@ -89,8 +85,8 @@ export function refundNotification(keys: DevKeys, channel: SimulatedChannel, p: 
       {
         eventType: `REFUND.${p.status}`,
         originalType: 'refund',
-        resource: wechatpayRefund({
-          mchid: keys.wechatpay.mchid,
+        resource: wechatpayRefundResource(keys, {
+          subMchid: p.subMchid,
           outTradeNo: p.orderNo,
           transactionId: p.transactionId,
           outRefundNo: p.refundNo,

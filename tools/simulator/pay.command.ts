@@ -2,9 +2,10 @@ import { http, json, onePositional, parseCommand, positiveInteger, print, Unreac
 import { DevKeys, loadDevKeys } from './dev-keys';
 import { channelOption, message, orderAmount, printOrderStatus } from './order.command';
 import { Ack, deliver, newTransactionId, paymentNotification, printAck, SimulatedChannel } from './notifications';
+import { wechatpayDialect } from './wechatpay/partner-dialect';
 
 export const PAY_USAGE =
-  'pay <orderNo> --channel wechatpay|alipay [--amount FEN] [--times N] [--concurrent] [--status S] [--transaction ID]';
+  'pay <orderNo> --channel wechatpay|alipay [--amount FEN] [--times N] [--concurrent] [--status S] [--transaction ID] [--dialect v3|partner] [--sub-mchid ID]';
 
 const PAYING_STATUSES = new Set(['SUCCESS', 'TRADE_SUCCESS', 'TRADE_FINISHED']);
 
@@ -20,16 +21,23 @@ export async function pay(args: string[]): Promise<number> {
     concurrent: { type: 'boolean', default: false },
     status: { type: 'string' },
     transaction: { type: 'string' },
+    dialect: { type: 'string' },
+    'sub-mchid': { type: 'string' },
   });
   const orderNo = onePositional(positionals, 'order number');
   const channel = channelOption(values.channel);
   const times = positiveInteger(values.times, 'times')!;
   if (times > 100) throw new UsageError('--times is at most 100 (the platforms deliver up to 8 times)');
   const keys = loadDevKeys(values.keys);
+  if (channel !== 'wechatpay' && (values.dialect !== undefined || values['sub-mchid'] !== undefined)) {
+    throw new UsageError('--dialect and --sub-mchid are WeChat Pay options');
+  }
+  const { subMchid } =
+    channel === 'wechatpay' ? wechatpayDialect(keys, values.dialect, values['sub-mchid']) : { subMchid: undefined };
   const amount = positiveInteger(values.amount, 'amount') ?? (await orderAmount(keys, values.target, orderNo));
   if (amount === undefined) return 1;
   const status = values.status ?? (channel === 'wechatpay' ? 'SUCCESS' : 'TRADE_SUCCESS');
-  const payment = { orderNo, amount, status, transactionId: values.transaction ?? newTransactionId(channel) };
+  const payment = { orderNo, amount, status, transactionId: values.transaction ?? newTransactionId(channel), subMchid };
   const notification = paymentNotification(keys, channel, payment);
   print(
     `${notification.summary}  → ${values.target}, ${times} ${times === 1 ? 'delivery' : 'deliveries'}${values.concurrent ? ' at once' : ''}`,
@@ -56,7 +64,7 @@ async function deliverTimes(times: number, concurrent: boolean, send: () => Prom
 async function tellPlatform(
   keys: DevKeys,
   channel: SimulatedChannel,
-  payment: { orderNo: string; transactionId: string; amount: number },
+  payment: { orderNo: string; transactionId: string; amount: number; subMchid?: string },
 ): Promise<void> {
   try {
     await http(`http://127.0.0.1:${keys.platformPort}/simulator/trades`, {

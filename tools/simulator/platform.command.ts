@@ -54,6 +54,8 @@ interface KnownTrade {
   orderNo: string;
   transactionId: string;
   amount: number;
+  /** WeChat partner key set: the sub-merchant paid. */
+  subMchid?: string;
 }
 
 /** POST /simulator/trades, GET /simulator/refunds/{refundNo}, POST /simulator/refunds/{refundNo}/settle. */
@@ -80,13 +82,21 @@ class SimulatorEndpoints {
     if (!channel || !trade.orderNo || !trade.transactionId || !Number.isSafeInteger(trade.amount)) {
       return send(res, 400, { message: 'expected {channel: wechatpay|alipay, orderNo, transactionId, amount}' });
     }
-    const known = { channel, orderNo: trade.orderNo, transactionId: trade.transactionId, amount: trade.amount! };
+    const subMchid = typeof trade.subMchid === 'string' ? trade.subMchid : undefined;
+    const known = {
+      channel,
+      orderNo: trade.orderNo,
+      transactionId: trade.transactionId,
+      amount: trade.amount!,
+      subMchid,
+    };
     this.trades.set(`${channel} ${known.transactionId}`, known);
     this.fake.payTrade({
       channel,
       outTradeNo: known.orderNo,
       amount: known.amount,
       transactionId: known.transactionId,
+      subMerchantId: subMchid,
     });
     send(res, 204);
   }
@@ -104,6 +114,7 @@ class SimulatorEndpoints {
       orderNo: trade?.orderNo,
       total: trade?.amount,
       channelRefundId: this.fake.wechatpayRefundId(refundNo),
+      subMchid: call.subMerchantId,
     });
   }
 

@@ -13,6 +13,8 @@ interface PlatformRefund {
   orderNo?: string;
   total?: number;
   channelRefundId?: string;
+  /** WeChat partner key set: the sub-merchant the service refunded for. */
+  subMchid?: string;
 }
 
 /**
@@ -63,6 +65,7 @@ export async function sendRefundNotice(
     amount: refund.amount,
     total: refund.total ?? refund.amount,
     status,
+    subMchid: refund.subMchid,
   });
   print(`${notification.summary}  → ${target}`);
   const ack = await deliver(target, notification);

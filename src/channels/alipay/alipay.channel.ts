@@ -89,6 +89,11 @@ export class AlipayChannel implements PaymentChannel {
     return this.verifier.appIds();
   }
 
+  /** Alipay accounts have no sub-merchants here. */
+  subMerchantIds(): string[] {
+    return [];
+  }
+
   apiAccounts(): string[] {
     return this.client.appIds();
   }

@@ -2,6 +2,7 @@ import { Type } from 'class-transformer';
 import { ArrayUnique, IsArray, IsOptional, IsString, Length, Matches, ValidateNested } from 'class-validator';
 import { accountsFileError, AccountsSection } from '../accounts-file';
 import type { WechatpayAccount } from './wechatpay.config';
+import { readSubMchids } from './wechatpay.partner';
 
 const SERIAL = /^[0-9A-Fa-f]{8,64}$/;
 
@@ -43,6 +44,12 @@ class WechatpayAccountEntry {
   @IsOptional()
   @Matches(SERIAL, { message: '$property must be the certificate serial in hex' })
   merchantSerialNo?: string;
+
+  /** Service-provider (partner) mode: the sub-merchants; mchid is then the sp_mchid. */
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  subMchids?: string[];
 }
 
 /** The "wechatpay" list of PAYMENT_ACCOUNTS_FILE: one entry per mchid. */
@@ -65,6 +72,15 @@ export const wechatpayAccounts: AccountsSection<WechatpayAccountEntry, Wechatpay
       platformCertPaths: entry.platformCertPaths ?? [],
       merchantPrivateKeyPath: entry.merchantPrivateKeyPath,
       merchantSerialNo: entry.merchantSerialNo?.toUpperCase(),
+      subMchids: readSubMchidsOf(entry, where),
     };
   },
 };
+
+function readSubMchidsOf(entry: WechatpayAccountEntry, where: string): string[] {
+  try {
+    return readSubMchids(entry.subMchids ?? [], entry.mchid, `${where}.subMchids`);
+  } catch (error) {
+    throw accountsFileError((error as Error).message.replace(/^Invalid configuration:\s*/, ''));
+  }
+}

@@ -17,6 +17,8 @@ const COLUMNS = {
   refundState: ['退款状态'],
 } as const;
 type Column = keyof typeof COLUMNS;
+/** A service provider's bill: the sub-merchant of each line (特约商户号), beside 商户号, the provider's mchid. */
+const SUB_MCHID_COLUMN = '特约商户号';
 
 /**
  * WeChat Pay's trade bill (bill_type=ALL): CSV, every field prefixed with a backtick, amounts in
@@ -24,11 +26,16 @@ type Column = keyof typeof COLUMNS;
  * header (总交易单数, …) and its line. The summary's count is checked against the lines read, so
  * a truncated bill is reported. Lines in other states (REVOKED, …) moved no money and are skipped.
  */
-export async function* parseWechatpayBill(input: Readable, mchid: string): AsyncGenerator<BillEntry> {
+export async function* parseWechatpayBill(
+  input: Readable,
+  mchid: string,
+  subMchid?: string,
+): AsyncGenerator<BillEntry> {
   const records = input.pipe(
     parse({ bom: true, quote: false, relax_column_count: true, skip_empty_lines: true, info: true }),
   ) as AsyncIterable<{ record: string[]; info: { lines: number } }>;
   let columns: Record<Column, number> | undefined;
+  let subMchidColumn = -1;
   let detailLines = 0;
   let summaryNext = false;
   let summarized = false;
@@ -36,6 +43,7 @@ export async function* parseWechatpayBill(input: Readable, mchid: string): Async
     const fields = record.map((f) => f.replace(/^`/, '').trim());
     if (!columns) {
       columns = headerColumns(fields);
+      subMchidColumn = fields.indexOf(SUB_MCHID_COLUMN);
       if (!columns) {
         yield { kind: 'MALFORMED', line: info.lines, detail: 'the bill does not start with its header line' };
         return;
@@ -58,7 +66,10 @@ export async function* parseWechatpayBill(input: Readable, mchid: string): Async
       break;
     }
     detailLines++;
-    const entry = readLine(fields, columns, info.lines, mchid);
+    const other = subMchid === undefined ? undefined : otherSubMerchant(fields[subMchidColumn], subMchid);
+    const entry = other
+      ? { kind: 'MALFORMED' as const, line: info.lines, detail: other }
+      : readLine(fields, columns, info.lines, mchid);
     if (entry) yield entry;
   }
   if (columns && !summarized) {
@@ -110,6 +121,12 @@ function readLine(
     if (!(error instanceof DomainError)) throw error;
     return { kind: 'MALFORMED', line, detail: error.message };
   }
+}
+
+/** A sub-merchant's bill names it on every line: a line of another (or of none) is not the bill asked for. */
+function otherSubMerchant(field: string | undefined, subMchid: string): string | undefined {
+  if (field === undefined) return `the bill has no ${SUB_MCHID_COLUMN} column for sub_mchid ${subMchid}`;
+  return field === subMchid ? undefined : `${SUB_MCHID_COLUMN} ${field || '(none)'} is not ${subMchid}`;
 }
 
 function required(value: string, name: string): string {

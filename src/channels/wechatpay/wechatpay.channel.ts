@@ -14,6 +14,7 @@ import { parseWechatpayBill } from './wechatpay.bill';
 import { WechatpayAccount } from './wechatpay.config';
 import { CallFailure, isFailure, VerifiedAnswer, WechatpayClient } from './wechatpay.client';
 import { readTransaction, WechatpayVerifier } from './wechatpay.verifier';
+import { asDirectResource, isPartner, partnerPaths, subMerchantRefusal, subMerchantsToAsk } from './wechatpay.partner';
 
 const REFUND_PATH = '/v3/refund/domestic/refunds';
 const TRADE_PATH = '/v3/pay/transactions/out-trade-no';
@@ -95,8 +96,18 @@ export class WechatpayChannel implements PaymentChannel {
     return this.client.unavailableReason(merchantId);
   }
 
+  subMerchantIds(merchantId?: string): string[] {
+    return this.accounts
+      .filter((a) => merchantId === undefined || a.mchid === merchantId)
+      .flatMap((a) => a.subMchids ?? []);
+  }
+
   async refund(request: RefundRequest): Promise<ChannelRefundResult> {
+    const refusal = this.subMerchantRefusal(request);
+    if (refusal) return { outcome: 'RETRY', detail: refusal };
     const body = JSON.stringify({
+      // A service provider refunds for the sub-merchant that took the payment.
+      ...(request.subMerchantId === undefined ? {} : { sub_mchid: request.subMerchantId }),
       transaction_id: request.transactionId,
       out_refund_no: request.refundNo,
       reason: request.reason.slice(0, 80),
@@ -115,7 +126,11 @@ export class WechatpayChannel implements PaymentChannel {
   }
 
   async queryRefund(request: RefundRequest): Promise<ChannelRefundResult> {
-    const path = `${REFUND_PATH}/${encodeURIComponent(request.refundNo)}`;
+    const refusal = this.subMerchantRefusal(request);
+    if (refusal) return { outcome: 'RETRY', detail: refusal };
+    const refundPath = `${REFUND_PATH}/${encodeURIComponent(request.refundNo)}`;
+    const path =
+      request.subMerchantId === undefined ? refundPath : partnerPaths.refundQuery(refundPath, request.subMerchantId);
     const answer = await this.client.call(request.merchantId, 'GET', path, '');
     if (isFailure(answer)) return retry(answer);
     // WeChat Pay has no refund under this number: it did not happen (sent again after REFUND_PROCESSING_MAX_AGE_SECONDS).
@@ -125,7 +140,24 @@ export class WechatpayChannel implements PaymentChannel {
   }
 
   async queryTrade(trade: TradeRef): Promise<TradeQueryResult> {
-    const path = `${TRADE_PATH}/${encodeURIComponent(trade.orderNo)}?mchid=${encodeURIComponent(trade.merchantId)}`;
+    const account = this.account(trade.merchantId);
+    if (!account || !isPartner(account)) {
+      const path = `${TRADE_PATH}/${encodeURIComponent(trade.orderNo)}?mchid=${encodeURIComponent(trade.merchantId)}`;
+      return this.queryTradeAt(trade, path);
+    }
+    // A service provider's trade lives at one sub-merchant: the order's, or each configured one in turn.
+    let result: TradeQueryResult = { outcome: 'NOT_FOUND', detail: 'no sub-merchant has the trade' };
+    for (const subMchid of subMerchantsToAsk(account, trade.subMerchantId)) {
+      const refusal = subMerchantRefusal(account, subMchid);
+      if (refusal) return { outcome: 'FAILED', detail: refusal };
+      const path = partnerPaths.trade(trade.orderNo, account.mchid, subMchid);
+      result = await this.queryTradeAt({ ...trade, subMerchantId: subMchid }, path);
+      if (result.outcome !== 'NOT_FOUND') return result;
+    }
+    return result;
+  }
+
+  private async queryTradeAt(trade: TradeRef, path: string): Promise<TradeQueryResult> {
     const answer = await this.client.call(trade.merchantId, 'GET', path, '');
     if (isFailure(answer)) return { outcome: 'FAILED', detail: answer.failure };
     if (!answer.ok) {
@@ -137,8 +169,29 @@ export class WechatpayChannel implements PaymentChannel {
   }
 
   async closeTrade(trade: TradeRef): Promise<TradeCloseResult> {
-    const path = `${TRADE_PATH}/${encodeURIComponent(trade.orderNo)}/close`;
-    const answer = await this.client.call(trade.merchantId, 'POST', path, JSON.stringify({ mchid: trade.merchantId }));
+    const account = this.account(trade.merchantId);
+    if (!account || !isPartner(account)) {
+      const path = `${TRADE_PATH}/${encodeURIComponent(trade.orderNo)}/close`;
+      return this.closeTradeAt(trade, path, JSON.stringify({ mchid: trade.merchantId }));
+    }
+    // Closed at every sub-merchant it may live at: paid at one is PAID, no answer from one is FAILED.
+    const results: TradeCloseResult[] = [];
+    for (const subMchid of subMerchantsToAsk(account, trade.subMerchantId)) {
+      const refusal = subMerchantRefusal(account, subMchid);
+      if (refusal) return { outcome: 'FAILED', detail: refusal };
+      const body = partnerPaths.closeBody(account.mchid, subMchid);
+      const result = await this.closeTradeAt(trade, partnerPaths.close(trade.orderNo), body);
+      if (result.outcome === 'PAID') return result;
+      results.push(result);
+    }
+    return (
+      results.find((r) => r.outcome === 'FAILED') ??
+      results.find((r) => r.outcome === 'CLOSED') ?? { outcome: 'NOT_FOUND', detail: 'no sub-merchant has the trade' }
+    );
+  }
+
+  private async closeTradeAt(trade: TradeRef, path: string, body: string): Promise<TradeCloseResult> {
+    const answer = await this.client.call(trade.merchantId, 'POST', path, body);
     if (isFailure(answer)) return { outcome: 'FAILED', detail: answer.failure };
     if (answer.ok || answer.code === 'ORDER_CLOSED') return { outcome: 'CLOSED' };
     if (answer.code === 'ORDERPAID') return { outcome: 'PAID', detail: answer.code };
@@ -146,8 +199,10 @@ export class WechatpayChannel implements PaymentChannel {
     return { outcome: 'FAILED', detail: `WeChat Pay close: ${answer.code} ${answer.message}`.trim() };
   }
 
-  async downloadBill(merchantId: string, date: BillDate): Promise<BillDownload> {
-    const query = `bill_date=${date}&bill_type=ALL&tar_type=GZIP`;
+  async downloadBill(merchantId: string, date: BillDate, subMerchantId?: string): Promise<BillDownload> {
+    // A service provider downloads the bill of one sub-merchant at a time (sub_mchid).
+    const sub = subMerchantId === undefined ? '' : `&sub_mchid=${encodeURIComponent(subMerchantId)}`;
+    const query = `bill_date=${date}&bill_type=ALL&tar_type=GZIP${sub}`;
     const answer = await this.client.call(merchantId, 'GET', `/v3/bill/tradebill?${query}`, '');
     if (isFailure(answer)) return { outcome: 'FAILED', detail: answer.failure };
     if (!answer.ok) {
@@ -172,9 +227,20 @@ export class WechatpayChannel implements PaymentChannel {
     return {
       outcome: 'READY',
       entries: entriesThenRemove(file.path, async function* (path) {
-        yield* parseWechatpayBill(await openMaybeGzipped(path), merchantId);
+        yield* parseWechatpayBill(await openMaybeGzipped(path), merchantId, subMerchantId);
       }),
     };
+  }
+
+  /** The account a payment or order names (the only one, when it names none). */
+  private account(merchantId: string | undefined): WechatpayAccount | undefined {
+    const mchid = this.client.resolve(merchantId);
+    return this.accounts.find((a) => a.mchid === mchid);
+  }
+
+  private subMerchantRefusal(request: RefundRequest): string | undefined {
+    const account = this.account(request.merchantId);
+    return account && subMerchantRefusal(account, request.subMerchantId);
   }
 
   /** A verified transaction object: paid, not paid, or not about our account and order at all. */
@@ -186,9 +252,14 @@ export class WechatpayChannel implements PaymentChannel {
     if (!PAID_TRADE_STATES.has(state)) return { outcome: 'NOT_PAID', detail: `trade_state ${state}` };
     const account = this.accounts.find((a) => a.mchid === trade.merchantId)!;
     try {
-      const fields = readTransaction({ ...tx, trade_state: 'SUCCESS' }, account);
+      const { resource, subMerchantId } = asDirectResource(tx, account);
+      if (subMerchantId !== trade.subMerchantId) {
+        return { outcome: 'FOREIGN', detail: `answer is about sub_mchid ${subMerchantId ?? '(none)'}` };
+      }
+      const fields = readTransaction({ ...resource, trade_state: 'SUCCESS' }, account);
       const payment: PaymentNotification = {
         ...fields,
+        ...(subMerchantId === undefined ? {} : { subMerchantId }),
         paid: true,
         channel: this.channel,
         eventType: `QUERY/${state}`,

@@ -4,6 +4,7 @@ import { readAccountsSection, refuseBesideFile } from '../accounts-file';
 import { HttpUrl } from '../channel-calls.config';
 import { SingleValue } from '../single-value';
 import { wechatpayAccounts } from './wechatpay.accounts';
+import { readSubMchids } from './wechatpay.partner';
 
 class WechatpayEnv {
   @IsOptional()
@@ -34,6 +35,11 @@ class WechatpayEnv {
   @IsOptional()
   @IsString()
   WECHATPAY_PLATFORM_CERT_PATHS?: string;
+
+  /** Service-provider (partner) mode: the sub-merchants; WECHATPAY_MCHID is then the sp_mchid. */
+  @IsOptional()
+  @IsString()
+  WECHATPAY_SUB_MCHIDS?: string;
 }
 
 /** The API's settings; the merchant key's two variables describe the shorthand's account. */
@@ -77,6 +83,8 @@ export interface WechatpayConfig {
   publicKey?: { id: string; path: string };
   /** Platform certificate mode; several at once during rotation. */
   platformCertPaths: string[];
+  /** Service-provider (partner) mode: the sub_mchids it collects for; empty or absent: a direct merchant. */
+  subMchids?: string[];
 }
 
 /** An account with, optionally, the merchant API key that signs refunds, queries and closes. */
@@ -89,9 +97,13 @@ export interface WechatpayAccount extends WechatpayConfig {
 export function loadWechatpayConfig(env: NodeJS.ProcessEnv = process.env): WechatpayConfig | undefined {
   const vars = validateEnv(WechatpayEnv, env);
   const keyVars = [vars.WECHATPAY_PUBLIC_KEY_PATH, vars.WECHATPAY_PLATFORM_CERT_PATHS];
-  const anySet = [vars.WECHATPAY_MCHID, vars.WECHATPAY_APIV3_KEY, vars.WECHATPAY_PUBLIC_KEY_ID, ...keyVars].some(
-    (v) => v !== undefined,
-  );
+  const anySet = [
+    vars.WECHATPAY_MCHID,
+    vars.WECHATPAY_APIV3_KEY,
+    vars.WECHATPAY_PUBLIC_KEY_ID,
+    vars.WECHATPAY_SUB_MCHIDS,
+    ...keyVars,
+  ].some((v) => v !== undefined);
   if (!anySet) return undefined;
 
   requireAll('WeChat Pay', { ...vars }, ['WECHATPAY_MCHID', 'WECHATPAY_APIV3_KEY']);
@@ -109,6 +121,7 @@ export function loadWechatpayConfig(env: NodeJS.ProcessEnv = process.env): Wecha
       ? { id: vars.WECHATPAY_PUBLIC_KEY_ID, path: vars.WECHATPAY_PUBLIC_KEY_PATH! }
       : undefined,
     platformCertPaths: splitList(vars.WECHATPAY_PLATFORM_CERT_PATHS),
+    subMchids: readSubMchids(splitList(vars.WECHATPAY_SUB_MCHIDS), vars.WECHATPAY_MCHID!, 'WECHATPAY_SUB_MCHIDS'),
   };
 }
 
@@ -152,6 +165,7 @@ const ACCOUNT_VARIABLES = [
   'WECHATPAY_PLATFORM_CERT_PATHS',
   'WECHATPAY_MERCHANT_PRIVATE_KEY_PATH',
   'WECHATPAY_MERCHANT_SERIAL_NO',
+  'WECHATPAY_SUB_MCHIDS',
 ];
 
 function splitList(value: string | undefined): string[] {

@@ -5,6 +5,7 @@ import { isValidMinorAmount } from '../../domain/money';
 import { ConfigurationError } from '../../domain/env-validation';
 import { WechatpayConfig } from './wechatpay.config';
 import { headerValue, loadCertificate, loadPublicKey } from '../key-loading';
+import { asDirectResource } from './wechatpay.partner';
 import {
   Channel,
   Clock,
@@ -99,13 +100,18 @@ export class WechatpayVerifier {
     const signer = this.verifySignature(delivery);
     const envelope = parseJsonObject(delivery.body.toString('utf8'), 'notification body');
     const eventType = requireString(envelope, 'event_type', 'notification');
-    const resource = decrypt(requireResource(envelope), signer.apiV3Key);
+    // A service provider's resource (sp_mchid, sub_mchid) is checked against its account, then read as a direct one.
+    const { resource, subMerchantId } = asDirectResource(
+      decrypt(requireResource(envelope), signer.apiV3Key),
+      signer.account,
+    );
     const base = {
       channel: this.channel,
       eventType,
       rawBody: delivery.body,
       headers: keptHeaders(delivery),
       replayKey: replayKeyOf(delivery),
+      ...(subMerchantId === undefined ? {} : { subMerchantId }),
     };
     try {
       return { ...base, ...readResource(eventType, resource, signer.account) };
@@ -167,7 +173,8 @@ function decrypt(resource: EncryptedResource, apiV3Key: Buffer): Record<string, 
   } catch {
     throw new DomainError('Undecryptable', 'resource does not decrypt with the APIv3 key');
   }
-  return parseJsonObject(plaintext, 'decrypted resource');
+  // A leading byte order mark is no part of the JSON (the partner sample of the SDKs' suites has one).
+  return parseJsonObject(plaintext.replace(/^\uFEFF/, ''), 'decrypted resource');
 }
 
 /** The resource's fields by event type; a MalformedRequest for data that cannot apply. */

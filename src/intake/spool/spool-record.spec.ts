@@ -56,6 +56,19 @@ describe('spool records', () => {
     expect(sut.notification.rawBody.equals(notification.rawBody)).toBe(true);
   });
 
+  it("should keep a service provider's payment's sub-merchant, and refuse one that is not a string", () => {
+    const partner = { ...notification, subMerchantId: '1900000109' };
+    const encoded = (subMerchantId: unknown) =>
+      Buffer.from(
+        encodeDelivery({ notification: partner, receivedAt: new Date(), attempts: 0 })
+          .toString('utf8')
+          .replace('"subMerchantId":"1900000109"', `"subMerchantId":${JSON.stringify(subMerchantId)}`),
+      );
+
+    expect(decodeDelivery(encoded('1900000109')).notification).toEqual(partner);
+    expect(() => decodeDelivery(encoded(1900000109))).toThrow('not a notification');
+  });
+
   it('should never contain the marker inside a payload', () => {
     const payload = encodeDelivery({ notification, receivedAt: new Date(), attempts: 3, retryAt: new Date() });
     expect(payload.indexOf(MAGIC)).toBe(-1);

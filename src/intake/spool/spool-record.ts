@@ -82,6 +82,7 @@ export function decodeDelivery(payload: Buffer): SpooledDelivery {
     typeof n.rawBody !== 'string' ||
     typeof n.headers !== 'object' ||
     (n.amount !== undefined && !Number.isSafeInteger(n.amount)) ||
+    (n.subMerchantId !== undefined && typeof n.subMerchantId !== 'string') ||
     (n.replayKey !== undefined && !/^[0-9a-f]{64}$/.test(String(n.replayKey)))
   ) {
     throw new Error('not a notification');

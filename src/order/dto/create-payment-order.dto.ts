@@ -53,4 +53,15 @@ export class CreatePaymentOrderDto {
   @IsString()
   @Matches(/^\w{1,32}$/, { message: 'merchantId must be a mchid or app_id (letters and digits, at most 32)' })
   merchantId?: string;
+
+  /** The sub-merchant of a service provider's account the order is for (a sub_mchid). */
+  @ApiPropertyOptional({
+    pattern: '^\\w{1,32}$',
+    description:
+      "The sub-merchant the order is for, when the channel's account is a service provider's (sub_mchid): a payment to another sub-merchant is not applied",
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(/^\w{1,32}$/, { message: 'subMerchantId must be a sub-merchant id (letters and digits, at most 32)' })
+  subMerchantId?: string;
 }

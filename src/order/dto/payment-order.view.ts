@@ -31,6 +31,13 @@ export class PaymentOrderView {
   @ApiProperty({ nullable: true, type: String, description: 'The account of that channel (mchid, app_id)' })
   merchantId: string | null;
 
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: "The sub-merchant of that account (a service provider's sub_mchid) registered, then the one paid",
+  })
+  subMerchantId: string | null;
+
   @ApiProperty({ nullable: true, type: String, description: "The channel's transaction id of the payment" })
   transactionId: string | null;
 
@@ -47,6 +54,7 @@ export function toView(order: PaymentOrder): PaymentOrderView {
     currency: order.currency,
     channel: order.channel,
     merchantId: order.merchantId,
+    subMerchantId: order.subMerchantId,
     transactionId: order.transactionId,
     paidAt: order.paidAt?.toISOString() ?? null,
   };

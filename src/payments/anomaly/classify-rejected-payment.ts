@@ -9,7 +9,7 @@ import { AnomalyType } from './anomaly.entity';
  */
 export function classifyRejectedPayment(
   order: PaymentOrder,
-  payment: Pick<PaymentNotification, 'channel' | 'merchantId'>,
+  payment: Pick<PaymentNotification, 'channel' | 'merchantId' | 'subMerchantId'>,
 ): AnomalyType {
   switch (order.status) {
     case OrderStatus.Paid:
@@ -26,8 +26,12 @@ export function classifyRejectedPayment(
   }
 }
 
-/** The order named its account, and the payment went to another one (of that channel or another). */
-function paidElsewhere(order: PaymentOrder, payment: Pick<PaymentNotification, 'channel' | 'merchantId'>): boolean {
+/** The order named its account (or sub-merchant), and the payment went to another one (of that channel or another). */
+function paidElsewhere(
+  order: PaymentOrder,
+  payment: Pick<PaymentNotification, 'channel' | 'merchantId' | 'subMerchantId'>,
+): boolean {
+  if (order.subMerchantId !== null && order.subMerchantId !== payment.subMerchantId) return true;
   if (order.merchantId === null) return false;
   return order.merchantId !== payment.merchantId || (order.channel !== null && order.channel !== payment.channel);
 }

@@ -19,12 +19,13 @@ export class CallbackRecordRepository {
   claimPaymentStatement(payment: PaymentNotification, receivedAt: Date): Statement {
     return {
       sql: `INSERT INTO payment_callback
-              (channel, transaction_id, merchant_id, order_no, amount, currency, first_received_at, paid_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+              (channel, transaction_id, merchant_id, sub_merchant_id, order_no, amount, currency, first_received_at, paid_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       params: [
         payment.channel,
         payment.transactionId,
         payment.merchantId,
+        payment.subMerchantId ?? null,
         payment.outTradeNo,
         payment.amount,
         payment.currency,
@@ -42,10 +43,13 @@ export class CallbackRecordRepository {
     return isDuplicateKeyOn(error, PAYMENT_CLAIM_KEY);
   }
 
-  /** The account (the channel's merchant or app id) that took a payment; undefined for payments recorded before accounts. */
-  async merchantOf(channel: string, transactionId: string): Promise<string | undefined> {
+  /**
+   * The account (the channel's merchant or app id) and sub-merchant that took a payment: refunds go
+   * through the same ones. Undefined for payments recorded before they were kept.
+   */
+  async accountOf(channel: string, transactionId: string): Promise<{ merchantId?: string; subMerchantId?: string }> {
     const payment = await this.txHost.tx.getRepository(PaymentCallback).findOneBy({ channel, transactionId });
-    return payment?.merchantId ?? undefined;
+    return { merchantId: payment?.merchantId ?? undefined, subMerchantId: payment?.subMerchantId ?? undefined };
   }
 
   /** The payments (normally one) of an order by the platform's transaction id. */

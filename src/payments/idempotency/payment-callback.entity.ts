@@ -27,6 +27,10 @@ export class PaymentCallback {
   @Column({ name: 'merchant_id', type: 'varchar', length: 32, nullable: true })
   merchantId: string | null;
 
+  /** The sub-merchant it was paid to, when the account is a service provider's (a sub_mchid). */
+  @Column({ name: 'sub_merchant_id', type: 'varchar', length: 32, nullable: true })
+  subMerchantId: string | null;
+
   @Index('ix_payment_callback_order_no')
   @Column({ name: 'order_no', type: 'varchar', length: 64 })
   orderNo: string;

@@ -1,7 +1,15 @@
 import { QueryRunner } from 'typeorm';
 
 /** The columns that hold identifiers: order, transaction, refund, merchant and event ids, in every table. */
-const IDENTIFIER_COLUMNS = ['order_no', 'transaction_id', 'refund_no', 'channel_refund_id', 'merchant_id', 'event_id'];
+const IDENTIFIER_COLUMNS = [
+  'order_no',
+  'transaction_id',
+  'refund_no',
+  'channel_refund_id',
+  'merchant_id',
+  'sub_merchant_id',
+  'event_id',
+];
 /** What the identifier columns were before: case-insensitive, trailing spaces ignored. */
 const CASE_INSENSITIVE = 'utf8mb4_unicode_ci';
 const MAX_REPORTED = 20;
@@ -32,7 +40,7 @@ export async function makeIdentifiersCaseInsensitive(queryRunner: QueryRunner): 
 }
 
 /** MariaDB's binary NO PAD collation, or MySQL 8's (utf8mb4_bin pads: `a` = `a `). */
-async function binaryNoPadCollation(queryRunner: QueryRunner): Promise<string> {
+export async function binaryNoPadCollation(queryRunner: QueryRunner): Promise<string> {
   const [{ version }]: Array<{ version: string }> = await queryRunner.query('SELECT VERSION() AS version');
   return /mariadb/i.test(version) ? 'utf8mb4_nopad_bin' : 'utf8mb4_0900_bin';
 }

@@ -22,6 +22,13 @@ import {
   base64,
 } from '../fake-api';
 import { beijingRfc3339, randomAlphanumeric, signWechatpayBody } from '../platform-signers';
+import {
+  checkSubMchid,
+  partnerBillAccount,
+  partnerTradeNames,
+  partnerTradeQueryAnswer,
+  WECHATPAY_PARTNER_TRADE_PATH,
+} from './fake-wechatpay-partner';
 
 /** The statuses a WeChat refund query can report. */
 export type WechatpayRefundStatus = 'SUCCESS' | 'PROCESSING' | 'CLOSED' | 'ABNORMAL';
@@ -35,6 +42,8 @@ export interface FakeWechatpayMerchant {
   merchantPublicKeyPem: string;
   /** Signs the answers to this merchant (Wechatpay-* headers). */
   platformSigner: { privateKey: KeyObject; serial: string };
+  /** Service-provider (partner) mode: the sub_mchids it acts for (fake-wechatpay-partner.ts). */
+  subMchids?: string[];
 }
 
 const WECHATPAY_REFUND_PATH = '/v3/refund/domestic/refunds';
@@ -70,7 +79,10 @@ export class FakeWechatpayApi implements FakeChannelApi {
 
   route(req: IncomingMessage, res: ServerResponse, body: string, path: string): boolean {
     const trade = WECHATPAY_TRADE_PATH.exec(path);
-    if (req.method === 'POST' && path === WECHATPAY_REFUND_PATH) this.refund(req, res, body);
+    const partnerTrade = WECHATPAY_PARTNER_TRADE_PATH.exec(path);
+    if (partnerTrade && req.method === (partnerTrade[2] ? 'POST' : 'GET')) {
+      this.partnerTrade(req, res, body, path, partnerTrade[2] ? 'CLOSE' : 'QUERY');
+    } else if (req.method === 'POST' && path === WECHATPAY_REFUND_PATH) this.refund(req, res, body);
     else if (req.method === 'GET' && WECHATPAY_QUERY_PATH.test(path)) this.query(req, res, body, path);
     else if (trade && req.method === (trade[2] ? 'POST' : 'GET')) {
       this.trade(req, res, body, path, trade[2] ? 'CLOSE' : 'QUERY');
@@ -86,6 +98,7 @@ export class FakeWechatpayApi implements FakeChannelApi {
     try {
       merchant = this.verifyAuthorization(req, body);
       request = parseWechatpayRefund(req, body);
+      request.subMchid = checkSubMchid(merchant, parseJsonObject(body, 'PARAM_ERROR').sub_mchid);
     } catch (error) {
       return this.refuse(res, WECHATPAY_REFUND_PATH, error);
     }
@@ -94,6 +107,7 @@ export class FakeWechatpayApi implements FakeChannelApi {
       {
         channel: 'WECHATPAY',
         merchantId: merchant.mchid,
+        ...(request.subMchid === undefined ? {} : { subMerchantId: request.subMchid }),
         refundNo: request.outRefundNo,
         transactionId: request.transactionId,
         amount: request.refund,
@@ -106,16 +120,22 @@ export class FakeWechatpayApi implements FakeChannelApi {
   private query(req: IncomingMessage, res: ServerResponse, body: string, path: string): void {
     let outRefundNo: string;
     let merchant: FakeWechatpayMerchant;
+    let subMchid: string | undefined;
     try {
       merchant = this.verifyAuthorization(req, body);
       outRefundNo = parseWechatpayQueryPath(path);
+      const named = new URL(req.url ?? '/', this.ledger.url).searchParams.get('sub_mchid');
+      subMchid = checkSubMchid(merchant, named ?? undefined);
     } catch (error) {
       return this.refuse(res, path, error);
     }
     const behaviour = this.ledger.nextQueryBehaviour(outRefundNo);
-    const refund = this.refunds.get(outRefundNo);
+    // A provider sees the refunds of the sub-merchant it names only.
+    const found = this.refunds.get(outRefundNo);
+    const refund = found?.subMchid === subMchid ? found : undefined;
     const answered = behaviour !== 'answer' ? behaviour : (refund?.status ?? 'RESOURCE_NOT_EXISTS');
-    this.ledger.recordRefundQuery({ channel: 'WECHATPAY', refundNo: outRefundNo }, answered);
+    const named = subMchid === undefined ? {} : { subMerchantId: subMchid };
+    this.ledger.recordRefundQuery({ channel: 'WECHATPAY', refundNo: outRefundNo, ...named }, answered);
     if (behaviour === 'timeout') return this.ledger.hang(res);
     if (behaviour === 'server-error') {
       return this.send(res, merchant, 500, { code: 'SYSTEM_ERROR', message: '系统错误' });
@@ -164,20 +184,58 @@ export class FakeWechatpayApi implements FakeChannelApi {
     });
   }
 
+  /** The partner paths: GET …/partner/…/out-trade-no/{no}?sp_mchid=&sub_mchid= and POST …/close {sp_mchid, sub_mchid}. */
+  private partnerTrade(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: string,
+    path: string,
+    request: 'QUERY' | 'CLOSE',
+  ): void {
+    let outTradeNo: string;
+    let merchant: FakeWechatpayMerchant;
+    let subMchid: string;
+    try {
+      merchant = this.verifyAuthorization(req, body);
+      outTradeNo = parseOutTradeNo(WECHATPAY_PARTNER_TRADE_PATH.exec(path)![1]);
+      subMchid = partnerTradeNames(req, body, request, this.ledger.url, merchant);
+    } catch (error) {
+      return this.refuse(res, path, error);
+    }
+    const call = {
+      channel: 'WECHATPAY' as const,
+      request,
+      outTradeNo,
+      merchantId: merchant.mchid,
+      subMerchantId: subMchid,
+    };
+    this.ledger.answerTradeCall(res, call, (trade, tampering, serverError) => {
+      if (serverError) {
+        return this.send(res, merchant, 500, { code: 'SYSTEM_ERROR', message: '系统错误' });
+      }
+      const [status, payload] =
+        request === 'QUERY' ? partnerTradeQueryAnswer(trade, subMchid) : closeWechatpayTrade(trade);
+      this.send(res, merchant, status, payload, tampering);
+    });
+  }
+
   /** GET /v3/bill/tradebill?bill_date=&bill_type=ALL[&tar_type=GZIP]: where to download, and the file's SHA1. */
   private tradeBill(req: IncomingMessage, res: ServerResponse, body: string): void {
     let merchant: FakeWechatpayMerchant;
     const query = new URL(req.url ?? '/', this.ledger.url).searchParams;
     const date = query.get('bill_date') ?? '';
+    let subMchid: string | undefined;
     try {
       merchant = this.verifyAuthorization(req, body);
+      subMchid = checkSubMchid(merchant, query.get('sub_mchid') ?? undefined);
       if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) throw new Refusal('PARAM_ERROR', `bill_date "${date}" is not YYYY-MM-DD`);
       if (query.get('bill_type') !== 'ALL') throw new Refusal('PARAM_ERROR', 'the fake serves bill_type=ALL only');
     } catch (error) {
       return this.refuse(res, WECHATPAY_TRADEBILL_PATH, error);
     }
-    const call = { channel: 'WECHATPAY' as const, merchantId: merchant.mchid, date };
-    const bill = this.ledger.bill('WECHATPAY', merchant.mchid, date);
+    const named = subMchid === undefined ? {} : { subMerchantId: subMchid };
+    const call = { channel: 'WECHATPAY' as const, merchantId: merchant.mchid, ...named, date };
+    const bill = this.ledger.bill('WECHATPAY', partnerBillAccount(merchant.mchid, subMchid), date);
     if (bill?.channel !== 'WECHATPAY') {
       this.ledger.recordBillCall({ ...call, answered: 'NOT_READY' });
       return this.send(res, merchant, 400, { code: 'NO_STATEMENT_EXIST', message: '账单文件不存在' });
@@ -399,6 +457,8 @@ function closeWechatpayTrade(trade: FakeTrade | undefined): [number, object | un
 }
 
 interface WechatpayRefundRequest {
+  /** Partner mode: the sub-merchant the refund is for. */
+  subMchid?: string;
   transactionId: string;
   outRefundNo: string;
   refund: number;
