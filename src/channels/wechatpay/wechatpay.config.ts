@@ -34,6 +34,10 @@ class WechatpayEnv {
   @IsOptional()
   @IsString()
   WECHATPAY_PLATFORM_CERT_PATHS?: string;
+
+  @IsOptional()
+  @Length(32, 32, { message: 'WECHATPAY_APIV2_KEY must be exactly 32 characters (the APIv2 API key)' })
+  WECHATPAY_APIV2_KEY?: string;
 }
 
 /** The API's settings; the merchant key's two variables describe the shorthand's account. */
@@ -72,7 +76,10 @@ export interface WechatpayConfig {
   mchid: string;
   /** The app ids (app, mini program, official account) whose payments are ours; empty: any. */
   appids: string[];
-  apiV3Key: string;
+  /** Absent on an APIv2-only account (apiV2Key set). */
+  apiV3Key?: string;
+  /** The APIv2 API key: signs the account's XML notifications (POST /notify/wechatpay-v2) and v2 API calls. */
+  apiV2Key?: string;
   /** Platform public key mode: the key id WeChat sends as Wechatpay-Serial. */
   publicKey?: { id: string; path: string };
   /** Platform certificate mode; several at once during rotation. */
@@ -89,14 +96,16 @@ export interface WechatpayAccount extends WechatpayConfig {
 export function loadWechatpayConfig(env: NodeJS.ProcessEnv = process.env): WechatpayConfig | undefined {
   const vars = validateEnv(WechatpayEnv, env);
   const keyVars = [vars.WECHATPAY_PUBLIC_KEY_PATH, vars.WECHATPAY_PLATFORM_CERT_PATHS];
-  const anySet = [vars.WECHATPAY_MCHID, vars.WECHATPAY_APIV3_KEY, vars.WECHATPAY_PUBLIC_KEY_ID, ...keyVars].some(
-    (v) => v !== undefined,
-  );
-  if (!anySet) return undefined;
+  const v3Set = [vars.WECHATPAY_APIV3_KEY, vars.WECHATPAY_PUBLIC_KEY_ID, ...keyVars].some((v) => v !== undefined);
+  if (!v3Set && vars.WECHATPAY_MCHID === undefined && vars.WECHATPAY_APIV2_KEY === undefined) return undefined;
 
-  requireAll('WeChat Pay', { ...vars }, ['WECHATPAY_MCHID', 'WECHATPAY_APIV3_KEY']);
-  if (keyVars.every((v) => v === undefined)) {
-    requireAll('WeChat Pay', { ...vars }, ['WECHATPAY_PUBLIC_KEY_PATH']);
+  requireAll('WeChat Pay', { ...vars }, ['WECHATPAY_MCHID']);
+  // An APIv2-only account (WECHATPAY_APIV2_KEY, no APIv3 variable) is complete without the APIv3 ones.
+  if (v3Set || vars.WECHATPAY_APIV2_KEY === undefined) {
+    requireAll('WeChat Pay', { ...vars }, ['WECHATPAY_APIV3_KEY']);
+    if (keyVars.every((v) => v === undefined)) {
+      requireAll('WeChat Pay', { ...vars }, ['WECHATPAY_PUBLIC_KEY_PATH']);
+    }
   }
   if (vars.WECHATPAY_PUBLIC_KEY_PATH !== undefined || vars.WECHATPAY_PUBLIC_KEY_ID !== undefined) {
     requireAll('WeChat Pay public key mode', { ...vars }, ['WECHATPAY_PUBLIC_KEY_ID', 'WECHATPAY_PUBLIC_KEY_PATH']);
@@ -104,7 +113,8 @@ export function loadWechatpayConfig(env: NodeJS.ProcessEnv = process.env): Wecha
   return {
     mchid: vars.WECHATPAY_MCHID!,
     appids: [...new Set([...splitList(vars.WECHATPAY_APPIDS), ...splitList(vars.WECHATPAY_APPID)])],
-    apiV3Key: vars.WECHATPAY_APIV3_KEY!,
+    apiV3Key: vars.WECHATPAY_APIV3_KEY,
+    apiV2Key: vars.WECHATPAY_APIV2_KEY,
     publicKey: vars.WECHATPAY_PUBLIC_KEY_ID
       ? { id: vars.WECHATPAY_PUBLIC_KEY_ID, path: vars.WECHATPAY_PUBLIC_KEY_PATH! }
       : undefined,
@@ -150,6 +160,7 @@ const ACCOUNT_VARIABLES = [
   'WECHATPAY_PUBLIC_KEY_ID',
   'WECHATPAY_PUBLIC_KEY_PATH',
   'WECHATPAY_PLATFORM_CERT_PATHS',
+  'WECHATPAY_APIV2_KEY',
   'WECHATPAY_MERCHANT_PRIVATE_KEY_PATH',
   'WECHATPAY_MERCHANT_SERIAL_NO',
 ];

@@ -57,12 +57,13 @@ export class WechatpayVerifier {
     accounts: WechatpayConfig[],
     private readonly now: Clock = Date.now,
   ) {
-    this.enabled = accounts.length > 0;
-    for (const account of accounts) this.loadKeys(account);
+    const v3Accounts = accounts.filter((a) => a.apiV3Key !== undefined);
+    this.enabled = v3Accounts.length > 0;
+    for (const account of v3Accounts) this.loadKeys(account);
   }
 
   private loadKeys(account: WechatpayConfig): void {
-    const apiV3Key = Buffer.from(account.apiV3Key, 'utf8');
+    const apiV3Key = Buffer.from(account.apiV3Key!, 'utf8');
     const add = (serial: string, key: KeyObject) => {
       const holder = this.keysBySerial.get(serial)?.account;
       if (holder && holder.mchid !== account.mchid) {
