@@ -9,7 +9,8 @@ import {
 import { Channel, PaymentNotification, RawDelivery, VerifiedNotification } from '../../domain/notification';
 import { BillDate, BillDownload } from '../../domain/bill';
 import { entriesThenRemove, openMaybeGzipped, removeFile, sha1Hex } from '../bill-file';
-import { PaymentChannel, PlatformReply } from '../payment-channel';
+import { NotifyEndpoint, PaymentChannel, PlatformReply } from '../payment-channel';
+import { maskV2Payer } from './v2/wechatpay-v2.endpoint';
 import { parseWechatpayBill } from './wechatpay.bill';
 import { WechatpayAccount } from './wechatpay.config';
 import { CallFailure, isFailure, VerifiedAnswer, WechatpayClient } from './wechatpay.client';
@@ -51,6 +52,8 @@ export class WechatpayChannel implements PaymentChannel {
     private readonly verifier: WechatpayVerifier,
     private readonly client: WechatpayClient,
     private readonly options: WechatpayChannelOptions = {},
+    /** APIv2's XML notifications (POST /notify/wechatpay-v2), when an account has an APIv2 key. */
+    readonly otherNotifyEndpoints: readonly NotifyEndpoint[] = [],
   ) {}
 
   get enabled(): boolean {
@@ -69,9 +72,9 @@ export class WechatpayChannel implements PaymentChannel {
     return { status, headers: {}, body: { code: 'FAIL', message } };
   }
 
-  /** The payer (openid) travels encrypted in the resource: the bytes show nothing of them. */
+  /** APIv3: the payer (openid) travels encrypted in the resource. APIv2's XML carries it in the clear. */
   maskPayer(rawBody: Buffer): Buffer {
-    return rawBody;
+    return maskV2Payer(rawBody);
   }
 
   orderNoRefusal(orderNo: string): string | undefined {
