@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { DomainError } from '../../src/domain/domain-error';
 import { isPayment, RefundNoticeStatus } from '../../src/domain/notification';
-import { WechatpayConfig } from '../../src/channels/wechatpay/wechatpay.config';
+import { ConfigurationError } from '../../src/domain/env-validation';
+import { loadWechatpayOptions, WechatpayConfig } from '../../src/channels/wechatpay/wechatpay.config';
+import { wechatpayChannel } from '../../src/channels/wechatpay/wechatpay.registration';
 import { maskV2Payer, WechatpayV2Endpoint } from '../../src/channels/wechatpay/v2/wechatpay-v2.endpoint';
 import {
   decryptReqInfo,
@@ -305,5 +307,48 @@ describe(WechatpayV2Endpoint.name, () => {
     expect(masked.toString()).not.toContain('oSECRET123');
     expect(masked.toString()).toContain('<openid><![CDATA[***]]></openid>');
     expect(maskV2Payer(Buffer.from('{"a":1}')).toString()).toBe('{"a":1}');
+  });
+});
+
+describe('WeChat Pay APIv2 configuration', () => {
+  const calls = { requestTimeoutMs: 1000, billDownloadTimeoutMs: 1000 } as Parameters<
+    typeof wechatpayChannel.create
+  >[1];
+
+  it('should take an APIv2-only account, and open /notify/wechatpay-v2 only when an account has an APIv2 key', () => {
+    const options = loadWechatpayOptions({ WECHATPAY_MCHID: MCHID, WECHATPAY_APIV2_KEY: API_V2_KEY });
+    expect(options.accounts).toEqual([
+      expect.objectContaining({ mchid: MCHID, apiV2Key: API_V2_KEY, apiV3Key: undefined }),
+    ]);
+    const channel = wechatpayChannel.create(options, calls, Date.now);
+    expect(channel.enabled).toBe(false); // no APIv3 key: /notify/wechatpay answers 503
+    expect(channel.otherNotifyEndpoints?.map((e) => [e.notifyPath, e.enabled])).toEqual([['wechatpay-v2', true]]);
+
+    const v3Only = { ...options, accounts: [{ ...options.accounts[0], apiV2Key: undefined }] };
+    expect(wechatpayChannel.create(v3Only, calls, Date.now).otherNotifyEndpoints).toEqual([]);
+  });
+
+  it('should refuse an APIv2 key that is not 32 characters without printing it', () => {
+    const secret = 'not-thirty-two-characters-long';
+    let message = '';
+    try {
+      loadWechatpayOptions({ WECHATPAY_MCHID: MCHID, WECHATPAY_APIV2_KEY: secret });
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigurationError);
+      message = (error as Error).message;
+    }
+    expect(message).toContain('WECHATPAY_APIV2_KEY must be exactly 32 characters');
+    expect(message).not.toContain(secret);
+  });
+
+  it('should still ask for the APIv3 variables once any of them is set', () => {
+    expect(() =>
+      loadWechatpayOptions({
+        WECHATPAY_MCHID: MCHID,
+        WECHATPAY_APIV2_KEY: API_V2_KEY,
+        WECHATPAY_APIV3_KEY: API_V2_KEY,
+      }),
+    ).toThrow(/WECHATPAY_PUBLIC_KEY_PATH/);
+    expect(() => loadWechatpayOptions({ WECHATPAY_MCHID: MCHID })).toThrow(/WECHATPAY_APIV3_KEY/);
   });
 });
