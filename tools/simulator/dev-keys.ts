@@ -18,7 +18,15 @@ export interface DevKeys {
   internalApiToken: string;
   /** Two admins, so that one can approve the other's refund (four eyes). */
   admins: Array<{ id: string; token: string }>;
-  wechatpay: { mchid: string; appid: string; apiV3Key: string; publicKeyId: string; merchantSerialNo: string };
+  wechatpay: {
+    mchid: string;
+    appid: string;
+    apiV3Key: string;
+    publicKeyId: string;
+    merchantSerialNo: string;
+    /** Absent in key sets made before APIv2 notifications existed. */
+    apiV2Key?: string;
+  };
   alipay: { appId: string; sellerId: string };
 }
 
@@ -73,6 +81,7 @@ export function createDevKeys(dir: string, platformPort: number): DevKeys {
       apiV3Key: randomAlphanumeric(32),
       publicKeyId: `PUB_KEY_ID_0119000001092025${randomDigits(12)}`,
       merchantSerialNo: randomBytes(20).toString('hex').toUpperCase(),
+      apiV2Key: randomAlphanumeric(32),
     },
     alipay: { appId: '2021000199600001', sellerId: '2088101117955611' },
   };
@@ -111,6 +120,7 @@ export function serviceEnvironment(keys: DevKeys): Record<string, string> {
     WECHATPAY_PUBLIC_KEY_PATH: join(keys.dir, PEM.wechatpayPlatformPub),
     WECHATPAY_MERCHANT_PRIVATE_KEY_PATH: join(keys.dir, PEM.wechatpayMerchantKey),
     WECHATPAY_MERCHANT_SERIAL_NO: keys.wechatpay.merchantSerialNo,
+    ...(keys.wechatpay.apiV2Key ? { WECHATPAY_APIV2_KEY: keys.wechatpay.apiV2Key } : {}),
     WECHATPAY_API_BASE_URL: platformUrl,
     ALIPAY_APP_ID: keys.alipay.appId,
     ALIPAY_SELLER_ID: keys.alipay.sellerId,

@@ -2,9 +2,10 @@ import { http, json, onePositional, parseCommand, positiveInteger, print, Unreac
 import { DevKeys, loadDevKeys } from './dev-keys';
 import { channelOption, message, orderAmount, printOrderStatus } from './order.command';
 import { Ack, deliver, newTransactionId, paymentNotification, printAck, SimulatedChannel } from './notifications';
+import { dialectOption, signTypeOption, v2PaymentDelivery } from './wechatpay/v2/v2-simulation';
 
 export const PAY_USAGE =
-  'pay <orderNo> --channel wechatpay|alipay [--amount FEN] [--times N] [--concurrent] [--status S] [--transaction ID]';
+  'pay <orderNo> --channel wechatpay|alipay [--amount FEN] [--times N] [--concurrent] [--status S] [--transaction ID] [--dialect v3|v2 [--sign-type MD5|HMAC-SHA256]]';
 
 const PAYING_STATUSES = new Set(['SUCCESS', 'TRADE_SUCCESS', 'TRADE_FINISHED']);
 
@@ -20,9 +21,13 @@ export async function pay(args: string[]): Promise<number> {
     concurrent: { type: 'boolean', default: false },
     status: { type: 'string' },
     transaction: { type: 'string' },
+    dialect: { type: 'string' },
+    'sign-type': { type: 'string' },
   });
   const orderNo = onePositional(positionals, 'order number');
   const channel = channelOption(values.channel);
+  const dialect = dialectOption(values.dialect, channel);
+  const signType = signTypeOption(values['sign-type']);
   const times = positiveInteger(values.times, 'times')!;
   if (times > 100) throw new UsageError('--times is at most 100 (the platforms deliver up to 8 times)');
   const keys = loadDevKeys(values.keys);
@@ -30,15 +35,16 @@ export async function pay(args: string[]): Promise<number> {
   if (amount === undefined) return 1;
   const status = values.status ?? (channel === 'wechatpay' ? 'SUCCESS' : 'TRADE_SUCCESS');
   const payment = { orderNo, amount, status, transactionId: values.transaction ?? newTransactionId(channel) };
-  const notification = paymentNotification(keys, channel, payment);
+  // WeChat Pay v2: an XML result_code, signed with the APIv2 key, at /notify/wechatpay-v2.
+  const sign = () =>
+    dialect === 'v2' ? v2PaymentDelivery(keys, payment, signType) : paymentNotification(keys, channel, payment);
+  const notification = sign();
   print(
     `${notification.summary}  → ${values.target}, ${times} ${times === 1 ? 'delivery' : 'deliveries'}${values.concurrent ? ' at once' : ''}`,
   );
   if (PAYING_STATUSES.has(status)) await tellPlatform(keys, channel, payment);
   // Each delivery signed afresh, as the platforms sign their retries (WeChat Pay: a new timestamp and nonce).
-  const acks = await deliverTimes(times, values.concurrent, () =>
-    deliver(values.target, paymentNotification(keys, channel, payment)),
-  );
+  const acks = await deliverTimes(times, values.concurrent, () => deliver(values.target, sign()));
   acks.forEach((ack, i) => printAck(i + 1, ack));
   if (acks.some((ack) => ack.acked)) await printOutcome(keys, values.target, orderNo, payment.transactionId);
   await printOrderStatus(keys, values.target, orderNo);
