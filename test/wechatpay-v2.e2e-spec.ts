@@ -151,6 +151,20 @@ describe('POST /notify/wechatpay-v2', () => {
     }
   });
 
+  it("should show a viewer the delivery's XML with the payer's openid masked, and an admin its exact bytes", async () => {
+    const orderNo = await registeredOrder(1999);
+    const xml = v2PaymentNotification(
+      { ...payment(orderNo, uniqueId('T'), 1999), openid: 'oPAYER_SECRET_1' },
+      API_V2_KEY,
+    );
+    expect((await postV2(clients[0], xml)).body).toBe(ACK);
+    const [{ id }] = await rows('SELECT id FROM callback_delivery WHERE order_no = ?', [orderNo]);
+    const asViewer = await clients[1].admin('GET', `/admin/deliveries/${id}`, platforms.admins.viewer);
+    const asAdmin = await clients[1].admin('GET', `/admin/deliveries/${id}`, platforms.admins.admin);
+    expect(asViewer.json().rawBody).toBe(xml.replace('oPAYER_SECRET_1', '***'));
+    expect(asAdmin.json().rawBody).toBe(xml);
+  });
+
   it('should refuse a wrong key and a tampered field with a v2 FAIL that says why, writing nothing', async () => {
     const orderNo = await registeredOrder(1999);
     const forged = v2PaymentNotification(payment(orderNo, uniqueId('T'), 1999), randomAlphanumeric(32));

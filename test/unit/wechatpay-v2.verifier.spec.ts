@@ -1,9 +1,14 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { DomainError } from '../../src/domain/domain-error';
 import { isPayment, RefundNoticeStatus } from '../../src/domain/notification';
 import { ConfigurationError } from '../../src/domain/env-validation';
-import { loadWechatpayOptions, WechatpayConfig } from '../../src/channels/wechatpay/wechatpay.config';
+import {
+  loadWechatpayAccounts,
+  loadWechatpayOptions,
+  WechatpayConfig,
+} from '../../src/channels/wechatpay/wechatpay.config';
 import { wechatpayChannel } from '../../src/channels/wechatpay/wechatpay.registration';
 import { maskV2Payer, WechatpayV2Endpoint } from '../../src/channels/wechatpay/v2/wechatpay-v2.endpoint';
 import {
@@ -350,5 +355,45 @@ describe('WeChat Pay APIv2 configuration', () => {
       }),
     ).toThrow(/WECHATPAY_PUBLIC_KEY_PATH/);
     expect(() => loadWechatpayOptions({ WECHATPAY_MCHID: MCHID })).toThrow(/WECHATPAY_APIV3_KEY/);
+  });
+});
+
+describe('WeChat Pay APIv2 in the accounts file', () => {
+  let dir: string;
+  beforeAll(() => (dir = mkdtempSync(path.join(tmpdir(), 'accounts-v2-'))));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const accountsFile = (entries: unknown[]) => {
+    const file = path.join(dir, `accounts-${Math.random()}.json`);
+    writeFileSync(file, JSON.stringify({ wechatpay: entries }));
+    return { PAYMENT_ACCOUNTS_FILE: file };
+  };
+
+  it('should take an entry with only mchid and apiV2Key, and one with both dialects', () => {
+    const both = {
+      mchid: '1900009192',
+      apiV3Key: OTHER_KEY,
+      apiV2Key: API_V2_KEY,
+      platformCertPaths: ['/run/keys/c.pem'],
+    };
+    const accounts = loadWechatpayAccounts(accountsFile([{ mchid: MCHID, apiV2Key: API_V2_KEY }, both]));
+    expect(accounts.map((a) => [a.mchid, a.apiV2Key, a.apiV3Key])).toEqual([
+      [MCHID, API_V2_KEY, undefined],
+      ['1900009192', API_V2_KEY, OTHER_KEY],
+    ]);
+  });
+
+  it('should refuse a short apiV2Key without printing it, and an entry with neither key', () => {
+    expect(() => loadWechatpayAccounts(accountsFile([{ mchid: MCHID, apiV2Key: 'secret-but-short' }]))).toThrow(
+      /wechatpay\[0\]\.apiV2Key must be exactly 32 characters/,
+    );
+    try {
+      loadWechatpayAccounts(accountsFile([{ mchid: MCHID, apiV2Key: 'secret-but-short' }]));
+    } catch (error) {
+      expect((error as Error).message).not.toContain('secret-but-short');
+    }
+    expect(() => loadWechatpayAccounts(accountsFile([{ mchid: MCHID }]))).toThrow(/wechatpay\[0\] needs apiV3Key/);
+    expect(() =>
+      loadWechatpayAccounts(accountsFile([{ mchid: MCHID, apiV2Key: API_V2_KEY, apiV3Key: OTHER_KEY }])),
+    ).toThrow(/wechatpay\[0\] needs platformPublicKey or platformCertPaths/);
   });
 });
