@@ -326,7 +326,9 @@ describe('WeChat Pay APIv2 configuration', () => {
       expect.objectContaining({ mchid: MCHID, apiV2Key: API_V2_KEY, apiV3Key: undefined }),
     ]);
     const channel = wechatpayChannel.create(options, calls, Date.now);
-    expect(channel.enabled).toBe(false); // no APIv3 key: /notify/wechatpay answers 503
+    expect(channel.enabled).toBe(true); // an account is configured; /notify/wechatpay has no platform key to verify with
+    expect(channel.keyIds()).toEqual([]);
+    expect(channel.apiAccounts()).toEqual([MCHID]); // its calls go to APIv2
     expect(channel.otherNotifyEndpoints?.map((e) => [e.notifyPath, e.enabled])).toEqual([['wechatpay-v2', true]]);
 
     const v3Only = { ...options, accounts: [{ ...options.accounts[0], apiV2Key: undefined }] };

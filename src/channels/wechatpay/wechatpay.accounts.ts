@@ -48,6 +48,14 @@ class WechatpayAccountEntry {
   @IsOptional()
   @Matches(SERIAL, { message: '$property must be the certificate serial in hex' })
   merchantSerialNo?: string;
+
+  @IsOptional()
+  @IsString()
+  apiV2CertPath?: string;
+
+  @IsOptional()
+  @IsString()
+  apiV2CertPassword?: string;
 }
 
 /** The "wechatpay" list of PAYMENT_ACCOUNTS_FILE: one entry per mchid. */
@@ -76,6 +84,8 @@ export const wechatpayAccounts: AccountsSection<WechatpayAccountEntry, Wechatpay
       platformCertPaths: entry.platformCertPaths ?? [],
       merchantPrivateKeyPath: entry.merchantPrivateKeyPath,
       merchantSerialNo: entry.merchantSerialNo?.toUpperCase(),
+      apiV2CertPath: entry.apiV2CertPath,
+      apiV2CertPassword: entry.apiV2CertPassword,
     };
   },
 };

@@ -11,6 +11,7 @@ import { BillDate, BillDownload } from '../../domain/bill';
 import { entriesThenRemove, openMaybeGzipped, removeFile, sha1Hex } from '../bill-file';
 import { NotifyEndpoint, PaymentChannel, PlatformReply } from '../payment-channel';
 import { maskV2Payer } from './v2/wechatpay-v2.endpoint';
+import { WechatpayV2Calls } from './v2/wechatpay-v2.calls';
 import { parseWechatpayBill } from './wechatpay.bill';
 import { WechatpayAccount } from './wechatpay.config';
 import { CallFailure, isFailure, VerifiedAnswer, WechatpayClient } from './wechatpay.client';
@@ -54,6 +55,8 @@ export class WechatpayChannel implements PaymentChannel {
     private readonly options: WechatpayChannelOptions = {},
     /** APIv2's XML notifications (POST /notify/wechatpay-v2), when an account has an APIv2 key. */
     readonly otherNotifyEndpoints: readonly NotifyEndpoint[] = [],
+    /** The API calls of accounts with only an APIv2 key; an account with APIv3 credentials uses APIv3. */
+    private readonly v2?: WechatpayV2Calls,
   ) {}
 
   get enabled(): boolean {
@@ -87,7 +90,7 @@ export class WechatpayChannel implements PaymentChannel {
   }
 
   apiAccounts(): string[] {
-    return this.client.mchids();
+    return [...this.client.mchids(), ...(this.v2?.mchids() ?? [])];
   }
 
   keyIds(): string[] {
@@ -95,10 +98,12 @@ export class WechatpayChannel implements PaymentChannel {
   }
 
   apiUnavailableReason(merchantId: string | undefined): string | undefined {
+    if (this.v2?.handles(merchantId)) return this.v2.unavailableReason(merchantId);
     return this.client.unavailableReason(merchantId);
   }
 
   async refund(request: RefundRequest): Promise<ChannelRefundResult> {
+    if (this.v2?.handles(request.merchantId)) return this.v2.refund(request);
     const body = JSON.stringify({
       transaction_id: request.transactionId,
       out_refund_no: request.refundNo,
@@ -118,6 +123,7 @@ export class WechatpayChannel implements PaymentChannel {
   }
 
   async queryRefund(request: RefundRequest): Promise<ChannelRefundResult> {
+    if (this.v2?.handles(request.merchantId)) return this.v2.queryRefund(request);
     const path = `${REFUND_PATH}/${encodeURIComponent(request.refundNo)}`;
     const answer = await this.client.call(request.merchantId, 'GET', path, '');
     if (isFailure(answer)) return retry(answer);
@@ -128,6 +134,7 @@ export class WechatpayChannel implements PaymentChannel {
   }
 
   async queryTrade(trade: TradeRef): Promise<TradeQueryResult> {
+    if (this.v2?.handles(trade.merchantId)) return this.v2.queryTrade(trade);
     const path = `${TRADE_PATH}/${encodeURIComponent(trade.orderNo)}?mchid=${encodeURIComponent(trade.merchantId)}`;
     const answer = await this.client.call(trade.merchantId, 'GET', path, '');
     if (isFailure(answer)) return { outcome: 'FAILED', detail: answer.failure };
@@ -140,6 +147,7 @@ export class WechatpayChannel implements PaymentChannel {
   }
 
   async closeTrade(trade: TradeRef): Promise<TradeCloseResult> {
+    if (this.v2?.handles(trade.merchantId)) return this.v2.closeTrade(trade);
     const path = `${TRADE_PATH}/${encodeURIComponent(trade.orderNo)}/close`;
     const answer = await this.client.call(trade.merchantId, 'POST', path, JSON.stringify({ mchid: trade.merchantId }));
     if (isFailure(answer)) return { outcome: 'FAILED', detail: answer.failure };
@@ -150,6 +158,7 @@ export class WechatpayChannel implements PaymentChannel {
   }
 
   async downloadBill(merchantId: string, date: BillDate): Promise<BillDownload> {
+    if (this.v2?.handles(merchantId)) return this.v2.downloadBill(merchantId, date);
     const query = `bill_date=${date}&bill_type=ALL&tar_type=GZIP`;
     const answer = await this.client.call(merchantId, 'GET', `/v3/bill/tradebill?${query}`, '');
     if (isFailure(answer)) return { outcome: 'FAILED', detail: answer.failure };

@@ -57,12 +57,26 @@ class WechatpayApiEnv {
   @IsOptional()
   @HttpUrl('WECHATPAY_REFUND_NOTIFY_URL')
   WECHATPAY_REFUND_NOTIFY_URL?: string;
+
+  @IsOptional()
+  @SingleValue()
+  WECHATPAY_APIV2_CERT_PATH?: string;
+
+  @IsOptional()
+  @IsString()
+  WECHATPAY_APIV2_CERT_PASSWORD?: string;
+
+  @IsOptional()
+  @SingleValue()
+  WECHATPAY_APIV2_CA_PATH?: string;
 }
 
 export interface WechatpayApiOptions {
   baseUrl: string;
   /** Where WeChat Pay sends refund notifications; unset: the one configured in the merchant platform. */
   refundNotifyUrl?: string;
+  /** Extra CA certificates (PEM) the APIv2 server's certificate may chain to: a test platform's. */
+  apiV2CaPath?: string;
 }
 
 /** Everything the WeChat Pay adapter is built from. */
@@ -90,6 +104,9 @@ export interface WechatpayConfig {
 export interface WechatpayAccount extends WechatpayConfig {
   merchantPrivateKeyPath?: string;
   merchantSerialNo?: string;
+  /** APIv2's apiclient_cert.p12, for its refund API (mutual TLS); its password is the mchid unless set. */
+  apiV2CertPath?: string;
+  apiV2CertPassword?: string;
 }
 
 /** Undefined when no WeChat Pay variable is set: the env shorthand names no account. */
@@ -134,6 +151,8 @@ export function loadWechatpayAccounts(env: NodeJS.ProcessEnv = process.env): Wec
   const merchantKey = {
     merchantPrivateKeyPath: vars.WECHATPAY_MERCHANT_PRIVATE_KEY_PATH,
     merchantSerialNo: vars.WECHATPAY_MERCHANT_SERIAL_NO?.toUpperCase(),
+    apiV2CertPath: vars.WECHATPAY_APIV2_CERT_PATH,
+    apiV2CertPassword: vars.WECHATPAY_APIV2_CERT_PASSWORD,
   };
   return shorthand ? [{ ...shorthand, ...merchantKey }] : [];
 }
@@ -143,6 +162,7 @@ export function loadWechatpayApiOptions(env: NodeJS.ProcessEnv = process.env): W
   return {
     baseUrl: (vars.WECHATPAY_API_BASE_URL ?? 'https://api.mch.weixin.qq.com').replace(/\/+$/, ''),
     refundNotifyUrl: vars.WECHATPAY_REFUND_NOTIFY_URL,
+    apiV2CaPath: vars.WECHATPAY_APIV2_CA_PATH,
   };
 }
 
@@ -163,6 +183,8 @@ const ACCOUNT_VARIABLES = [
   'WECHATPAY_APIV2_KEY',
   'WECHATPAY_MERCHANT_PRIVATE_KEY_PATH',
   'WECHATPAY_MERCHANT_SERIAL_NO',
+  'WECHATPAY_APIV2_CERT_PATH',
+  'WECHATPAY_APIV2_CERT_PASSWORD',
 ];
 
 function splitList(value: string | undefined): string[] {

@@ -5,10 +5,9 @@ import { WechatpayChannel } from './wechatpay.channel';
 import { WechatpayClient } from './wechatpay.client';
 import { loadWechatpayOptions, WechatpayOptions } from './wechatpay.config';
 import { WechatpayVerifier } from './wechatpay.verifier';
-import { WechatpayV2Endpoint } from './v2/wechatpay-v2.endpoint';
-import { WechatpayV2Verifier } from './v2/wechatpay-v2.verifier';
+import { createWechatpayV2 } from './v2/wechatpay-v2';
 
-/** WeChat Pay (APIv3, and APIv2's XML notifications for accounts with an APIv2 key), as the registration list knows it. */
+/** WeChat Pay (APIv3; APIv2's XML notifications, and its calls for accounts with only an APIv2 key), as the registration list knows it. */
 export const wechatpayChannel: ChannelRegistration<WechatpayOptions> = {
   channel: Channel.Wechatpay,
   loadOptions: loadWechatpayOptions,
@@ -20,15 +19,8 @@ export const wechatpayChannel: ChannelRegistration<WechatpayOptions> = {
       { baseUrl: api.baseUrl, timeoutMs: calls.requestTimeoutMs, downloadTimeoutMs: calls.billDownloadTimeoutMs },
       verifier,
     );
-    const v2 = new WechatpayV2Verifier(accounts);
-    // Without any APIv2 key, POST /notify/wechatpay-v2 does not exist (404).
-    const otherNotifyEndpoints = v2.enabled ? [new WechatpayV2Endpoint(v2)] : [];
-    return new WechatpayChannel(
-      accounts,
-      verifier,
-      client,
-      { refundNotifyUrl: api.refundNotifyUrl },
-      otherNotifyEndpoints,
-    );
+    const v2 = createWechatpayV2(accounts, api, calls);
+    const options = { refundNotifyUrl: api.refundNotifyUrl };
+    return new WechatpayChannel(accounts, verifier, client, options, v2.endpoints, v2.calls);
   },
 };

@@ -57,9 +57,9 @@ export class WechatpayVerifier {
     accounts: WechatpayConfig[],
     private readonly now: Clock = Date.now,
   ) {
-    const v3Accounts = accounts.filter((a) => a.apiV3Key !== undefined);
-    this.enabled = v3Accounts.length > 0;
-    for (const account of v3Accounts) this.loadKeys(account);
+    this.enabled = accounts.length > 0;
+    // An APIv2-only account has no platform key: an APIv3 notification for it is refused as from an unknown key.
+    for (const account of accounts.filter((a) => a.apiV3Key !== undefined)) this.loadKeys(account);
   }
 
   private loadKeys(account: WechatpayConfig): void {

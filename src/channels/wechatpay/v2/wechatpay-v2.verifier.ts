@@ -95,7 +95,7 @@ function eventType(fields: Record<string, string>): string {
 }
 
 /** A signed payment result; a MalformedRequest for fields that cannot apply. */
-function readPayment(fields: Record<string, string>) {
+export function readPayment(fields: Record<string, string>) {
   const paid = fields.result_code === SUCCESS;
   const ids = {
     eventType: eventType(fields),
