@@ -19,6 +19,7 @@ import {
   v2SignString,
   V2SignType,
 } from '../../src/channels/wechatpay/v2/wechatpay-v2.sign';
+import { WechatpayV2Client } from '../../src/channels/wechatpay/v2/wechatpay-v2.client';
 import { readBeijingTime, WechatpayV2Verifier } from '../../src/channels/wechatpay/v2/wechatpay-v2.verifier';
 import { readV2Xml, writeV2Xml } from '../../src/channels/wechatpay/v2/wechatpay-v2.xml';
 import {
@@ -398,4 +399,43 @@ describe('WeChat Pay APIv2 in the accounts file', () => {
       loadWechatpayAccounts(accountsFile([{ mchid: MCHID, apiV2Key: API_V2_KEY, apiV3Key: OTHER_KEY }])),
     ).toThrow(/wechatpay\[0\] needs platformPublicKey or platformCertPaths/);
   });
+});
+
+describe(WechatpayV2Client.name, () => {
+  const settings = { baseUrl: 'https://127.0.0.1:9', timeoutMs: 1000, downloadTimeoutMs: 1000 };
+
+  it('should refuse at start a p12 that does not open, naming the variable and not the password', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'p12-'));
+    const file = path.join(dir, 'apiclient_cert.p12');
+    writeFileSync(file, 'not a PKCS#12 file');
+    try {
+      const account = { ...account2(), apiV2CertPath: file, apiV2CertPassword: 'pass-word-secret' };
+      let message = '';
+      try {
+        new WechatpayV2Client([account], settings);
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigurationError);
+        message = (error as Error).message;
+      }
+      expect(message).toContain('WECHATPAY_APIV2_CERT_PATH');
+      expect(message).not.toContain('pass-word-secret');
+      expect(
+        () => new WechatpayV2Client([{ ...account, apiV2CertPath: path.join(dir, 'missing.p12') }], settings),
+      ).toThrow(/cannot read/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('should leave an account with APIv3 credentials to APIv3, and say an APIv2 account needs an app id', () => {
+    const withV3Key = { ...account2(), merchantPrivateKeyPath: '/k.pem', merchantSerialNo: 'AB12CD34' };
+    expect(new WechatpayV2Client([withV3Key], settings).handles(MCHID)).toBe(false);
+    const sut = new WechatpayV2Client([{ ...account2(), appids: [] }], settings);
+    expect(sut.handles(undefined)).toBe(true); // the only account
+    expect(sut.unavailableReason(MCHID)).toMatch(/need its app id/);
+  });
+
+  function account2() {
+    return { mchid: MCHID, appids: [APPID], apiV2Key: API_V2_KEY, platformCertPaths: [] };
+  }
 });
