@@ -16,13 +16,10 @@ export interface PlatformReply {
   body?: string | object;
 }
 
-/**
- * The port every payment channel implements: one adapter per folder under src/channels/, all
- * registered under PAYMENT_CHANNELS. The rest of the service asks a channel, never names one.
- */
-export interface PaymentChannel {
+/** One notification endpoint of a channel, POST /notify/<notifyPath>: how it verifies and how it answers. */
+export interface NotifyEndpoint {
   readonly channel: Channel;
-  /** The path segment of its notification endpoint: POST /notify/<notifyPath>. */
+  /** The path segment of the endpoint: POST /notify/<notifyPath>. */
   readonly notifyPath: string;
   /** False when no account is configured; its endpoint then answers 503. */
   readonly enabled: boolean;
@@ -34,6 +31,19 @@ export interface PaymentChannel {
   successReply(): PlatformReply;
   /** A failure the platform understands as "deliver again later". */
   failureReply(status: number, message: string): PlatformReply;
+}
+
+/**
+ * The port every payment channel implements: one adapter per folder under src/channels/, all
+ * registered under PAYMENT_CHANNELS. The rest of the service asks a channel, never names one.
+ * The channel itself is its main notification endpoint.
+ */
+export interface PaymentChannel extends NotifyEndpoint {
+  /**
+   * Further notification dialects of the same channel, each at its own path (an older protocol
+   * version the platform still sends); they verify into the same notifications. API calls stay the channel's.
+   */
+  readonly otherNotifyEndpoints?: readonly NotifyEndpoint[];
 
   /** Why the channel would refuse `orderNo` as its order number (out_trade_no), or undefined when it takes it. */
   orderNoRefusal(orderNo: string): string | undefined;

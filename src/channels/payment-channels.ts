@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
 import { Channel } from '../domain/notification';
 import { channelCallsConfig } from './channel-calls.config';
-import { PAYMENT_CHANNELS, PaymentChannel } from './payment-channel';
+import { NotifyEndpoint, PAYMENT_CHANNELS, PaymentChannel } from './payment-channel';
 
 /** The registered channels, looked up by id or by their notification path. */
 @Injectable()
@@ -29,9 +29,11 @@ export class PaymentChannels implements OnModuleInit {
     return this.all.find((c) => c.channel === channel);
   }
 
-  /** The channel whose notifications arrive at POST /notify/<notifyPath>. */
-  byNotifyPath(notifyPath: string): PaymentChannel | undefined {
-    return this.all.find((c) => c.notifyPath === notifyPath);
+  /** The endpoint (a channel, or another dialect of one) whose notifications arrive at POST /notify/<notifyPath>. */
+  byNotifyPath(notifyPath: string): NotifyEndpoint | undefined {
+    return this.all
+      .flatMap((c): readonly NotifyEndpoint[] => [c, ...(c.otherNotifyEndpoints ?? [])])
+      .find((e) => e.notifyPath === notifyPath);
   }
 
   /** Every (channel, account) whose API can be called: where an order of unknown channel is asked. */

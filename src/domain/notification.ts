@@ -76,6 +76,11 @@ export interface RefundNotice {
   /** The channel's own refund id, when it sends one. */
   channelRefundId?: string;
   status: RefundNoticeStatus;
+  /**
+   * The refunded amount (integer minor units), when the notice is not signed and its fields are
+   * the only check: a notice whose amount is not the refund's settles nothing.
+   */
+  amount?: number;
 }
 
 /** A notification that pays: the fields the payment pipeline needs are all present. */

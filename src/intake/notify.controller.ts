@@ -8,7 +8,7 @@ import { BODY_AS_BYTES } from './notify-body';
 import { Verified } from './verified-notification.param';
 
 /**
- * The platforms' callback endpoints, one per registered channel (POST /notify/<channel>).
+ * The platforms' callback endpoints, one per notification endpoint of a registered channel (POST /notify/<notifyPath>).
  * NotifyTransactionInterceptor verifies, runs this handler in ONE transaction and commits it, records
  * the delivery and acks; HttpErrorFilter answers failures in each channel's format.
  */

@@ -63,7 +63,13 @@ export class RefundSettlement {
    */
   async applyNotice(channel: string, notice: RefundNotice, transactionId?: string): Promise<RefundNoticeOutcome> {
     const refund = await this.refunds.findByRefundNo(notice.refundNo);
-    if (!refund || refund.channel !== channel || (transactionId && refund.transactionId !== transactionId)) {
+    const otherAmount = notice.amount !== undefined && notice.amount !== refund?.amount;
+    if (
+      !refund ||
+      refund.channel !== channel ||
+      (transactionId && refund.transactionId !== transactionId) ||
+      otherAmount
+    ) {
       this.logger.warn(`${channel} notified refund ${notice.refundNo}, which this service did not request`);
       return 'UNKNOWN_REFUND';
     }

@@ -26,6 +26,8 @@ export interface DevKeys {
     merchantSerialNo: string;
     /** A service provider's key set (`init --dialect partner`): mchid and appid are then the sp_ ones. */
     subMchids?: string[];
+    /** Absent in key sets made before APIv2 notifications existed. */
+    apiV2Key?: string;
   };
   alipay: { appId: string; sellerId: string };
 }
@@ -82,6 +84,7 @@ export function createDevKeys(dir: string, platformPort: number, options: { subM
       publicKeyId: `PUB_KEY_ID_0119000001092025${randomDigits(12)}`,
       merchantSerialNo: randomBytes(20).toString('hex').toUpperCase(),
       ...(options.subMchids?.length ? { subMchids: options.subMchids } : {}),
+      apiV2Key: randomAlphanumeric(32),
     },
     alipay: { appId: '2021000199600001', sellerId: '2088101117955611' },
   };
@@ -120,6 +123,7 @@ export function serviceEnvironment(keys: DevKeys): Record<string, string> {
     WECHATPAY_PUBLIC_KEY_PATH: join(keys.dir, PEM.wechatpayPlatformPub),
     WECHATPAY_MERCHANT_PRIVATE_KEY_PATH: join(keys.dir, PEM.wechatpayMerchantKey),
     WECHATPAY_MERCHANT_SERIAL_NO: keys.wechatpay.merchantSerialNo,
+    ...(keys.wechatpay.apiV2Key ? { WECHATPAY_APIV2_KEY: keys.wechatpay.apiV2Key } : {}),
     WECHATPAY_API_BASE_URL: platformUrl,
     ...(keys.wechatpay.subMchids?.length ? { WECHATPAY_SUB_MCHIDS: keys.wechatpay.subMchids.join(',') } : {}),
     ALIPAY_APP_ID: keys.alipay.appId,

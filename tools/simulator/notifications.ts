@@ -13,6 +13,8 @@ export const CHANNELS: SimulatedChannel[] = ['wechatpay', 'alipay'];
 
 export interface Notification {
   channel: SimulatedChannel;
+  /** POST /notify/<notifyPath>: the channel's own endpoint unless another dialect has its own (wechatpay-v2). */
+  notifyPath?: string;
   headers: Record<string, string>;
   body: string;
   /** One line saying what it is, for the output. */
@@ -127,7 +129,7 @@ export interface Ack {
 }
 
 export async function deliver(target: string, notification: Notification): Promise<Ack> {
-  const answer = await http(`${target}/notify/${notification.channel}`, {
+  const answer = await http(`${target}/notify/${notification.notifyPath ?? notification.channel}`, {
     method: 'POST',
     headers: notification.headers,
     body: notification.body,
@@ -148,6 +150,9 @@ function readAck(channel: SimulatedChannel, answer: HttpAnswer): Ack {
   }
   if (answer.status === 204 || answer.status === 200) return { ...base, acked: true, said: '' };
   let said = answer.body;
+  // WeChat Pay v2 answers in XML: its return_msg says why.
+  const returnMsg = /<return_msg><!\[CDATA\[([\s\S]*?)\]\]><\/return_msg>/.exec(answer.body)?.[1];
+  if (returnMsg !== undefined) return { ...base, acked: false, said: returnMsg };
   try {
     said = String((JSON.parse(answer.body) as { message?: unknown }).message ?? answer.body);
   } catch {

@@ -3,9 +3,10 @@ import { DevKeys, loadDevKeys } from './dev-keys';
 import { channelOption, message, orderAmount, printOrderStatus } from './order.command';
 import { Ack, deliver, newTransactionId, paymentNotification, printAck, SimulatedChannel } from './notifications';
 import { wechatpayDialect } from './wechatpay/partner-dialect';
+import { dialectOption, signTypeOption, v2PaymentDelivery } from './wechatpay/v2/v2-simulation';
 
 export const PAY_USAGE =
-  'pay <orderNo> --channel wechatpay|alipay [--amount FEN] [--times N] [--concurrent] [--status S] [--transaction ID] [--dialect v3|partner] [--sub-mchid ID]';
+  'pay <orderNo> --channel wechatpay|alipay [--amount FEN] [--times N] [--concurrent] [--status S] [--transaction ID] [--dialect v3|partner|v2] [--sub-mchid ID] [--sign-type MD5|HMAC-SHA256]';
 
 const PAYING_STATUSES = new Set(['SUCCESS', 'TRADE_SUCCESS', 'TRADE_FINISHED']);
 
@@ -23,9 +24,13 @@ export async function pay(args: string[]): Promise<number> {
     transaction: { type: 'string' },
     dialect: { type: 'string' },
     'sub-mchid': { type: 'string' },
+    'sign-type': { type: 'string' },
   });
   const orderNo = onePositional(positionals, 'order number');
   const channel = channelOption(values.channel);
+  // v2 is its own notification endpoint; v3 and partner are the APIv3 dialects of the key set.
+  const dialect = values.dialect === 'v2' ? dialectOption(values.dialect, channel) : undefined;
+  const signType = signTypeOption(values['sign-type']);
   const times = positiveInteger(values.times, 'times')!;
   if (times > 100) throw new UsageError('--times is at most 100 (the platforms deliver up to 8 times)');
   const keys = loadDevKeys(values.keys);
@@ -33,20 +38,23 @@ export async function pay(args: string[]): Promise<number> {
     throw new UsageError('--dialect and --sub-mchid are WeChat Pay options');
   }
   const { subMchid } =
-    channel === 'wechatpay' ? wechatpayDialect(keys, values.dialect, values['sub-mchid']) : { subMchid: undefined };
+    channel === 'wechatpay' && dialect !== 'v2'
+      ? wechatpayDialect(keys, values.dialect, values['sub-mchid'])
+      : { subMchid: undefined };
   const amount = positiveInteger(values.amount, 'amount') ?? (await orderAmount(keys, values.target, orderNo));
   if (amount === undefined) return 1;
   const status = values.status ?? (channel === 'wechatpay' ? 'SUCCESS' : 'TRADE_SUCCESS');
   const payment = { orderNo, amount, status, transactionId: values.transaction ?? newTransactionId(channel), subMchid };
-  const notification = paymentNotification(keys, channel, payment);
+  // WeChat Pay v2: an XML result_code, signed with the APIv2 key, at /notify/wechatpay-v2.
+  const sign = () =>
+    dialect === 'v2' ? v2PaymentDelivery(keys, payment, signType) : paymentNotification(keys, channel, payment);
+  const notification = sign();
   print(
     `${notification.summary}  → ${values.target}, ${times} ${times === 1 ? 'delivery' : 'deliveries'}${values.concurrent ? ' at once' : ''}`,
   );
   if (PAYING_STATUSES.has(status)) await tellPlatform(keys, channel, payment);
   // Each delivery signed afresh, as the platforms sign their retries (WeChat Pay: a new timestamp and nonce).
-  const acks = await deliverTimes(times, values.concurrent, () =>
-    deliver(values.target, paymentNotification(keys, channel, payment)),
-  );
+  const acks = await deliverTimes(times, values.concurrent, () => deliver(values.target, sign()));
   acks.forEach((ack, i) => printAck(i + 1, ack));
   if (acks.some((ack) => ack.acked)) await printOutcome(keys, values.target, orderNo, payment.transactionId);
   await printOrderStatus(keys, values.target, orderNo);

@@ -1,8 +1,10 @@
 import { json, onePositional, parseCommand, print, UsageError } from './cli';
 import { DevKeys, loadDevKeys } from './dev-keys';
 import { Ack, deliver, printAck, refundNotification, SimulatedChannel } from './notifications';
+import { Dialect, dialectOption, v2RefundDelivery } from './wechatpay/v2/v2-simulation';
 
-export const REFUND_NOTICE_USAGE = 'refund-notice <refundNo> [--status SUCCESS|CLOSED|ABNORMAL] [--order ORDER_NO]';
+export const REFUND_NOTICE_USAGE =
+  'refund-notice <refundNo> [--status SUCCESS|CLOSED|ABNORMAL] [--order ORDER_NO] [--dialect v3|v2]';
 
 const WECHATPAY_REFUND_STATUSES = ['SUCCESS', 'CLOSED', 'ABNORMAL'];
 
@@ -25,12 +27,15 @@ export async function refundNotice(args: string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, {
     status: { type: 'string', default: 'SUCCESS' },
     order: { type: 'string' },
+    dialect: { type: 'string' },
   });
   const refundNo = onePositional(positionals, 'refund number');
   if (!WECHATPAY_REFUND_STATUSES.includes(values.status)) {
     throw new UsageError(`--status must be one of ${WECHATPAY_REFUND_STATUSES.join(', ')}, got "${values.status}"`);
   }
-  const ack = await sendRefundNotice(loadDevKeys(values.keys), values.target, refundNo, values.status, values.order);
+  const dialect = dialectOption(values.dialect, 'wechatpay');
+  const keys = loadDevKeys(values.keys);
+  const ack = await sendRefundNotice(keys, values.target, refundNo, values.status, values.order, dialect);
   return ack?.acked ? 0 : 1;
 }
 
@@ -41,6 +46,7 @@ export async function sendRefundNotice(
   refundNo: string,
   status: string,
   orderOption?: string,
+  dialect: Dialect = 'v3',
 ): Promise<Ack | undefined> {
   const platformUrl = `http://127.0.0.1:${keys.platformPort}/simulator/refunds/${encodeURIComponent(refundNo)}`;
   const known = await json(platformUrl, 'GET', undefined);
@@ -57,7 +63,9 @@ export async function sendRefundNotice(
   const orderNo = orderOption ?? refund.orderNo;
   if (!orderNo) throw new UsageError(`the platform does not know the order of refund ${refundNo}: pass --order`);
   await json(`${platformUrl}/settle`, 'POST', undefined, { status });
-  const notification = refundNotification(keys, refund.channel, {
+  if (dialect === 'v2' && refund.channel !== 'wechatpay') throw new UsageError('--dialect v2 is WeChat Pay only');
+  const notify = dialect === 'v2' ? v2RefundDelivery : refundNotification;
+  const notification = notify(keys, refund.channel, {
     orderNo,
     transactionId: refund.transactionId,
     refundNo,

@@ -24,8 +24,13 @@ class WechatpayAccountEntry {
   @Matches(/^\w{1,32}$/, { each: true, message: '$property must be app ids (letters and digits)' })
   appids?: string[];
 
+  @IsOptional()
   @Length(32, 32, { message: '$property must be exactly 32 characters (AES-256 key)' })
-  apiV3Key: string;
+  apiV3Key?: string;
+
+  @IsOptional()
+  @Length(32, 32, { message: '$property must be exactly 32 characters (the APIv2 API key)' })
+  apiV2Key?: string;
 
   @IsOptional()
   @ValidateNested()
@@ -50,6 +55,14 @@ class WechatpayAccountEntry {
   @IsArray()
   @IsString({ each: true })
   subMchids?: string[];
+
+  @IsOptional()
+  @IsString()
+  apiV2CertPath?: string;
+
+  @IsOptional()
+  @IsString()
+  apiV2CertPassword?: string;
 }
 
 /** The "wechatpay" list of PAYMENT_ACCOUNTS_FILE: one entry per mchid. */
@@ -58,8 +71,13 @@ export const wechatpayAccounts: AccountsSection<WechatpayAccountEntry, Wechatpay
   schema: WechatpayAccountEntry,
   idField: 'mchid',
   toAccount(entry, where) {
-    if (!entry.platformPublicKey && !entry.platformCertPaths?.length) {
-      throw accountsFileError(`${where} needs platformPublicKey or platformCertPaths`);
+    const v3Set = entry.apiV3Key !== undefined || entry.platformPublicKey || entry.platformCertPaths?.length;
+    // An APIv2-only entry (apiV2Key, nothing of APIv3) is complete without them.
+    if (v3Set || entry.apiV2Key === undefined) {
+      if (entry.apiV3Key === undefined) throw accountsFileError(`${where} needs apiV3Key (or only apiV2Key)`);
+      if (!entry.platformPublicKey && !entry.platformCertPaths?.length) {
+        throw accountsFileError(`${where} needs platformPublicKey or platformCertPaths`);
+      }
     }
     if (!entry.merchantPrivateKeyPath !== !entry.merchantSerialNo) {
       throw accountsFileError(`${where} needs merchantPrivateKeyPath and merchantSerialNo together`);
@@ -68,11 +86,14 @@ export const wechatpayAccounts: AccountsSection<WechatpayAccountEntry, Wechatpay
       mchid: entry.mchid,
       appids: entry.appids ?? [],
       apiV3Key: entry.apiV3Key,
+      apiV2Key: entry.apiV2Key,
       publicKey: entry.platformPublicKey && { id: entry.platformPublicKey.id, path: entry.platformPublicKey.path },
       platformCertPaths: entry.platformCertPaths ?? [],
       merchantPrivateKeyPath: entry.merchantPrivateKeyPath,
       merchantSerialNo: entry.merchantSerialNo?.toUpperCase(),
       subMchids: readSubMchidsOf(entry, where),
+      apiV2CertPath: entry.apiV2CertPath,
+      apiV2CertPassword: entry.apiV2CertPassword,
     };
   },
 };

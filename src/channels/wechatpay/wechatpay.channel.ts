@@ -9,7 +9,9 @@ import {
 import { Channel, PaymentNotification, RawDelivery, VerifiedNotification } from '../../domain/notification';
 import { BillDate, BillDownload } from '../../domain/bill';
 import { entriesThenRemove, openMaybeGzipped, removeFile, sha1Hex } from '../bill-file';
-import { PaymentChannel, PlatformReply } from '../payment-channel';
+import { NotifyEndpoint, PaymentChannel, PlatformReply } from '../payment-channel';
+import { maskV2Payer } from './v2/wechatpay-v2.endpoint';
+import { WechatpayV2Calls } from './v2/wechatpay-v2.calls';
 import { parseWechatpayBill } from './wechatpay.bill';
 import { WechatpayAccount } from './wechatpay.config';
 import { CallFailure, isFailure, VerifiedAnswer, WechatpayClient } from './wechatpay.client';
@@ -52,6 +54,10 @@ export class WechatpayChannel implements PaymentChannel {
     private readonly verifier: WechatpayVerifier,
     private readonly client: WechatpayClient,
     private readonly options: WechatpayChannelOptions = {},
+    /** APIv2's XML notifications (POST /notify/wechatpay-v2), when an account has an APIv2 key. */
+    readonly otherNotifyEndpoints: readonly NotifyEndpoint[] = [],
+    /** The API calls of accounts with only an APIv2 key; an account with APIv3 credentials uses APIv3. */
+    private readonly v2?: WechatpayV2Calls,
   ) {}
 
   get enabled(): boolean {
@@ -70,9 +76,9 @@ export class WechatpayChannel implements PaymentChannel {
     return { status, headers: {}, body: { code: 'FAIL', message } };
   }
 
-  /** The payer (openid) travels encrypted in the resource: the bytes show nothing of them. */
+  /** APIv3: the payer (openid) travels encrypted in the resource. APIv2's XML carries it in the clear. */
   maskPayer(rawBody: Buffer): Buffer {
-    return rawBody;
+    return maskV2Payer(rawBody);
   }
 
   orderNoRefusal(orderNo: string): string | undefined {
@@ -85,7 +91,7 @@ export class WechatpayChannel implements PaymentChannel {
   }
 
   apiAccounts(): string[] {
-    return this.client.mchids();
+    return [...this.client.mchids(), ...(this.v2?.mchids() ?? [])];
   }
 
   keyIds(): string[] {
@@ -93,6 +99,7 @@ export class WechatpayChannel implements PaymentChannel {
   }
 
   apiUnavailableReason(merchantId: string | undefined): string | undefined {
+    if (this.v2?.handles(merchantId)) return this.v2.unavailableReason(merchantId);
     return this.client.unavailableReason(merchantId);
   }
 
@@ -103,6 +110,7 @@ export class WechatpayChannel implements PaymentChannel {
   }
 
   async refund(request: RefundRequest): Promise<ChannelRefundResult> {
+    if (this.v2?.handles(request.merchantId)) return this.v2.refund(request);
     const refusal = this.subMerchantRefusal(request);
     if (refusal) return { outcome: 'RETRY', detail: refusal };
     const body = JSON.stringify({
@@ -126,6 +134,7 @@ export class WechatpayChannel implements PaymentChannel {
   }
 
   async queryRefund(request: RefundRequest): Promise<ChannelRefundResult> {
+    if (this.v2?.handles(request.merchantId)) return this.v2.queryRefund(request);
     const refusal = this.subMerchantRefusal(request);
     if (refusal) return { outcome: 'RETRY', detail: refusal };
     const refundPath = `${REFUND_PATH}/${encodeURIComponent(request.refundNo)}`;
@@ -140,6 +149,7 @@ export class WechatpayChannel implements PaymentChannel {
   }
 
   async queryTrade(trade: TradeRef): Promise<TradeQueryResult> {
+    if (this.v2?.handles(trade.merchantId)) return this.v2.queryTrade(trade);
     const account = this.account(trade.merchantId);
     if (!account || !isPartner(account)) {
       const path = `${TRADE_PATH}/${encodeURIComponent(trade.orderNo)}?mchid=${encodeURIComponent(trade.merchantId)}`;
@@ -169,6 +179,7 @@ export class WechatpayChannel implements PaymentChannel {
   }
 
   async closeTrade(trade: TradeRef): Promise<TradeCloseResult> {
+    if (this.v2?.handles(trade.merchantId)) return this.v2.closeTrade(trade);
     const account = this.account(trade.merchantId);
     if (!account || !isPartner(account)) {
       const path = `${TRADE_PATH}/${encodeURIComponent(trade.orderNo)}/close`;
@@ -200,6 +211,7 @@ export class WechatpayChannel implements PaymentChannel {
   }
 
   async downloadBill(merchantId: string, date: BillDate, subMerchantId?: string): Promise<BillDownload> {
+    if (this.v2?.handles(merchantId)) return this.v2.downloadBill(merchantId, date);
     // A service provider downloads the bill of one sub-merchant at a time (sub_mchid).
     const sub = subMerchantId === undefined ? '' : `&sub_mchid=${encodeURIComponent(subMerchantId)}`;
     const query = `bill_date=${date}&bill_type=ALL&tar_type=GZIP${sub}`;

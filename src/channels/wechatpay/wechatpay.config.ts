@@ -40,6 +40,10 @@ class WechatpayEnv {
   @IsOptional()
   @IsString()
   WECHATPAY_SUB_MCHIDS?: string;
+
+  @IsOptional()
+  @Length(32, 32, { message: 'WECHATPAY_APIV2_KEY must be exactly 32 characters (the APIv2 API key)' })
+  WECHATPAY_APIV2_KEY?: string;
 }
 
 /** The API's settings; the merchant key's two variables describe the shorthand's account. */
@@ -59,12 +63,26 @@ class WechatpayApiEnv {
   @IsOptional()
   @HttpUrl('WECHATPAY_REFUND_NOTIFY_URL')
   WECHATPAY_REFUND_NOTIFY_URL?: string;
+
+  @IsOptional()
+  @SingleValue()
+  WECHATPAY_APIV2_CERT_PATH?: string;
+
+  @IsOptional()
+  @IsString()
+  WECHATPAY_APIV2_CERT_PASSWORD?: string;
+
+  @IsOptional()
+  @SingleValue()
+  WECHATPAY_APIV2_CA_PATH?: string;
 }
 
 export interface WechatpayApiOptions {
   baseUrl: string;
   /** Where WeChat Pay sends refund notifications; unset: the one configured in the merchant platform. */
   refundNotifyUrl?: string;
+  /** Extra CA certificates (PEM) the APIv2 server's certificate may chain to: a test platform's. */
+  apiV2CaPath?: string;
 }
 
 /** Everything the WeChat Pay adapter is built from. */
@@ -78,7 +96,10 @@ export interface WechatpayConfig {
   mchid: string;
   /** The app ids (app, mini program, official account) whose payments are ours; empty: any. */
   appids: string[];
-  apiV3Key: string;
+  /** Absent on an APIv2-only account (apiV2Key set). */
+  apiV3Key?: string;
+  /** The APIv2 API key: signs the account's XML notifications (POST /notify/wechatpay-v2) and v2 API calls. */
+  apiV2Key?: string;
   /** Platform public key mode: the key id WeChat sends as Wechatpay-Serial. */
   publicKey?: { id: string; path: string };
   /** Platform certificate mode; several at once during rotation. */
@@ -91,24 +112,31 @@ export interface WechatpayConfig {
 export interface WechatpayAccount extends WechatpayConfig {
   merchantPrivateKeyPath?: string;
   merchantSerialNo?: string;
+  /** APIv2's apiclient_cert.p12, for its refund API (mutual TLS); its password is the mchid unless set. */
+  apiV2CertPath?: string;
+  apiV2CertPassword?: string;
 }
 
 /** Undefined when no WeChat Pay variable is set: the env shorthand names no account. */
 export function loadWechatpayConfig(env: NodeJS.ProcessEnv = process.env): WechatpayConfig | undefined {
   const vars = validateEnv(WechatpayEnv, env);
   const keyVars = [vars.WECHATPAY_PUBLIC_KEY_PATH, vars.WECHATPAY_PLATFORM_CERT_PATHS];
-  const anySet = [
-    vars.WECHATPAY_MCHID,
-    vars.WECHATPAY_APIV3_KEY,
-    vars.WECHATPAY_PUBLIC_KEY_ID,
-    vars.WECHATPAY_SUB_MCHIDS,
-    ...keyVars,
-  ].some((v) => v !== undefined);
-  if (!anySet) return undefined;
+  const v3Set = [vars.WECHATPAY_APIV3_KEY, vars.WECHATPAY_PUBLIC_KEY_ID, ...keyVars].some((v) => v !== undefined);
+  if (
+    !v3Set &&
+    vars.WECHATPAY_MCHID === undefined &&
+    vars.WECHATPAY_APIV2_KEY === undefined &&
+    vars.WECHATPAY_SUB_MCHIDS === undefined
+  )
+    return undefined;
 
-  requireAll('WeChat Pay', { ...vars }, ['WECHATPAY_MCHID', 'WECHATPAY_APIV3_KEY']);
-  if (keyVars.every((v) => v === undefined)) {
-    requireAll('WeChat Pay', { ...vars }, ['WECHATPAY_PUBLIC_KEY_PATH']);
+  requireAll('WeChat Pay', { ...vars }, ['WECHATPAY_MCHID']);
+  // An APIv2-only account (WECHATPAY_APIV2_KEY, no APIv3 variable) is complete without the APIv3 ones.
+  if (v3Set || vars.WECHATPAY_APIV2_KEY === undefined) {
+    requireAll('WeChat Pay', { ...vars }, ['WECHATPAY_APIV3_KEY']);
+    if (keyVars.every((v) => v === undefined)) {
+      requireAll('WeChat Pay', { ...vars }, ['WECHATPAY_PUBLIC_KEY_PATH']);
+    }
   }
   if (vars.WECHATPAY_PUBLIC_KEY_PATH !== undefined || vars.WECHATPAY_PUBLIC_KEY_ID !== undefined) {
     requireAll('WeChat Pay public key mode', { ...vars }, ['WECHATPAY_PUBLIC_KEY_ID', 'WECHATPAY_PUBLIC_KEY_PATH']);
@@ -116,7 +144,8 @@ export function loadWechatpayConfig(env: NodeJS.ProcessEnv = process.env): Wecha
   return {
     mchid: vars.WECHATPAY_MCHID!,
     appids: [...new Set([...splitList(vars.WECHATPAY_APPIDS), ...splitList(vars.WECHATPAY_APPID)])],
-    apiV3Key: vars.WECHATPAY_APIV3_KEY!,
+    apiV3Key: vars.WECHATPAY_APIV3_KEY,
+    apiV2Key: vars.WECHATPAY_APIV2_KEY,
     publicKey: vars.WECHATPAY_PUBLIC_KEY_ID
       ? { id: vars.WECHATPAY_PUBLIC_KEY_ID, path: vars.WECHATPAY_PUBLIC_KEY_PATH! }
       : undefined,
@@ -137,6 +166,8 @@ export function loadWechatpayAccounts(env: NodeJS.ProcessEnv = process.env): Wec
   const merchantKey = {
     merchantPrivateKeyPath: vars.WECHATPAY_MERCHANT_PRIVATE_KEY_PATH,
     merchantSerialNo: vars.WECHATPAY_MERCHANT_SERIAL_NO?.toUpperCase(),
+    apiV2CertPath: vars.WECHATPAY_APIV2_CERT_PATH,
+    apiV2CertPassword: vars.WECHATPAY_APIV2_CERT_PASSWORD,
   };
   return shorthand ? [{ ...shorthand, ...merchantKey }] : [];
 }
@@ -146,6 +177,7 @@ export function loadWechatpayApiOptions(env: NodeJS.ProcessEnv = process.env): W
   return {
     baseUrl: (vars.WECHATPAY_API_BASE_URL ?? 'https://api.mch.weixin.qq.com').replace(/\/+$/, ''),
     refundNotifyUrl: vars.WECHATPAY_REFUND_NOTIFY_URL,
+    apiV2CaPath: vars.WECHATPAY_APIV2_CA_PATH,
   };
 }
 
@@ -163,9 +195,12 @@ const ACCOUNT_VARIABLES = [
   'WECHATPAY_PUBLIC_KEY_ID',
   'WECHATPAY_PUBLIC_KEY_PATH',
   'WECHATPAY_PLATFORM_CERT_PATHS',
+  'WECHATPAY_APIV2_KEY',
   'WECHATPAY_MERCHANT_PRIVATE_KEY_PATH',
   'WECHATPAY_MERCHANT_SERIAL_NO',
   'WECHATPAY_SUB_MCHIDS',
+  'WECHATPAY_APIV2_CERT_PATH',
+  'WECHATPAY_APIV2_CERT_PASSWORD',
 ];
 
 function splitList(value: string | undefined): string[] {

@@ -5,8 +5,9 @@ import { WechatpayChannel } from './wechatpay.channel';
 import { WechatpayClient } from './wechatpay.client';
 import { loadWechatpayOptions, WechatpayOptions } from './wechatpay.config';
 import { WechatpayVerifier } from './wechatpay.verifier';
+import { createWechatpayV2 } from './v2/wechatpay-v2';
 
-/** WeChat Pay APIv3, as the registration list knows it. */
+/** WeChat Pay (APIv3; APIv2's XML notifications, and its calls for accounts with only an APIv2 key), as the registration list knows it. */
 export const wechatpayChannel: ChannelRegistration<WechatpayOptions> = {
   channel: Channel.Wechatpay,
   loadOptions: loadWechatpayOptions,
@@ -18,6 +19,8 @@ export const wechatpayChannel: ChannelRegistration<WechatpayOptions> = {
       { baseUrl: api.baseUrl, timeoutMs: calls.requestTimeoutMs, downloadTimeoutMs: calls.billDownloadTimeoutMs },
       verifier,
     );
-    return new WechatpayChannel(accounts, verifier, client, { refundNotifyUrl: api.refundNotifyUrl });
+    const v2 = createWechatpayV2(accounts, api, calls);
+    const options = { refundNotifyUrl: api.refundNotifyUrl };
+    return new WechatpayChannel(accounts, verifier, client, options, v2.endpoints, v2.calls);
   },
 };

@@ -59,11 +59,12 @@ export class WechatpayVerifier {
     private readonly now: Clock = Date.now,
   ) {
     this.enabled = accounts.length > 0;
-    for (const account of accounts) this.loadKeys(account);
+    // An APIv2-only account has no platform key: an APIv3 notification for it is refused as from an unknown key.
+    for (const account of accounts.filter((a) => a.apiV3Key !== undefined)) this.loadKeys(account);
   }
 
   private loadKeys(account: WechatpayConfig): void {
-    const apiV3Key = Buffer.from(account.apiV3Key, 'utf8');
+    const apiV3Key = Buffer.from(account.apiV3Key!, 'utf8');
     const add = (serial: string, key: KeyObject) => {
       const holder = this.keysBySerial.get(serial)?.account;
       if (holder && holder.mchid !== account.mchid) {

@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { FastifyRequest } from 'fastify';
-import { PaymentChannel } from '../../channels/payment-channel';
+import { NotifyEndpoint } from '../../channels/payment-channel';
 import { PaymentChannels } from '../../channels/payment-channels';
 import { DomainError } from '../../domain/domain-error';
 import { VerifiedNotification } from '../../domain/notification';
 
 export interface VerifiedDelivery {
-  channel: PaymentChannel;
+  channel: NotifyEndpoint;
   notification: VerifiedNotification;
 }
 
@@ -29,7 +29,7 @@ export class NotificationVerifier {
       );
     }
     const body = request.body;
-    // Only JSON and form bodies arrive as bytes; other content types never reach a verifier.
+    // Only JSON, form and XML bodies arrive as bytes; other content types never reach a verifier.
     if (!Buffer.isBuffer(body)) {
       throw new DomainError(
         'MalformedRequest',

@@ -2,7 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logge
 import { FastifyReply, FastifyRequest } from 'fastify';
 import { QueryFailedError } from 'typeorm';
 import { Counter } from 'prom-client';
-import { PaymentChannel } from '../../channels/payment-channel';
+import { NotifyEndpoint } from '../../channels/payment-channel';
 import { PaymentChannels } from '../../channels/payment-channels';
 import { isDatabaseUnavailable } from '../database/database-unavailable';
 import { DomainError } from '../../domain/domain-error';
@@ -40,7 +40,7 @@ export class HttpErrorFilter implements ExceptionFilter {
   ) {}
 
   /** The channel a route declares it answers for (the notify route), which then answers the failure itself. */
-  private answeringChannel(request: FastifyRequest): PaymentChannel | undefined {
+  private answeringChannel(request: FastifyRequest): NotifyEndpoint | undefined {
     const param = request.routeOptions?.config?.channelParam;
     const notifyPath = param ? (request.params as Record<string, string | undefined> | undefined)?.[param] : undefined;
     return notifyPath ? this.channels.byNotifyPath(notifyPath) : undefined;

@@ -1,0 +1,294 @@
+import { Pool, RowDataPacket } from 'mysql2/promise';
+import { FakePlatform } from '../tools/simulator/fake-platform';
+import { randomAlphanumeric } from '../tools/simulator/platform-signers';
+import {
+  v2PaymentFields,
+  v2PaymentNotification,
+  V2Payment,
+  v2RefundNotification,
+} from '../tools/simulator/wechatpay/v2/v2-notifications';
+import { writeV2Xml } from '../src/channels/wechatpay/v2/wechatpay-v2.xml';
+import { eventually } from './support/eventually';
+import { inParallel, paymentEffects, StormPayment } from './support/payment-storm';
+import {
+  count,
+  createTestPlatforms,
+  fakePlatformOptions,
+  HttpAnswer,
+  RunningApp,
+  startApp,
+  TestClient,
+  testDatabasePool,
+  TestPlatforms,
+  uniqueId,
+} from './support/test-app';
+
+/**
+ * WeChat Pay APIv2 notifications (POST /notify/wechatpay-v2) against two replicas sharing the
+ * database, for an account with both an APIv3 setup (its API calls go to the fake platform's v3)
+ * and an APIv2 key.
+ */
+const ACK = '<xml><return_code><![CDATA[SUCCESS]]></return_code><return_msg><![CDATA[OK]]></return_msg></xml>';
+const API_V2_KEY = randomAlphanumeric(32);
+
+let platforms: TestPlatforms;
+let fake: FakePlatform;
+let replicas: RunningApp[];
+let clients: TestClient[];
+let pool: Pool;
+
+beforeAll(async () => {
+  platforms = await createTestPlatforms();
+  fake = await FakePlatform.start(fakePlatformOptions(platforms));
+  const env = { ...platforms.env, ...fake.apiEnv, WECHATPAY_APIV2_KEY: API_V2_KEY };
+  replicas = [await startApp(env), await startApp(env)];
+  clients = replicas.map((r) => new TestClient(r.url, platforms));
+  pool = testDatabasePool();
+});
+
+afterAll(async () => {
+  await Promise.all(replicas?.map((r) => r.close()) ?? []);
+  await fake?.close();
+  await pool?.end();
+});
+
+async function postV2(client: TestClient, xml: string, contentType = 'text/xml'): Promise<HttpAnswer> {
+  const response = await fetch(`${client.baseUrl}/notify/wechatpay-v2`, {
+    method: 'POST',
+    headers: { 'content-type': contentType },
+    body: xml,
+  });
+  const body = await response.text();
+  return { status: response.status, body, json: () => JSON.parse(body) };
+}
+
+function payment(orderNo: string, transactionId: string, totalFee: number): V2Payment {
+  const { wechatpay } = platforms;
+  return {
+    mchid: wechatpay.mchid,
+    appid: wechatpay.appid,
+    outTradeNo: orderNo,
+    transactionId,
+    totalFee,
+    paidAt: new Date(),
+  };
+}
+
+async function registeredOrder(amount: number): Promise<string> {
+  const orderNo = uniqueId('V2');
+  expect((await clients[0].registerOrder({ orderNo, amount })).status).toBe(201);
+  return orderNo;
+}
+
+const rows = async (sql: string, params: unknown[]) => (await pool.query<RowDataPacket[]>(sql, params))[0];
+const orderStatus = async (orderNo: string) =>
+  (await rows('SELECT status FROM payment_order WHERE order_no = ?', [orderNo]))[0]?.status as string;
+const outcomes = async (orderNo: string) =>
+  (await rows('SELECT outcome FROM callback_delivery WHERE order_no = ? ORDER BY outcome', [orderNo])).map(
+    (r) => r.outcome as string,
+  );
+
+/** Nothing at all of this order's notifications was written: no delivery, no payment, no anomaly. */
+async function nothingWritten(orderNo: string): Promise<void> {
+  expect(await orderStatus(orderNo)).toBe('WAIT_PAY');
+  expect(await count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE order_no = ?', [orderNo])).toBe(0);
+  expect(await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no = ?', [orderNo])).toBe(0);
+  expect(await count(pool, 'SELECT COUNT(*) FROM payment_anomaly WHERE order_no = ?', [orderNo])).toBe(0);
+}
+
+describe('POST /notify/wechatpay-v2', () => {
+  it('should pay each order exactly once when its v2 notification arrives 6 times at once over two replicas', async () => {
+    const payments: StormPayment[] = Array.from({ length: 40 }, (_, i) => ({
+      orderNo: uniqueId('V2S'),
+      channel: 'WECHATPAY',
+      transactionId: uniqueId('T'),
+      amount: 100 + i,
+    }));
+    await inParallel(payments, 10, async (p) => {
+      expect((await clients[0].registerOrder({ orderNo: p.orderNo, amount: p.amount })).status).toBe(201);
+    });
+    const answers: HttpAnswer[] = [];
+    await inParallel(payments, 10, async (p) => {
+      const signType = p.amount % 2 === 0 ? 'MD5' : 'HMAC-SHA256';
+      const sent = Array.from({ length: 6 }, (_, i) =>
+        postV2(
+          clients[i % 2],
+          v2PaymentNotification(payment(p.orderNo, p.transactionId, p.amount), API_V2_KEY, signType),
+        ),
+      );
+      answers.push(...(await Promise.all(sent)));
+    });
+
+    expect(answers.filter((a) => a.status !== 200 || a.body !== ACK)).toEqual([]);
+    const effects = await paymentEffects(pool, payments);
+    expect(effects).toMatchObject({
+      paidOrders: 40,
+      ordersNotExactlyOnce: [],
+      paidTransitions: 40,
+      outboxEvents: 40,
+      callbacks: 40,
+      deliveries: 240,
+      paidDeliveries: 40,
+      anomalies: 0,
+    });
+  });
+
+  it('should pay with an MD5 and with an HMAC-SHA256 notification, keeping the raw XML', async () => {
+    for (const signType of ['MD5', 'HMAC-SHA256'] as const) {
+      const orderNo = await registeredOrder(1999);
+      const xml = v2PaymentNotification(payment(orderNo, uniqueId('T'), 1999), API_V2_KEY, signType);
+      const answer = await postV2(clients[1], xml);
+      expect({ status: answer.status, body: answer.body }).toEqual({ status: 200, body: ACK });
+      expect(await orderStatus(orderNo)).toBe('PAID');
+      const [delivery] = await rows('SELECT raw_body, event_type, outcome FROM callback_delivery WHERE order_no = ?', [
+        orderNo,
+      ]);
+      expect({ ...delivery, raw_body: Buffer.from(delivery.raw_body as Buffer).toString('utf8') }).toEqual({
+        raw_body: xml,
+        event_type: 'V2.PAY.SUCCESS',
+        outcome: 'PAID',
+      });
+    }
+  });
+
+  it("should show a viewer the delivery's XML with the payer's openid masked, and an admin its exact bytes", async () => {
+    const orderNo = await registeredOrder(1999);
+    const xml = v2PaymentNotification(
+      { ...payment(orderNo, uniqueId('T'), 1999), openid: 'oPAYER_SECRET_1' },
+      API_V2_KEY,
+    );
+    expect((await postV2(clients[0], xml)).body).toBe(ACK);
+    const [{ id }] = await rows('SELECT id FROM callback_delivery WHERE order_no = ?', [orderNo]);
+    const asViewer = await clients[1].admin('GET', `/admin/deliveries/${id}`, platforms.admins.viewer);
+    const asAdmin = await clients[1].admin('GET', `/admin/deliveries/${id}`, platforms.admins.admin);
+    expect(asViewer.json().rawBody).toBe(xml.replace('oPAYER_SECRET_1', '***'));
+    expect(asAdmin.json().rawBody).toBe(xml);
+  });
+
+  it('should refuse a wrong key and a tampered field with a v2 FAIL that says why, writing nothing', async () => {
+    const orderNo = await registeredOrder(1999);
+    const forged = v2PaymentNotification(payment(orderNo, uniqueId('T'), 1999), randomAlphanumeric(32));
+    const wrongKey = await postV2(clients[0], forged);
+    expect(wrongKey.status).toBe(401);
+    expect(wrongKey.body).toMatch(
+      /^<xml><return_code><!\[CDATA\[FAIL\]\]><\/return_code><return_msg><!\[CDATA\[sign does not verify/,
+    );
+
+    const fields = v2PaymentFields(payment(orderNo, uniqueId('T'), 1999), API_V2_KEY);
+    const tampered = await postV2(clients[1], writeV2Xml({ ...fields, total_fee: '1' }));
+    expect(tampered.status).toBe(401);
+    expect(tampered.body).toContain('FAIL');
+    expect(wrongKey.body).not.toContain(API_V2_KEY);
+    await nothingWritten(orderNo);
+  });
+
+  it('should take a v2 and a v3 notification of the same payment as one payment and one duplicate', async () => {
+    const orderNo = await registeredOrder(2500);
+    const transactionId = uniqueId('T');
+    const [v2, v3] = await Promise.all([
+      postV2(clients[0], v2PaymentNotification(payment(orderNo, transactionId, 2500), API_V2_KEY)),
+      clients[1].postWechatpay(clients[1].wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 2500 })),
+    ]);
+    expect([v2.status, v2.body, v3.status]).toEqual([200, ACK, 204]);
+    expect(await orderStatus(orderNo)).toBe('PAID');
+    expect(await outcomes(orderNo)).toEqual(['DUPLICATE', 'PAID']);
+    expect(await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE transaction_id = ?', [transactionId])).toBe(
+      1,
+    );
+    expect(
+      await count(pool, "SELECT COUNT(*) FROM outbox_event WHERE order_no = ? AND type = 'payment.succeeded'", [
+        orderNo,
+      ]),
+    ).toBe(1);
+  });
+
+  it('should record a v2 payment of another amount as an anomaly, not a payment', async () => {
+    const orderNo = await registeredOrder(3000);
+    const answer = await postV2(clients[0], v2PaymentNotification(payment(orderNo, uniqueId('T'), 2999), API_V2_KEY));
+    expect(answer.body).toBe(ACK);
+    expect(await orderStatus(orderNo)).toBe('WAIT_PAY');
+    expect(await count(pool, 'SELECT COUNT(*) FROM payment_anomaly WHERE order_no = ?', [orderNo])).toBe(1);
+  });
+
+  it('should refuse a DOCTYPE (XXE), malformed XML and an unknown merchant with 4xx v2 XML, writing nothing', async () => {
+    const orderNo = await registeredOrder(1999);
+    const signed = v2PaymentNotification(payment(orderNo, uniqueId('T'), 1999), API_V2_KEY);
+    const xxe = `<?xml version="1.0"?><!DOCTYPE xml [<!ENTITY x SYSTEM "file:///etc/passwd">]>${signed.replace('<openid>', '<openid>&x;')}`;
+    for (const [body, status] of [
+      [xxe, 400],
+      [signed.slice(0, -6), 400],
+      [signed.replace('<mch_id><![CDATA[1900009191', '<mch_id><![CDATA[1900000001'), 401],
+    ] as const) {
+      const answer = await postV2(clients[0], body, 'application/xml');
+      expect(answer.status).toBe(status);
+      expect(answer.body).toMatch(
+        /^<xml><return_code><!\[CDATA\[FAIL\]\]><\/return_code><return_msg><!\[CDATA\[.+\]\]><\/return_msg><\/xml>$/,
+      );
+    }
+    await nothingWritten(orderNo);
+  });
+
+  it('should settle a refund from its v2 refund notification, once, and ignore one naming another amount', async () => {
+    const amount = 1800;
+    const orderNo = await registeredOrder(amount);
+    const transactionId = uniqueId('T');
+    expect(
+      (await postV2(clients[0], v2PaymentNotification(payment(orderNo, transactionId, amount), API_V2_KEY))).body,
+    ).toBe(ACK);
+    const refundNo = uniqueId('RV2');
+    fake.script(refundNo, 'processing');
+    const asked = await clients[0].admin('POST', '/admin/refunds/emergency', platforms.admins.admin, {
+      orderNo,
+      transactionId,
+      amount,
+      refundNo,
+      reason: 'v2 refund notification test',
+    });
+    expect(asked.status).toBe(202);
+    let refundId = '';
+    await eventually(
+      'the refund is PROCESSING at the channel (v3 API: the account has both)',
+      async () => {
+        const [refund] = await rows('SELECT status, channel_refund_id FROM refund WHERE refund_no = ?', [refundNo]);
+        refundId = String(refund?.channel_refund_id ?? '');
+        return refund?.status === 'PROCESSING';
+      },
+      15_000,
+    );
+    const notice = (refundFee: number) =>
+      v2RefundNotification(
+        {
+          mchid: platforms.wechatpay.mchid,
+          appid: platforms.wechatpay.appid,
+          outRefundNo: refundNo,
+          refundId,
+          outTradeNo: orderNo,
+          transactionId,
+          refundFee,
+          totalFee: amount,
+        },
+        API_V2_KEY,
+      );
+
+    expect((await postV2(clients[1], notice(amount - 1))).body).toBe(ACK);
+    expect((await rows('SELECT status FROM refund WHERE refund_no = ?', [refundNo]))[0].status).toBe('PROCESSING');
+
+    const answers = await Promise.all([0, 1, 2, 3].map((i) => postV2(clients[i % 2], notice(amount))));
+    expect(answers.map((a) => a.body)).toEqual([ACK, ACK, ACK, ACK]);
+    expect((await rows('SELECT status FROM refund WHERE refund_no = ?', [refundNo]))[0].status).toBe('SUCCEEDED');
+    expect(await orderStatus(orderNo)).toBe('REFUNDED');
+    const refundOutcomes = (
+      await rows(
+        "SELECT outcome FROM callback_delivery WHERE order_no = ? AND event_type = 'V2.REFUND.SUCCESS' ORDER BY id",
+        [orderNo],
+      )
+    ).map((r) => r.outcome as string);
+    expect(refundOutcomes.sort()).toEqual([
+      'DUPLICATE',
+      'DUPLICATE',
+      'DUPLICATE',
+      'REFUND_SUCCEEDED',
+      'UNKNOWN_REFUND',
+    ]);
+  });
+});
