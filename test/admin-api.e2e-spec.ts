@@ -1,3 +1,4 @@
+import { Channel } from '../src/domain/notification';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { Pool } from 'mysql2/promise';
@@ -22,7 +23,6 @@ import { eventually } from './support/eventually';
  * touched where it concerns access control (refunds themselves are test/refunds.e2e-spec.ts).
  */
 
-type ChannelName = 'WECHATPAY' | 'ALIPAY';
 type AnomalyType = 'DUPLICATE_PAYMENT' | 'PAID_AFTER_CLOSE' | 'AMOUNT_MISMATCH';
 
 /** Exactly what goes over the wire, so that the admin API's copy can be compared byte for byte. */
@@ -40,7 +40,7 @@ interface PaymentSpec {
 }
 
 interface PaymentChannel {
-  name: ChannelName;
+  name: Channel;
   /** A freshly signed paying notification (WeChat TRANSACTION.SUCCESS, Alipay TRADE_SUCCESS). */
   payment(p: PaymentSpec): Delivery;
   /** A signed notification of the transaction that pays nothing (recorded with outcome NOT_PAYING). */
@@ -59,7 +59,7 @@ interface AnomalyView {
   type: AnomalyType;
   orderNo: string;
   transactionId: string;
-  channel: ChannelName;
+  channel: Channel;
   orderAmount: number;
   paidAmount: number;
   currency: string;
@@ -75,7 +75,7 @@ interface AnomalyPage {
 
 interface DeliverySummary {
   id: string;
-  channel: ChannelName;
+  channel: Channel;
   eventType: string;
   transactionId: string | null;
   outcome: string;
@@ -99,7 +99,7 @@ interface OrderDetail {
     status: string;
     amount: number;
     currency: string;
-    channel: ChannelName | null;
+    channel: Channel | null;
     transactionId: string | null;
     paidAt: string | null;
     createdAt: string;
@@ -113,7 +113,7 @@ interface OrderDetail {
     changedAt: string;
   }>;
   payments: Array<{
-    channel: ChannelName;
+    channel: Channel;
     transactionId: string;
     amount: number;
     currency: string;
@@ -132,7 +132,7 @@ interface OrderDetail {
 
 interface StatsRow {
   bucket: string;
-  channel: ChannelName;
+  channel: Channel;
   deliveries: number;
   paymentDeliveries: number;
   distinctPayments: number;
@@ -323,7 +323,7 @@ async function listedAnomaliesOf(orderNo: string, since: Date): Promise<AnomalyV
 
 function expectAnomalyView(
   view: AnomalyView | undefined,
-  expected: { type: AnomalyType; channel: ChannelName; offending: PaymentSpec; orderAmount: number },
+  expected: { type: AnomalyType; channel: Channel; offending: PaymentSpec; orderAmount: number },
 ): void {
   expect(view).toEqual({
     id: expect.stringMatching(/^[1-9]\d*$/),
@@ -1054,7 +1054,7 @@ describe('admin API', () => {
     }
 
     /** Each channel's row of the one bucket starting at `start`. */
-    async function rowsOfBucket(bucket: Bucket, start: Date): Promise<Partial<Record<ChannelName, StatsRow>>> {
+    async function rowsOfBucket(bucket: Bucket, start: Date): Promise<Partial<Record<Channel, StatsRow>>> {
       const span = bucket === 'hour' ? HOUR_MS : DAY_MS;
       const from = start.toISOString();
       const to = new Date(start.getTime() + span).toISOString();
@@ -1125,7 +1125,7 @@ describe('admin API', () => {
         await deliverNotPaying(alipay); // TRADE_CLOSED: no payment
       });
 
-      const expected: Record<ChannelName, Counters> = {
+      const expected: Record<Channel, Counters> = {
         WECHATPAY: { deliveries: 8, paymentDeliveries: 7, distinctPayments: 3, duplicateDeliveries: 4 },
         ALIPAY: { deliveries: 7, paymentDeliveries: 6, distinctPayments: 2, duplicateDeliveries: 4 },
       };

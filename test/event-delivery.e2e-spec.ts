@@ -1,3 +1,4 @@
+import { Channel } from '../src/domain/notification';
 import { randomUUID } from 'node:crypto';
 import { createConnection, createServer, Server, Socket } from 'node:net';
 import { Pool, RowDataPacket } from 'mysql2/promise';
@@ -39,7 +40,7 @@ const OUTAGE_MS = 6500;
 interface Payment {
   orderNo: string;
   transactionId: string;
-  channel: 'WECHATPAY' | 'ALIPAY';
+  channel: Channel;
   amountFen: number;
 }
 

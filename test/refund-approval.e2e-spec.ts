@@ -1,3 +1,4 @@
+import { Channel } from '../src/domain/notification';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { eventually, sleep } from './support/eventually';
 import { FakePlatform } from '../tools/simulator/fake-platform';
@@ -51,9 +52,7 @@ afterAll(async () => {
   await pool?.end();
 });
 
-type ChannelName = 'WECHATPAY' | 'ALIPAY';
-
-async function paidOrder(channel: ChannelName, amount: number, duplicate = false) {
+async function paidOrder(channel: Channel, amount: number, duplicate = false) {
   const [client] = clients;
   const orderNo = uniqueId('AP');
   const paidBy = uniqueId('T');

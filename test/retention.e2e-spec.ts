@@ -1,3 +1,4 @@
+import { Channel } from '../src/domain/notification';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { PruneCounts, RetentionPruner } from '../src/platform/retention/retention-pruner';
@@ -23,7 +24,7 @@ const BATCH = 50;
 interface Payment {
   orderNo: string;
   transactionId: string;
-  channel: 'WECHATPAY' | 'ALIPAY';
+  channel: Channel;
   amount: number;
 }
 
