@@ -2,7 +2,6 @@ import { Pool } from 'mysql2/promise';
 import { Channel, VerifiedNotification } from '../../src/domain/notification';
 import { OrderModule } from '../../src/order/order.module';
 import { SettlementModule } from '../../src/settlement/settlement.module';
-import { TradeCloseService } from '../../src/trade/trade-close.service';
 import { TradeModule } from '../../src/trade/trade.module';
 import { Factories } from '../support/factories';
 import { createMediumModule, MediumContext } from '../support/medium';
@@ -213,8 +212,7 @@ describe.each(Object.values(Channel).map((c) => [c] as const))('%s', (name) => {
 
   it('should record PAID_AFTER_CLOSE for a payment of a CLOSED order, which stays CLOSED', async () => {
     const orderNo = await registerOrder(3300);
-    const closed = await ctx.inContext(() => ctx.get(TradeCloseService).close(orderNo));
-    expect(closed.order).toMatchObject({ orderNo, status: 'CLOSED' });
+    expect(await make.close(orderNo)).toMatchObject({ orderNo, status: 'CLOSED' });
     const transactionId = uniqueId('T');
 
     expect(await make.payment(name, { orderNo, transactionId, amount: 3300 })).toBe('PAID_AFTER_CLOSE');

@@ -7,7 +7,9 @@
  */
 import { PaymentChannels } from '../../src/channels/payment-channels';
 import { Channel, VerifiedNotification } from '../../src/domain/notification';
+import { PaymentOrder } from '../../src/order/payment-order.entity';
 import { PaymentOrderService } from '../../src/order/payment-order.service';
+import { TradeCloseService } from '../../src/trade/trade-close.service';
 import { EmergencyRefundRequest, EmergencyRefundService } from '../../src/refund/emergency-refund.service';
 import { Refund, RefundStatus } from '../../src/refund/refund.entity';
 import { RefundExecutor } from '../../src/refund/refund-executor';
@@ -71,6 +73,12 @@ export class Factories {
       }),
     );
     return { orderNo, amount };
+  }
+
+  /** Closes a WAIT_PAY order as POST /payment-orders/:orderNo/close does (here only, when its channel's API is unavailable). */
+  async close(orderNo: string): Promise<PaymentOrder> {
+    const { order } = await this.ctx.inContext(() => this.ctx.get(TradeCloseService).close(orderNo));
+    return order;
   }
 
   /** Verifies a signed payment notification of `channel` and settles it; the settlement's outcome. */
