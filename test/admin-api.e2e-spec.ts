@@ -43,8 +43,6 @@ interface PaymentChannel {
   name: Channel;
   /** A freshly signed paying notification (WeChat TRANSACTION.SUCCESS, Alipay TRADE_SUCCESS). */
   payment(p: PaymentSpec): Delivery;
-  /** A signed notification of the transaction that pays nothing (recorded with outcome NOT_PAYING). */
-  notPaying(p: PaymentSpec): Delivery;
   paymentEventType: string;
   post(d: Delivery): Promise<HttpAnswer>;
   expectAck(a: HttpAnswer): void;
@@ -175,13 +173,6 @@ const wechatpay: PaymentChannel = {
       total: p.amount,
       successTime: p.paidAt,
     }),
-  notPaying: (p) =>
-    client.wechatpayPayment({
-      outTradeNo: p.orderNo,
-      transactionId: p.transactionId,
-      total: p.amount,
-      tradeState: 'NOTPAY',
-    }),
   paymentEventType: 'TRANSACTION.SUCCESS',
   post: (d) => client.postWechatpay(d),
   expectAck: (a) => expect({ status: a.status, body: a.body }).toEqual({ status: 204, body: '' }),
@@ -204,7 +195,6 @@ function alipayForm(p: PaymentSpec, tradeStatus: string): Delivery {
 const alipay: PaymentChannel = {
   name: 'ALIPAY',
   payment: (p) => alipayForm(p, 'TRADE_SUCCESS'),
-  notPaying: (p) => alipayForm(p, 'TRADE_CLOSED'),
   paymentEventType: 'TRADE_SUCCESS',
   post: (d) => client.postAlipay(d.body, d.headers['content-type']),
   expectAck: (a) => expect({ status: a.status, body: a.body }).toEqual({ status: 200, body: 'success' }),
@@ -949,126 +939,13 @@ describe('admin API', () => {
 
   describe('GET /admin/stats/callbacks', () => {
     type Bucket = 'hour' | 'day';
-    type Counters = Pick<StatsRow, 'deliveries' | 'paymentDeliveries' | 'distinctPayments' | 'duplicateDeliveries'>;
-    const NO_ROW: Counters = { deliveries: 0, paymentDeliveries: 0, distinctPayments: 0, duplicateDeliveries: 0 };
-
     function bucketStart(bucket: Bucket, at: Date): Date {
       const span = bucket === 'hour' ? HOUR_MS : DAY_MS;
       return new Date(Math.floor(at.getTime() / span) * span);
     }
 
-    /** Each channel's row of the one bucket starting at `start`. */
-    async function rowsOfBucket(bucket: Bucket, start: Date): Promise<Partial<Record<Channel, StatsRow>>> {
-      const span = bucket === 'hour' ? HOUR_MS : DAY_MS;
-      const from = start.toISOString();
-      const to = new Date(start.getTime() + span).toISOString();
-      const stats = await read<CallbackStats>(withQuery('/admin/stats/callbacks', { from, to, bucket }));
-      expect({ from: stats.from, to: stats.to, bucket: stats.bucket }).toEqual({ from, to, bucket });
-      for (const row of stats.rows) expect(row.bucket).toBe(from);
-      return Object.fromEntries(stats.rows.map((r) => [r.channel, r]));
-    }
-
-    function increase(before: StatsRow | undefined, after: StatsRow | undefined): Counters {
-      const base = before ?? NO_ROW;
-      const now = after ?? NO_ROW;
-      return {
-        deliveries: now.deliveries - base.deliveries,
-        paymentDeliveries: now.paymentDeliveries - base.paymentDeliveries,
-        distinctPayments: now.distinctPayments - base.distinctPayments,
-        duplicateDeliveries: now.duplicateDeliveries - base.duplicateDeliveries,
-      };
-    }
-
-    function expectConsistent(row: StatsRow | undefined): void {
-      expect(row).toBeDefined();
-      const r = row!;
-      expect(r.duplicateDeliveries).toBe(r.paymentDeliveries - r.distinctPayments);
-      expect(r.duplicateRate).toBe(Math.round((r.duplicateDeliveries / r.paymentDeliveries) * 10000) / 10000);
-      expect(Number.isInteger(r.maxProcessingMs)).toBe(true);
-      expect(r.maxProcessingMs).toBeGreaterThanOrEqual(0);
-      expect(typeof r.avgProcessingMs).toBe('number');
-      expect(r.avgProcessingMs).toBeGreaterThanOrEqual(0);
-      expect(r.avgProcessingMs).toBeLessThanOrEqual(r.maxProcessingMs!);
-      expect(Math.round(r.avgProcessingMs! * 10)).toBeCloseTo(r.avgProcessingMs! * 10, 6);
-    }
-
-    /** Deliveries of each payment, one after the other. */
-    async function deliverPayments(channel: PaymentChannel, deliveriesPerPayment: number[]): Promise<void> {
-      for (const times of deliveriesPerPayment) {
-        const payment = { orderNo: await registerOrder(800), transactionId: uniqueId('T'), amount: 800 };
-        await pay(channel, payment, times);
-      }
-    }
-
-    async function deliverNotPaying(channel: PaymentChannel): Promise<void> {
-      const orderNo = await registerOrder(900);
-      channel.expectAck(await channel.post(channel.notPaying({ orderNo, transactionId: uniqueId('T'), amount: 900 })));
-    }
-
-    /**
-     * The current hour's and day's rows before and after `traffic`; measured again (with new traffic)
-     * when an hour boundary fell in between, since the two reads would then be of different buckets.
-     */
-    async function measure(traffic: () => Promise<void>) {
-      for (let attempt = 1; ; attempt++) {
-        const hour = bucketStart('hour', new Date());
-        const day = bucketStart('day', hour);
-        const before = { hour: await rowsOfBucket('hour', hour), day: await rowsOfBucket('day', day) };
-        await traffic();
-        const after = { hour: await rowsOfBucket('hour', hour), day: await rowsOfBucket('day', day) };
-        if (bucketStart('hour', new Date()).getTime() === hour.getTime()) return { before, after };
-        if (attempt === 2) throw new Error('two hour boundaries during one measurement');
-      }
-    }
-
-    it('should count deliveries, payments and duplicates per channel in the current hour and day', async () => {
-      const { before, after } = await measure(async () => {
-        await deliverPayments(wechatpay, [1, 2, 4]);
-        await deliverNotPaying(wechatpay); // TRANSACTION.SUCCESS whose trade_state is NOTPAY: no payment
-        await deliverPayments(alipay, [3, 3]);
-        await deliverNotPaying(alipay); // TRADE_CLOSED: no payment
-      });
-
-      const expected: Record<Channel, Counters> = {
-        WECHATPAY: { deliveries: 8, paymentDeliveries: 7, distinctPayments: 3, duplicateDeliveries: 4 },
-        ALIPAY: { deliveries: 7, paymentDeliveries: 6, distinctPayments: 2, duplicateDeliveries: 4 },
-      };
-      for (const name of ['WECHATPAY', 'ALIPAY'] as const) {
-        expect({ name, hour: increase(before.hour[name], after.hour[name]) }).toEqual({ name, hour: expected[name] });
-        expect({ name, day: increase(before.day[name], after.day[name]) }).toEqual({ name, day: expected[name] });
-        expectConsistent(after.hour[name]);
-        expectConsistent(after.day[name]);
-        expect(after.day[name]!.deliveries).toBeGreaterThanOrEqual(after.hour[name]!.deliveries);
-        expect(after.day[name]!.maxProcessingMs).toBeGreaterThanOrEqual(after.hour[name]!.maxProcessingMs!);
-      }
-    });
-
-    it('should count a delivery from its receivedAt on (from inclusive) and only before `to` (exclusive)', async () => {
-      const payment = { orderNo: await registerOrder(300), transactionId: uniqueId('T'), amount: 300 };
-      await pay(alipay, payment);
-      const [delivery] = (await read<OrderDetail>(`/admin/orders/${payment.orderNo}`)).deliveries.items;
-      const receivedAt = Date.parse(delivery.receivedAt);
-      const alipayRow = async (from: number, to: number) => {
-        const range = { from: new Date(from).toISOString(), to: new Date(to).toISOString() };
-        const stats = await read<CallbackStats>(withQuery('/admin/stats/callbacks', range));
-        return stats.rows.find((r) => r.channel === 'ALIPAY');
-      };
-
-      expect(await alipayRow(receivedAt, receivedAt + 1)).toEqual({
-        bucket: bucketStart('hour', new Date(receivedAt)).toISOString(),
-        channel: 'ALIPAY',
-        deliveries: 1,
-        paymentDeliveries: 1,
-        distinctPayments: 1,
-        duplicateDeliveries: 0,
-        duplicateRate: 0,
-        avgProcessingMs: delivery.processingMs,
-        maxProcessingMs: delivery.processingMs,
-      });
-      expect(await alipayRow(receivedAt - 1, receivedAt)).toBeUndefined();
-      expect(await alipayRow(receivedAt + 1, receivedAt + HOUR_MS)).toBeUndefined();
-    });
-
+    // Counting deliveries, payments and duplicates per bucket, and the range's bounds, are in
+    // test/medium/admin-queries.medium-spec.ts; here, the defaults and the limits of the query.
     it('should default to the last 24 hours up to now, by hour', async () => {
       const paying = Date.now();
       await pay(alipay, { orderNo: await registerOrder(100), transactionId: uniqueId('T'), amount: 100 });

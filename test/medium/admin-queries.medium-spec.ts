@@ -1,7 +1,7 @@
 import { Pool } from 'mysql2/promise';
 import { AdminModule } from '../../src/admin/admin.module';
-import { AdminQueries } from '../../src/admin/admin-queries';
-import { AnomalyQueryDto } from '../../src/admin/dto/admin-queries.dto';
+import { AdminQueries, CallbackStatsRow } from '../../src/admin/admin-queries';
+import { AnomalyQueryDto, CallbackStatsQueryDto } from '../../src/admin/dto/admin-queries.dto';
 import { AnomalyView } from '../../src/admin/dto/admin-views';
 import { AnomalyType } from '../../src/anomaly/anomaly.entity';
 import { Channel } from '../../src/domain/notification';
@@ -228,5 +228,136 @@ describe('anomalies', () => {
       items: items.slice(2),
       nextCursor: null,
     });
+  });
+});
+
+describe('callback statistics', () => {
+  type Bucket = 'hour' | 'day';
+  type Counters = Pick<
+    CallbackStatsRow,
+    'deliveries' | 'paymentDeliveries' | 'distinctPayments' | 'duplicateDeliveries'
+  >;
+  const NO_ROW: Counters = { deliveries: 0, paymentDeliveries: 0, distinctPayments: 0, duplicateDeliveries: 0 };
+  const DAY_MS = 24 * HOUR_MS;
+  /** Each channel's notification that pays nothing: WeChat Pay's NOTPAY, Alipay's TRADE_CLOSED. */
+  const NOT_PAYING: Record<Channel, string> = { [Channel.Wechatpay]: 'NOTPAY', [Channel.Alipay]: 'TRADE_CLOSED' };
+
+  const stats = (query: CallbackStatsQueryDto) => ctx.inContext(() => queries().callbackStats(query));
+
+  function bucketStart(bucket: Bucket, at: Date): Date {
+    const span = bucket === 'hour' ? HOUR_MS : DAY_MS;
+    return new Date(Math.floor(at.getTime() / span) * span);
+  }
+
+  /** Each channel's row of the one bucket starting at `start`. */
+  async function rowsOfBucket(bucket: Bucket, start: Date): Promise<Partial<Record<Channel, CallbackStatsRow>>> {
+    const span = bucket === 'hour' ? HOUR_MS : DAY_MS;
+    const from = start.toISOString();
+    const to = new Date(start.getTime() + span).toISOString();
+    const view = await stats({ from, to, bucket: bucket as CallbackStatsQueryDto['bucket'] });
+    expect({ from: view.from, to: view.to, bucket: view.bucket }).toEqual({ from, to, bucket });
+    for (const row of view.rows) expect(row.bucket).toBe(from);
+    return Object.fromEntries(view.rows.map((r) => [r.channel, r]));
+  }
+
+  function increase(before: CallbackStatsRow | undefined, after: CallbackStatsRow | undefined): Counters {
+    const base = before ?? NO_ROW;
+    const now = after ?? NO_ROW;
+    return {
+      deliveries: now.deliveries - base.deliveries,
+      paymentDeliveries: now.paymentDeliveries - base.paymentDeliveries,
+      distinctPayments: now.distinctPayments - base.distinctPayments,
+      duplicateDeliveries: now.duplicateDeliveries - base.duplicateDeliveries,
+    };
+  }
+
+  function expectConsistent(row: CallbackStatsRow | undefined): void {
+    expect(row).toBeDefined();
+    const r = row!;
+    expect(r.duplicateDeliveries).toBe(r.paymentDeliveries - r.distinctPayments);
+    expect(r.duplicateRate).toBe(Math.round((r.duplicateDeliveries / r.paymentDeliveries) * 10000) / 10000);
+    expect(Number.isInteger(r.maxProcessingMs)).toBe(true);
+    expect(r.maxProcessingMs).toBeGreaterThanOrEqual(0);
+    expect(typeof r.avgProcessingMs).toBe('number');
+    expect(r.avgProcessingMs).toBeGreaterThanOrEqual(0);
+    expect(r.avgProcessingMs).toBeLessThanOrEqual(r.maxProcessingMs!);
+    expect(Math.round(r.avgProcessingMs! * 10)).toBeCloseTo(r.avgProcessingMs! * 10, 6);
+  }
+
+  /** Deliveries of each payment, one after the other, each freshly signed. */
+  async function deliverPayments(channel: Channel, deliveriesPerPayment: number[]): Promise<void> {
+    for (const times of deliveriesPerPayment) {
+      const { orderNo } = await make.order({ amount: 800 });
+      const transactionId = uniqueId('T');
+      for (let i = 0; i < times; i++) await make.payment(channel, { orderNo, transactionId, amount: 800 });
+    }
+  }
+
+  async function deliverNotPaying(channel: Channel): Promise<void> {
+    const { orderNo } = await make.order({ amount: 900 });
+    expect(await make.payment(channel, { orderNo, amount: 900, status: NOT_PAYING[channel] })).toBe('NOT_PAYING');
+  }
+
+  /**
+   * The current hour's and day's rows before and after `traffic`; measured again (with new traffic)
+   * when an hour boundary fell in between, since the two reads would then be of different buckets.
+   */
+  async function measure(traffic: () => Promise<void>) {
+    for (let attempt = 1; ; attempt++) {
+      const hour = bucketStart('hour', new Date());
+      const day = bucketStart('day', hour);
+      const before = { hour: await rowsOfBucket('hour', hour), day: await rowsOfBucket('day', day) };
+      await traffic();
+      const after = { hour: await rowsOfBucket('hour', hour), day: await rowsOfBucket('day', day) };
+      if (bucketStart('hour', new Date()).getTime() === hour.getTime()) return { before, after };
+      if (attempt === 2) throw new Error('two hour boundaries during one measurement');
+    }
+  }
+
+  it('should count deliveries, payments and duplicates per channel in the current hour and day', async () => {
+    const { before, after } = await measure(async () => {
+      await deliverPayments(Channel.Wechatpay, [1, 2, 4]);
+      await deliverNotPaying(Channel.Wechatpay); // TRANSACTION.SUCCESS whose trade_state is NOTPAY: no payment
+      await deliverPayments(Channel.Alipay, [3, 3]);
+      await deliverNotPaying(Channel.Alipay); // TRADE_CLOSED: no payment
+    });
+
+    const expected: Record<Channel, Counters> = {
+      WECHATPAY: { deliveries: 8, paymentDeliveries: 7, distinctPayments: 3, duplicateDeliveries: 4 },
+      ALIPAY: { deliveries: 7, paymentDeliveries: 6, distinctPayments: 2, duplicateDeliveries: 4 },
+    };
+    for (const name of Object.values(Channel)) {
+      expect({ name, hour: increase(before.hour[name], after.hour[name]) }).toEqual({ name, hour: expected[name] });
+      expect({ name, day: increase(before.day[name], after.day[name]) }).toEqual({ name, day: expected[name] });
+      expectConsistent(after.hour[name]);
+      expectConsistent(after.day[name]);
+      expect(after.day[name]!.deliveries).toBeGreaterThanOrEqual(after.hour[name]!.deliveries);
+      expect(after.day[name]!.maxProcessingMs).toBeGreaterThanOrEqual(after.hour[name]!.maxProcessingMs!);
+    }
+  });
+
+  it('should count a delivery from its receivedAt on (from inclusive) and only before `to` (exclusive)', async () => {
+    const { orderNo } = await make.order({ amount: 300 });
+    expect(await make.payment(Channel.Alipay, { orderNo, amount: 300 })).toBe('PAID');
+    const [delivery] = (await ctx.inContext(() => queries().order(orderNo))).deliveries.items;
+    const receivedAt = Date.parse(delivery.receivedAt);
+    const alipayRow = async (from: number, to: number) => {
+      const view = await stats({ from: new Date(from).toISOString(), to: new Date(to).toISOString() });
+      return view.rows.find((r) => r.channel === 'ALIPAY');
+    };
+
+    expect(await alipayRow(receivedAt, receivedAt + 1)).toEqual({
+      bucket: bucketStart('hour', new Date(receivedAt)).toISOString(),
+      channel: 'ALIPAY',
+      deliveries: 1,
+      paymentDeliveries: 1,
+      distinctPayments: 1,
+      duplicateDeliveries: 0,
+      duplicateRate: 0,
+      avgProcessingMs: delivery.processingMs,
+      maxProcessingMs: delivery.processingMs,
+    });
+    expect(await alipayRow(receivedAt - 1, receivedAt)).toBeUndefined();
+    expect(await alipayRow(receivedAt + 1, receivedAt + HOUR_MS)).toBeUndefined();
   });
 });
