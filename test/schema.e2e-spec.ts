@@ -29,7 +29,6 @@ describe('schema migrations', () => {
   afterAll(() => withAdminConnection((conn) => conn.query(`DROP DATABASE IF EXISTS \`${name}\``)));
 
   it('should apply the migrations once when several replicas start together', async () => {
-    // Three starts at once share process.env: the URL is set around all three, not given to each.
     const saved = process.env.DATABASE_URL;
     process.env.DATABASE_URL = url;
     let replicas: RunningApp[] = [];
@@ -83,7 +82,13 @@ describe('schema migrations', () => {
   });
 
   async function withApp(env: Record<string, string>): Promise<void> {
-    const app = await startApp({ ...env, DATABASE_URL: url });
-    await app.close();
+    const saved = process.env.DATABASE_URL;
+    process.env.DATABASE_URL = url;
+    try {
+      const app = await startApp(env);
+      await app.close();
+    } finally {
+      process.env.DATABASE_URL = saved;
+    }
   }
 });

@@ -124,17 +124,12 @@ export interface RunningApp {
   close(): Promise<void>;
 }
 
-/**
- * Starts the real application (Fastify, HTTP on a free loopback port) against the run's test database,
- * or the database `env.DATABASE_URL` names. The app reads its configuration from `process.env` (as in
- * production), so `env` goes there for the start; the run's DATABASE_URL is put back once it has started.
- */
+/** Starts the real application (Fastify, HTTP on a free loopback port) against the run's test database. */
 export async function startApp(
   env: Record<string, string>,
   extraImports: ModuleMetadata['imports'] = [],
 ): Promise<RunningApp> {
   assertTestDatabase(process.env.TEST_DATABASE_NAME);
-  const runDatabaseUrl = process.env.DATABASE_URL;
   for (const name of Object.keys(process.env)) if (CONFIG_VARIABLES.test(name)) delete process.env[name];
   Object.assign(
     process.env,
@@ -143,8 +138,6 @@ export async function startApp(
   );
   const app = await createApp(extraImports);
   await app.listen(0, '127.0.0.1');
-  // The app has read its configuration: a suite's own DATABASE_URL does not outlive the start it was given to.
-  process.env.DATABASE_URL = runDatabaseUrl;
   const address = app.getHttpServer().address() as { port: number };
   return { app, url: `http://127.0.0.1:${address.port}`, close: () => app.close() };
 }
