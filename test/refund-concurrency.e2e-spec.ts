@@ -1,4 +1,5 @@
 import { Channel } from '../src/domain/notification';
+import { pay as payBy } from './support/paid-orders';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { eventually, sleep } from './support/eventually';
 import { FakePlatform, RefundBehaviour } from '../tools/simulator/fake-platform';
@@ -105,15 +106,8 @@ interface Case {
   total: number;
 }
 
-async function pay(channel: Channel, orderNo: string, transactionId: string, amount: number): Promise<void> {
-  const answer =
-    channel === 'WECHATPAY'
-      ? await client().postWechatpay(client().wechatpayPayment({ outTradeNo: orderNo, transactionId, total: amount }))
-      : await client().postAlipay(
-          client().alipayPayment({ outTradeNo: orderNo, tradeNo: transactionId, totalAmount: yuan(amount) }),
-        );
-  expect(answer.status).toBe(channel === 'WECHATPAY' ? 204 : 200);
-}
+const pay = (channel: Channel, orderNo: string, transactionId: string, amount: number) =>
+  payBy(client(), channel, orderNo, transactionId, amount);
 
 async function paidCase(channel: Channel, total: number, anomaly: boolean): Promise<Case> {
   const orderNo = uniqueId('CC');

@@ -1,8 +1,8 @@
-import { yuan } from '../tools/simulator/platform-signers';
 import { Channel } from '../src/domain/notification';
 import { sleep } from './support/eventually';
 import { OrderEffects } from './support/order-effects';
 import { RefundEffects } from './support/refund-effects';
+import { paidOrder as paidOrderBy } from './support/paid-orders';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { FakePlatform } from '../tools/simulator/fake-platform';
 import {
@@ -64,26 +64,9 @@ afterAll(async () => {
   await pool?.end();
 });
 
-async function pay(channel: Channel, orderNo: string, transactionId: string, amount: number): Promise<void> {
-  const answer =
-    channel === Channel.Wechatpay
-      ? await clientA.postWechatpay(clientA.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: amount }))
-      : await clientA.postAlipay(
-          clientA.alipayPayment({ outTradeNo: orderNo, tradeNo: transactionId, totalAmount: yuan(amount) }),
-        );
-  expect(answer.status).toBe(channel === Channel.Wechatpay ? 204 : 200);
-}
-
 /** An order paid by one transaction, and (optionally) paid again by a second one: a DUPLICATE_PAYMENT. */
-async function paidOrder(channel: Channel, amount: number, duplicate = false) {
-  const orderNo = uniqueId('RO');
-  const paidBy = uniqueId('T');
-  const duplicateBy = uniqueId('D');
-  expect((await clientA.registerOrder({ orderNo, amount })).status).toBe(201);
-  await pay(channel, orderNo, paidBy, amount);
-  if (duplicate) await pay(channel, orderNo, duplicateBy, amount);
-  return { orderNo, paidBy, duplicateBy, amount };
-}
+const paidOrder = (channel: Channel, amount: number, duplicate = false) =>
+  paidOrderBy(clientA, channel, amount, { duplicate });
 
 function emergencyRefund(
   client: TestClient,
