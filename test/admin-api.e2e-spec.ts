@@ -2,7 +2,7 @@ import { Channel } from '../src/domain/notification';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { Pool } from 'mysql2/promise';
-import { randomAlphanumeric, signWechatpayBody, yuan } from '../tools/simulator/platform-signers';
+import { randomAlphanumeric, signWechatpayBody } from '../tools/simulator/platform-signers';
 import {
   count,
   createTestPlatforms,
@@ -16,6 +16,7 @@ import {
   uniqueId,
 } from './support/test-app';
 import { eventually } from './support/eventually';
+import { Delivery, notifyChannels, NotifyChannel, PaymentSpec, recentSecond } from './support/notify-channels';
 
 /**
  * The operators' read API, driven end to end: every order state, delivery and anomaly it shows was made
@@ -25,30 +26,7 @@ import { eventually } from './support/eventually';
 
 type AnomalyType = 'DUPLICATE_PAYMENT' | 'PAID_AFTER_CLOSE' | 'AMOUNT_MISMATCH';
 
-/** Exactly what goes over the wire, so that the admin API's copy can be compared byte for byte. */
-interface Delivery {
-  headers: Record<string, string>;
-  body: string;
-}
-
-interface PaymentSpec {
-  orderNo: string;
-  transactionId: string;
-  /** Minor units (fen). */
-  amount: number;
-  paidAt?: Date;
-}
-
-interface PaymentChannel {
-  name: Channel;
-  /** A freshly signed paying notification (WeChat TRANSACTION.SUCCESS, Alipay TRADE_SUCCESS). */
-  payment(p: PaymentSpec): Delivery;
-  paymentEventType: string;
-  post(d: Delivery): Promise<HttpAnswer>;
-  expectAck(a: HttpAnswer): void;
-  /** The headers kept with every delivery, as sent. */
-  keptHeaders: string[];
-}
+type PaymentChannel = NotifyChannel;
 
 // ------------------------------------------------------------------------------------------ the contract
 
@@ -159,48 +137,7 @@ let running: RunningApp;
 let client: TestClient;
 let pool: Pool;
 
-/** A whole second in the recent past: both platforms write their payment times with second precision. */
-function recentSecond(): Date {
-  return new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000);
-}
-
-const wechatpay: PaymentChannel = {
-  name: 'WECHATPAY',
-  payment: (p) =>
-    client.wechatpayPayment({
-      outTradeNo: p.orderNo,
-      transactionId: p.transactionId,
-      total: p.amount,
-      successTime: p.paidAt,
-    }),
-  paymentEventType: 'TRANSACTION.SUCCESS',
-  post: (d) => client.postWechatpay(d),
-  expectAck: (a) => expect({ status: a.status, body: a.body }).toEqual({ status: 204, body: '' }),
-  keptHeaders: ['wechatpay-serial', 'wechatpay-signature', 'wechatpay-timestamp', 'wechatpay-nonce'],
-};
-
-const ALIPAY_CONTENT_TYPE = 'application/x-www-form-urlencoded; charset=utf-8';
-
-function alipayForm(p: PaymentSpec, tradeStatus: string): Delivery {
-  const body = client.alipayPayment({
-    outTradeNo: p.orderNo,
-    tradeNo: p.transactionId,
-    totalAmount: yuan(p.amount),
-    tradeStatus,
-    paidAt: p.paidAt,
-  });
-  return { headers: { 'content-type': ALIPAY_CONTENT_TYPE }, body };
-}
-
-const alipay: PaymentChannel = {
-  name: 'ALIPAY',
-  payment: (p) => alipayForm(p, 'TRADE_SUCCESS'),
-  paymentEventType: 'TRADE_SUCCESS',
-  post: (d) => client.postAlipay(d.body, d.headers['content-type']),
-  expectAck: (a) => expect({ status: a.status, body: a.body }).toEqual({ status: 200, body: 'success' }),
-  keptHeaders: ['content-type'],
-};
-
+const { WECHATPAY: wechatpay, ALIPAY: alipay } = notifyChannels(() => client);
 const CHANNELS = [wechatpay, alipay];
 const EACH_CHANNEL = CHANNELS.map((c) => [c.name, c] as const);
 

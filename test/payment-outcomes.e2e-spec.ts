@@ -8,7 +8,6 @@ import {
   signWechatpayBody,
   wechatpayDelivery,
   wechatpayTransaction,
-  yuan,
 } from '../tools/simulator/platform-signers';
 import {
   count,
@@ -23,20 +22,14 @@ import {
   uniqueId,
 } from './support/test-app';
 import { NOTHING, PaymentEffects } from './support/payment-effects';
-
-/** Exactly what goes over the wire, so that a delivery can be re-posted byte for byte. */
-interface Delivery {
-  headers: Record<string, string>;
-  body: string;
-}
-
-interface PaymentSpec {
-  orderNo: string;
-  transactionId: string;
-  /** Minor units (fen). */
-  amount: number;
-  paidAt?: Date;
-}
+import {
+  alipayForm,
+  Delivery,
+  notifyChannels,
+  NotifyChannel,
+  PaymentSpec,
+  recentSecond,
+} from './support/notify-channels';
 
 interface NotPayingVariant {
   name: string;
@@ -44,18 +37,11 @@ interface NotPayingVariant {
 }
 
 /** What differs between the two platforms; everything the outcomes share is written once against this. */
-interface PaymentChannel {
-  name: Channel;
-  /** A freshly signed paying notification (WeChat TRANSACTION.SUCCESS, Alipay TRADE_SUCCESS). */
-  payment(p: PaymentSpec): Delivery;
+interface PaymentChannel extends NotifyChannel {
   notPaying: NotPayingVariant[];
   /** A delivery of the same payment with one byte of the signed content changed. */
   tamper(d: Delivery): Delivery;
-  post(d: Delivery): Promise<HttpAnswer>;
-  expectAck(a: HttpAnswer): void;
   expectFailure(a: HttpAnswer, status?: number): void;
-  /** The header names a reconciliation needs, kept with every accepted delivery. */
-  keptHeaders: string[];
 }
 
 let platforms: TestPlatforms;
@@ -64,20 +50,10 @@ let client: TestClient;
 let pool: Pool;
 let db: PaymentEffects;
 
-/** A whole second in the recent past: both platforms write their payment times with second precision. */
-function recentSecond(): Date {
-  return new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000);
-}
+const notify = notifyChannels(() => client);
 
 const wechatpay: PaymentChannel = {
-  name: Channel.Wechatpay,
-  payment: (p) =>
-    client.wechatpayPayment({
-      outTradeNo: p.orderNo,
-      transactionId: p.transactionId,
-      total: p.amount,
-      successTime: p.paidAt,
-    }),
+  ...notify.WECHATPAY,
   notPaying: [
     {
       name: 'a TRANSACTION.SUCCESS event whose trade_state is NOTPAY',
@@ -95,38 +71,18 @@ const wechatpay: PaymentChannel = {
     headers: d.headers,
     body: d.body.replace(/"id":"(.)/, (_m, c: string) => `"id":"${c === 'a' ? 'b' : 'a'}`),
   }),
-  post: (d) => client.postWechatpay(d),
-  expectAck: (a) => {
-    expect(a.status).toBe(204);
-    expect(a.body).toBe('');
-  },
   expectFailure: (a, status) => {
     if (status) expect(a.status).toBe(status);
     expect(a.status).toBeGreaterThanOrEqual(400);
     expect(a.json()).toEqual({ code: 'FAIL', message: expect.stringMatching(/\S/) });
   },
-  keptHeaders: ['wechatpay-serial', 'wechatpay-signature', 'wechatpay-timestamp', 'wechatpay-nonce'],
 };
 
-const ALIPAY_CONTENT_TYPE = 'application/x-www-form-urlencoded; charset=utf-8';
-
-function alipayForm(p: PaymentSpec, tradeStatus = 'TRADE_SUCCESS'): Delivery {
-  const body = client.alipayPayment({
-    outTradeNo: p.orderNo,
-    tradeNo: p.transactionId,
-    totalAmount: yuan(p.amount),
-    tradeStatus,
-    paidAt: p.paidAt,
-  });
-  return { headers: { 'content-type': ALIPAY_CONTENT_TYPE }, body };
-}
-
 const alipay: PaymentChannel = {
-  name: Channel.Alipay,
-  payment: (p) => alipayForm(p),
+  ...notify.ALIPAY,
   notPaying: [
-    { name: 'WAIT_BUYER_PAY', build: (p) => alipayForm(p, 'WAIT_BUYER_PAY') },
-    { name: 'TRADE_CLOSED', build: (p) => alipayForm(p, 'TRADE_CLOSED') },
+    { name: 'WAIT_BUYER_PAY', build: (p) => alipayForm(client, p, 'WAIT_BUYER_PAY') },
+    { name: 'TRADE_CLOSED', build: (p) => alipayForm(client, p, 'TRADE_CLOSED') },
   ],
   // An attacker's favourite byte: the last digit of the amount.
   tamper: (d) => {
@@ -137,17 +93,11 @@ const alipay: PaymentChannel = {
     expect(body).not.toBe(d.body);
     return { headers: d.headers, body };
   },
-  post: (d) => client.postAlipay(d.body, d.headers['content-type']),
-  expectAck: (a) => {
-    expect(a.status).toBe(200);
-    expect(a.body).toBe('success');
-  },
   expectFailure: (a, status) => {
     if (status) expect(a.status).toBe(status);
     expect(a.status).toBeGreaterThanOrEqual(400);
     expect(a.body).toBe('fail');
   },
-  keptHeaders: ['content-type'],
 };
 
 const CHANNELS = { WECHATPAY: wechatpay, ALIPAY: alipay };
