@@ -105,25 +105,29 @@ describe('with two relays on one database', () => {
 });
 
 describe('while the broker is unreachable', () => {
-  let ctx: MediumContext;
-
-  beforeAll(async () => {
-    ctx = await createMediumModule([OrderModule, SettlementModule], {
-      ...notificationsOnly(platforms.env),
-      // A loopback port nobody listens on.
-      RABBITMQ_URL: 'amqp://guest:guest@127.0.0.1:9',
-      RABBITMQ_EXCHANGE: testExchange(),
-      OUTBOX_POLL_INTERVAL_MS: '20',
-    });
-  });
+  let away: MediumContext | undefined;
+  let back: MediumContext | undefined;
+  let tap: ExchangeTap | undefined;
 
   afterAll(async () => {
-    await ctx?.close();
+    await away?.close();
+    await back?.close();
+    await tap?.close();
   });
 
-  it('should keep the events in the outbox without counting an attempt or dead-lettering any', async () => {
-    const make = new Factories(ctx, platforms);
-    const orderNos = await paidOrders(make, 4);
+  it('should keep the events in the outbox without counting an attempt, and publish each once a broker answers', async () => {
+    const exchange = testExchange();
+    const env = {
+      ...notificationsOnly(platforms.env),
+      RABBITMQ_EXCHANGE: exchange,
+      OUTBOX_POLL_INTERVAL_MS: '20',
+    };
+    // A loopback port nobody listens on.
+    away = await createMediumModule([OrderModule, SettlementModule], {
+      ...env,
+      RABBITMQ_URL: 'amqp://guest:guest@127.0.0.1:9',
+    });
+    const orderNos = await paidOrders(new Factories(away, platforms), 4);
 
     // Many poll intervals: a relay that counted the outage would have made attempts by now.
     await sleep(1000);
@@ -131,5 +135,20 @@ describe('while the broker is unreachable', () => {
     expect(await outboxRows(orderNos)).toEqual(
       orderNos.map(() => expect.objectContaining({ published: 0, attempts: 0, dead_lettered: 0 })),
     );
+
+    await away.close();
+    away = undefined;
+    tap = await ExchangeTap.bind(exchange);
+    back = await createMediumModule([OrderModule, SettlementModule], { ...env, RABBITMQ_URL: TEST_RABBITMQ_URL });
+
+    await eventually('the waiting events to be published', async () =>
+      (await outboxRows(orderNos)).every((row) => row.published === 1),
+    );
+    const rows = await outboxRows(orderNos);
+    await tap.waitFor(() => rows.every((row) => tap!.messages.some((m) => m.messageId === row.event_id)));
+    await sleep(500);
+    expect(rows.map((row) => row.attempts)).toEqual([0, 0, 0, 0]);
+    const ours = tap.messages.filter((m) => orderNos.includes(String(m.body.orderNo)));
+    expect(ours.map((m) => m.messageId).sort()).toEqual(rows.map((r) => r.event_id).sort());
   });
 });
