@@ -23,6 +23,7 @@ import {
   testDatabasePool,
   uniqueId,
 } from './support/test-app';
+import { deliver, registerAll as registerAllBy, StormPayment, stormPayments } from './support/payment-storm';
 import { eventually, sleep } from './support/eventually';
 
 const EFFECT_TABLES = ['points_grant', 'coupon_issue', 'shipment_request'];
@@ -36,21 +37,9 @@ const SETTLE_MS = 1000;
  */
 const OUTAGE_MS = 6500;
 
-interface Payment {
-  orderNo: string;
-  transactionId: string;
-  channel: 'WECHATPAY' | 'ALIPAY';
-  amountFen: number;
-}
+type Payment = StormPayment;
 
-function newPayments(n: number, prefix: string): Payment[] {
-  return Array.from({ length: n }, (_, i) => ({
-    orderNo: uniqueId(prefix),
-    transactionId: uniqueId('T'),
-    channel: i % 2 === 0 ? 'WECHATPAY' : 'ALIPAY',
-    amountFen: 1000 + i,
-  }));
-}
+const newPayments = (n: number, prefix: string) => stormPayments(n, prefix, 1000);
 
 function eventsEnv(platforms: TestPlatforms, exchange: string, rabbitmqUrl: string): Record<string, string> {
   return {
@@ -69,32 +58,7 @@ function isAck(a: HttpAnswer): boolean {
   return a.status === 204 || (a.status === 200 && a.body === 'success');
 }
 
-/** One delivery of a payment, signed afresh as the platform does on every retry. */
-function deliver(client: TestClient, p: Payment): Promise<HttpAnswer> {
-  if (p.channel === 'WECHATPAY') {
-    return client.postWechatpay(
-      client.wechatpayPayment({ outTradeNo: p.orderNo, transactionId: p.transactionId, total: p.amountFen }),
-    );
-  }
-  return client.postAlipay(
-    client.alipayPayment({
-      outTradeNo: p.orderNo,
-      tradeNo: p.transactionId,
-      totalAmount: (p.amountFen / 100).toFixed(2),
-    }),
-  );
-}
-
-async function registerAll(client: TestClient, payments: Payment[]): Promise<void> {
-  for (let i = 0; i < payments.length; i += PAYMENTS_IN_FLIGHT) {
-    const answers = await Promise.all(
-      payments
-        .slice(i, i + PAYMENTS_IN_FLIGHT)
-        .map((p) => client.registerOrder({ orderNo: p.orderNo, amount: p.amountFen })),
-    );
-    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 201));
-  }
-}
+const registerAll = (client: TestClient, payments: Payment[]) => registerAllBy(client, payments, PAYMENTS_IN_FLIGHT);
 
 /** Each payment delivered `clients.length` times at the same moment, once to every client. */
 async function payAll(clients: TestClient[], payments: Payment[]): Promise<HttpAnswer[]> {
@@ -346,7 +310,7 @@ describe('after-payment events through RabbitMQ', () => {
           orderNo: payment.orderNo,
           transactionId: payment.transactionId,
           channel: payment.channel,
-          amount: payment.amountFen,
+          amount: payment.amount,
           currency: 'CNY',
         });
         expect(Number.isInteger(m.body.amount)).toBe(true);
@@ -380,7 +344,7 @@ describe('after-payment events through RabbitMQ', () => {
         `SELECT SUM(points) AS total FROM points_grant WHERE order_no IN (?)`,
         [orderNos],
       );
-      expect(Number(points.total)).toBe(payments.reduce((sum, p) => sum + Math.floor(p.amountFen / 100), 0));
+      expect(Number(points.total)).toBe(payments.reduce((sum, p) => sum + Math.floor(p.amount / 100), 0));
     });
 
     it("should publish each order's events in the order they were written, with both relays running", async () => {

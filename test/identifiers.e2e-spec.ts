@@ -1,19 +1,11 @@
-import { Pool, RowDataPacket } from 'mysql2/promise';
+import { RowDataPacket } from 'mysql2/promise';
 import { DataSource } from 'typeorm';
 import { loadDatabaseConfig } from '../src/platform/config/database.config';
 import { buildDataSourceOptions } from '../src/platform/database/data-source-options';
 import { BinaryIdentifiers1796700000000 } from '../src/platform/database/migrations/1796700000000-BinaryIdentifiers';
 import { yuan } from '../tools/simulator/platform-signers';
-import {
-  count,
-  createTestPlatforms,
-  RunningApp,
-  startApp,
-  TestClient,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from './support/test-app';
+import { count, uniqueId } from './support/test-app';
+import { suiteApp } from './support/suite-app';
 import { assertTestDatabase, databaseUrl, TEST_DATABASE_PREFIX, withAdminConnection } from './support/test-database';
 
 /** Identifiers are byte strings to the channels: the service must not take two of them for one. */
@@ -32,40 +24,26 @@ function swapCase(text: string): string {
   return [...text].map((c) => (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase())).join('');
 }
 
-let platforms: TestPlatforms;
-let running: RunningApp;
-let client: TestClient;
-let pool: Pool;
-
-beforeAll(async () => {
-  platforms = await createTestPlatforms();
-  running = await startApp(platforms.env);
-  client = new TestClient(running.url, platforms);
-  pool = testDatabasePool();
-});
-afterAll(async () => {
-  await running?.close();
-  await pool?.end();
-});
+const suite = suiteApp();
 
 describe('order numbers that differ only by case', () => {
   it('should be two orders, each paid by its own payment, with no duplicate-payment anomaly', async () => {
     const lower = `${uniqueId('case')}aB3`;
     const upper = swapCase(lower);
-    expect((await client.registerOrder({ orderNo: lower, amount: 300 })).status).toBe(201);
-    const second = await client.registerOrder({ orderNo: upper, amount: 400 });
+    expect((await suite.client.registerOrder({ orderNo: lower, amount: 300 })).status).toBe(201);
+    const second = await suite.client.registerOrder({ orderNo: upper, amount: 400 });
     expect(second.status).toBe(201);
     expect(second.json()).toMatchObject({ orderNo: upper, amount: 400 });
 
-    const paidUpper = await client.postWechatpay(
-      client.wechatpayPayment({ outTradeNo: upper, transactionId: uniqueId('T'), total: 400 }),
+    const paidUpper = await suite.client.postWechatpay(
+      suite.client.wechatpayPayment({ outTradeNo: upper, transactionId: uniqueId('T'), total: 400 }),
     );
-    const paidLower = await client.postAlipay(
-      client.alipayPayment({ outTradeNo: lower, tradeNo: uniqueId('T'), totalAmount: yuan(300) }),
+    const paidLower = await suite.client.postAlipay(
+      suite.client.alipayPayment({ outTradeNo: lower, tradeNo: uniqueId('T'), totalAmount: yuan(300) }),
     );
 
     expect([paidUpper.status, paidLower.status]).toEqual([204, 200]);
-    const [orders] = await pool.query<RowDataPacket[]>(
+    const [orders] = await suite.pool.query<RowDataPacket[]>(
       'SELECT order_no, status, amount FROM payment_order WHERE order_no IN (?, ?) ORDER BY amount',
       [lower, upper],
     );
@@ -73,25 +51,29 @@ describe('order numbers that differ only by case', () => {
       { order_no: lower, status: 'PAID', amount: 300 },
       { order_no: upper, status: 'PAID', amount: 400 },
     ]);
-    expect(await count(pool, 'SELECT COUNT(*) FROM payment_anomaly WHERE order_no IN (?, ?)', [lower, upper])).toBe(0);
+    expect(
+      await count(suite.pool, 'SELECT COUNT(*) FROM payment_anomaly WHERE order_no IN (?, ?)', [lower, upper]),
+    ).toBe(0);
   });
 
   it('should not let a payment for the order number with a trailing space pay the order', async () => {
     const orderNo = uniqueId('pad');
-    expect((await client.registerOrder({ orderNo, amount: 500 })).status).toBe(201);
+    expect((await suite.client.registerOrder({ orderNo, amount: 500 })).status).toBe(201);
 
-    await client.postAlipay(
-      client.alipayPayment({ outTradeNo: `${orderNo} `, tradeNo: uniqueId('T'), totalAmount: yuan(500) }),
+    await suite.client.postAlipay(
+      suite.client.alipayPayment({ outTradeNo: `${orderNo} `, tradeNo: uniqueId('T'), totalAmount: yuan(500) }),
     );
 
     expect(
-      await count(pool, "SELECT COUNT(*) FROM payment_order WHERE order_no = ? AND status = 'WAIT_PAY'", [orderNo]),
+      await count(suite.pool, "SELECT COUNT(*) FROM payment_order WHERE order_no = ? AND status = 'WAIT_PAY'", [
+        orderNo,
+      ]),
     ).toBe(1);
-    expect(await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no = ?', [orderNo])).toBe(0);
+    expect(await count(suite.pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no = ?', [orderNo])).toBe(0);
   });
 
   it('should make every identifier column binary and NO PAD', async () => {
-    const [rows] = await pool.query<RowDataPacket[]>(
+    const [rows] = await suite.pool.query<RowDataPacket[]>(
       `SELECT CONCAT(TABLE_NAME, '.', COLUMN_NAME) AS name, COLLATION_NAME AS collation FROM information_schema.COLUMNS
        WHERE TABLE_SCHEMA = DATABASE() AND COLUMN_NAME IN (?) AND DATA_TYPE IN ('char', 'varchar')
          AND TABLE_NAME <> 'test_handler_effect'`, // the suites' own handler table (test/support), not the service's
@@ -112,11 +94,11 @@ describe('order numbers the channel would refuse', () => {
   ])('should refuse %s with 400 naming the rule, and create nothing', async (_name, channel, make) => {
     const orderNo = make();
 
-    const answer = await client.registerOrder({ orderNo, amount: 100, channel });
+    const answer = await suite.client.registerOrder({ orderNo, amount: 100, channel });
 
     expect(answer.status).toBe(400);
     expect(answer.json().message).toMatch(new RegExp(`${channel === 'ALIPAY' ? 'Alipay' : 'WeChat Pay'}.*orderNo`));
-    expect(await count(pool, 'SELECT COUNT(*) FROM payment_order WHERE order_no = ?', [orderNo])).toBe(0);
+    expect(await count(suite.pool, 'SELECT COUNT(*) FROM payment_order WHERE order_no = ?', [orderNo])).toBe(0);
   });
 
   it.each([
@@ -126,17 +108,17 @@ describe('order numbers the channel would refuse', () => {
   ])('should accept %s', async (_name, channel, make) => {
     const orderNo = make();
 
-    expect((await client.registerOrder({ orderNo, amount: 100, channel })).status).toBe(201);
-    expect(await count(pool, 'SELECT COUNT(*) FROM payment_order WHERE order_no = ?', [orderNo])).toBe(1);
+    expect((await suite.client.registerOrder({ orderNo, amount: 100, channel })).status).toBe(201);
+    expect(await count(suite.pool, 'SELECT COUNT(*) FROM payment_order WHERE order_no = ?', [orderNo])).toBe(1);
   });
 
   it('should refuse, without a channel, an order number that no channel takes', async () => {
     const orderNo = 'A-1';
 
-    const answer = await client.registerOrder({ orderNo, amount: 100 });
+    const answer = await suite.client.registerOrder({ orderNo, amount: 100 });
 
     expect(answer.status).toBe(400);
-    expect(await count(pool, 'SELECT COUNT(*) FROM payment_order WHERE order_no = ?', [orderNo])).toBe(0);
+    expect(await count(suite.pool, 'SELECT COUNT(*) FROM payment_order WHERE order_no = ?', [orderNo])).toBe(0);
   });
 });
 

@@ -1,7 +1,9 @@
+import { Channel } from '../src/domain/notification';
+import { paidOrder as paidOrderBy } from './support/paid-orders';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { eventually, sleep } from './support/eventually';
 import { FakePlatform } from '../tools/simulator/fake-platform';
-import { randomAlphanumeric, yuan } from '../tools/simulator/platform-signers';
+import { randomAlphanumeric } from '../tools/simulator/platform-signers';
 import {
   count,
   createTestPlatforms,
@@ -51,25 +53,8 @@ afterAll(async () => {
   await pool?.end();
 });
 
-type ChannelName = 'WECHATPAY' | 'ALIPAY';
-
-async function paidOrder(channel: ChannelName, amount: number, duplicate = false) {
-  const [client] = clients;
-  const orderNo = uniqueId('AP');
-  const paidBy = uniqueId('T');
-  const duplicateBy = uniqueId('D');
-  expect((await client.registerOrder({ orderNo, amount })).status).toBe(201);
-  for (const transactionId of duplicate ? [paidBy, duplicateBy] : [paidBy]) {
-    const answer =
-      channel === 'WECHATPAY'
-        ? await client.postWechatpay(client.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: amount }))
-        : await client.postAlipay(
-            client.alipayPayment({ outTradeNo: orderNo, tradeNo: transactionId, totalAmount: yuan(amount) }),
-          );
-    expect(answer.status).toBe(channel === 'WECHATPAY' ? 204 : 200);
-  }
-  return { orderNo, paidBy, duplicateBy };
-}
+const paidOrder = (channel: Channel, amount: number, duplicate = false) =>
+  paidOrderBy(clients[0], channel, amount, { duplicate, prefix: 'AP' });
 
 /** Alice asks for it: `amount` of the transaction, under a number of her own. */
 async function requestRefund(orderNo: string, transactionId: string, amount: number): Promise<string> {

@@ -1,3 +1,5 @@
+import { Channel } from '../src/domain/notification';
+import { pay as payBy } from './support/paid-orders';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { eventually, sleep } from './support/eventually';
 import { FakePlatform, RefundBehaviour } from '../tools/simulator/fake-platform';
@@ -46,8 +48,6 @@ afterAll(async () => {
   await pool?.end();
 });
 
-type ChannelName = 'WECHATPAY' | 'ALIPAY';
-
 /** How the channel tells the outcome of one refund, and what the outcome is. */
 type Story =
   | 'answered-success' // the API answer says SUCCESS
@@ -58,7 +58,7 @@ type Story =
   | 'abnormal-then-success' // accepted, REFUND.ABNORMAL, then REFUND.SUCCESS once a person acted
   | 'abnormal-then-closed'; // accepted, REFUND.ABNORMAL, then REFUND.CLOSED
 
-const STORIES: Record<ChannelName, Story[]> = {
+const STORIES: Record<Channel, Story[]> = {
   WECHATPAY: [
     'answered-success',
     'answered-refused',
@@ -82,7 +82,7 @@ const SUCCEEDS: Record<Story, boolean> = {
   'abnormal-then-closed': false,
 };
 
-function behaviourOf(story: Story, channel: ChannelName): RefundBehaviour {
+function behaviourOf(story: Story, channel: Channel): RefundBehaviour {
   if (story === 'answered-refused') {
     return { reject: channel === 'WECHATPAY' ? 'INVALID_REQUEST' : 'ACQ.TRADE_NOT_ALLOW_REFUND' };
   }
@@ -99,24 +99,17 @@ interface PlannedRefund {
 }
 
 interface Case {
-  channel: ChannelName;
+  channel: Channel;
   orderNo: string;
   /** The transaction being refunded: the one that paid the order, or the duplicate payment. */
   transactionId: string;
   total: number;
 }
 
-async function pay(channel: ChannelName, orderNo: string, transactionId: string, amount: number): Promise<void> {
-  const answer =
-    channel === 'WECHATPAY'
-      ? await client().postWechatpay(client().wechatpayPayment({ outTradeNo: orderNo, transactionId, total: amount }))
-      : await client().postAlipay(
-          client().alipayPayment({ outTradeNo: orderNo, tradeNo: transactionId, totalAmount: yuan(amount) }),
-        );
-  expect(answer.status).toBe(channel === 'WECHATPAY' ? 204 : 200);
-}
+const pay = (channel: Channel, orderNo: string, transactionId: string, amount: number) =>
+  payBy(client(), channel, orderNo, transactionId, amount);
 
-async function paidCase(channel: ChannelName, total: number, anomaly: boolean): Promise<Case> {
+async function paidCase(channel: Channel, total: number, anomaly: boolean): Promise<Case> {
   const orderNo = uniqueId('CC');
   const paidBy = uniqueId('T');
   expect((await client().registerOrder({ orderNo, amount: total })).status).toBe(201);
@@ -128,7 +121,7 @@ async function paidCase(channel: ChannelName, total: number, anomaly: boolean): 
 }
 
 /** `n` refunds of random amounts (at least 1 fen each) adding up to the whole `total` or less. */
-function plan(channel: ChannelName, total: number, n: number): PlannedRefund[] {
+function plan(channel: Channel, total: number, n: number): PlannedRefund[] {
   const refundAll = Math.random() < 0.5;
   const budget = refundAll ? total : n + Math.floor(Math.random() * (total - n));
   const cuts = Array.from({ length: n - 1 }, () => 1 + Math.floor(Math.random() * (budget - 1))).sort((a, b) => a - b);
@@ -286,7 +279,7 @@ describe.each([
 ] as const)('%i concurrent partial refunds of %s', (n, _what, anomaly) => {
   it(`should leave the ${anomaly ? 'anomaly' : 'order'} exactly as the refunds add up, ${ITERATIONS} times out of ${ITERATIONS}`, async () => {
     for (let iteration = 0; iteration < ITERATIONS; iteration++) {
-      const channel: ChannelName = iteration % 2 === 0 ? 'WECHATPAY' : 'ALIPAY';
+      const channel: Channel = iteration % 2 === 0 ? 'WECHATPAY' : 'ALIPAY';
       const c = await paidCase(channel, 1000, anomaly);
       const refunds = plan(channel, c.total, n);
 

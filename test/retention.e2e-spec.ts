@@ -3,11 +3,9 @@ import { Pool, RowDataPacket } from 'mysql2/promise';
 import { PruneCounts, RetentionPruner } from '../src/platform/retention/retention-pruner';
 import { EXAMPLE_CONSUMERS } from './support/amqp-tap';
 import { eventually, sleep } from './support/eventually';
-import { yuan } from '../tools/simulator/platform-signers';
 import {
   count,
   createTestPlatforms,
-  HttpAnswer,
   notificationsOnly,
   RunningApp,
   startApp,
@@ -16,54 +14,29 @@ import {
   testDatabasePool,
   uniqueId,
 } from './support/test-app';
+import { deliver, isAck, StormPayment, stormPayments } from './support/payment-storm';
 
 const DAY_MS = 24 * 3600_000;
 const BATCH = 50;
 
-interface Payment {
-  orderNo: string;
-  transactionId: string;
-  channel: 'WECHATPAY' | 'ALIPAY';
-  amount: number;
-}
+type Payment = StormPayment;
 
-function newPayments(n: number, prefix: string): Payment[] {
-  return Array.from({ length: n }, (_, i) => ({
-    orderNo: uniqueId(prefix),
-    transactionId: uniqueId('T'),
-    channel: i % 2 === 0 ? 'WECHATPAY' : 'ALIPAY',
-    amount: 1000 + i,
-  }));
-}
-
-function isAck(a: HttpAnswer): boolean {
-  return a.status === 204 || (a.status === 200 && a.body === 'success');
-}
-
-/** One delivery, signed afresh as the platforms do on every retry. */
-function deliver(client: TestClient, p: Payment): Promise<HttpAnswer> {
-  if (p.channel === 'WECHATPAY') {
-    return client.postWechatpay(
-      client.wechatpayPayment({ outTradeNo: p.orderNo, transactionId: p.transactionId, total: p.amount }),
-    );
-  }
-  return client.postAlipay(
-    client.alipayPayment({ outTradeNo: p.orderNo, tradeNo: p.transactionId, totalAmount: yuan(p.amount) }),
-  );
-}
+const newPayments = (n: number, prefix: string) => stormPayments(n, prefix, 1000);
 
 /** Registers each order, then delivers its payment `times` times; every delivery must be acked. */
 async function pay(client: TestClient, payments: Payment[], times: number): Promise<void> {
   for (const p of payments)
     expect((await client.registerOrder({ orderNo: p.orderNo, amount: p.amount })).status).toBe(201);
   const answers = await Promise.all(
-    payments.map((p) => Promise.all(Array.from({ length: times }, () => deliver(client, p)))),
+    payments.map((p) =>
+      Promise.all(Array.from({ length: times }, async () => ({ p, answer: await deliver(client, p) }))),
+    ),
   );
   expect(
     answers
       .flat()
-      .filter((a) => !isAck(a))
-      .map((a) => [a.status, a.body]),
+      .filter(({ p, answer }) => !isAck(p, answer))
+      .map(({ answer }) => [answer.status, answer.body]),
   ).toEqual([]);
 }
 

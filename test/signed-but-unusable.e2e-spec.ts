@@ -1,55 +1,35 @@
-import { Pool, RowDataPacket } from 'mysql2/promise';
+import { RowDataPacket } from 'mysql2/promise';
 import { alipayDelivery, alipayTradeParams, yuan } from '../tools/simulator/platform-signers';
-import {
-  count,
-  createTestPlatforms,
-  RunningApp,
-  startApp,
-  TestClient,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from './support/test-app';
+import { count, uniqueId } from './support/test-app';
+import { suiteApp } from './support/suite-app';
 
 /**
  * Deliveries whose signature holds but which must not be applied as they stand: a data error the
  * platform would repeat on every retry, and a captured Alipay notification padded with unsigned
  * empty parameters.
  */
-let platforms: TestPlatforms;
-let running: RunningApp;
-let client: TestClient;
-let pool: Pool;
-
-beforeAll(async () => {
-  platforms = await createTestPlatforms();
-  running = await startApp(platforms.env);
-  client = new TestClient(running.url, platforms);
-  pool = testDatabasePool();
-});
-afterAll(async () => {
-  await running?.close();
-  await pool?.end();
-});
+const suite = suiteApp();
 
 async function registeredOrder(amount: number): Promise<string> {
   const orderNo = uniqueId('SU');
-  expect((await client.registerOrder({ orderNo, amount })).status).toBe(201);
+  expect((await suite.client.registerOrder({ orderNo, amount })).status).toBe(201);
   return orderNo;
 }
 
 async function effectsOn(orderNo: string) {
-  const [[order]] = await pool.query<RowDataPacket[]>('SELECT status FROM payment_order WHERE order_no = ?', [orderNo]);
-  const [anomalies] = await pool.query<RowDataPacket[]>(
+  const [[order]] = await suite.pool.query<RowDataPacket[]>('SELECT status FROM payment_order WHERE order_no = ?', [
+    orderNo,
+  ]);
+  const [anomalies] = await suite.pool.query<RowDataPacket[]>(
     'SELECT type, channel, transaction_id, currency FROM payment_anomaly WHERE order_no = ?',
     [orderNo],
   );
   return {
     order: order.status as string,
-    payments: await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no = ?', [orderNo]),
+    payments: await count(suite.pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no = ?', [orderNo]),
     anomalies: anomalies.map((a) => ({ ...a })),
     malformedDeliveries: await count(
-      pool,
+      suite.pool,
       "SELECT SUM(1 + replays) FROM callback_delivery WHERE order_no = ? AND outcome = 'MALFORMED_NOTIFICATION'",
       [orderNo],
     ),
@@ -61,8 +41,8 @@ describe('a signed payment notification with a data error', () => {
     const orderNo = await registeredOrder(700);
     const transactionId = uniqueId('T');
     const send = () =>
-      client.postWechatpay(
-        client.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 700, currency: 'C'.repeat(200) }),
+      suite.client.postWechatpay(
+        suite.client.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 700, currency: 'C'.repeat(200) }),
       );
 
     const answers = [await send(), await send(), await send()];
@@ -102,7 +82,7 @@ describe('a signed payment notification with a data error', () => {
     const orderNo = await registeredOrder(800);
     const tradeNo = `T${'9'.repeat(64)}`;
     const send = () =>
-      client.postAlipay(client.alipayPayment({ outTradeNo: orderNo, tradeNo, totalAmount: yuan(800) }));
+      suite.client.postAlipay(suite.client.alipayPayment({ outTradeNo: orderNo, tradeNo, totalAmount: yuan(800) }));
 
     const answers = [await send(), await send()];
 
@@ -122,7 +102,7 @@ describe('a signed payment notification with a data error', () => {
 
   it('should still be refused, and write nothing, when the signature does not hold', async () => {
     const orderNo = await registeredOrder(900);
-    const delivery = client.wechatpayPayment({
+    const delivery = suite.client.wechatpayPayment({
       outTradeNo: orderNo,
       transactionId: uniqueId('T'),
       total: 900,
@@ -133,7 +113,7 @@ describe('a signed payment notification with a data error', () => {
       body: delivery.body,
     };
 
-    expect((await client.postWechatpay(forged)).status).toBe(401);
+    expect((await suite.client.postWechatpay(forged)).status).toBe(401);
     expect(await effectsOn(orderNo)).toEqual({ order: 'WAIT_PAY', payments: 0, anomalies: [], malformedDeliveries: 0 });
   });
 });
@@ -143,10 +123,10 @@ describe('a captured Alipay notification replayed with unsigned empty parameters
     const orderNo = await registeredOrder(1200);
     const tradeNo = uniqueId('T');
     const genuine = alipayDelivery(
-      platforms.alipay.privateKey,
+      suite.platforms.alipay.privateKey,
       alipayTradeParams({
-        appId: platforms.alipay.appId,
-        sellerId: platforms.alipay.sellerId,
+        appId: suite.platforms.alipay.appId,
+        sellerId: suite.platforms.alipay.sellerId,
         outTradeNo: orderNo,
         tradeNo,
         totalAmount: yuan(1200),
@@ -155,18 +135,20 @@ describe('a captured Alipay notification replayed with unsigned empty parameters
     const padding = (n: number) => Array.from({ length: 6000 }, (_, i) => `&p${n}x${i}=`).join('');
     expect(genuine.length + padding(9).length).toBeLessThan(64 * 1024);
 
-    const answers = [await client.postAlipay(genuine)];
-    for (let n = 0; n < 5; n++) answers.push(await client.postAlipay(genuine + padding(n)));
+    const answers = [await suite.client.postAlipay(genuine)];
+    for (let n = 0; n < 5; n++) answers.push(await suite.client.postAlipay(genuine + padding(n)));
 
     expect(answers.map((a) => a.status)).toEqual(Array(6).fill(200));
-    const [rows] = await pool.query<RowDataPacket[]>(
+    const [rows] = await suite.pool.query<RowDataPacket[]>(
       'SELECT replays, LENGTH(raw_body) AS bytes, outcome FROM callback_delivery WHERE transaction_id = ? ORDER BY id',
       [tradeNo],
     );
     expect(rows.map((r) => ({ ...r }))).toEqual([{ replays: 5, bytes: Buffer.byteLength(genuine), outcome: 'PAID' }]);
     expect(
-      await count(pool, "SELECT COUNT(*) FROM payment_order WHERE order_no = ? AND status = 'PAID'", [orderNo]),
+      await count(suite.pool, "SELECT COUNT(*) FROM payment_order WHERE order_no = ? AND status = 'PAID'", [orderNo]),
     ).toBe(1);
-    expect(await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE transaction_id = ?', [tradeNo])).toBe(1);
+    expect(await count(suite.pool, 'SELECT COUNT(*) FROM payment_callback WHERE transaction_id = ?', [tradeNo])).toBe(
+      1,
+    );
   });
 });

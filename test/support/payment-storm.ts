@@ -1,5 +1,6 @@
 import { createServer } from 'node:net';
 import { Pool, RowDataPacket } from 'mysql2/promise';
+import { Channel } from '../../src/domain/notification';
 import { yuan } from '../../tools/simulator/platform-signers';
 import { TcpProxy } from './tcp-proxy';
 import { count, HttpAnswer, TestClient, uniqueId } from './test-app';
@@ -40,17 +41,18 @@ export function databaseUrlVia(proxy: TcpProxy): string {
 
 export interface StormPayment {
   orderNo: string;
-  channel: 'WECHATPAY' | 'ALIPAY';
+  channel: Channel;
   transactionId: string;
   amount: number;
 }
 
-export function stormPayments(n: number, prefix: string): StormPayment[] {
+/** `n` payments of new orders, alternating the channels, of `firstAmount`, `firstAmount` + 1, … minor units. */
+export function stormPayments(n: number, prefix: string, firstAmount = 100): StormPayment[] {
   return Array.from({ length: n }, (_, i) => ({
     orderNo: uniqueId(prefix),
-    channel: i % 2 === 0 ? 'WECHATPAY' : 'ALIPAY',
+    channel: i % 2 === 0 ? Channel.Wechatpay : Channel.Alipay,
     transactionId: uniqueId('T'),
-    amount: 100 + i,
+    amount: firstAmount + i,
   }));
 }
 

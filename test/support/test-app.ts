@@ -174,34 +174,9 @@ async function answer(response: Response): Promise<HttpAnswer> {
   return { status: response.status, body, json: () => JSON.parse(body) };
 }
 
-/** Speaks to a running app the way the platforms and the internal callers do. */
-export class TestClient {
-  constructor(
-    readonly baseUrl: string,
-    readonly platforms: TestPlatforms,
-  ) {}
-
-  async registerOrder(order: {
-    orderNo: string;
-    amount: number;
-    userId?: string;
-    currency?: string;
-    /** The channel (and account) the order will be paid through, when known. */
-    channel?: string;
-    merchantId?: string;
-  }): Promise<HttpAnswer> {
-    return this.api('POST', '/payment-orders', { userId: 'u-1', currency: 'CNY', ...order });
-  }
-
-  /** The internal order API. */
-  async api(
-    method: string,
-    path: string,
-    body?: unknown,
-    token = this.platforms.internalApiToken,
-  ): Promise<HttpAnswer> {
-    return this.sendJson(method, path, token, body);
-  }
+/** The platforms' signed notifications for these merchants: what an e2e suite posts and a medium suite verifies. */
+export class SignedDeliveries {
+  constructor(readonly platforms: TestPlatforms) {}
 
   /** A signed, encrypted TRANSACTION.SUCCESS (or `eventType`) notification for this merchant. */
   wechatpayPayment(
@@ -239,6 +214,38 @@ export class TestClient {
       alipay.privateKey,
       alipayRefundParams({ appId: alipay.appId, sellerId: alipay.sellerId, ...p }),
     );
+  }
+}
+
+/** Speaks to a running app the way the platforms and the internal callers do. */
+export class TestClient extends SignedDeliveries {
+  constructor(
+    readonly baseUrl: string,
+    platforms: TestPlatforms,
+  ) {
+    super(platforms);
+  }
+
+  async registerOrder(order: {
+    orderNo: string;
+    amount: number;
+    userId?: string;
+    currency?: string;
+    /** The channel (and account) the order will be paid through, when known. */
+    channel?: string;
+    merchantId?: string;
+  }): Promise<HttpAnswer> {
+    return this.api('POST', '/payment-orders', { userId: 'u-1', currency: 'CNY', ...order });
+  }
+
+  /** The internal order API. */
+  async api(
+    method: string,
+    path: string,
+    body?: unknown,
+    token = this.platforms.internalApiToken,
+  ): Promise<HttpAnswer> {
+    return this.sendJson(method, path, token, body);
   }
 
   /** The admin API as an operator: `token` is one of platforms.admins, or undefined for none. */

@@ -1,0 +1,154 @@
+import { Pool, RowDataPacket } from 'mysql2/promise';
+import { Channel } from '../../src/domain/notification';
+import { OrderModule } from '../../src/order/order.module';
+import { SettlementModule } from '../../src/settlement/settlement.module';
+import { ExchangeTap, testExchange, TEST_RABBITMQ_URL } from '../support/amqp-tap';
+import { eventually, sleep } from '../support/eventually';
+import { Factories } from '../support/factories';
+import { createMediumModule, MediumContext } from '../support/medium';
+import { createTestPlatforms, notificationsOnly, testDatabasePool, TestPlatforms } from '../support/test-app';
+
+/**
+ * The outbox relay as a service: events written by the settlement use case in its transaction,
+ * published by the relays of two modules on one database (two instances) to the real RabbitMQ,
+ * each row claimed FOR UPDATE SKIP LOCKED and marked published only once the broker confirmed it.
+ * The rest of the broker's story (handlers, outages at set-up, a relay killed mid-batch) is in
+ * test/event-delivery.e2e-spec.ts and test/relay-crash.e2e-spec.ts.
+ */
+let platforms: TestPlatforms;
+let pool: Pool;
+
+interface OutboxRow {
+  event_id: string;
+  type: string;
+  attempts: number;
+  published: number;
+  dead_lettered: number;
+}
+
+async function outboxRows(orderNos: string[]): Promise<OutboxRow[]> {
+  const [rows] = await pool.query<RowDataPacket[]>(
+    `SELECT event_id, type, attempts, published_at IS NOT NULL AS published, dead_lettered_at IS NOT NULL AS dead_lettered
+     FROM outbox_event WHERE order_no IN (?) ORDER BY id`,
+    [orderNos],
+  );
+  return rows.map((r) => ({ ...r, attempts: Number(r.attempts), published: Number(r.published) }) as OutboxRow);
+}
+
+/** Pays `n` orders, alternating the channels: one payment.succeeded event each. */
+async function paidOrders(make: Factories, n: number): Promise<string[]> {
+  const orderNos: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const channel = i % 2 === 0 ? Channel.Wechatpay : Channel.Alipay;
+    orderNos.push((await make.paidOrder(channel, 100 + i)).orderNo);
+  }
+  return orderNos;
+}
+
+beforeAll(async () => {
+  platforms = await createTestPlatforms();
+  pool = testDatabasePool();
+});
+
+afterAll(async () => {
+  await pool?.end();
+});
+
+describe('with two relays on one database', () => {
+  let exchange: string;
+  let tap: ExchangeTap;
+  let first: MediumContext;
+  let second: MediumContext;
+
+  beforeAll(async () => {
+    exchange = testExchange();
+    tap = await ExchangeTap.bind(exchange);
+    const env = {
+      ...notificationsOnly(platforms.env),
+      RABBITMQ_URL: TEST_RABBITMQ_URL,
+      RABBITMQ_EXCHANGE: exchange,
+      OUTBOX_BATCH_SIZE: '5',
+      OUTBOX_POLL_INTERVAL_MS: '20',
+    };
+    first = await createMediumModule([OrderModule, SettlementModule], env);
+    second = await createMediumModule([OrderModule, SettlementModule], env);
+  });
+
+  afterAll(async () => {
+    await first?.close();
+    await second?.close();
+    await tap?.close();
+  });
+
+  it('should publish every committed event exactly once, and mark each published', async () => {
+    const make = new Factories(first, platforms);
+    const orderNos = await paidOrders(make, 30);
+
+    await eventually('every event to be published', async () =>
+      (await outboxRows(orderNos)).every((row) => row.published === 1),
+    );
+    const rows = await outboxRows(orderNos);
+    await tap.waitFor(() => rows.every((row) => tap.messages.some((m) => m.messageId === row.event_id)));
+    // Anything published twice would have arrived by now, right behind the first copy.
+    await sleep(500);
+
+    expect(rows).toHaveLength(30);
+    expect(rows.every((row) => row.type === 'payment.succeeded' && row.attempts === 0)).toBe(true);
+    const ours = tap.messages.filter((m) => orderNos.includes(String(m.body.orderNo)));
+    expect(ours).toHaveLength(30);
+    expect(new Set(ours.map((m) => m.messageId))).toEqual(new Set(rows.map((r) => r.event_id)));
+    expect(ours.every((m) => m.persistent && m.routingKey === 'payment.succeeded')).toBe(true);
+    for (const message of ours) {
+      expect(message.body).toMatchObject({ eventId: message.messageId, type: 'payment.succeeded' });
+    }
+  });
+});
+
+describe('while the broker is unreachable', () => {
+  let away: MediumContext | undefined;
+  let back: MediumContext | undefined;
+  let tap: ExchangeTap | undefined;
+
+  afterAll(async () => {
+    await away?.close();
+    await back?.close();
+    await tap?.close();
+  });
+
+  it('should keep the events in the outbox without counting an attempt, and publish each once a broker answers', async () => {
+    const exchange = testExchange();
+    const env = {
+      ...notificationsOnly(platforms.env),
+      RABBITMQ_EXCHANGE: exchange,
+      OUTBOX_POLL_INTERVAL_MS: '20',
+    };
+    // A loopback port nobody listens on.
+    away = await createMediumModule([OrderModule, SettlementModule], {
+      ...env,
+      RABBITMQ_URL: 'amqp://guest:guest@127.0.0.1:9',
+    });
+    const orderNos = await paidOrders(new Factories(away, platforms), 4);
+
+    // Many poll intervals: a relay that counted the outage would have made attempts by now.
+    await sleep(1000);
+
+    expect(await outboxRows(orderNos)).toEqual(
+      orderNos.map(() => expect.objectContaining({ published: 0, attempts: 0, dead_lettered: 0 })),
+    );
+
+    await away.close();
+    away = undefined;
+    tap = await ExchangeTap.bind(exchange);
+    back = await createMediumModule([OrderModule, SettlementModule], { ...env, RABBITMQ_URL: TEST_RABBITMQ_URL });
+
+    await eventually('the waiting events to be published', async () =>
+      (await outboxRows(orderNos)).every((row) => row.published === 1),
+    );
+    const rows = await outboxRows(orderNos);
+    await tap.waitFor(() => rows.every((row) => tap!.messages.some((m) => m.messageId === row.event_id)));
+    await sleep(500);
+    expect(rows.map((row) => row.attempts)).toEqual([0, 0, 0, 0]);
+    const ours = tap.messages.filter((m) => orderNos.includes(String(m.body.orderNo)));
+    expect(ours.map((m) => m.messageId).sort()).toEqual(rows.map((r) => r.event_id).sort());
+  });
+});

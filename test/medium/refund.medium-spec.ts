@@ -1,0 +1,388 @@
+import { Pool } from 'mysql2/promise';
+import { DomainError } from '../../src/domain/domain-error';
+import { Channel } from '../../src/domain/notification';
+import { OrderModule } from '../../src/order/order.module';
+import { SettlementModule } from '../../src/settlement/settlement.module';
+import { FakePlatform } from '../../tools/simulator/fake-platform';
+import { sleep, waitFor } from '../support/eventually';
+import { Factories } from '../support/factories';
+import { createMediumModule, MediumContext } from '../support/medium';
+import { OrderEffects } from '../support/order-effects';
+import {
+  count as countRows,
+  createTestPlatforms,
+  fakePlatformOptions,
+  testDatabasePool,
+  TestPlatforms,
+  uniqueId,
+} from '../support/test-app';
+import { RefundEffects } from '../support/refund-effects';
+
+/**
+ * Refunds as services: the emergency-refund service, the executor and its retry worker, and
+ * refund settlement, with their real repositories on the real database, calling a local fake of
+ * each channel's refund API (which checks the merchant's request signatures and signs its answers).
+ * What only HTTP shows (status codes, auth, the audit row the admin route writes) is in
+ * test/refunds.e2e-spec.ts.
+ */
+let platforms: TestPlatforms;
+let fake: FakePlatform;
+let ctx: MediumContext;
+let make: Factories;
+let pool: Pool;
+let orders: OrderEffects;
+let refunds: RefundEffects;
+
+const REFUND_TIMEOUT_MS = 500;
+const PROCESSING_MAX_AGE_S = 3;
+
+beforeAll(async () => {
+  platforms = await createTestPlatforms();
+  fake = await FakePlatform.start({ ...fakePlatformOptions(platforms), hangMs: 2000 });
+  ctx = await createMediumModule([OrderModule, SettlementModule], {
+    ...platforms.env,
+    ...fake.apiEnv,
+    REFUND_REQUEST_TIMEOUT_MS: String(REFUND_TIMEOUT_MS),
+    REFUND_RETRY_BASE_DELAY_MS: '1000',
+    REFUND_RETRY_MAX_DELAY_MS: '2000',
+    REFUND_POLL_INTERVAL_MS: '100',
+    REFUND_PROCESSING_MAX_AGE_SECONDS: String(PROCESSING_MAX_AGE_S),
+  });
+  make = new Factories(ctx, platforms);
+  pool = testDatabasePool();
+  orders = new OrderEffects(pool);
+  refunds = new RefundEffects(pool);
+});
+
+afterAll(async () => {
+  await ctx?.close();
+  await fake?.close();
+  await pool?.end();
+});
+
+/** The DomainError a service call fails with: its code, what it answers over HTTP, and its message. */
+async function failure(work: Promise<unknown>): Promise<{ code: string; status: number; message: string }> {
+  const error = await work.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(DomainError);
+  const { code, status, message } = error as DomainError;
+  return { code, status, message };
+}
+
+const count = (sql: string, params: unknown[]) => countRows(pool, sql, params);
+
+// Every case here moved from test/refunds.e2e-spec.ts, asserting the same effects in the database.
+describe('emergency refund of a duplicate payment', () => {
+  it('should answer the same refund again later, without calling the channel again', async () => {
+    const { orderNo, duplicateBy } = await make.paidOrder(Channel.Alipay, 990, true);
+    const first = await make.refund({ orderNo, transactionId: duplicateBy });
+    const { refundNo } = first.refund;
+    await refunds.statusIs(refundNo, 'SUCCEEDED');
+
+    const again = await make.refund({ orderNo, transactionId: duplicateBy }, 'bob');
+
+    expect({ ...again.refund, created: again.created }).toMatchObject({
+      refundNo,
+      status: 'SUCCEEDED',
+      created: false,
+    });
+    expect(fake.callsFor(refundNo)).toBe(1);
+    expect(fake.calls.find((c) => c.refundNo === refundNo)).toMatchObject({ channel: 'ALIPAY', amount: 990 });
+  });
+});
+
+describe('refunding the transaction that paid the order', () => {
+  it('should move the order PAID → REFUNDING → REFUNDED on a full refund (Alipay)', async () => {
+    const { orderNo, paidBy, amount } = await make.paidOrder(Channel.Alipay, 8888);
+
+    const { refund, created } = await make.refund({ orderNo, transactionId: paidBy, reason: 'customer complaint' });
+
+    expect({ ...refund, created }).toMatchObject({
+      purpose: 'ORDER_REFUND',
+      amount,
+      requestedBy: 'alice',
+      created: true,
+    });
+    await refunds.statusIs(refund.refundNo, 'SUCCEEDED');
+    expect(await orders.status(orderNo)).toBe('REFUNDED');
+    expect(await orders.history(orderNo)).toEqual([
+      '->WAIT_PAY',
+      'WAIT_PAY>PAID',
+      'PAID>REFUNDING',
+      'REFUNDING>REFUNDED',
+    ]);
+  });
+
+  it('should refuse to refund more than the transaction paid minus what was refunded, and write nothing', async () => {
+    const { orderNo, paidBy } = await make.paidOrder(Channel.Wechatpay, 1000);
+    const partial = await make.refund({ orderNo, transactionId: paidBy, amount: 300, refundNo: uniqueId('P') });
+    await refunds.statusIs(partial.refund.refundNo, 'SUCCEEDED');
+    expect(await orders.status(orderNo)).toBe('PARTIALLY_REFUNDED');
+    const before = await count('SELECT COUNT(*) FROM refund WHERE order_no = ?', [orderNo]);
+
+    const tooMuch = await failure(
+      make.refund({ orderNo, transactionId: paidBy, amount: 701, refundNo: uniqueId('P') }),
+    );
+
+    expect(tooMuch).toMatchObject({ code: 'OverRefund', status: 422 });
+    expect(tooMuch.message).toContain('at most 700 can still be refunded');
+    expect(await count('SELECT COUNT(*) FROM refund WHERE order_no = ?', [orderNo])).toBe(before);
+    expect(await orders.status(orderNo)).toBe('PARTIALLY_REFUNDED');
+    expect(await refunds.reserved(paidBy)).toBe(300);
+
+    const rest = await make.refund({ orderNo, transactionId: paidBy, amount: 700, refundNo: uniqueId('P') });
+    await refunds.statusIs(rest.refund.refundNo, 'SUCCEEDED');
+    expect(await orders.status(orderNo)).toBe('REFUNDED');
+  });
+
+  it('should refuse a second refund of the whole amount under the derived refund number (409 RefundConflict)', async () => {
+    const { orderNo, paidBy } = await make.paidOrder(Channel.Wechatpay, 1200);
+    await make.refund({ orderNo, transactionId: paidBy, amount: 200 });
+
+    const different = await failure(make.refund({ orderNo, transactionId: paidBy, amount: 300 }));
+
+    expect(different).toMatchObject({ code: 'RefundConflict', status: 409 });
+    expect(different.message).toContain('give a new refundNo');
+    expect(await count('SELECT COUNT(*) FROM refund WHERE order_no = ?', [orderNo])).toBe(1);
+  });
+});
+
+describe('channel failures', () => {
+  it('should keep a timed-out refund PENDING, then succeed on the background retry with the same refund number', async () => {
+    const { orderNo, paidBy } = await make.paidOrder(Channel.Wechatpay, 4200);
+    const refundNo = uniqueId('TO');
+    fake.script(refundNo, 'timeout');
+
+    await make.refund({ orderNo, transactionId: paidBy, refundNo });
+
+    const pending = await waitFor('the first attempt to time out', async () => {
+      const refund = await refunds.row(refundNo);
+      return refund?.last_error !== null && refund;
+    });
+    expect(pending).toMatchObject({ status: 'PENDING', attempts: 1 });
+    expect(String(pending.last_error)).toContain('timed out');
+    expect(await orders.status(orderNo)).toBe('REFUNDING');
+
+    const done = await refunds.statusIs(refundNo, 'SUCCEEDED');
+    expect(done.attempts).toBe(2);
+    expect(fake.calls.filter((c) => c.refundNo === refundNo).map((c) => c.behaviour)).toEqual(['timeout', 'success']);
+    expect(await orders.status(orderNo)).toBe('REFUNDED');
+  });
+
+  it('should retry after a 5xx (Alipay 20000) and succeed', async () => {
+    const { orderNo, paidBy } = await make.paidOrder(Channel.Alipay, 4300);
+    const refundNo = uniqueId('SE');
+    fake.script(refundNo, 'server-error');
+
+    await make.refund({ orderNo, transactionId: paidBy, refundNo });
+
+    await refunds.statusIs(refundNo, 'SUCCEEDED');
+    expect(fake.calls.filter((c) => c.refundNo === refundNo).map((c) => c.behaviour)).toEqual([
+      'server-error',
+      'success',
+    ]);
+    expect(await orders.status(orderNo)).toBe('REFUNDED');
+  });
+
+  it('should close a refund the channel refuses, give the amount back, and return the order to PAID', async () => {
+    const { orderNo, paidBy } = await make.paidOrder(Channel.Wechatpay, 4400);
+    const refundNo = uniqueId('RJ');
+    fake.script(refundNo, { reject: 'INVALID_REQUEST', message: '订单已全额退款' });
+
+    await make.refund({ orderNo, transactionId: paidBy, refundNo });
+
+    const closed = await refunds.statusIs(refundNo, 'CLOSED');
+    expect(String(closed.last_error)).toContain('INVALID_REQUEST');
+    expect(await orders.status(orderNo)).toBe('PAID');
+    expect(await refunds.reserved(paidBy)).toBe(0);
+    expect(fake.callsFor(refundNo)).toBe(1);
+  });
+});
+
+describe('refund notifications', () => {
+  it('should apply a WeChat REFUND.SUCCESS delivered 5 times at once exactly once', async () => {
+    const { orderNo, paidBy } = await make.paidOrder(Channel.Wechatpay, 1000);
+    const refundNo = uniqueId('PR');
+    fake.script(refundNo, 'processing');
+    await make.refund({ orderNo, transactionId: paidBy, amount: 400, refundNo });
+    const processing = await refunds.statusIs(refundNo, 'PROCESSING');
+    expect(await orders.status(orderNo)).toBe('REFUNDING');
+
+    // WeChat signs each sending afresh: five deliveries, not one replayed.
+    const notice = { orderNo, transactionId: paidBy, refundNo, channelRefundId: String(processing.channel_refund_id) };
+    const outcomes = await Promise.all(
+      Array.from({ length: 5 }, () => make.wechatpayRefundNotice({ ...notice, total: 1000, refund: 400 })),
+    );
+
+    expect(outcomes.sort()).toEqual(['DUPLICATE', 'DUPLICATE', 'DUPLICATE', 'DUPLICATE', 'REFUND_SUCCEEDED']);
+    expect(await refunds.row(refundNo)).toMatchObject({ status: 'SUCCEEDED' });
+    expect(await orders.status(orderNo)).toBe('PARTIALLY_REFUNDED');
+    expect(await orders.history(orderNo)).toEqual([
+      '->WAIT_PAY',
+      'WAIT_PAY>PAID',
+      'PAID>REFUNDING',
+      'REFUNDING>PARTIALLY_REFUNDED',
+    ]);
+    expect(await refunds.succeededEvents(orderNo)).toBe(1);
+    expect((await refunds.deliveries(orderNo)).sort()).toEqual([
+      'REFUND.SUCCESS DUPLICATE',
+      'REFUND.SUCCESS DUPLICATE',
+      'REFUND.SUCCESS DUPLICATE',
+      'REFUND.SUCCESS DUPLICATE',
+      'REFUND.SUCCESS REFUND_SUCCEEDED',
+    ]);
+    expect(fake.callsFor(refundNo)).toBe(1);
+  });
+
+  it('should settle an Alipay refund by its notification while the API call is still unanswered', async () => {
+    const { orderNo, paidBy } = await make.paidOrder(Channel.Alipay, 600);
+    const refundNo = uniqueId('AN');
+    fake.script(refundNo, 'timeout');
+    await make.refund({ orderNo, transactionId: paidBy, refundNo });
+    await waitFor('the channel call', async () => fake.callsFor(refundNo) === 1);
+
+    const notice = make.alipayRefundNotification({ orderNo, transactionId: paidBy, refundNo, total: 600, refund: 600 });
+    const outcomes = await Promise.all(Array.from({ length: 5 }, () => make.settle(notice)));
+
+    expect(outcomes.sort()).toEqual(['DUPLICATE', 'DUPLICATE', 'DUPLICATE', 'DUPLICATE', 'REFUND_SUCCEEDED']);
+    expect(await refunds.row(refundNo)).toMatchObject({ status: 'SUCCEEDED' });
+    expect(await orders.status(orderNo)).toBe('REFUNDED');
+    // The timed-out call is not sent again: the refund is final.
+    await sleep(REFUND_TIMEOUT_MS + 1500);
+    expect(fake.callsFor(refundNo)).toBe(1);
+    expect(await refunds.row(refundNo)).toMatchObject({ status: 'SUCCEEDED', attempts: 1 });
+  });
+
+  it('should ask WeChat Pay about a PROCESSING refund whose notification does not come, and settle it', async () => {
+    const { orderNo, paidBy } = await make.paidOrder(Channel.Wechatpay, 1500);
+    const refundNo = uniqueId('QY');
+    fake.script(refundNo, 'processing');
+    fake.scriptQuery(refundNo, 'server-error');
+    await make.refund({ orderNo, transactionId: paidBy, refundNo });
+    await refunds.statusIs(refundNo, 'PROCESSING');
+    await waitFor('two queries (a 5xx, then PROCESSING)', async () => fake.queriesFor(refundNo) >= 2);
+    expect(await refunds.row(refundNo)).toMatchObject({ status: 'PROCESSING' });
+
+    fake.settle(refundNo, 'SUCCESS');
+
+    await refunds.statusIs(refundNo, 'SUCCEEDED');
+    expect(fake.queries.filter((q) => q.refundNo === refundNo).map((q) => q.answered)).toEqual([
+      'server-error',
+      ...Array(fake.queriesFor(refundNo) - 2).fill('PROCESSING'),
+      'SUCCESS',
+    ]);
+    expect(fake.callsFor(refundNo)).toBe(1);
+    expect(await orders.status(orderNo)).toBe('REFUNDED');
+  });
+});
+
+/** A WeChat refund accepted as PROCESSING, for the tests of what comes after. */
+async function processingWechatpayRefund(amount: number, refundAmount = amount) {
+  const { orderNo, paidBy } = await make.paidOrder(Channel.Wechatpay, amount);
+  const refundNo = uniqueId('AB');
+  fake.script(refundNo, 'processing');
+  await make.refund({ orderNo, transactionId: paidBy, amount: refundAmount, refundNo });
+  const processing = await refunds.statusIs(refundNo, 'PROCESSING');
+  const notice = (status: 'SUCCESS' | 'CLOSED' | 'ABNORMAL') =>
+    make.wechatpayRefundNotice({
+      orderNo,
+      transactionId: paidBy,
+      refundNo,
+      channelRefundId: String(processing.channel_refund_id),
+      status,
+      total: amount,
+      refund: refundAmount,
+    });
+  return { orderNo, paidBy, refundNo, notice };
+}
+
+describe('an ABNORMAL refund', () => {
+  it('should keep the order REFUNDING with the amount reserved, then settle on the later REFUND.SUCCESS', async () => {
+    const { orderNo, paidBy, refundNo, notice } = await processingWechatpayRefund(2000, 2000);
+
+    expect(await notice('ABNORMAL')).toBe('REFUND_ABNORMAL');
+    expect(await notice('ABNORMAL')).toBe('DUPLICATE');
+
+    expect(await refunds.row(refundNo)).toMatchObject({ status: 'ABNORMAL', completed_at: null });
+    expect(await orders.status(orderNo)).toBe('REFUNDING');
+    expect(await refunds.reserved(paidBy)).toBe(2000);
+
+    expect(await notice('SUCCESS')).toBe('REFUND_SUCCEEDED');
+
+    expect(await refunds.row(refundNo)).toMatchObject({ status: 'SUCCEEDED' });
+    expect(await orders.status(orderNo)).toBe('REFUNDED');
+    expect(await refunds.reserved(paidBy)).toBe(2000);
+    expect(await refunds.deliveries(orderNo)).toEqual([
+      'REFUND.ABNORMAL REFUND_ABNORMAL',
+      'REFUND.ABNORMAL DUPLICATE',
+      'REFUND.SUCCESS REFUND_SUCCEEDED',
+    ]);
+    expect(await refunds.succeededEvents(orderNo)).toBe(1);
+  });
+
+  it('should give the amount back and return the order to PAID on a later REFUND.CLOSED', async () => {
+    const { orderNo, paidBy, refundNo, notice } = await processingWechatpayRefund(1800, 600);
+    expect(await notice('ABNORMAL')).toBe('REFUND_ABNORMAL');
+    expect(await refunds.reserved(paidBy)).toBe(600);
+
+    expect(await notice('CLOSED')).toBe('REFUND_CLOSED');
+
+    expect(await refunds.row(refundNo)).toMatchObject({ status: 'CLOSED' });
+    expect(await orders.status(orderNo)).toBe('PAID');
+    expect(await refunds.reserved(paidBy)).toBe(0);
+    expect(await refunds.deliveries(orderNo)).toEqual([
+      'REFUND.ABNORMAL REFUND_ABNORMAL',
+      'REFUND.CLOSED REFUND_CLOSED',
+    ]);
+  });
+
+  it('should keep asking WeChat Pay about it, and settle it when the query finds it SUCCESS', async () => {
+    const { orderNo, refundNo } = await processingWechatpayRefund(1700);
+    fake.settle(refundNo, 'ABNORMAL');
+    await refunds.statusIs(refundNo, 'ABNORMAL');
+    const queriesWhenAbnormal = fake.queriesFor(refundNo);
+    await waitFor('another query of the ABNORMAL refund', async () => fake.queriesFor(refundNo) > queriesWhenAbnormal);
+    expect(await refunds.row(refundNo)).toMatchObject({ status: 'ABNORMAL' });
+
+    fake.settle(refundNo, 'SUCCESS');
+
+    await refunds.statusIs(refundNo, 'SUCCEEDED');
+    expect(await orders.status(orderNo)).toBe('REFUNDED');
+    expect(fake.callsFor(refundNo)).toBe(1);
+  });
+});
+
+describe('a refund the channel accepted, then has no record of', () => {
+  it.each([
+    // Alipay: answered 10000 without fund_change=Y, its queries find no refund_status.
+    { channel: Channel.Alipay, accepted: 'unconfirmed' as const, queried: 'NO_REFUND', amount: 3100 },
+    // WeChat Pay: answered PROCESSING, its queries find 404 RESOURCE_NOT_EXISTS.
+    { channel: Channel.Wechatpay, accepted: 'processing-lost' as const, queried: 'RESOURCE_NOT_EXISTS', amount: 2700 },
+  ])(
+    '$channel: should ask about it, and send it again under the same number once the queries still find no refund after the max age',
+    async ({ channel, accepted: acceptedAs, queried, amount }) => {
+      const { orderNo, paidBy } = await make.paidOrder(channel, amount);
+      const refundNo = uniqueId('UC');
+      fake.script(refundNo, acceptedAs);
+
+      await make.refund({ orderNo, transactionId: paidBy, refundNo });
+      const accepted = await refunds.statusIs(refundNo, 'PROCESSING');
+      expect(accepted.accepted_at).not.toBeNull();
+
+      const done = await refunds.statusIs(refundNo, 'SUCCEEDED');
+
+      expect(fake.calls.filter((c) => c.refundNo === refundNo).map((c) => c.behaviour)).toEqual([
+        acceptedAs,
+        'success',
+      ]);
+      const queries = fake.queries.filter((q) => q.refundNo === refundNo).map((q) => q.answered);
+      expect(queries.length).toBeGreaterThanOrEqual(1);
+      expect(new Set(queries)).toEqual(new Set([queried]));
+      const resentAfterMs = (done.completed_at as Date).getTime() - (accepted.accepted_at as Date).getTime();
+      expect(resentAfterMs).toBeGreaterThanOrEqual(PROCESSING_MAX_AGE_S * 1000);
+      expect(await orders.status(orderNo)).toBe('REFUNDED');
+    },
+  );
+});
