@@ -61,11 +61,11 @@ describe('a signed payment notification with a data error', () => {
   it('should record the money anomaly when a well-formed notification of the same transaction follows, instead of failing on the malformed note', async () => {
     const orderNo = await registeredOrder(700);
     const transactionId = uniqueId('T');
-    const malformed = await client.postWechatpay(
-      client.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 700, currency: 'C'.repeat(200) }),
+    const malformed = await suite.client.postWechatpay(
+      suite.client.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 700, currency: 'C'.repeat(200) }),
     );
     const underpaid = () =>
-      client.postWechatpay(client.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 600 }));
+      suite.client.postWechatpay(suite.client.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 600 }));
 
     const answers = [malformed, await underpaid(), await underpaid()];
 

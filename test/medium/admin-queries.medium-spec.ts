@@ -3,7 +3,7 @@ import { AdminModule } from '../../src/admin/admin.module';
 import { AdminQueries, CallbackStatsRow } from '../../src/admin/admin-queries';
 import { AnomalyQueryDto, CallbackStatsQueryDto } from '../../src/admin/dto/admin-queries.dto';
 import { AnomalyView } from '../../src/admin/dto/admin-views';
-import { AnomalyType } from '../../src/anomaly/anomaly.entity';
+import { AnomalyType } from '../../src/payments/anomaly/anomaly.entity';
 import { Channel } from '../../src/domain/notification';
 import { OrderModule } from '../../src/order/order.module';
 import { SettlementModule } from '../../src/settlement/settlement.module';
