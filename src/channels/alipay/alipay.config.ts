@@ -4,7 +4,7 @@ import { readAccountsSection, refuseBesideFile } from '../accounts-file';
 import { HttpUrl } from '../channel-calls.config';
 import { SingleValue } from '../single-value';
 import { alipayAccounts } from './alipay.accounts';
-import type { AlipayCertPaths } from './alipay.certificates';
+import { AlipayCertPaths, loadAlipayCertMode } from './alipay.certificates';
 
 class AlipayEnv {
   @IsOptional()
@@ -144,11 +144,17 @@ export function loadAlipayAccounts(env: NodeJS.ProcessEnv = process.env): Alipay
   return shorthand ? [{ ...shorthand, appPrivateKeyPath }] : [];
 }
 
-/** Validates every Alipay variable and its apps; the error names each bad one. */
+/**
+ * Validates every Alipay variable and its apps; the error names each bad one. Certificates are read and
+ * checked here too (expiry, chain to the root bundle), so that a refused one is reported before anything starts.
+ */
 export function loadAlipayOptions(env: NodeJS.ProcessEnv = process.env): AlipayOptions {
+  const accounts = loadAlipayAccounts(env);
+  const now = new Date();
+  for (const { certificates } of accounts) if (certificates) loadAlipayCertMode(certificates, now);
   return {
     gatewayUrl: validateEnv(AlipayApiEnv, env).ALIPAY_GATEWAY_URL ?? 'https://openapi.alipay.com/gateway.do',
-    accounts: loadAlipayAccounts(env),
+    accounts,
     notifyMaxAgeSeconds: loadAlipayNotifyMaxAgeSeconds(env),
   };
 }
