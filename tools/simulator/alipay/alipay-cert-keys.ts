@@ -9,7 +9,7 @@
 import 'reflect-metadata'; // @peculiar/x509 resolves its services through tsyringe
 import { createHash, createPublicKey, KeyObject, randomBytes, sign, webcrypto } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import * as x509 from '@peculiar/x509';
 import { generateRsaKeyPair, RsaKeyPair } from '../platform-signers';
 
@@ -186,4 +186,37 @@ async function cryptoKeys(keys: RsaKeyPair): Promise<x509.X509CertificateCreateS
     privateKey: await webcrypto.subtle.importKey('pkcs8', pkcs8, RSA_SHA256, false, ['sign']),
     publicKey: await webcrypto.subtle.importKey('spki', spkiOf(keys.publicKeyPem), RSA_SHA256, true, ['verify']),
   } as unknown as x509.X509CertificateCreateSelfSignedParams['keys'];
+}
+
+/** What a development key set remembers of its certificate mode (files beside its keys, and their SNs). */
+export interface DevAlipayCertMode {
+  appCertSn: string;
+  rootCertSn: string;
+  alipayCertSn: string;
+  /** File names inside the key set's folder. */
+  files: { publicCert: string; rootCert: string; appCert: string };
+}
+
+/**
+ * Certificate mode for a development key set: a test root made now (its key is thrown away), the Alipay
+ * certificate around the key set's Alipay key, the app certificate around its app key; written into `dir`.
+ */
+export async function writeDevAlipayCertMode(
+  dir: string,
+  app: { appId: string; sellerId: string },
+  alipayKey: RsaKeyPair,
+  appPublicKeyPem: string,
+): Promise<DevAlipayCertMode> {
+  const set = await createAlipayCertKeySet(app.appId, app.sellerId, appPublicKeyPem, alipayKey);
+  const paths = writeAlipayCertFiles(dir, app.appId, set);
+  return {
+    appCertSn: set.appCert.sn,
+    rootCertSn: set.rootCertSn,
+    alipayCertSn: set.alipayCert.sn,
+    files: {
+      publicCert: basename(paths.publicCertPath),
+      rootCert: basename(paths.rootCertPath),
+      appCert: basename(paths.appCertPath),
+    },
+  };
 }
