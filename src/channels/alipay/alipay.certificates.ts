@@ -188,7 +188,7 @@ function tlvAt(der: Buffer, at: number): Tlv {
 
 function childrenOf(der: Buffer, parent: Tlv): Tlv[] {
   const children: Tlv[] = [];
-  for (let at = parent.start; at < parent.end; ) {
+  for (let at = parent.start; at < parent.end;) {
     const child = tlvAt(der, at);
     children.push(child);
     at = child.end;
