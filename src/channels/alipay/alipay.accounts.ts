@@ -56,7 +56,9 @@ export const alipayAccounts: AccountsSection<AlipayAccountEntry, AlipayAccount> 
       );
     }
     if (!certMode && entry.alipayPublicKeyPath === undefined) {
-      throw accountsFileError(`${where} needs alipayPublicKeyPath, or alipayPublicCertPaths and alipayRootCertPath`);
+      throw accountsFileError(
+        `${where}.alipayPublicKeyPath is missing (public key mode), or alipayPublicCertPaths and alipayRootCertPath (certificate mode)`,
+      );
     }
     if (certMode && (!entry.alipayPublicCertPaths || !entry.alipayRootCertPath)) {
       throw accountsFileError(`${where} needs alipayPublicCertPaths and alipayRootCertPath together`);

@@ -136,7 +136,11 @@ describe('certificate mode', () => {
         { alipayPublicKeyPath: '/k/a.pem', alipayPublicCertPaths: ['/k/c.crt'], alipayRootCertPath: '/k/r.crt' },
         /choose one/,
       ],
-      ['no key at all', {}, /needs alipayPublicKeyPath, or alipayPublicCertPaths and alipayRootCertPath/],
+      [
+        'no key at all',
+        {},
+        /alipay\[0\]\.alipayPublicKeyPath is missing \(public key mode\), or alipayPublicCertPaths and alipayRootCertPath/,
+      ],
       ['certificates without the root', { alipayPublicCertPaths: ['/k/c.crt'] }, /together/],
       [
         'an empty certificate list',
