@@ -411,6 +411,10 @@ describe('API calls in certificate mode', () => {
     );
 
     expect(await effects.events(order.orderNo)).toBe(1);
+    // The query's channel call is recorded once its outcome has been applied.
+    await eventually('the paid query recorded', async () =>
+      (await effects.channelCalls(order.orderNo, 'QUERY')).some((c) => c.outcome === 'PAID'),
+    );
     expect(await effects.channelCalls(order.orderNo, 'QUERY')).toContainEqual(
       expect.objectContaining({
         channel: 'ALIPAY',
@@ -481,6 +485,37 @@ describe('API calls in certificate mode', () => {
     expect(report?.counts).toMatchObject({ MATCHED: 1, MISSING_LOCAL: 1, MISSING_CHANNEL: 0 });
     expect(await effects.status(lost.orderNo)).toBe('PAID');
     expect(await effects.events(lost.orderNo)).toBe(1);
+  });
+
+  it('should be refused by the gateway when it sends the SN of another app certificate', async () => {
+    const otherAppCert = join(files.dir, 'appCertPublicKey.other.crt');
+    writeFileSync(
+      otherAppCert,
+      (await issueCertificate(root, platforms.refunds.alipayAppKey.publicKeyPem, 'other')).pem,
+    );
+    const app = await startApp({
+      ...certEnv,
+      ALIPAY_APP_CERT_PATH: otherAppCert,
+      PAYMENT_QUERY_SCHEDULE_SECONDS: '86400',
+    });
+    try {
+      const order = await registered('CA', 800);
+      fake.payTrade({ channel: 'ALIPAY', outTradeNo: order.orderNo, transactionId: order.transactionId, amount: 800 });
+      const refusedBefore = fake.refusedRequests.length;
+
+      const channel = app.app.get(PaymentChannels, { strict: false }).all.find((c) => c.channel === 'ALIPAY')!;
+      const result = await channel.queryTrade({ merchantId: appId(), orderNo: order.orderNo });
+
+      expect(result).toEqual({ outcome: 'FAILED', detail: expect.stringContaining('isv.invalid-app-cert-sn') });
+      expect(fake.refusedRequests.slice(refusedBefore)).toEqual([
+        {
+          path: '/gateway.do',
+          reason: expect.stringMatching(/^isv\.invalid-app-cert-sn: app_cert_sn "[0-9a-f]{32}" is not /),
+        },
+      ]);
+    } finally {
+      await app.close();
+    }
   });
 
   it('should not trust an answer naming a certificate that is not configured', async () => {

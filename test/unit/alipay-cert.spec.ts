@@ -11,6 +11,7 @@ import {
   rootCertSn,
 } from '../../src/channels/alipay/alipay.certificates';
 import { AlipayConfig } from '../../src/channels/alipay/alipay.config';
+import { AlipayClient } from '../../src/channels/alipay/alipay.client';
 import { AlipayVerifier } from '../../src/channels/alipay/alipay.verifier';
 import { alipayTradeParams, generateRsaKeyPair } from '../../tools/simulator/platform-signers';
 import { alipayCertDelivery, createTestRoot, issueCertificate } from '../../tools/simulator/alipay/alipay-cert-keys';
@@ -256,6 +257,10 @@ describe(`${AlipayVerifier.name} in certificate mode`, () => {
   });
 
   describe('a real signed answer (set D, alipay.trade.query)', () => {
+    let dir: string;
+    beforeAll(() => (dir = mkdtempSync(path.join(tmpdir(), 'alipay-client-'))));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
     const dApp: AlipayConfig = {
       appId: '2019090366874103',
       certificates: {
@@ -277,6 +282,22 @@ describe(`${AlipayVerifier.name} in certificate mode`, () => {
         app_cert_sn: '4498aaa8ab0c8986c15c41b36186db7d',
         alipay_root_cert_sn: ROOT_SN,
       });
+    });
+
+    it('should make API calls unavailable without the app certificate, whose SN they must carry', () => {
+      const withoutAppCert = { ...dApp, certificates: { ...dApp.certificates!, appCertPath: undefined } };
+      const verifier = new AlipayVerifier([withoutAppCert], {}, () => D_IN_USE);
+      const keyPath = path.join(dir, 'app-key.pem');
+      writeFileSync(keyPath, generateRsaKeyPair().privateKeyPem);
+      const api = { gatewayUrl: 'http://127.0.0.1:9/gateway.do', timeoutMs: 1000, downloadTimeoutMs: 1000 };
+
+      const sut = new AlipayClient([{ ...withoutAppCert, appPrivateKeyPath: keyPath }], api, verifier);
+
+      expect(sut.unavailableReason(dApp.appId)).toMatch(
+        /certificate mode need its app certificate \(ALIPAY_APP_CERT_PATH/,
+      );
+      expect(sut.appIds()).toEqual([]);
+      expect(verifier.requestCertSns(dApp.appId)).toEqual({ app_cert_sn: undefined, alipay_root_cert_sn: ROOT_SN });
     });
 
     it('should refuse it when it names a certificate not configured, or once changed', () => {

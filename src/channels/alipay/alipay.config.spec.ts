@@ -84,6 +84,13 @@ describe('certificate mode', () => {
     expect(() => loadAlipayConfig({ ...certVars, ALIPAY_ROOT_CERT_PATH: 'a.crt,b.crt' })).toThrow(
       /ALIPAY_ROOT_CERT_PATH takes a single value/,
     );
+    expect(() =>
+      loadAlipayConfig({
+        ALIPAY_APP_ID: '2021000117600001',
+        ALIPAY_PUBLIC_KEY_PATH: 'k.pem',
+        ALIPAY_VALIDATE_CERT_CHAIN: 'false',
+      }),
+    ).toThrow(/ALIPAY_VALIDATE_CERT_CHAIN applies to certificate mode/);
     expect(() => loadAlipayConfig({ ...certVars, ALIPAY_VALIDATE_CERT_CHAIN: 'no' })).toThrow(
       /ALIPAY_VALIDATE_CERT_CHAIN must be true or false/,
     );

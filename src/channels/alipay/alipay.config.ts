@@ -102,6 +102,11 @@ export function loadAlipayConfig(env: NodeJS.ProcessEnv = process.env): AlipayCo
       `Invalid Alipay configuration: ${PUBLIC_KEY_MODE} (public key mode) and ALIPAY_*_CERT_PATH(S) (certificate mode) are both set; choose one`,
     );
   }
+  if (!certMode && vars.ALIPAY_VALIDATE_CERT_CHAIN !== undefined) {
+    throw new ConfigurationError(
+      'ALIPAY_VALIDATE_CERT_CHAIN applies to certificate mode (ALIPAY_PUBLIC_CERT_PATHS) only',
+    );
+  }
   requireAll('Alipay', { ...vars }, ['ALIPAY_APP_ID', ...(certMode ? CERT_MODE : [PUBLIC_KEY_MODE])]);
   const base = { appId: vars.ALIPAY_APP_ID!, sellerId: vars.ALIPAY_SELLER_ID };
   if (!certMode) return { ...base, publicKeyPath: vars.ALIPAY_PUBLIC_KEY_PATH! };
