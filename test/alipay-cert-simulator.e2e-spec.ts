@@ -74,6 +74,14 @@ describe('simulate init --alipay-cert', () => {
     expect(paid.stdout).toContain(`order ${orderNo} is PAID`);
     const order = await row('SELECT status, transaction_id FROM payment_order WHERE order_no = ?', [orderNo]);
     expect(order?.status).toBe('PAID');
+    // The simulator's certificate-mode notifications name the certificate that signed them.
+    const keysJson = JSON.parse(readFileSync(join(keysDir, 'keys.json'), 'utf8')) as {
+      alipay: { certMode: { alipayCertSn: string } };
+    };
+    const delivery = await row('SELECT raw_body FROM callback_delivery WHERE order_no = ? LIMIT 1', [orderNo]);
+    expect((delivery?.raw_body as Buffer).toString('latin1')).toContain(
+      `alipay_cert_sn=${keysJson.alipay.certMode.alipayCertSn}`,
+    );
     const keys = JSON.parse(readFileSync(join(keysDir, 'keys.json'), 'utf8')) as { admins: Array<{ token: string }> };
     const refundNo = uniqueId('RC');
     const requested = await fetch(`${app.url}/admin/refunds/emergency`, {
