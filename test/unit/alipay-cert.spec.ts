@@ -246,6 +246,10 @@ describe(`${AlipayVerifier.name} in certificate mode`, () => {
       expect(codeOf(() => sut.verify(form(`${bBody}&alipay_cert_sn=a359aaadd01ceca03dbc07537da539b9`)))).toBe(
         'no error',
       );
+      // Named or not, it is the same signed delivery: one replay key.
+      expect(sut.verify(form(`${bBody}&alipay_cert_sn=a359aaadd01ceca03dbc07537da539b9`)).replayKey).toBe(
+        sut.verify(form(bBody)).replayKey,
+      );
       expect(codeOf(() => sut.verify(form(`${bBody}&alipay_cert_sn=7513daaaa48aa3ba2e4018d84402479c`)))).toBe(
         'InvalidSignature',
       );

@@ -166,7 +166,7 @@ export class AlipayVerifier {
       throw new DomainError('InvalidSignature', `sign_type ${signType} is not accepted, only RSA2`);
     const app = this.appOf(params);
     const signature = Buffer.from(sign, 'base64');
-    const certSn = app.certMode ? params.get(CERT_SN_PARAMETER) : undefined;
+    const certSn = (app.certMode && params.get(CERT_SN_PARAMETER)) || undefined;
     if (certSn === undefined) {
       const content = Buffer.from(signedContent(params), 'utf8');
       if (app.keys.some((key) => verify('sha256', content, key.publicKey, signature))) return app;
@@ -210,11 +210,12 @@ function loadApp(account: AlipayConfig, now: Date): AlipayApp {
 
 /**
  * Alipay's signature is the same for every sending of a notification, and leaves empty-valued
- * parameters out: the same signed content and signature again, padded or not, is a replay.
+ * parameters out: the same signed content and signature again, padded or not, is a replay. So is
+ * the same one with its (unsigned) alipay_cert_sn left out.
  */
 function replayKeyOf(params: Map<string, string>): string {
   return createHash('sha256')
-    .update(`${signedContent(params)}\n${params.get('sign')}`)
+    .update(`${signedContent(params, ['sign', 'sign_type', CERT_SN_PARAMETER])}\n${params.get('sign')}`)
     .digest('hex');
 }
 
