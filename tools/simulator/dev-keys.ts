@@ -3,9 +3,10 @@
  * stay with the simulator, their public halves and the merchant's private keys go to the service), the tokens,
  * and a description the other commands load. Never for production: the keys are made on this machine for it.
  */
-import { createPrivateKey, KeyObject, randomBytes } from 'node:crypto';
+import { createPrivateKey, createPublicKey, KeyObject, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { DevAlipayCertMode, writeDevAlipayCertMode } from './alipay/alipay-cert-keys';
 import { UsageError } from './cli';
 import { FakePlatformOptions } from './fake-platform';
 import { generateRsaKeyPair, randomAlphanumeric } from './platform-signers';
@@ -29,7 +30,8 @@ export interface DevKeys {
     /** Absent in key sets made before APIv2 notifications existed. */
     apiV2Key?: string;
   };
-  alipay: { appId: string; sellerId: string };
+  /** certMode: Alipay's certificate mode (`init --alipay-cert`) instead of the bare public key. */
+  alipay: { appId: string; sellerId: string; certMode?: DevAlipayCertMode };
 }
 
 /** The PEM files of a key set, by role. */
@@ -93,6 +95,22 @@ export function createDevKeys(dir: string, platformPort: number, options: { subM
   return keys;
 }
 
+/** Switches the key set's Alipay app to certificate mode: certificates around its existing keys, beside them. */
+export async function addAlipayCertMode(keys: DevKeys): Promise<DevKeys> {
+  const privateKey = createPrivateKey(readFileSync(join(keys.dir, PEM.alipayKey)));
+  const alipayKey = {
+    privateKey,
+    privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    publicKeyPem: createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }).toString(),
+  };
+  const appPublicKeyPem = readFileSync(join(keys.dir, PEM.alipayAppPub), 'utf8');
+  const certMode = await writeDevAlipayCertMode(keys.dir, keys.alipay, alipayKey, appPublicKeyPem);
+  const updated = { ...keys, alipay: { ...keys.alipay, certMode } };
+  const { dir: _dir, ...description } = updated;
+  writeSecret(join(keys.dir, DESCRIPTION_FILE), `${JSON.stringify(description, null, 2)}\n`);
+  return updated;
+}
+
 export function loadDevKeys(dir: string): DevKeys {
   const absolute = resolve(dir);
   if (!keysExist(absolute)) {
@@ -128,9 +146,20 @@ export function serviceEnvironment(keys: DevKeys): Record<string, string> {
     ...(keys.wechatpay.subMchids?.length ? { WECHATPAY_SUB_MCHIDS: keys.wechatpay.subMchids.join(',') } : {}),
     ALIPAY_APP_ID: keys.alipay.appId,
     ALIPAY_SELLER_ID: keys.alipay.sellerId,
-    ALIPAY_PUBLIC_KEY_PATH: join(keys.dir, PEM.alipayPub),
+    ...alipayKeyEnvironment(keys),
     ALIPAY_APP_PRIVATE_KEY_PATH: join(keys.dir, PEM.alipayAppKey),
     ALIPAY_GATEWAY_URL: `${platformUrl}/gateway.do`,
+  };
+}
+
+/** The bare public key, or in certificate mode the three certificates. */
+function alipayKeyEnvironment(keys: DevKeys): Record<string, string> {
+  const certMode = keys.alipay.certMode;
+  if (!certMode) return { ALIPAY_PUBLIC_KEY_PATH: join(keys.dir, PEM.alipayPub) };
+  return {
+    ALIPAY_PUBLIC_CERT_PATHS: join(keys.dir, certMode.files.publicCert),
+    ALIPAY_ROOT_CERT_PATH: join(keys.dir, certMode.files.rootCert),
+    ALIPAY_APP_CERT_PATH: join(keys.dir, certMode.files.appCert),
   };
 }
 
@@ -162,6 +191,11 @@ export function fakePlatformAccounts(keys: DevKeys): Pick<FakePlatformOptions, '
       appId: keys.alipay.appId,
       appPublicKeyPem: readFileSync(join(keys.dir, PEM.alipayAppPub), 'utf8'),
       alipayPrivateKey: privateKeys.alipay,
+      certMode: keys.alipay.certMode && {
+        appCertSn: keys.alipay.certMode.appCertSn,
+        rootCertSn: keys.alipay.certMode.rootCertSn,
+        alipayCertSn: keys.alipay.certMode.alipayCertSn,
+      },
     },
   };
 }

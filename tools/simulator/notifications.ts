@@ -2,7 +2,8 @@
  * Signed notifications as the platforms send them, for a key set, and how the service's answer reads to a person.
  * A success ack is WeChat's 204 (or 200) and Alipay's 200 with the body `success`; anything else is refused.
  */
-import { randomBytes } from 'node:crypto';
+import { KeyObject, randomBytes } from 'node:crypto';
+import { alipayCertDelivery } from './alipay/alipay-cert-keys';
 import { formatMinor, http, HttpAnswer, print } from './cli';
 import { DevKeys, platformKeys } from './dev-keys';
 import { alipayDelivery, alipayRefundParams, alipayTradeParams, wechatpayDelivery, yuan } from './platform-signers';
@@ -60,7 +61,11 @@ export function paymentNotification(keys: DevKeys, channel: SimulatedChannel, p:
     totalAmount: yuan(p.amount),
     tradeStatus: status,
   });
-  return { channel, ...alipayForm(alipayDelivery(signing.alipay, params)), summary: `Alipay ${status}  ${summary}` };
+  return {
+    channel,
+    ...alipayForm(alipaySigned(keys, signing.alipay, params)),
+    summary: `Alipay ${status}  ${summary}`,
+  };
 }
 
 export interface RefundNoticeParams {
@@ -111,7 +116,13 @@ export function refundNotification(keys: DevKeys, channel: SimulatedChannel, p: 
     refundFee: yuan(p.amount),
     tradeStatus: p.amount === p.total ? 'TRADE_CLOSED' : 'TRADE_SUCCESS',
   });
-  return { channel, ...alipayForm(alipayDelivery(signing.alipay, params)), summary: `Alipay refund  ${summary}` };
+  return { channel, ...alipayForm(alipaySigned(keys, signing.alipay, params)), summary: `Alipay refund  ${summary}` };
+}
+
+/** In certificate mode the notification names the signing certificate in alipay_cert_sn. */
+function alipaySigned(keys: DevKeys, key: KeyObject, params: Record<string, string>): string {
+  const certMode = keys.alipay.certMode;
+  return certMode ? alipayCertDelivery(key, certMode.alipayCertSn, params) : alipayDelivery(key, params);
 }
 
 /** A transaction id shaped like the channel's: WeChat 4200…, 28 digits; Alipay 2026…, 28 digits. */

@@ -42,7 +42,8 @@ const KEPT_AT_EACH_END = 2;
 export class AlipayChannel implements PaymentChannel {
   readonly channel = Channel.Alipay;
   readonly notifyPath = 'alipay';
-  readonly disabledHint = 'set ALIPAY_APP_ID and ALIPAY_PUBLIC_KEY_PATH (or PAYMENT_ACCOUNTS_FILE) to enable';
+  readonly disabledHint =
+    'set ALIPAY_APP_ID and ALIPAY_PUBLIC_KEY_PATH, or ALIPAY_PUBLIC_CERT_PATHS and ALIPAY_ROOT_CERT_PATH (or PAYMENT_ACCOUNTS_FILE) to enable';
 
   constructor(
     private readonly verifier: AlipayVerifier,
@@ -98,9 +99,9 @@ export class AlipayChannel implements PaymentChannel {
     return this.client.appIds();
   }
 
-  /** Alipay's public keys carry no id: the app id names each. */
+  /** Public keys carry no id (the app id names each); certificate mode shows its SNs. */
   keyIds(): string[] {
-    return [];
+    return this.verifier.certSns();
   }
 
   apiUnavailableReason(merchantId: string | undefined): string | undefined {

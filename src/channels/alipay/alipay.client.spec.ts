@@ -57,7 +57,7 @@ describe(signedResponse.name, () => {
   it('should find the response after sign and alipay_cert_sn', () => {
     const text = `{"sign":"${SIGN}","alipay_cert_sn":"4cee3a7d4b9c6e1d","alipay_trade_refund_response":${SUCCESS}}`;
 
-    expect(sut(text)).toEqual({ content: SUCCESS, sign: SIGN });
+    expect(sut(text)).toEqual({ content: SUCCESS, sign: SIGN, certSn: '4cee3a7d4b9c6e1d' });
   });
 
   it('should allow whitespace and newlines between the tokens', () => {

@@ -63,7 +63,7 @@ export class AlipayClient {
 
   /** The app ids whose API we can call. */
   appIds(): string[] {
-    return [...this.keys.keys()];
+    return [...this.keys.keys()].filter((appId) => this.unavailableReason(appId) === undefined);
   }
 
   /** A payment recorded before accounts were remembered belongs to the only app there is. */
@@ -79,6 +79,10 @@ export class AlipayClient {
     if (!this.keys.has(resolved)) {
       return `Alipay API calls for app_id ${resolved} need its app private key (ALIPAY_APP_PRIVATE_KEY_PATH, or the accounts file)`;
     }
+    const certSns = this.verifier.requestCertSns(resolved);
+    if (certSns && !certSns.app_cert_sn) {
+      return `Alipay API calls for app_id ${resolved} in certificate mode need its app certificate (ALIPAY_APP_CERT_PATH, or appCertPath in the accounts file)`;
+    }
     return undefined;
   }
 
@@ -90,13 +94,15 @@ export class AlipayClient {
   ): Promise<VerifiedResponse | CallFailure> {
     const resolved = this.resolve(appId);
     const key = this.keys.get(resolved ?? '');
-    if (!resolved || !key) return { failure: this.unavailableReason(appId) ?? 'no app key' };
+    const unavailable = this.unavailableReason(appId);
+    if (!resolved || !key || unavailable) return { failure: unavailable ?? 'no app key' };
+    const certSns = this.verifier.requestCertSns(resolved);
     let text: string;
     try {
       const response = await fetch(this.api.gatewayUrl, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded;charset=utf-8' },
-        body: new URLSearchParams(signedRequest(resolved, key, method.name, bizContent)).toString(),
+        body: new URLSearchParams(signedRequest(resolved, key, method.name, bizContent, certSns)).toString(),
         signal: AbortSignal.timeout(this.api.timeoutMs),
       });
       text = await response.text();
@@ -105,7 +111,7 @@ export class AlipayClient {
       return { failure: `Alipay ${method.name}: ${describeFailure(error)}` };
     }
     const signed = signedResponse(text, method.responseKey);
-    if (!signed || !this.verifier.verifyResponse(resolved, signed.content, signed.sign)) {
+    if (!signed || !this.verifier.verifyResponse(resolved, signed.content, signed.sign, signed.certSn)) {
       return { failure: `Alipay ${method.name} answer has no valid signature` };
     }
     return { verified: JSON.parse(signed.content) as Record<string, string | undefined>, text: signed.content };
@@ -134,8 +140,17 @@ export function isFailure(answer: VerifiedResponse | CallFailure): answer is Cal
   return 'failure' in answer;
 }
 
-/** The public parameters plus biz_content, signed RSA2 over everything but `sign` (sign_type included). */
-function signedRequest(appId: string, key: KeyObject, method: string, bizContent: object): Record<string, string> {
+/**
+ * The public parameters plus biz_content, signed RSA2 over everything but `sign` (sign_type included);
+ * in certificate mode app_cert_sn and alipay_root_cert_sn are public parameters too, and signed.
+ */
+function signedRequest(
+  appId: string,
+  key: KeyObject,
+  method: string,
+  bizContent: object,
+  certSns?: { app_cert_sn?: string; alipay_root_cert_sn: string },
+): Record<string, string> {
   const params = new Map<string, string>([
     ['app_id', appId],
     ['method', method],
@@ -146,6 +161,10 @@ function signedRequest(appId: string, key: KeyObject, method: string, bizContent
     ['version', '1.0'],
     ['biz_content', JSON.stringify(bizContent)],
   ]);
+  if (certSns?.app_cert_sn) {
+    params.set('app_cert_sn', certSns.app_cert_sn);
+    params.set('alipay_root_cert_sn', certSns.alipay_root_cert_sn);
+  }
   const content = signedContent(params, ['sign']);
   params.set('sign', sign('sha256', Buffer.from(content, 'utf8'), key).toString('base64'));
   return Object.fromEntries(params);
@@ -158,7 +177,7 @@ function beijingDateTime(at: Date): string {
 export function signedResponse(
   text: string,
   responseKey = METHODS.refund.responseKey,
-): { content: string; sign: string } | undefined {
+): { content: string; sign: string; certSn?: string } | undefined {
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -171,7 +190,9 @@ export function signedResponse(
   const start = text.indexOf(`"${key}"`);
   const open = text.indexOf('{', start);
   const end = matchingBrace(text, open);
-  return end === undefined ? undefined : { content: text.slice(open, end + 1), sign: body.sign };
+  if (end === undefined) return undefined;
+  const certSn = typeof body.alipay_cert_sn === 'string' ? body.alipay_cert_sn : undefined;
+  return { content: text.slice(open, end + 1), sign: body.sign, certSn };
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

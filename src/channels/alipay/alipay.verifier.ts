@@ -1,6 +1,7 @@
 import { createHash, KeyObject, verify } from 'node:crypto';
 import { DomainError } from '../../domain/domain-error';
 import { parseDecimalAmount } from '../../domain/money';
+import { loadAlipayCertMode } from './alipay.certificates';
 import { AlipayConfig, DEFAULT_NOTIFY_MAX_AGE_SECONDS } from './alipay.config';
 import { headerValue, loadPublicKey } from '../key-loading';
 import {
@@ -21,12 +22,25 @@ const FORM_CONTENT_TYPE = 'application/x-www-form-urlencoded';
 /** Clocks disagree a little: a notify_time this far ahead of ours is still taken as now. */
 const MAX_CLOCK_SKEW_MS = 5 * 60 * 1000;
 
-/** An app's Alipay public key, loaded once; notifications are routed to their app by app_id. */
+/** A certificate-mode notification or answer names the certificate that signed it; it is not signed itself. */
+const CERT_SN_PARAMETER = 'alipay_cert_sn';
+
+/** One key an app's notifications may be signed with. */
+export interface AlipayKey {
+  publicKey: KeyObject;
+  /** The certificate's SN in certificate mode; public keys have no id. */
+  sn?: string;
+  /** Names the key in a refusal: `SN …`, or the SHA-256 of a bare public key. */
+  name: string;
+}
+
+/** An app's Alipay keys, loaded once; notifications are routed to their app by app_id. */
 export interface AlipayApp {
   account: AlipayConfig;
-  publicKey: KeyObject;
-  /** Names the key in a refusal: Alipay public keys have no id of their own. */
-  fingerprint: string;
+  /** The public key, or each configured Alipay certificate's (several during a rotation). */
+  keys: AlipayKey[];
+  /** Certificate mode: what API requests carry (app_cert_sn needs the app certificate). */
+  certMode?: { rootCertSn: string; appCertSn?: string };
 }
 
 /** Alipay asynchronous notification: RSA2 (SHA256withRSA) over the sorted, decoded parameters. */
@@ -44,15 +58,29 @@ export class AlipayVerifier {
   ) {
     this.notifyMaxAgeMs = notifyMaxAgeSeconds * 1000;
     this.enabled = accounts.length > 0;
-    for (const account of accounts) {
-      const publicKey = loadPublicKey(account.publicKeyPath, 'ALIPAY_PUBLIC_KEY_PATH');
-      this.apps.set(account.appId, { account, publicKey, fingerprint: fingerprintOf(publicKey) });
-    }
+    for (const account of accounts) this.apps.set(account.appId, loadApp(account, new Date(now())));
   }
 
   /** The app ids, for the start-up log. */
   appIds(): string[] {
     return [...this.apps.keys()];
+  }
+
+  /** Certificate mode's SNs, for the start line: each Alipay certificate's, the app's, the root bundle's. */
+  certSns(): string[] {
+    const sns = [...this.apps.values()].flatMap((app) => [
+      ...app.keys.flatMap((key) => (key.sn ? [`alipay_cert_sn=${key.sn}`] : [])),
+      ...(app.certMode?.appCertSn ? [`app_cert_sn=${app.certMode.appCertSn}`] : []),
+      ...(app.certMode ? [`alipay_root_cert_sn=${app.certMode.rootCertSn}`] : []),
+    ]);
+    return [...new Set(sns)];
+  }
+
+  /** What a certificate-mode app's API requests carry; undefined in public key mode. */
+  requestCertSns(appId: string): { app_cert_sn?: string; alipay_root_cert_sn: string } | undefined {
+    const certMode = this.apps.get(appId)?.certMode;
+    if (!certMode) return undefined;
+    return { app_cert_sn: certMode.appCertSn, alipay_root_cert_sn: certMode.rootCertSn };
   }
 
   verify(delivery: RawDelivery): VerifiedNotification {
@@ -110,11 +138,16 @@ export class AlipayVerifier {
     }
   }
 
-  /** An openapi response to `appId`'s request: `sign` covers the exact text of the response object. */
-  verifyResponse(appId: string, signedText: string, sign: string): boolean {
+  /**
+   * An openapi response to `appId`'s request: `sign` covers the exact text of the response object. In
+   * certificate mode the answer's alipay_cert_sn names the certificate; an SN not configured verifies nothing.
+   */
+  verifyResponse(appId: string, signedText: string, sign: string, certSn?: string): boolean {
     const app = this.apps.get(appId);
     if (!app) return false;
-    return verify('sha256', Buffer.from(signedText, 'utf8'), app.publicKey, Buffer.from(sign, 'base64'));
+    const keys = app.certMode && certSn !== undefined ? app.keys.filter((key) => key.sn === certSn) : app.keys;
+    const signature = Buffer.from(sign, 'base64');
+    return keys.some((key) => verify('sha256', Buffer.from(signedText, 'utf8'), key.publicKey, signature));
   }
 
   private appOf(params: Map<string, string>): AlipayApp {
@@ -132,24 +165,57 @@ export class AlipayVerifier {
     if (signType !== 'RSA2')
       throw new DomainError('InvalidSignature', `sign_type ${signType} is not accepted, only RSA2`);
     const app = this.appOf(params);
-    const content = Buffer.from(signedContent(params), 'utf8');
-    if (!verify('sha256', content, app.publicKey, Buffer.from(sign, 'base64'))) {
+    const signature = Buffer.from(sign, 'base64');
+    const certSn = (app.certMode && params.get(CERT_SN_PARAMETER)) || undefined;
+    if (certSn === undefined) {
+      const content = Buffer.from(signedContent(params), 'utf8');
+      if (app.keys.some((key) => verify('sha256', content, key.publicKey, signature))) return app;
       throw new DomainError(
         'InvalidSignature',
-        `sign does not verify with the Alipay public key of app_id ${app.account.appId} (SHA-256 ${app.fingerprint})`,
+        `sign does not verify with the Alipay ${app.certMode ? 'certificates' : 'public key'} of app_id ${app.account.appId} (${app.keys.map((k) => k.name).join(', ')})`,
       );
     }
-    return app;
+    const key = app.keys.find((k) => k.sn === certSn);
+    if (!key) {
+      throw new DomainError(
+        'InvalidSignature',
+        `alipay_cert_sn ${certSn.slice(0, 64)} is not one of the Alipay certificates of app_id ${app.account.appId}`,
+      );
+    }
+    // The SN is left out of the signed string; a signature that covers it too is Alipay's word all the same.
+    const contents = [signedContent(params, ['sign', 'sign_type', CERT_SN_PARAMETER]), signedContent(params)];
+    if (contents.some((content) => verify('sha256', Buffer.from(content, 'utf8'), key.publicKey, signature))) {
+      return app;
+    }
+    throw new DomainError(
+      'InvalidSignature',
+      `sign does not verify with the Alipay certificate ${key.name} of app_id ${app.account.appId}`,
+    );
   }
+}
+
+/** An app's keys, read and (in certificate mode) checked at `now`: a refused certificate stops the start. */
+function loadApp(account: AlipayConfig, now: Date): AlipayApp {
+  if (account.certificates) {
+    const certMode = loadAlipayCertMode(account.certificates, now);
+    return {
+      account,
+      keys: certMode.alipayCerts.map((cert) => ({ publicKey: cert.publicKey, sn: cert.sn, name: `SN ${cert.sn}` })),
+      certMode: { rootCertSn: certMode.rootCertSn, appCertSn: certMode.appCertSn },
+    };
+  }
+  const publicKey = loadPublicKey(account.publicKeyPath ?? '', 'ALIPAY_PUBLIC_KEY_PATH');
+  return { account, keys: [{ publicKey, name: `SHA-256 ${fingerprintOf(publicKey)}` }] };
 }
 
 /**
  * Alipay's signature is the same for every sending of a notification, and leaves empty-valued
- * parameters out: the same signed content and signature again, padded or not, is a replay.
+ * parameters out: the same signed content and signature again, padded or not, is a replay. So is
+ * the same one with its (unsigned) alipay_cert_sn left out.
  */
 function replayKeyOf(params: Map<string, string>): string {
   return createHash('sha256')
-    .update(`${signedContent(params)}\n${params.get('sign')}`)
+    .update(`${signedContent(params, ['sign', 'sign_type', CERT_SN_PARAMETER])}\n${params.get('sign')}`)
     .digest('hex');
 }
 

@@ -2,7 +2,8 @@
  * The fake Alipay openapi gateway (`POST /gateway.do`): `alipay.trade.refund`, `alipay.trade.fastpay.refund.query`,
  * `alipay.trade.query`, `alipay.trade.close` and `alipay.data.dataservice.bill.downloadurl.query` with its ZIP URL.
  * Every request's RSA2 signature is checked with the key of the app it names; every answer is signed with that
- * app's Alipay key. Alipay's yuan strings are converted to fen without floating point.
+ * app's Alipay key. Alipay's yuan strings are converted to fen without floating point. An app in certificate mode
+ * must send its app_cert_sn and alipay_root_cert_sn, and its answers name the signing certificate in alipay_cert_sn.
  */
 import { KeyObject, sign, verify } from 'node:crypto';
 import { IncomingMessage, ServerResponse } from 'node:http';
@@ -27,6 +28,8 @@ export interface FakeAlipayApp {
   appPublicKeyPem: string;
   /** Signs the answers to this app. */
   alipayPrivateKey: KeyObject;
+  /** Certificate mode: the SNs the app's requests must carry, and the certificate (of alipayPrivateKey) answers name. */
+  certMode?: { appCertSn: string; rootCertSn: string; alipayCertSn: string };
 }
 
 const ALIPAY_GATEWAY_PATH = '/gateway.do';
@@ -221,6 +224,7 @@ export class FakeAlipayGateway implements FakeChannelApi {
     if (!verify('sha256', Buffer.from(alipaySignedContent(params), 'utf8'), app.appPublicKeyPem, base64(params.sign))) {
       throw new Refusal('isv.invalid-signature', 'the request signature does not verify');
     }
+    if (app.certMode) checkCertSns(params, app.certMode);
     const sentAt = parseBeijingDateTime(params.timestamp);
     if (sentAt === undefined || Math.abs(Date.now() - sentAt) > ALIPAY_CLOCK_SKEW_MS) {
       throw new Refusal('isv.invalid-timestamp', `timestamp "${params.timestamp}" is malformed or 15 minutes off`);
@@ -276,8 +280,11 @@ export class FakeAlipayGateway implements FakeChannelApi {
     const json = JSON.stringify(payload);
     const signingKey = tampering === 'bad-signature' ? this.ledger.forger : app.alipayPrivateKey;
     const signature = sign('sha256', Buffer.from(json, 'utf8'), signingKey);
+    const certSn = app.certMode ? `"alipay_cert_sn":"${app.certMode.alipayCertSn}",` : '';
     const body =
-      tampering === 'unsigned' ? `{"${key}":${json}}` : `{"${key}":${json},"sign":"${signature.toString('base64')}"}`;
+      tampering === 'unsigned'
+        ? `{"${key}":${json}}`
+        : `{"${key}":${json},${certSn}"sign":"${signature.toString('base64')}"}`;
     res.writeHead(200, { 'content-type': 'application/json;charset=utf-8' }).end(body);
   }
 }
@@ -340,6 +347,22 @@ const ALIPAY_FIXED_PARAMS: Array<[name: string, value: string, subCode: string, 
   ['sign_type', 'RSA2', 'isv.invalid-signature-type', false],
   ['version', '1.0', 'isv.invalid-version', false],
 ];
+
+/**
+ * A certificate-mode app's request names its app certificate and Alipay's root bundle by SN (both signed with
+ * the rest); the sub_codes are the fake's own.
+ */
+function checkCertSns(params: Record<string, string>, certMode: NonNullable<FakeAlipayApp['certMode']>): void {
+  if (params.app_cert_sn !== certMode.appCertSn) {
+    throw new Refusal('isv.invalid-app-cert-sn', `app_cert_sn "${params.app_cert_sn}" is not ${certMode.appCertSn}`);
+  }
+  if (params.alipay_root_cert_sn !== certMode.rootCertSn) {
+    throw new Refusal(
+      'isv.invalid-alipay-root-cert-sn',
+      `alipay_root_cert_sn "${params.alipay_root_cert_sn}" is not ${certMode.rootCertSn}`,
+    );
+  }
+}
 
 /** Query string and form body merged; the body wins. */
 function alipayParams(req: IncomingMessage, body: string): Record<string, string> {
