@@ -1,0 +1,83 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DomainError } from '../../domain/domain-error';
+import { VECTORS_DIR } from '../../../test/support/vectors';
+import { UnionpayCertificates } from './unionpay.certificates';
+import { UnionpayVerifier } from './unionpay.verifier';
+
+const DIR = join(VECTORS_DIR, 'unionpay');
+const FORM = { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' };
+const YANSONGDA = readFileSync(join(DIR, 'yansongda-callback.form'));
+const OMNIPAY = readFileSync(join(DIR, 'omnipay-wtz-front-open.form'));
+/** The messages' txnTime (Beijing): their leaf certificates are expired today. */
+const YANSONGDA_AT = Date.parse('2022-09-08T13:22:06+08:00');
+const OMNIPAY_AT = Date.parse('2017-10-30T22:36:23+08:00');
+
+function verifier(merId: string, at: number, validateCn = true): UnionpayVerifier {
+  const clock = () => at;
+  const certificates = new UnionpayCertificates(
+    { root: join(DIR, 'acp_test_root.cer'), middle: join(DIR, 'acp_test_middle.cer') },
+    validateCn,
+    clock,
+  );
+  return new UnionpayVerifier([{ merId }], certificates, clock);
+}
+
+function refusal(run: () => unknown): DomainError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof DomainError) return error;
+    throw error;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe(UnionpayVerifier.name, () => {
+  it('should verify the yansongda consumption notification as it is, CN checked, at its txnTime', () => {
+    const sut = verifier('777290058167151', YANSONGDA_AT);
+    const n = sut.verify({ body: YANSONGDA, headers: FORM });
+    expect(n).toMatchObject({
+      channel: 'UNIONPAY',
+      merchantId: '777290058167151',
+      eventType: 'CONSUME/00',
+      paid: true,
+      outTradeNo: 'yansongda20220908132206',
+      transactionId: '782209081322060674028',
+      amount: 1,
+      currency: 'CNY',
+      paidAt: new Date('2022-09-08T05:22:06Z'),
+    });
+    expect(n.malformed).toBeUndefined();
+  });
+
+  it('should verify the omnipay front notification with the CN check off, and keep its txnType 79 as unusable', () => {
+    const sut = verifier('777290058146592', OMNIPAY_AT, false);
+    const n = sut.verify({ body: OMNIPAY, headers: FORM });
+    expect(n.paid).toBe(false);
+    expect(n.malformed).toMatch(/txnType 79/);
+  });
+
+  it("should refuse the omnipay notification with the CN check on: its certificate is not issued to UnionPay", () => {
+    const sut = verifier('777290058146592', OMNIPAY_AT, true);
+    const error = refusal(() => sut.verify({ body: OMNIPAY, headers: FORM }));
+    expect(error.code).toBe('UnknownSigningKey');
+    expect(error.message).toMatch(/中国银联股份有限公司/);
+  });
+
+  it('should refuse a vector once one byte of a signed field changes', () => {
+    const sut = verifier('777290058167151', YANSONGDA_AT);
+    const tampered = Buffer.from(YANSONGDA.toString('latin1').replace('txnAmt=1&', 'txnAmt=2&'), 'latin1');
+    expect(refusal(() => sut.verify({ body: tampered, headers: FORM })).code).toBe('InvalidSignature');
+  });
+
+  it('should refuse the vector at today\'s date: its signing certificate expired on 2025-07-31', () => {
+    const sut = verifier('777290058167151', Date.parse('2026-12-02T00:00:00Z'));
+    expect(refusal(() => sut.verify({ body: YANSONGDA, headers: FORM })).code).toBe('UnknownSigningKey');
+  });
+
+  it('should refuse a notification for a merId that is not ours', () => {
+    const sut = verifier('777290058100000', YANSONGDA_AT);
+    expect(refusal(() => sut.verify({ body: YANSONGDA, headers: FORM })).code).toBe('MerchantMismatch');
+  });
+});
