@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DomainError } from '../../domain/domain-error';
-import { VECTORS_DIR } from '../../../test/support/vectors';
-import { UnionpayCertificates } from './unionpay.certificates';
-import { UnionpayVerifier } from './unionpay.verifier';
+import { DomainError } from '../../src/domain/domain-error';
+import { VECTORS_DIR } from '../support/vectors';
+import { UnionpayCertificates } from '../../src/channels/unionpay/unionpay.certificates';
+import { UnionpayVerifier } from '../../src/channels/unionpay/unionpay.verifier';
 
 const DIR = join(VECTORS_DIR, 'unionpay');
 const FORM = { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' };
