@@ -95,7 +95,12 @@ function newPayment(prefix: string, amount: number): UnionpayPayment {
 }
 
 async function register(p: UnionpayPayment, client = clients[0]): Promise<void> {
-  const answer = await client.registerOrder({ orderNo: p.orderNo, amount: p.amount, channel: 'UNIONPAY', merchantId: MER_ID });
+  const answer = await client.registerOrder({
+    orderNo: p.orderNo,
+    amount: p.amount,
+    channel: 'UNIONPAY',
+    merchantId: MER_ID,
+  });
   if (answer.status !== 201) throw new Error(`registering ${p.orderNo}: ${answer.status} ${answer.body}`);
 }
 
@@ -104,7 +109,13 @@ function consumeForm(
   overrides: Partial<UnionpayConsumeParams> = {},
   signer: IssuedCertificate = keys.unionpaySigner,
 ): string {
-  const fields = unionpayConsumeFields({ merId: MER_ID, orderId: p.orderNo, queryId: p.queryId, txnAmt: p.amount, ...overrides });
+  const fields = unionpayConsumeFields({
+    merId: MER_ID,
+    orderId: p.orderNo,
+    queryId: p.queryId,
+    txnAmt: p.amount,
+    ...overrides,
+  });
   return unionpayForm(signUnionpay(fields, signer));
 }
 
@@ -250,7 +261,11 @@ describe('UnionPay channel calls', () => {
     });
     expect(answer.status).toBe(202);
     const { refundNo } = answer.json<{ refundNo: string }>();
-    await eventually('the refund to be accepted', async () => (await refundRow(refundNo))?.status === 'PROCESSING', 15_000);
+    await eventually(
+      'the refund to be accepted',
+      async () => (await refundRow(refundNo))?.status === 'PROCESSING',
+      15_000,
+    );
     expect(fake.refunds.filter((r) => r.orderId === refundNo)).toEqual([
       expect.objectContaining({
         merId: MER_ID,
@@ -299,10 +314,20 @@ describe('UnionPay channel calls', () => {
     for (const p of [matched, lost, differs]) await register(p);
     expect(isAck(await post(clients[0], consumeForm(matched, { txnTime: txnTime(at) })))).toBe(true);
     expect(isAck(await post(clients[0], consumeForm(differs, { txnTime: txnTime(at) })))).toBe(true);
-    fake.putTrade({ merId: MER_ID, orderId: lost.orderNo, queryId: lost.queryId, amount: lost.amount, txnTime: txnTime(at) });
+    fake.putTrade({
+      merId: MER_ID,
+      orderId: lost.orderNo,
+      queryId: lost.queryId,
+      amount: lost.amount,
+      txnTime: txnTime(at),
+    });
     const line = (p: UnionpayPayment, amount = p.amount) =>
       zmLine({ txnType: '01', amount, queryId: p.queryId, orderId: p.orderNo, at }, MER_ID);
-    fake.serveBill(MER_ID, date, unionpayBillZip([line(matched), line(lost), line(differs, 5001), 'garbage'], date, MER_ID));
+    fake.serveBill(
+      MER_ID,
+      date,
+      unionpayBillZip([line(matched), line(lost), line(differs, 5001), 'garbage'], date, MER_ID),
+    );
 
     const run = await clients[0].admin('POST', `/admin/reconciliations/unionpay/${date}/run`, platforms.admins.admin, {
       merchantId: MER_ID,
@@ -336,7 +361,9 @@ describe('UnionPay channel calls', () => {
     const counts: unknown = typeof runRow[0].counts === 'string' ? JSON.parse(runRow[0].counts) : runRow[0].counts;
     expect(counts).toMatchObject({ MATCHED: 1 });
     expect(await effects.status(lost.orderNo)).toBe('PAID');
-    const [paid] = await pool.query<RowDataPacket[]>('SELECT amount FROM payment_callback WHERE order_no = ?', [lost.orderNo]);
+    const [paid] = await pool.query<RowDataPacket[]>('SELECT amount FROM payment_callback WHERE order_no = ?', [
+      lost.orderNo,
+    ]);
     expect(paid[0].amount).toBe(lost.amount);
   });
 });

@@ -58,7 +58,7 @@ describe(UnionpayVerifier.name, () => {
     expect(n.malformed).toMatch(/txnType 79/);
   });
 
-  it("should refuse the omnipay notification with the CN check on: its certificate is not issued to UnionPay", () => {
+  it('should refuse the omnipay notification with the CN check on: its certificate is not issued to UnionPay', () => {
     const sut = verifier('777290058146592', OMNIPAY_AT, true);
     const error = refusal(() => sut.verify({ body: OMNIPAY, headers: FORM }));
     expect(error.code).toBe('UnknownSigningKey');
@@ -71,7 +71,7 @@ describe(UnionpayVerifier.name, () => {
     expect(refusal(() => sut.verify({ body: tampered, headers: FORM })).code).toBe('InvalidSignature');
   });
 
-  it('should refuse the vector at today\'s date: its signing certificate expired on 2025-07-31', () => {
+  it("should refuse the vector at today's date: its signing certificate expired on 2025-07-31", () => {
     const sut = verifier('777290058167151', Date.parse('2026-12-02T00:00:00Z'));
     expect(refusal(() => sut.verify({ body: YANSONGDA, headers: FORM })).code).toBe('UnknownSigningKey');
   });

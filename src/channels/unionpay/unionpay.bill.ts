@@ -16,8 +16,8 @@ import { isValidMinorAmount } from '../../domain/money';
  * 6.1, as the official acp SDK demo's parseZMFile lists them.
  */
 const ZM_WIDTHS = [
-  3, 11, 11, 6, 10, 19, 12, 4, 2, 21, 2, 32, 2, 6, 10, 13, 13, 4, 15, 2, 2, 6, 2, 4, 32, 1, 21, 15, 1, 15, 32, 13, 13, 8,
-  32, 13, 13, 12, 2, 1, 32, 98,
+  3, 11, 11, 6, 10, 19, 12, 4, 2, 21, 2, 32, 2, 6, 10, 13, 13, 4, 15, 2, 2, 6, 2, 4, 32, 1, 21, 15, 1, 15, 32, 13, 13,
+  8, 32, 13, 13, 12, 2, 1, 32, 98,
 ];
 /** The fields read, by their 0-based position in ZM_WIDTHS. */
 const FIELD = {
@@ -29,7 +29,10 @@ const FIELD = {
   origQueryId: 26, // 原交易查询流水号
   origOrderId: 40, // 原始交易订单号
 } as const;
-const STARTS = ZM_WIDTHS.reduce<number[]>((starts, _width, i) => [...starts, i === 0 ? 0 : starts[i - 1] + ZM_WIDTHS[i - 1] + 1], []);
+const STARTS = ZM_WIDTHS.reduce<number[]>(
+  (starts, _width, i) => [...starts, i === 0 ? 0 : starts[i - 1] + ZM_WIDTHS[i - 1] + 1],
+  [],
+);
 /** The shortest line that holds every field read. */
 const MIN_LINE_BYTES = STARTS[FIELD.origOrderId] + ZM_WIDTHS[FIELD.origOrderId];
 

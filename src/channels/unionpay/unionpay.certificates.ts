@@ -112,7 +112,9 @@ function readCertificate(path: string, variable: string): X509Certificate {
   try {
     bytes = readFileSync(path);
   } catch (error) {
-    throw new ConfigurationError(`Invalid configuration: ${variable}: cannot read ${path} (${(error as Error).message})`);
+    throw new ConfigurationError(
+      `Invalid configuration: ${variable}: cannot read ${path} (${(error as Error).message})`,
+    );
   }
   try {
     return new X509Certificate(bytes);

@@ -115,7 +115,8 @@ export class UnionpayChannel implements PaymentChannel {
     if (!this.settings.backUrl) {
       return { outcome: 'RETRY', detail: 'UnionPay refunds need UNIONPAY_BACK_URL, where their results are posted' };
     }
-    if (request.currency !== 'CNY') return { outcome: 'CLOSED', detail: `UnionPay refunds CNY only, not ${request.currency}` };
+    if (request.currency !== 'CNY')
+      return { outcome: 'CLOSED', detail: `UnionPay refunds CNY only, not ${request.currency}` };
     if (!UNIONPAY_ORDER_ID.test(request.refundNo)) {
       return { outcome: 'CLOSED', detail: 'UnionPay takes a refund number (orderId) of 8 to 40 letters or digits' };
     }
@@ -218,7 +219,10 @@ export class UnionpayChannel implements PaymentChannel {
     try {
       path = await saveFileContent(fileContent);
     } catch (error) {
-      return { outcome: 'FAILED', detail: `UnionPay fileTransfer: fileContent is not a ZIP (${(error as Error).message})` };
+      return {
+        outcome: 'FAILED',
+        detail: `UnionPay fileTransfer: fileContent is not a ZIP (${(error as Error).message})`,
+      };
     }
     return { outcome: 'READY', entries: entriesThenRemove(path, (p) => parseUnionpayBill(p, date)) };
   }

@@ -21,7 +21,9 @@ export function loadSigningCertificate(file: SignCertFile, variable = 'UNIONPAY_
   try {
     der = readFileSync(file.path);
   } catch (error) {
-    throw new ConfigurationError(`Invalid configuration: ${variable}: cannot read ${file.path} (${(error as Error).message})`);
+    throw new ConfigurationError(
+      `Invalid configuration: ${variable}: cannot read ${file.path} (${(error as Error).message})`,
+    );
   }
   try {
     const p12 = forge.pkcs12.pkcs12FromAsn1(forge.asn1.fromDer(der.toString('binary')), false, file.password);

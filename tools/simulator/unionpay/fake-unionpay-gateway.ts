@@ -197,7 +197,13 @@ export class FakeUnionpayGateway {
     res.end(unionpayAnswer(signUnionpay(fields, this.signer)));
   }
 
-  private refuse(res: ServerResponse, path: string, status: number, reason: string, request?: Record<string, string>): void {
+  private refuse(
+    res: ServerResponse,
+    path: string,
+    status: number,
+    reason: string,
+    request?: Record<string, string>,
+  ): void {
     this.refused.push({ path, reason });
     // UnionPay answers a request it cannot trust with an unsigned error.
     res.writeHead(status, { 'content-type': 'text/plain;charset=UTF-8' });

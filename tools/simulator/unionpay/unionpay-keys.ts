@@ -63,7 +63,12 @@ export function issueCertificate(options: {
     forge.pki.privateKeyFromPem(signer.export({ type: 'pkcs1', format: 'pem' }).toString()),
     forge.md.sha256.create(),
   );
-  return { pem: forge.pki.certificateToPem(cert), privateKey, certId: BigInt(`0x${cert.serialNumber}`).toString(10), cert };
+  return {
+    pem: forge.pki.certificateToPem(cert),
+    privateKey,
+    certId: BigInt(`0x${cert.serialNumber}`).toString(10),
+    cert,
+  };
 }
 
 /** The merchant's certificate and key as UnionPay issues them: a PKCS#12 file (3DES, as the SDKs read). */
