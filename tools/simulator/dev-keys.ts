@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import { UsageError } from './cli';
 import { FakePlatformOptions } from './fake-platform';
 import { generateRsaKeyPair, randomAlphanumeric } from './platform-signers';
+import { createUnionpayDevKeys, unionpayServiceEnvironment } from './unionpay/unionpay-dev-keys';
 
 const DESCRIPTION_FILE = 'keys.json';
 
@@ -59,6 +60,7 @@ export function createDevKeys(dir: string, platformPort: number): DevKeys {
     alipayAppPub: pairs.alipayApp.publicKeyPem,
   };
   for (const role of Object.keys(PEM) as Array<keyof typeof PEM>) writeSecret(join(absolute, PEM[role]), pems[role]);
+  createUnionpayDevKeys(absolute);
   const keys: DevKeys = {
     dir: absolute,
     platformPort,
@@ -117,6 +119,7 @@ export function serviceEnvironment(keys: DevKeys): Record<string, string> {
     ALIPAY_PUBLIC_KEY_PATH: join(keys.dir, PEM.alipayPub),
     ALIPAY_APP_PRIVATE_KEY_PATH: join(keys.dir, PEM.alipayAppKey),
     ALIPAY_GATEWAY_URL: `${platformUrl}/gateway.do`,
+    ...unionpayServiceEnvironment(keys.dir, keys.platformPort),
   };
 }
 

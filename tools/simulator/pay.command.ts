@@ -4,9 +4,11 @@ import { channelOption, message, orderAmount, printOrderStatus } from './order.c
 import { Ack, deliver, newTransactionId, paymentNotification, printAck, SimulatedChannel } from './notifications';
 
 export const PAY_USAGE =
-  'pay <orderNo> --channel wechatpay|alipay [--amount FEN] [--times N] [--concurrent] [--status S] [--transaction ID]';
+  'pay <orderNo> --channel wechatpay|alipay|unionpay [--amount FEN] [--times N] [--concurrent] [--status S] [--transaction ID]';
 
-const PAYING_STATUSES = new Set(['SUCCESS', 'TRADE_SUCCESS', 'TRADE_FINISHED']);
+const PAYING_STATUSES = new Set(['SUCCESS', 'TRADE_SUCCESS', 'TRADE_FINISHED', '00', 'A6']);
+/** Each channel's paying status: WeChat trade_state, Alipay trade_status, UnionPay respCode. */
+const DEFAULT_STATUS = { wechatpay: 'SUCCESS', alipay: 'TRADE_SUCCESS', unionpay: '00' } as const;
 
 /**
  * Pays an order at the channel: one new transaction (or --transaction), its notification delivered --times times,
@@ -28,7 +30,7 @@ export async function pay(args: string[]): Promise<number> {
   const keys = loadDevKeys(values.keys);
   const amount = positiveInteger(values.amount, 'amount') ?? (await orderAmount(keys, values.target, orderNo));
   if (amount === undefined) return 1;
-  const status = values.status ?? (channel === 'wechatpay' ? 'SUCCESS' : 'TRADE_SUCCESS');
+  const status = values.status ?? DEFAULT_STATUS[channel];
   const payment = { orderNo, amount, status, transactionId: values.transaction ?? newTransactionId(channel) };
   const notification = paymentNotification(keys, channel, payment);
   print(

@@ -70,7 +70,7 @@ export class FakeUnionpayGateway {
     private readonly server: Server,
     readonly url: string,
     merchants: FakeUnionpayMerchant[],
-    private readonly signer: IssuedCertificate,
+    private readonly signer: Pick<IssuedCertificate, 'pem' | 'privateKey'>,
   ) {
     for (const m of merchants) {
       const cert = new X509Certificate(m.certificatePem);
@@ -80,7 +80,7 @@ export class FakeUnionpayGateway {
 
   static async start(options: {
     merchants: FakeUnionpayMerchant[];
-    signer: IssuedCertificate;
+    signer: Pick<IssuedCertificate, 'pem' | 'privateKey'>;
     port?: number;
   }): Promise<FakeUnionpayGateway> {
     const server = createServer();
@@ -102,6 +102,11 @@ export class FakeUnionpayGateway {
   /** The consumption exists at UnionPay (paid when origRespCode is 00, the default). */
   putTrade(trade: Omit<FakeUnionpayTrade, 'origRespCode' | 'txnTime'> & Partial<FakeUnionpayTrade>): void {
     this.trades.set(`${trade.merId} ${trade.orderId}`, { origRespCode: '00', txnTime: txnTime(), ...trade });
+  }
+
+  /** The consumption paid by `queryId`, if the fake knows it. */
+  tradeOf(merId: string, queryId: string): FakeUnionpayTrade | undefined {
+    return [...this.trades.values()].find((t) => t.merId === merId && t.queryId === queryId);
   }
 
   /** Serves `zip` as the merchant's files of settleDate `date` (YYYY-MM-DD). */

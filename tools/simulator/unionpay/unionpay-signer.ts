@@ -15,7 +15,10 @@ function digestHex(fields: Record<string, string>): Buffer {
 }
 
 /** The fields with signPubKeyCert (the signer's PEM) and signature added. */
-export function signUnionpay(fields: Record<string, string>, signer: IssuedCertificate): Record<string, string> {
+export function signUnionpay(
+  fields: Record<string, string>,
+  signer: Pick<IssuedCertificate, 'pem' | 'privateKey'>,
+): Record<string, string> {
   const withCert = { ...fields, signPubKeyCert: signer.pem.replace(/\r?\n/g, '\r\n') };
   return { ...withCert, signature: sign('sha256', digestHex(withCert), signer.privateKey).toString('base64') };
 }
