@@ -44,6 +44,11 @@ describe(loadUnionpayOptions.name, () => {
     [{ ...CERTS, UNIONPAY_MER_ID: '7772-900' }, /UNIONPAY_MER_ID must be 15 letters or digits/],
     [{ ...CERTS, UNIONPAY_SIGN_CERT_PATH: '/run/keys/merchant.pfx' }, /without UNIONPAY_MER_ID/],
     [{ UNIONPAY_BACK_URL: '/notify/unionpay' }, /UNIONPAY_BACK_URL/],
+    [{ UNIONPAY_VALIDATE_CN: 'false' }, /for UnionPay's test environment only/],
+    [
+      { UNIONPAY_VALIDATE_CN: 'false', UNIONPAY_GATEWAY_URL: 'https://gateway.95516.com' },
+      /for UnionPay's test environment only/,
+    ],
   ])('should refuse %j, naming the variable', (env, message) => {
     expect(() => sut(env)).toThrow(ConfigurationError);
     expect(() => sut(env)).toThrow(message);

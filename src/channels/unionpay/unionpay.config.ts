@@ -105,13 +105,25 @@ export function loadUnionpayOptions(env: NodeJS.ProcessEnv = process.env): Union
   if (accounts.length > 0) {
     requireAll('UnionPay', { ...vars }, ['UNIONPAY_ROOT_CERT_PATH', 'UNIONPAY_MIDDLE_CERT_PATH']);
   }
+  const gatewayUrl = (vars.UNIONPAY_GATEWAY_URL ?? PRODUCTION_GATEWAY).replace(/\/+$/, '');
+  if (vars.UNIONPAY_VALIDATE_CN === 'false' && isProductionGateway(gatewayUrl)) {
+    throw new ConfigurationError(
+      `Invalid configuration: UNIONPAY_VALIDATE_CN=false is for UnionPay's test environment only, and UNIONPAY_GATEWAY_URL is production's (${gatewayUrl})`,
+    );
+  }
   return {
     accounts,
     rootCertPath: vars.UNIONPAY_ROOT_CERT_PATH,
     middleCertPath: vars.UNIONPAY_MIDDLE_CERT_PATH,
     validateCn: vars.UNIONPAY_VALIDATE_CN !== 'false',
-    gatewayUrl: (vars.UNIONPAY_GATEWAY_URL ?? PRODUCTION_GATEWAY).replace(/\/+$/, ''),
+    gatewayUrl,
     fileTransferUrl: vars.UNIONPAY_FILE_TRANSFER_URL ?? PRODUCTION_FILE_TRANSFER,
     backUrl: vars.UNIONPAY_BACK_URL,
   };
+}
+
+/** UnionPay's production hosts (gateway.95516.com and its kin), as opposed to gateway.test.95516.com. */
+function isProductionGateway(url: string): boolean {
+  const host = new URL(url).hostname;
+  return (host === '95516.com' || host.endsWith('.95516.com')) && !host.includes('.test.');
 }
