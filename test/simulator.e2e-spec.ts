@@ -301,7 +301,7 @@ describe('simulate platform and refund-notice', () => {
 });
 
 describe('npm run drill', () => {
-  it.each(['wechatpay', 'alipay'])(
+  it.each(['wechatpay', 'alipay', 'unionpay'])(
     'should run the duplicate-payment procedure on %s to the anomaly RESOLVED, and print the checklist',
     async (channel) => {
       const run = await runSimulator(['--keys', keysDir, '--target', app.url, '--channel', channel], 'drill');
@@ -321,11 +321,17 @@ describe('npm run drill', () => {
       ]);
       expect(refunds).toEqual([{ status: 'SUCCEEDED', amount: (await orderRow(orderNo))!.amount }]);
       expect(await orderRow(orderNo)).toMatchObject({ status: 'PAID' });
-      // WeChat answers the refund PROCESSING and its notification settles it; Alipay's answer settles it at once.
+      // WeChat and UnionPay answer the refund PROCESSING and its notification settles it; Alipay's answer settles it at once.
       const settledBy = (outcome: string) =>
-        count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE order_no = ? AND outcome = ?', [orderNo, outcome]);
-      expect(await settledBy('REFUND_SUCCEEDED')).toBe(channel === 'wechatpay' ? 1 : 0);
-      expect(await settledBy('DUPLICATE')).toBe(channel === 'wechatpay' ? 0 : 1);
+        count(
+          pool,
+          // UnionPay's refund result names the refunded payment (origQryId), not the order.
+          `SELECT COUNT(*) FROM callback_delivery WHERE outcome = ?
+           AND (order_no = ? OR transaction_id IN (SELECT transaction_id FROM refund WHERE order_no = ?))`,
+          [outcome, orderNo, orderNo],
+        );
+      expect(await settledBy('REFUND_SUCCEEDED')).toBe(channel === 'alipay' ? 0 : 1);
+      expect(await settledBy('DUPLICATE')).toBe(channel === 'alipay' ? 1 : 0);
     },
   );
 

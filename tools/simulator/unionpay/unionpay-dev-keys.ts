@@ -6,6 +6,7 @@
 import { createPrivateKey, KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DEFAULT_SERVICE_PORT } from '../cli';
 import { FakeUnionpayGateway } from './fake-unionpay-gateway';
 import { generateUnionpayKeySet } from './unionpay-keys';
 import { newQueryId, signUnionpay, unionpayConsumeFields, unionpayForm, unionpayRefundFields } from './unionpay-signer';
@@ -81,6 +82,8 @@ export function unionpayServiceEnvironment(keysDir: string, platformPort: number
     UNIONPAY_SIGN_CERT_PASSWORD: keys.pfxPassword,
     UNIONPAY_GATEWAY_URL: gateway,
     UNIONPAY_FILE_TRANSFER_URL: `${gateway}/unionpay/fileTransfer`,
+    // Sent with refunds; the fake gateway posts nothing there: `simulate refund-notice` delivers the result.
+    UNIONPAY_BACK_URL: `http://127.0.0.1:${DEFAULT_SERVICE_PORT}/notify/unionpay`,
   };
 }
 
