@@ -1,9 +1,17 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DomainError } from '../../src/domain/domain-error';
 import { VECTORS_DIR } from '../support/vectors';
 import { UnionpayCertificates } from '../../src/channels/unionpay/unionpay.certificates';
 import { UnionpayVerifier } from '../../src/channels/unionpay/unionpay.verifier';
+import { generateUnionpayKeySet, writeUnionpayKeySet } from '../../tools/simulator/unionpay/unionpay-keys';
+import {
+  signUnionpay,
+  unionpayConsumeFields,
+  unionpayForm,
+  unionpayRefundFields,
+} from '../../tools/simulator/unionpay/unionpay-signer';
 
 const DIR = join(VECTORS_DIR, 'unionpay');
 const FORM = { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' };
@@ -79,5 +87,99 @@ describe(UnionpayVerifier.name, () => {
   it('should refuse a notification for a merId that is not ours', () => {
     const sut = verifier('777290058100000', YANSONGDA_AT);
     expect(refusal(() => sut.verify({ body: YANSONGDA, headers: FORM })).code).toBe('MerchantMismatch');
+  });
+});
+
+describe(`${UnionpayVerifier.name} with a key set made for the test`, () => {
+  const keys = generateUnionpayKeySet();
+  const dir = mkdtempSync(join(tmpdir(), 'pcs-unionpay-verifier-'));
+  const env = writeUnionpayKeySet(keys, dir, '777290058167151');
+  const sut = new UnionpayVerifier(
+    [{ merId: '777290058167151' }],
+    new UnionpayCertificates(
+      { root: env.UNIONPAY_ROOT_CERT_PATH, middle: env.UNIONPAY_MIDDLE_CERT_PATH },
+      true,
+      Date.now,
+    ),
+  );
+  const consume = (overrides: Record<string, string> = {}) =>
+    Buffer.from(
+      unionpayForm(
+        signUnionpay(
+          {
+            ...unionpayConsumeFields({ merId: '777290058167151', orderId: 'ORDER0001', queryId: 'Q0001', txnAmt: 100 }),
+            ...overrides,
+          },
+          keys.unionpaySigner,
+        ),
+      ),
+    );
+
+  it('should pay on respCode 00 and A6 only', () => {
+    expect(sut.verify({ body: consume({ respCode: 'A6' }), headers: FORM })).toMatchObject({ paid: true });
+    expect(sut.verify({ body: consume({ respCode: '05' }), headers: FORM })).toMatchObject({
+      paid: false,
+      eventType: 'CONSUME/05',
+    });
+  });
+
+  it('should settle a refund by its result notification: 00 SUCCEEDED, another respCode CLOSED', () => {
+    const refund = (respCode: string) =>
+      Buffer.from(
+        unionpayForm(
+          signUnionpay(
+            unionpayRefundFields({
+              merId: '777290058167151',
+              orderId: 'ER0123456789',
+              origQryId: 'Q0001',
+              queryId: 'Q0002',
+              txnAmt: 100,
+              respCode,
+            }),
+            keys.unionpaySigner,
+          ),
+        ),
+      );
+
+    expect(sut.verify({ body: refund('00'), headers: FORM })).toMatchObject({
+      paid: false,
+      transactionId: 'Q0001',
+      refund: { refundNo: 'ER0123456789', channelRefundId: 'Q0002', status: 'SUCCEEDED' },
+    });
+    expect(sut.verify({ body: refund('01'), headers: FORM }).refund?.status).toBe('CLOSED');
+  });
+
+  it('should keep a signed notification in another currency as malformed: acked, recorded, nothing paid', () => {
+    const n = sut.verify({ body: consume({ currencyCode: '840' }), headers: FORM });
+
+    expect(n).toMatchObject({
+      paid: false,
+      outTradeNo: 'ORDER0001',
+      malformed: expect.stringMatching(/currencyCode 840/),
+    });
+  });
+
+  it.each([
+    ['a version other than 5.1.0', () => consume({ version: '5.0.0' }), 'MalformedRequest'],
+    ['signMethod 11 (SM3)', () => consume({ signMethod: '11' }), 'InvalidSignature'],
+    ['a field sent twice', () => Buffer.concat([consume(), Buffer.from('&txnAmt=100')]), 'MalformedRequest'],
+    [
+      'no signPubKeyCert',
+      () =>
+        Buffer.from(
+          consume()
+            .toString()
+            .replace(/&signPubKeyCert=[^&]*/, ''),
+        ),
+      'MalformedRequest',
+    ],
+  ])('should refuse %s', (_what, body, code) => {
+    expect(refusal(() => sut.verify({ body: body(), headers: FORM })).code).toBe(code);
+  });
+
+  it('should refuse a body that is not a form post', () => {
+    expect(refusal(() => sut.verify({ body: consume(), headers: { 'content-type': 'application/json' } })).code).toBe(
+      'MalformedRequest',
+    );
   });
 });
