@@ -80,8 +80,6 @@ afterAll(async () => {
   await Promise.all(replicas?.map((r) => r.close()) ?? []);
   await fake?.close();
   await pool?.end();
-  // startApp clears only the variables it knows: UnionPay's must not reach the next suite's apps.
-  for (const name of Object.keys(process.env)) if (name.startsWith('UNIONPAY_')) delete process.env[name];
 });
 
 interface UnionpayPayment {
