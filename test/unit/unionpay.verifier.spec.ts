@@ -161,6 +161,7 @@ describe(`${UnionpayVerifier.name} with a key set made for the test`, () => {
 
   it.each([
     ['a version other than 5.1.0', () => consume({ version: '5.0.0' }), 'MalformedRequest'],
+    ['an encoding other than UTF-8', () => consume({ encoding: 'GBK' }), 'MalformedRequest'],
     ['signMethod 11 (SM3)', () => consume({ signMethod: '11' }), 'InvalidSignature'],
     ['a field sent twice', () => Buffer.concat([consume(), Buffer.from('&txnAmt=100')]), 'MalformedRequest'],
     [

@@ -77,6 +77,10 @@ export class UnionpayVerifier {
    * chain, the signature, and that it is about one of our merchants. Returns its merId.
    */
   verifyFields(fields: ReadonlyMap<string, string>, expectedMerId?: string): string {
+    const encoding = (fields.get('encoding') ?? 'utf-8').toLowerCase();
+    if (encoding !== 'utf-8' && encoding !== 'utf8') {
+      throw new DomainError('MalformedRequest', `encoding ${encoding.slice(0, 16)} is not supported; use UTF-8`);
+    }
     const version = fields.get('version');
     if (version !== '5.1.0') throw new DomainError('MalformedRequest', `version ${version ?? '(none)'} is not 5.1.0`);
     const signMethod = fields.get('signMethod');
