@@ -200,6 +200,15 @@ describe('UnionPay notifications across two replicas', () => {
       status: 'CLOSED',
       channelClose: [{ channel: 'UNIONPAY', merchantId: MER_ID, outcome: 'NOT_APPLICABLE' }],
     });
+    const again = await clients[0].api('POST', `/payment-orders/${closed.orderNo}/close`);
+    expect(again.json()).toMatchObject({ channelClose: [{ channel: 'UNIONPAY', outcome: 'NOT_APPLICABLE' }] });
+    expect(
+      await count(
+        pool,
+        "SELECT COUNT(*) FROM payment_channel_call WHERE order_no = ? AND request = 'CLOSE' AND outcome = 'NOT_APPLICABLE'",
+        [closed.orderNo],
+      ),
+    ).toBe(1);
     expect(isAck(await post(clients[0], consumeForm(closed)))).toBe(true);
 
     expect((await effects.anomalies(mismatch.orderNo)).map((a) => a.type)).toEqual(['AMOUNT_MISMATCH']);
