@@ -22,7 +22,7 @@ import {
 } from '../tools/simulator/unionpay/unionpay-signer';
 import { eventually } from './support/eventually';
 import { OrderEffects } from './support/order-effects';
-import { inParallel } from './support/payment-storm';
+import { databaseProxy, databaseUrlVia, inParallel } from './support/payment-storm';
 import {
   count,
   createTestPlatforms,
@@ -51,6 +51,8 @@ let replicas: RunningApp[];
 let clients: TestClient[];
 let pool: Pool;
 let effects: OrderEffects;
+/** The replicas' configuration, for the suites that start an app of their own. */
+let appEnv: Record<string, string>;
 
 beforeAll(async () => {
   platforms = await createTestPlatforms();
@@ -70,6 +72,7 @@ beforeAll(async () => {
     PAYMENT_QUERY_POLL_INTERVAL_MS: '200',
     PAYMENT_QUERY_RATE_PER_SECOND: '1000',
   };
+  appEnv = env;
   replicas = [await startApp(env), await startApp(env)];
   clients = replicas.map((r) => new TestClient(r.url, platforms));
   pool = testDatabasePool();
@@ -250,6 +253,61 @@ describe('UnionPay notifications across two replicas', () => {
     const answer = await clients[0].registerOrder({ orderNo: 'U-1', amount: 100, channel: 'UNIONPAY' });
     expect(answer.status).toBe(400);
     expect(answer.body).toMatch(/8 to 40 letters or digits/);
+  });
+});
+
+describe('UnionPay notifications during a database cut (SPOOL_DIR)', () => {
+  it('should ack them from the spool, and apply each payment exactly once when the database is back', async () => {
+    const proxy = await databaseProxy();
+    const app = await startApp({
+      ...appEnv,
+      DATABASE_URL: databaseUrlVia(proxy),
+      SPOOL_DIR: mkdtempSync(join(tmpdir(), 'pcs-unionpay-spool-')),
+    });
+    try {
+      const client = new TestClient(app.url, platforms);
+      const payments = Array.from({ length: 20 }, (_, i) => newPayment('US', 500 + i));
+      await inParallel(payments, 5, (p) => register(p, client));
+
+      await proxy.stop();
+      const answers = await Promise.all(
+        payments.flatMap((p) => [post(client, consumeForm(p)), post(client, consumeForm(p))]),
+      );
+      expect(answers.filter((a) => !isAck(a)).map((a) => `${a.status} ${a.body}`)).toEqual([]);
+      expect(
+        await count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE order_no IN (?)', [
+          payments.map((p) => p.orderNo),
+        ]),
+      ).toBe(0);
+      await proxy.start();
+
+      const orderNos = payments.map((p) => p.orderNo);
+      await eventually(
+        'the spool to apply every payment',
+        async () =>
+          (await count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE order_no IN (?)', [orderNos])) === 40,
+        60_000,
+      );
+      expect(
+        await count(pool, `SELECT COUNT(*) FROM payment_order WHERE status = 'PAID' AND order_no IN (?)`, [orderNos]),
+      ).toBe(20);
+      expect(await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no IN (?)', [orderNos])).toBe(20);
+      expect(
+        await count(pool, `SELECT COUNT(*) FROM outbox_event WHERE type = 'payment.succeeded' AND order_no IN (?)`, [
+          orderNos,
+        ]),
+      ).toBe(20);
+      expect(
+        await count(pool, `SELECT COUNT(*) FROM callback_delivery WHERE outcome = 'PAID' AND order_no IN (?)`, [
+          orderNos,
+        ]),
+      ).toBe(20);
+    } finally {
+      await proxy.stop();
+      await proxy.start();
+      await app.close();
+      await proxy.stop();
+    }
   });
 });
 
