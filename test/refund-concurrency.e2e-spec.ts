@@ -1,4 +1,5 @@
 import { Channel } from '../src/domain/notification';
+import { NotifyTestChannel } from './support/notify-channels';
 import { pay as payBy } from './support/paid-orders';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { eventually, sleep } from './support/eventually';
@@ -58,7 +59,7 @@ type Story =
   | 'abnormal-then-success' // accepted, REFUND.ABNORMAL, then REFUND.SUCCESS once a person acted
   | 'abnormal-then-closed'; // accepted, REFUND.ABNORMAL, then REFUND.CLOSED
 
-const STORIES: Record<Channel, Story[]> = {
+const STORIES: Record<NotifyTestChannel, Story[]> = {
   WECHATPAY: [
     'answered-success',
     'answered-refused',
@@ -99,7 +100,7 @@ interface PlannedRefund {
 }
 
 interface Case {
-  channel: Channel;
+  channel: NotifyTestChannel;
   orderNo: string;
   /** The transaction being refunded: the one that paid the order, or the duplicate payment. */
   transactionId: string;
@@ -109,7 +110,7 @@ interface Case {
 const pay = (channel: Channel, orderNo: string, transactionId: string, amount: number) =>
   payBy(client(), channel, orderNo, transactionId, amount);
 
-async function paidCase(channel: Channel, total: number, anomaly: boolean): Promise<Case> {
+async function paidCase(channel: NotifyTestChannel, total: number, anomaly: boolean): Promise<Case> {
   const orderNo = uniqueId('CC');
   const paidBy = uniqueId('T');
   expect((await client().registerOrder({ orderNo, amount: total })).status).toBe(201);
@@ -121,7 +122,7 @@ async function paidCase(channel: Channel, total: number, anomaly: boolean): Prom
 }
 
 /** `n` refunds of random amounts (at least 1 fen each) adding up to the whole `total` or less. */
-function plan(channel: Channel, total: number, n: number): PlannedRefund[] {
+function plan(channel: NotifyTestChannel, total: number, n: number): PlannedRefund[] {
   const refundAll = Math.random() < 0.5;
   const budget = refundAll ? total : n + Math.floor(Math.random() * (total - n));
   const cuts = Array.from({ length: n - 1 }, () => 1 + Math.floor(Math.random() * (budget - 1))).sort((a, b) => a - b);
@@ -279,7 +280,7 @@ describe.each([
 ] as const)('%i concurrent partial refunds of %s', (n, _what, anomaly) => {
   it(`should leave the ${anomaly ? 'anomaly' : 'order'} exactly as the refunds add up, ${ITERATIONS} times out of ${ITERATIONS}`, async () => {
     for (let iteration = 0; iteration < ITERATIONS; iteration++) {
-      const channel: Channel = iteration % 2 === 0 ? 'WECHATPAY' : 'ALIPAY';
+      const channel: NotifyTestChannel = iteration % 2 === 0 ? 'WECHATPAY' : 'ALIPAY';
       const c = await paidCase(channel, 1000, anomaly);
       const refunds = plan(channel, c.total, n);
 

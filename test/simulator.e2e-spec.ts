@@ -124,6 +124,23 @@ describe('simulate order and pay', () => {
     expect(await deliveriesOf(orderNo)).toBe(3);
   });
 
+  it('should pay a UnionPay order once from three concurrent deliveries of one signed notification', async () => {
+    const orderNo = uniqueId('SIM');
+    expect((await simulate('order', orderNo, '--amount', '2599', '--channel', 'unionpay')).code).toBe(0);
+
+    const paid = await simulate('pay', orderNo, '--channel', 'unionpay', '--times', '3', '--concurrent');
+
+    expect(paid.code).toBe(0);
+    expect(paid.stdout).toContain('UnionPay respCode 00');
+    expect(paid.stdout.match(/ acked/g)).toHaveLength(3);
+    expect(paid.stdout).toContain(`order ${orderNo} is PAID`);
+    expect(await orderRow(orderNo)).toMatchObject({ status: 'PAID', channel: 'UNIONPAY' });
+    expect(
+      await count(pool, "SELECT COUNT(*) FROM payment_callback WHERE order_no = ? AND channel = 'UNIONPAY'", [orderNo]),
+    ).toBe(1);
+    expect(await deliveriesOf(orderNo)).toBe(3);
+  });
+
   it('should deliver an Alipay WAIT_BUYER_PAY that is acked and pays nothing', async () => {
     const orderNo = uniqueId('SIM');
     expect((await simulate('order', orderNo, '--amount', '8888')).code).toBe(0);
@@ -219,9 +236,9 @@ describe('simulate storm', () => {
     const run = await simulate('storm', '--orders', '12', '--concurrency', '8');
 
     expect(run.code).toBe(0);
-    const prefix = /\((STORM[0-9A-Z]+)_1 …/.exec(run.stdout)![1];
+    const prefix = /\((STORM[0-9A-Z]+)N1 …/.exec(run.stdout)![1];
     const deliveries = Number(/; (\d+) deliveries/.exec(run.stdout)![1]);
-    const like = [`${prefix}\\_%`];
+    const like = [`${prefix}N%`];
     expect(run.stdout).toContain('12 of 12 orders PAID');
     expect(
       await count(pool, "SELECT COUNT(*) FROM payment_order WHERE order_no LIKE ? AND status = 'PAID'", like),
@@ -284,7 +301,7 @@ describe('simulate platform and refund-notice', () => {
 });
 
 describe('npm run drill', () => {
-  it.each(['wechatpay', 'alipay'])(
+  it.each(['wechatpay', 'alipay', 'unionpay'])(
     'should run the duplicate-payment procedure on %s to the anomaly RESOLVED, and print the checklist',
     async (channel) => {
       const run = await runSimulator(['--keys', keysDir, '--target', app.url, '--channel', channel], 'drill');
@@ -304,11 +321,17 @@ describe('npm run drill', () => {
       ]);
       expect(refunds).toEqual([{ status: 'SUCCEEDED', amount: (await orderRow(orderNo))!.amount }]);
       expect(await orderRow(orderNo)).toMatchObject({ status: 'PAID' });
-      // WeChat answers the refund PROCESSING and its notification settles it; Alipay's answer settles it at once.
+      // WeChat and UnionPay answer the refund PROCESSING and its notification settles it; Alipay's answer settles it at once.
       const settledBy = (outcome: string) =>
-        count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE order_no = ? AND outcome = ?', [orderNo, outcome]);
-      expect(await settledBy('REFUND_SUCCEEDED')).toBe(channel === 'wechatpay' ? 1 : 0);
-      expect(await settledBy('DUPLICATE')).toBe(channel === 'wechatpay' ? 0 : 1);
+        count(
+          pool,
+          // UnionPay's refund result names the refunded payment (origQryId), not the order.
+          `SELECT COUNT(*) FROM callback_delivery WHERE outcome = ?
+           AND (order_no = ? OR transaction_id IN (SELECT transaction_id FROM refund WHERE order_no = ?))`,
+          [outcome, orderNo, orderNo],
+        );
+      expect(await settledBy('REFUND_SUCCEEDED')).toBe(channel === 'alipay' ? 0 : 1);
+      expect(await settledBy('DUPLICATE')).toBe(channel === 'alipay' ? 1 : 0);
     },
   );
 

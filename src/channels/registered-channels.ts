@@ -3,10 +3,11 @@ import { readAccountsFile } from './accounts-file';
 import { alipayChannel } from './alipay/alipay.registration';
 import { loadChannelCallsConfig } from './channel-calls.config';
 import { ChannelRegistration } from './channel-registration';
+import { unionpayChannel } from './unionpay/unionpay.registration';
 import { wechatpayChannel } from './wechatpay/wechatpay.registration';
 
 /** Every payment channel the service speaks: adding one is a folder of its own and a line here. */
-export const CHANNEL_REGISTRATIONS: readonly ChannelRegistration[] = [wechatpayChannel, alipayChannel];
+export const CHANNEL_REGISTRATIONS: readonly ChannelRegistration[] = [wechatpayChannel, alipayChannel, unionpayChannel];
 
 /** The channel ids the API accepts and documents (DTO enums, views, the OpenAPI document). */
 export const REGISTERED_CHANNELS: readonly Channel[] = CHANNEL_REGISTRATIONS.map((r) => r.channel);

@@ -45,9 +45,12 @@ export type TradeQueryResult =
   | { outcome: 'PAID'; payment: PaymentNotification; detail?: string }
   | { outcome: 'NOT_PAID' | 'NOT_FOUND' | 'FOREIGN' | 'FAILED'; detail: string };
 
-/** A trade close's answer: CLOSED (or nothing to close: NOT_FOUND), PAID at the channel, or FAILED. */
+/**
+ * A trade close's answer: CLOSED (or nothing to close: NOT_FOUND), PAID at the channel, or FAILED.
+ * NOT_APPLICABLE: the channel has no close (its trades cannot be closed there); the order closes here only.
+ */
 export interface TradeCloseResult {
-  outcome: 'CLOSED' | 'NOT_FOUND' | 'PAID' | 'FAILED';
+  outcome: 'CLOSED' | 'NOT_FOUND' | 'PAID' | 'FAILED' | 'NOT_APPLICABLE';
   detail?: string;
 }
 
@@ -59,6 +62,7 @@ export const ChannelCallOutcome = {
   Failed: 'FAILED',
   Closed: 'CLOSED',
   Unavailable: 'UNAVAILABLE',
+  NotApplicable: 'NOT_APPLICABLE',
 } as const;
 export type ChannelCallOutcome = (typeof ChannelCallOutcome)[keyof typeof ChannelCallOutcome];
 

@@ -1,4 +1,4 @@
-export const Channel = { Wechatpay: 'WECHATPAY', Alipay: 'ALIPAY' } as const;
+export const Channel = { Wechatpay: 'WECHATPAY', Alipay: 'ALIPAY', Unionpay: 'UNIONPAY' } as const;
 export type Channel = (typeof Channel)[keyof typeof Channel];
 
 /** What a channel's verifier produces once the signature holds: the same shape for every channel. */

@@ -45,7 +45,7 @@ export class ChannelCallLog {
   async closesOf(orderNo: string): Promise<Array<{ channel: string; merchantId: string; outcome: string }>> {
     const rows: Array<{ channel: string; merchant_id: string; outcome: string }> = await this.db.query(
       `SELECT channel, merchant_id, outcome FROM payment_channel_call
-       WHERE order_no = ? AND request = 'CLOSE' AND outcome IN ('CLOSED', 'NOT_FOUND', 'UNAVAILABLE', 'PAID')
+       WHERE order_no = ? AND request = 'CLOSE' AND outcome IN ('CLOSED', 'NOT_FOUND', 'UNAVAILABLE', 'NOT_APPLICABLE', 'PAID')
        ORDER BY id`,
       [orderNo],
     );

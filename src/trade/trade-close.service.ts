@@ -19,8 +19,8 @@ export class ChannelCloseView {
   @ApiProperty()
   merchantId: string;
 
-  @ApiProperty({ enum: ['CLOSED', 'NOT_FOUND', 'UNAVAILABLE'] })
-  outcome: 'CLOSED' | 'NOT_FOUND' | 'UNAVAILABLE';
+  @ApiProperty({ enum: ['CLOSED', 'NOT_FOUND', 'UNAVAILABLE', 'NOT_APPLICABLE'] })
+  outcome: 'CLOSED' | 'NOT_FOUND' | 'UNAVAILABLE' | 'NOT_APPLICABLE';
 }
 
 export class ClosedOrderView extends PaymentOrderView {

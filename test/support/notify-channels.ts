@@ -52,8 +52,12 @@ export function alipayForm(client: TestClient, p: PaymentSpec, tradeStatus = 'TR
   return { headers: { 'content-type': ALIPAY_CONTENT_TYPE }, body };
 }
 
+/** The channels whose notifications these suites speak (UnionPay has a suite of its own). */
+export type NotifyTestChannel = typeof Channel.Wechatpay | typeof Channel.Alipay;
+export const NOTIFY_TEST_CHANNELS: readonly NotifyTestChannel[] = [Channel.Wechatpay, Channel.Alipay];
+
 /** Both channels, speaking through the client `client()` answers when called (a suite sets it in beforeAll). */
-export function notifyChannels(client: () => TestClient): Record<Channel, NotifyChannel> {
+export function notifyChannels(client: () => TestClient): Record<NotifyTestChannel, NotifyChannel> {
   return {
     [Channel.Wechatpay]: {
       name: Channel.Wechatpay,

@@ -10,6 +10,7 @@ import { DevAlipayCertMode, writeDevAlipayCertMode } from './alipay/alipay-cert-
 import { UsageError } from './cli';
 import { FakePlatformOptions } from './fake-platform';
 import { generateRsaKeyPair, randomAlphanumeric } from './platform-signers';
+import { createUnionpayDevKeys, unionpayServiceEnvironment } from './unionpay/unionpay-dev-keys';
 
 const DESCRIPTION_FILE = 'keys.json';
 
@@ -71,6 +72,7 @@ export function createDevKeys(dir: string, platformPort: number, options: { subM
     alipayAppPub: pairs.alipayApp.publicKeyPem,
   };
   for (const role of Object.keys(PEM) as Array<keyof typeof PEM>) writeSecret(join(absolute, PEM[role]), pems[role]);
+  createUnionpayDevKeys(absolute);
   const keys: DevKeys = {
     dir: absolute,
     platformPort,
@@ -149,6 +151,7 @@ export function serviceEnvironment(keys: DevKeys): Record<string, string> {
     ...alipayKeyEnvironment(keys),
     ALIPAY_APP_PRIVATE_KEY_PATH: join(keys.dir, PEM.alipayAppKey),
     ALIPAY_GATEWAY_URL: `${platformUrl}/gateway.do`,
+    ...unionpayServiceEnvironment(keys.dir, keys.platformPort),
   };
 }
 

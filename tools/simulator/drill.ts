@@ -11,7 +11,8 @@ import { deliver, newTransactionId, paymentNotification, printAck, SimulatedChan
 import { sendRefundNotice } from './refund-notice.command';
 import { runCli } from './simulate';
 
-export const DRILL_USAGE = 'drill [--target URL] [--keys .simulator] [--channel wechatpay|alipay] [--wait-seconds 30]';
+export const DRILL_USAGE =
+  'drill [--target URL] [--keys .simulator] [--channel wechatpay|alipay|unionpay] [--wait-seconds 30]';
 
 interface Step {
   title: string;

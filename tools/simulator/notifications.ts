@@ -8,9 +8,10 @@ import { formatMinor, http, HttpAnswer, print } from './cli';
 import { DevKeys, platformKeys } from './dev-keys';
 import { alipayDelivery, alipayRefundParams, alipayTradeParams, wechatpayDelivery, yuan } from './platform-signers';
 import { wechatpayPaymentResource, wechatpayRefundResource } from './wechatpay/partner-dialect';
+import { newQueryId, unionpayPaymentForm, unionpayRefundForm } from './unionpay/unionpay-dev-keys';
 
-export type SimulatedChannel = 'wechatpay' | 'alipay';
-export const CHANNELS: SimulatedChannel[] = ['wechatpay', 'alipay'];
+export type SimulatedChannel = 'wechatpay' | 'alipay' | 'unionpay';
+export const CHANNELS: SimulatedChannel[] = ['wechatpay', 'alipay', 'unionpay'];
 
 export interface Notification {
   channel: SimulatedChannel;
@@ -34,8 +35,13 @@ export interface PaymentParams {
 }
 
 export function paymentNotification(keys: DevKeys, channel: SimulatedChannel, p: PaymentParams): Notification {
-  const signing = platformKeys(keys);
   const summary = `${p.orderNo}  transaction ${p.transactionId}  ${formatMinor(p.amount)} CNY`;
+  if (channel === 'unionpay') {
+    const respCode = p.status ?? '00';
+    const body = unionpayPaymentForm(keys.dir, { ...p, respCode });
+    return { channel, ...alipayForm(body), summary: `UnionPay respCode ${respCode}  ${summary}` };
+  }
+  const signing = platformKeys(keys);
   if (channel === 'wechatpay') {
     const status = p.status ?? 'SUCCESS';
     const delivery = wechatpayDelivery(
@@ -84,8 +90,14 @@ export interface RefundNoticeParams {
 }
 
 export function refundNotification(keys: DevKeys, channel: SimulatedChannel, p: RefundNoticeParams): Notification {
-  const signing = platformKeys(keys);
   const summary = `refund ${p.refundNo}  ${formatMinor(p.amount)} CNY of ${p.orderNo} (transaction ${p.transactionId})`;
+  if (channel === 'unionpay') {
+    // UnionPay's refund result: respCode 00 succeeded, anything else did not.
+    const respCode = p.status === 'SUCCESS' ? '00' : '01';
+    const body = unionpayRefundForm(keys.dir, { ...p, respCode });
+    return { channel, ...alipayForm(body), summary: `UnionPay refund respCode ${respCode}  ${summary}` };
+  }
+  const signing = platformKeys(keys);
   if (channel === 'wechatpay') {
     const delivery = wechatpayDelivery(
       { privateKey: signing.wechatpay, serial: keys.wechatpay.publicKeyId, apiV3Key: keys.wechatpay.apiV3Key },
@@ -125,9 +137,10 @@ function alipaySigned(keys: DevKeys, key: KeyObject, params: Record<string, stri
   return certMode ? alipayCertDelivery(key, certMode.alipayCertSn, params) : alipayDelivery(key, params);
 }
 
-/** A transaction id shaped like the channel's: WeChat 4200…, 28 digits; Alipay 2026…, 28 digits. */
+/** A transaction id shaped like the channel's: WeChat 4200…, 28 digits; Alipay 2026…, 28 digits; UnionPay's queryId, 21 digits. */
 export function newTransactionId(channel: SimulatedChannel): string {
   const digits = randomBytes(24).reduce((text, byte) => text + (byte % 10), '');
+  if (channel === 'unionpay') return newQueryId();
   return `${channel === 'wechatpay' ? '4200' : '2026'}${digits}`;
 }
 
@@ -155,6 +168,10 @@ export function printAck(n: number, ack: Ack): void {
 
 function readAck(channel: SimulatedChannel, answer: HttpAnswer): Ack {
   const base = { status: answer.status, ms: answer.ms };
+  // UnionPay takes any 200 as the ack.
+  if (channel === 'unionpay' && answer.status === 200) return { ...base, acked: true, said: '' };
+  if (channel === 'unionpay')
+    return { ...base, acked: false, said: answer.headers.get('x-fail-reason') ?? answer.body };
   if (channel === 'alipay') {
     const acked = answer.status === 200 && answer.body === 'success';
     return { ...base, acked, said: acked ? '' : (answer.headers.get('x-fail-reason') ?? answer.body) };

@@ -2,7 +2,7 @@ import { formatMinor, json, onePositional, parseCommand, positiveInteger, print,
 import { DevKeys, loadDevKeys } from './dev-keys';
 import { CHANNELS, SimulatedChannel } from './notifications';
 
-export const ORDER_USAGE = 'order <orderNo> --amount FEN [--channel wechatpay|alipay] [--target URL]';
+export const ORDER_USAGE = 'order <orderNo> --amount FEN [--channel wechatpay|alipay|unionpay] [--target URL]';
 
 /** Registers an order through the internal API, as the order service would. */
 export async function order(args: string[]): Promise<number> {

@@ -6,9 +6,11 @@ import { wechatpayDialect } from './wechatpay/partner-dialect';
 import { dialectOption, signTypeOption, v2PaymentDelivery } from './wechatpay/v2/v2-simulation';
 
 export const PAY_USAGE =
-  'pay <orderNo> --channel wechatpay|alipay [--amount FEN] [--times N] [--concurrent] [--status S] [--transaction ID] [--dialect v3|partner|v2] [--sub-mchid ID] [--sign-type MD5|HMAC-SHA256]';
+  'pay <orderNo> --channel wechatpay|alipay|unionpay [--amount FEN] [--times N] [--concurrent] [--status S] [--transaction ID] [--dialect v3|partner|v2] [--sub-mchid ID] [--sign-type MD5|HMAC-SHA256]';
 
-const PAYING_STATUSES = new Set(['SUCCESS', 'TRADE_SUCCESS', 'TRADE_FINISHED']);
+const PAYING_STATUSES = new Set(['SUCCESS', 'TRADE_SUCCESS', 'TRADE_FINISHED', '00', 'A6']);
+/** Each channel's paying status: WeChat trade_state, Alipay trade_status, UnionPay respCode. */
+const DEFAULT_STATUS = { wechatpay: 'SUCCESS', alipay: 'TRADE_SUCCESS', unionpay: '00' } as const;
 
 /**
  * Pays an order at the channel: one new transaction (or --transaction), its notification delivered --times times,
@@ -43,7 +45,7 @@ export async function pay(args: string[]): Promise<number> {
       : { subMchid: undefined };
   const amount = positiveInteger(values.amount, 'amount') ?? (await orderAmount(keys, values.target, orderNo));
   if (amount === undefined) return 1;
-  const status = values.status ?? (channel === 'wechatpay' ? 'SUCCESS' : 'TRADE_SUCCESS');
+  const status = values.status ?? DEFAULT_STATUS[channel];
   const payment = { orderNo, amount, status, transactionId: values.transaction ?? newTransactionId(channel), subMchid };
   // WeChat Pay v2: an XML result_code, signed with the APIv2 key, at /notify/wechatpay-v2.
   const sign = () =>

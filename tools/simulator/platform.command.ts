@@ -2,6 +2,7 @@ import { IncomingMessage, ServerResponse } from 'node:http';
 import { formatMinor, parseCommand, positiveInteger, print, UsageError } from './cli';
 import { fakePlatformAccounts, loadDevKeys } from './dev-keys';
 import { FakeChannel, FakePlatform, RefundBehaviour } from './fake-platform';
+import { SimulatedUnionpayGateway, startUnionpayGateway } from './unionpay/unionpay-dev-keys';
 
 export const PLATFORM_USAGE = 'platform [--port 3100] [--refunds processing|success]';
 
@@ -34,9 +35,11 @@ export async function platform(args: string[]): Promise<number> {
     extraRoutes: (req, res, body) => control.route(req, res, body),
   });
   control.fake = fake;
+  control.unionpay = await startUnionpayGateway(keys.dir, port);
   print(
     `platform listening on ${fake.url}  (WeChat Pay API ${fake.wechatpayBaseUrl}, Alipay gateway ${fake.alipayGatewayUrl})`,
   );
+  if (control.unionpay) print(`UnionPay gateway on ${control.unionpay.url}`);
   print(`refunds answered ${values.refunds}; Ctrl-C to stop`);
   const logger = setInterval(() => logNewCalls(fake), LOG_INTERVAL_MS);
   await new Promise<void>((resolve) => {
@@ -45,6 +48,7 @@ export async function platform(args: string[]): Promise<number> {
   });
   clearInterval(logger);
   await fake.close();
+  await control.unionpay?.close();
   print('platform stopped');
   return 0;
 }
@@ -61,6 +65,7 @@ interface KnownTrade {
 /** POST /simulator/trades, GET /simulator/refunds/{refundNo}, POST /simulator/refunds/{refundNo}/settle. */
 class SimulatorEndpoints {
   fake!: FakePlatform;
+  unionpay?: SimulatedUnionpayGateway;
   private readonly trades = new Map<string, KnownTrade>();
 
   route(req: IncomingMessage, res: ServerResponse, body: string): boolean {
@@ -78,6 +83,7 @@ class SimulatorEndpoints {
   /** A payment `simulate pay` made: queries of its order answer it paid. */
   private recordTrade(res: ServerResponse, body: string): void {
     const trade = parseObject(body) as Partial<Omit<KnownTrade, 'channel'> & { channel: string }>;
+    if (trade.channel === 'unionpay' && this.unionpay?.recordTrade(trade)) return send(res, 204);
     const channel = CHANNEL_IDS[trade.channel ?? ''];
     if (!channel || !trade.orderNo || !trade.transactionId || !Number.isSafeInteger(trade.amount)) {
       return send(res, 400, { message: 'expected {channel: wechatpay|alipay, orderNo, transactionId, amount}' });
@@ -103,6 +109,8 @@ class SimulatorEndpoints {
 
   /** What a refund notification needs: the refund as the service asked for it, and its trade when known. */
   private describeRefund(res: ServerResponse, refundNo: string): void {
+    const unionpayRefund = this.unionpay?.describeRefund(refundNo);
+    if (unionpayRefund) return send(res, 200, unionpayRefund);
     const call = this.fake.calls.filter((c) => c.refundNo === refundNo && !c.behaviour.startsWith('reject')).pop();
     if (!call) return send(res, 404, { message: `the service has asked for no refund ${refundNo} here` });
     const trade = this.trades.get(`${call.channel} ${call.transactionId}`);

@@ -27,7 +27,7 @@ export async function storm(args: string[]): Promise<number> {
   const deliveries: Notification[] = [];
   const orderNos: string[] = [];
   for (let i = 0; i < orders; i++) {
-    const orderNo = `${prefix}_${i + 1}`; // letters, digits and _: every channel takes it
+    const orderNo = `${prefix}N${i + 1}`; // letters and digits only: every channel takes it (UnionPay refuses _)
     const channel = CHANNELS[i % CHANNELS.length];
     const amount = randomInt(1, 100_000);
     if (!(await registerOrder(keys, values.target, { orderNo, amount, channel }, true))) return 1;
@@ -37,7 +37,7 @@ export async function storm(args: string[]): Promise<number> {
     for (let n = deliveryCount(); n > 0; n--) deliveries.push(paymentNotification(keys, channel, payment));
   }
   print(
-    `${orders} orders registered (${prefix}_1 … ${prefix}_${orders}); ${deliveries.length} deliveries, ${concurrency} at a time`,
+    `${orders} orders registered (${prefix}N1 … ${prefix}N${orders}); ${deliveries.length} deliveries, ${concurrency} at a time`,
   );
   const started = performance.now();
   const acks = await inParallel(shuffled(deliveries), concurrency, (n) => deliver(values.target, n));

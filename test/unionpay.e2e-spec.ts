@@ -1,0 +1,439 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Pool, RowDataPacket } from 'mysql2/promise';
+import { billDateOf, billDayRange, shiftBillDate } from '../src/domain/bill';
+import { FakeUnionpayGateway } from '../tools/simulator/unionpay/fake-unionpay-gateway';
+import { unionpayBillZip, zmLine } from '../tools/simulator/unionpay/unionpay-bill-file';
+import {
+  generateUnionpayKeySet,
+  IssuedCertificate,
+  issueCertificate,
+  UnionpayKeySet,
+  writeUnionpayKeySet,
+} from '../tools/simulator/unionpay/unionpay-keys';
+import {
+  newQueryId,
+  signUnionpay,
+  txnTime,
+  unionpayConsumeFields,
+  UnionpayConsumeParams,
+  unionpayForm,
+} from '../tools/simulator/unionpay/unionpay-signer';
+import { eventually } from './support/eventually';
+import { OrderEffects } from './support/order-effects';
+import { databaseProxy, databaseUrlVia, inParallel } from './support/payment-storm';
+import {
+  count,
+  createTestPlatforms,
+  HttpAnswer,
+  RunningApp,
+  startApp,
+  TestClient,
+  TestPlatforms,
+  testDatabasePool,
+  uniqueId,
+} from './support/test-app';
+
+/**
+ * UnionPay (acp 5.1.0) end to end: two replicas on one database, notifications signed with a key set
+ * made for the run (root, middle, UnionPay's signer, the merchant's PFX), and a fake gateway that
+ * checks the service's request signatures and signs its answers.
+ */
+const MER_ID = '777290058167151';
+const ORDERS = 60;
+const DELIVERIES_PER_PAYMENT = 6;
+
+let platforms: TestPlatforms;
+let keys: UnionpayKeySet;
+let fake: FakeUnionpayGateway;
+let replicas: RunningApp[];
+let clients: TestClient[];
+let pool: Pool;
+let effects: OrderEffects;
+/** The replicas' configuration, for the suites that start an app of their own. */
+let appEnv: Record<string, string>;
+
+beforeAll(async () => {
+  platforms = await createTestPlatforms();
+  keys = generateUnionpayKeySet();
+  const unionpayEnv = writeUnionpayKeySet(keys, mkdtempSync(join(tmpdir(), 'pcs-unionpay-')), MER_ID);
+  fake = await FakeUnionpayGateway.start({
+    merchants: [{ merId: MER_ID, certificatePem: keys.merchant.pem }],
+    signer: keys.unionpaySigner,
+  });
+  const env = {
+    ...platforms.env,
+    ...unionpayEnv,
+    ...fake.apiEnv,
+    UNIONPAY_BACK_URL: 'https://pay.example.com/notify/unionpay',
+    UNIONPAY_VALIDATE_CN: 'true',
+    PAYMENT_QUERY_SCHEDULE_SECONDS: '5',
+    PAYMENT_QUERY_POLL_INTERVAL_MS: '200',
+    PAYMENT_QUERY_RATE_PER_SECOND: '1000',
+  };
+  appEnv = env;
+  replicas = [await startApp(env), await startApp(env)];
+  clients = replicas.map((r) => new TestClient(r.url, platforms));
+  pool = testDatabasePool();
+  effects = new OrderEffects(pool);
+});
+
+afterAll(async () => {
+  await Promise.all(replicas?.map((r) => r.close()) ?? []);
+  await fake?.close();
+  await pool?.end();
+});
+
+interface UnionpayPayment {
+  orderNo: string;
+  queryId: string;
+  amount: number;
+}
+
+function newPayment(prefix: string, amount: number): UnionpayPayment {
+  return { orderNo: uniqueId(prefix), queryId: newQueryId(), amount };
+}
+
+async function register(p: UnionpayPayment, client = clients[0]): Promise<void> {
+  const answer = await client.registerOrder({
+    orderNo: p.orderNo,
+    amount: p.amount,
+    channel: 'UNIONPAY',
+    merchantId: MER_ID,
+  });
+  if (answer.status !== 201) throw new Error(`registering ${p.orderNo}: ${answer.status} ${answer.body}`);
+}
+
+function consumeForm(
+  p: UnionpayPayment,
+  overrides: Partial<UnionpayConsumeParams> = {},
+  signer: IssuedCertificate = keys.unionpaySigner,
+): string {
+  const fields = unionpayConsumeFields({
+    merId: MER_ID,
+    orderId: p.orderNo,
+    queryId: p.queryId,
+    txnAmt: p.amount,
+    ...overrides,
+  });
+  return unionpayForm(signUnionpay(fields, signer));
+}
+
+async function post(client: TestClient, form: string): Promise<HttpAnswer> {
+  const response = await fetch(`${client.baseUrl}/notify/unionpay`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: form,
+  });
+  const body = await response.text();
+  return { status: response.status, body, json: () => JSON.parse(body) };
+}
+
+const isAck = (a: HttpAnswer) => a.status === 200 && a.body === 'ok';
+
+describe('UnionPay notifications across two replicas', () => {
+  it(`should pay each of ${ORDERS} orders exactly once when each notification arrives ${DELIVERIES_PER_PAYMENT} times at once`, async () => {
+    const payments = Array.from({ length: ORDERS }, (_, i) => newPayment('U', 100 + i));
+    await inParallel(payments, 10, (p) => register(p));
+
+    const answers: HttpAnswer[] = [];
+    await inParallel(payments, 10, async (p) => {
+      // UnionPay delivers the same signed message again until it sees a 200.
+      const form = consumeForm(p);
+      answers.push(
+        ...(await Promise.all(
+          Array.from({ length: DELIVERIES_PER_PAYMENT }, (_, i) => post(clients[i % clients.length], form)),
+        )),
+      );
+    });
+
+    expect(answers.filter((a) => !isAck(a)).map((a) => `${a.status} ${a.body}`)).toEqual([]);
+    expect(answers).toHaveLength(ORDERS * DELIVERIES_PER_PAYMENT);
+    const orderNos = payments.map((p) => p.orderNo);
+    expect(
+      await count(pool, `SELECT COUNT(*) FROM payment_order WHERE status = 'PAID' AND order_no IN (?)`, [orderNos]),
+    ).toBe(ORDERS);
+    const [perOrder] = await pool.query<RowDataPacket[]>(
+      `SELECT o.order_no,
+         (SELECT COUNT(*) FROM order_status_change c WHERE c.order_no = o.order_no AND c.to_status = 'PAID') AS transitions,
+         (SELECT COUNT(*) FROM outbox_event e WHERE e.order_no = o.order_no AND e.type = 'payment.succeeded') AS events,
+         (SELECT COUNT(*) FROM payment_callback p WHERE p.order_no = o.order_no AND p.channel = 'UNIONPAY') AS callbacks,
+         (SELECT COUNT(*) FROM callback_delivery d WHERE d.order_no = o.order_no AND d.outcome = 'PAID') AS paid,
+         (SELECT COUNT(*) FROM callback_delivery d WHERE d.order_no = o.order_no AND d.outcome = 'DUPLICATE') AS duplicates
+       FROM payment_order o WHERE o.order_no IN (?)`,
+      [orderNos],
+    );
+    expect(perOrder).toHaveLength(ORDERS);
+    for (const r of perOrder) {
+      expect([r.transitions, r.events, r.callbacks, r.paid, r.duplicates].map(Number)).toEqual([
+        1,
+        1,
+        1,
+        1,
+        DELIVERIES_PER_PAYMENT - 1,
+      ]);
+    }
+    expect(await count(pool, 'SELECT COUNT(*) FROM payment_anomaly WHERE order_no IN (?)', [orderNos])).toBe(0);
+    const [callback] = await pool.query<RowDataPacket[]>(
+      'SELECT amount, currency, merchant_id, transaction_id FROM payment_callback WHERE order_no = ?',
+      [payments[7].orderNo],
+    );
+    expect(callback[0]).toMatchObject({
+      amount: payments[7].amount,
+      currency: 'CNY',
+      merchant_id: MER_ID,
+      transaction_id: payments[7].queryId,
+    });
+  });
+
+  it('should record an amount mismatch, a duplicate payment and a payment after close as the other channels do', async () => {
+    const mismatch = newPayment('UM', 1000);
+    const paidTwice = newPayment('UD', 1500);
+    const closed = newPayment('UC', 2000);
+    for (const p of [mismatch, paidTwice, closed]) await register(p);
+
+    expect(isAck(await post(clients[0], consumeForm(mismatch, { txnAmt: 999 })))).toBe(true);
+    expect(isAck(await post(clients[0], consumeForm(paidTwice)))).toBe(true);
+    const second = newQueryId();
+    expect(isAck(await post(clients[1], consumeForm(paidTwice, { queryId: second })))).toBe(true);
+    const close = await clients[1].api('POST', `/payment-orders/${closed.orderNo}/close`);
+    expect(close.status).toBe(200);
+    expect(close.json()).toMatchObject({
+      status: 'CLOSED',
+      channelClose: [{ channel: 'UNIONPAY', merchantId: MER_ID, outcome: 'NOT_APPLICABLE' }],
+    });
+    const again = await clients[0].api('POST', `/payment-orders/${closed.orderNo}/close`);
+    expect(again.json()).toMatchObject({ channelClose: [{ channel: 'UNIONPAY', outcome: 'NOT_APPLICABLE' }] });
+    expect(
+      await count(
+        pool,
+        "SELECT COUNT(*) FROM payment_channel_call WHERE order_no = ? AND request = 'CLOSE' AND outcome = 'NOT_APPLICABLE'",
+        [closed.orderNo],
+      ),
+    ).toBe(1);
+    expect(isAck(await post(clients[0], consumeForm(closed)))).toBe(true);
+
+    expect((await effects.anomalies(mismatch.orderNo)).map((a) => a.type)).toEqual(['AMOUNT_MISMATCH']);
+    expect((await effects.anomalies(paidTwice.orderNo)).map((a) => [a.type, a.transaction_id])).toEqual([
+      ['DUPLICATE_PAYMENT', second],
+    ]);
+    expect((await effects.anomalies(closed.orderNo)).map((a) => a.type)).toEqual(['PAID_AFTER_CLOSE']);
+    expect(await effects.status(closed.orderNo)).toBe('CLOSED');
+  });
+
+  describe('forgeries: refused with 401 (so UnionPay retries), nothing written', () => {
+    const rogue = () => generateUnionpayKeySet().unionpaySigner;
+    const wrongCn = () => issueCertificate({ commonName: '041@Z12@00040000:SIGN@00000062', issuer: keys.middle });
+    const cases: Array<[string, (p: UnionpayPayment) => string]> = [
+      [
+        'a field changed after signing',
+        (p) => consumeForm(p).replace(`txnAmt=${p.amount}&`, `txnAmt=${p.amount * 100}&`),
+      ],
+      ['a signing certificate not chained to the configured root', (p) => consumeForm(p, {}, rogue())],
+      ['a certificate under the right middle whose CN is not UnionPay', (p) => consumeForm(p, {}, wrongCn())],
+      ['a merId that is not ours, correctly signed', (p) => consumeForm(p, { merId: '777290058199999' })],
+    ];
+
+    it.each(cases)('should refuse %s', async (_what, forge) => {
+      const p = newPayment('UF', 3000);
+      await register(p);
+      const answer = await post(clients[1], forge(p));
+
+      expect(answer.status).toBe(401);
+      expect(answer.body).toBe('fail');
+      expect(await effects.deliveriesFor(p.orderNo)).toBe(0);
+      expect(await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no = ?', [p.orderNo])).toBe(0);
+      expect(await count(pool, 'SELECT COUNT(*) FROM payment_anomaly WHERE order_no = ?', [p.orderNo])).toBe(0);
+      expect(await effects.status(p.orderNo)).toBe('WAIT_PAY');
+    });
+  });
+
+  it('should refuse an order number UnionPay would not take, at registration', async () => {
+    const answer = await clients[0].registerOrder({ orderNo: 'U-1', amount: 100, channel: 'UNIONPAY' });
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatch(/8 to 40 letters or digits/);
+  });
+});
+
+describe('UnionPay notifications during a database cut (SPOOL_DIR)', () => {
+  it('should ack them from the spool, and apply each payment exactly once when the database is back', async () => {
+    const proxy = await databaseProxy();
+    const app = await startApp({
+      ...appEnv,
+      DATABASE_URL: databaseUrlVia(proxy),
+      SPOOL_DIR: mkdtempSync(join(tmpdir(), 'pcs-unionpay-spool-')),
+    });
+    try {
+      const client = new TestClient(app.url, platforms);
+      const payments = Array.from({ length: 20 }, (_, i) => newPayment('US', 500 + i));
+      await inParallel(payments, 5, (p) => register(p, client));
+
+      await proxy.stop();
+      const answers = await Promise.all(
+        payments.flatMap((p) => [post(client, consumeForm(p)), post(client, consumeForm(p))]),
+      );
+      expect(answers.filter((a) => !isAck(a)).map((a) => `${a.status} ${a.body}`)).toEqual([]);
+      expect(
+        await count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE order_no IN (?)', [
+          payments.map((p) => p.orderNo),
+        ]),
+      ).toBe(0);
+      await proxy.start();
+
+      const orderNos = payments.map((p) => p.orderNo);
+      await eventually(
+        'the spool to apply every payment',
+        async () =>
+          (await count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE order_no IN (?)', [orderNos])) === 40,
+        60_000,
+      );
+      expect(
+        await count(pool, `SELECT COUNT(*) FROM payment_order WHERE status = 'PAID' AND order_no IN (?)`, [orderNos]),
+      ).toBe(20);
+      expect(await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no IN (?)', [orderNos])).toBe(20);
+      expect(
+        await count(pool, `SELECT COUNT(*) FROM outbox_event WHERE type = 'payment.succeeded' AND order_no IN (?)`, [
+          orderNos,
+        ]),
+      ).toBe(20);
+      expect(
+        await count(pool, `SELECT COUNT(*) FROM callback_delivery WHERE outcome = 'PAID' AND order_no IN (?)`, [
+          orderNos,
+        ]),
+      ).toBe(20);
+    } finally {
+      await proxy.stop();
+      await proxy.start();
+      await app.close();
+      await proxy.stop();
+    }
+  });
+});
+
+describe('UnionPay channel calls', () => {
+  it('should refund a duplicate payment with a signed txnType 04, and settle it by its result notification', async () => {
+    const p = newPayment('UR', 4321);
+    await register(p);
+    expect(isAck(await post(clients[0], consumeForm(p)))).toBe(true);
+    const duplicate = newQueryId();
+    expect(isAck(await post(clients[1], consumeForm(p, { queryId: duplicate })))).toBe(true);
+
+    const answer = await clients[0].admin('POST', '/admin/refunds/emergency', platforms.admins.admin, {
+      orderNo: p.orderNo,
+      transactionId: duplicate,
+      reason: 'paid twice',
+    });
+    expect(answer.status).toBe(202);
+    const { refundNo } = answer.json<{ refundNo: string }>();
+    await eventually(
+      'the refund to be accepted',
+      async () => (await refundRow(refundNo))?.status === 'PROCESSING',
+      15_000,
+    );
+    expect(fake.refunds.filter((r) => r.orderId === refundNo)).toEqual([
+      expect.objectContaining({
+        merId: MER_ID,
+        origQryId: duplicate,
+        txnAmt: 4321,
+        backUrl: 'https://pay.example.com/notify/unionpay',
+      }),
+    ]);
+
+    const notice = fake.refundNotification(refundNo);
+    const answers = await Promise.all([post(clients[0], notice.body), post(clients[1], notice.body)]);
+    expect(answers.every(isAck)).toBe(true);
+    const refund = await refundRow(refundNo);
+    expect(refund).toMatchObject({
+      status: 'SUCCEEDED',
+      channel_refund_id: fake.refunds.find((r) => r.orderId === refundNo)!.queryId,
+    });
+    expect(await effects.events(p.orderNo, 'refund.succeeded')).toBe(1);
+    expect(await effects.status(p.orderNo)).toBe('PAID');
+  });
+
+  it('should find by queryTrans a payment whose notification never came, and apply it once', async () => {
+    const p = newPayment('UQ', 7777);
+    await register(p);
+    fake.putTrade({ merId: MER_ID, orderId: p.orderNo, queryId: p.queryId, amount: p.amount });
+
+    await eventually('the query to pay the order', async () => (await effects.status(p.orderNo)) === 'PAID', 20_000);
+    expect(await effects.events(p.orderNo)).toBe(1);
+    const queries = fake.calls.filter((c) => c.endpoint === 'queryTrans' && c.fields.orderId === p.orderNo);
+    expect(queries.length).toBeGreaterThanOrEqual(1);
+    expect(queries[0].fields).toMatchObject({ txnType: '00', txnSubType: '00', bizType: '000000', merId: MER_ID });
+    // The late notification is a duplicate of what the query applied.
+    expect(isAck(await post(clients[1], consumeForm(p)))).toBe(true);
+    expect(await effects.deliveryOutcomes('UNIONPAY', p.queryId)).toContain('DUPLICATE');
+    expect(await effects.events(p.orderNo)).toBe(1);
+  });
+
+  it("should reconcile a day from fileTransfer's ZIP with exact amounts, recovering the lost payment", async () => {
+    const date = shiftBillDate(billDateOf(new Date()), -3);
+    const { start } = billDayRange(date);
+    const at = new Date(start.getTime() + 3_600_000);
+    // Amounts beyond what a float64 of yuan keeps exact to the fen: 9,876,543,210.98 CNY.
+    const matched = newPayment('UB', 987_654_321_098);
+    const lost = newPayment('UL', 123_456_789_012);
+    const differs = newPayment('UA', 5000);
+    for (const p of [matched, lost, differs]) await register(p);
+    expect(isAck(await post(clients[0], consumeForm(matched, { txnTime: txnTime(at) })))).toBe(true);
+    expect(isAck(await post(clients[0], consumeForm(differs, { txnTime: txnTime(at) })))).toBe(true);
+    fake.putTrade({
+      merId: MER_ID,
+      orderId: lost.orderNo,
+      queryId: lost.queryId,
+      amount: lost.amount,
+      txnTime: txnTime(at),
+    });
+    const line = (p: UnionpayPayment, amount = p.amount) =>
+      zmLine({ txnType: '01', amount, queryId: p.queryId, orderId: p.orderNo, at }, MER_ID);
+    fake.serveBill(
+      MER_ID,
+      date,
+      unionpayBillZip([line(matched), line(lost), line(differs, 5001), 'garbage'], date, MER_ID),
+    );
+
+    const run = await clients[0].admin('POST', `/admin/reconciliations/unionpay/${date}/run`, platforms.admins.admin, {
+      merchantId: MER_ID,
+    });
+    expect(run.status).toBe(202);
+    await eventually(
+      'the run to complete',
+      async () =>
+        (await count(
+          pool,
+          `SELECT COUNT(*) FROM reconciliation_run WHERE channel = 'UNIONPAY' AND merchant_id = ? AND bill_date = ? AND status = 'COMPLETED'`,
+          [MER_ID, date],
+        )) === 1,
+      30_000,
+    );
+    const [items] = await pool.query<RowDataPacket[]>(
+      `SELECT i.outcome, i.kind, i.transaction_id, i.channel_amount, i.local_amount FROM reconciliation_item i
+       JOIN reconciliation_run r ON r.id = i.run_id
+       WHERE r.channel = 'UNIONPAY' AND r.merchant_id = ? AND r.bill_date = ? ORDER BY i.outcome`,
+      [MER_ID, date],
+    );
+    expect(items.map((i) => [i.outcome, i.kind, i.transaction_id, i.channel_amount, i.local_amount])).toEqual([
+      ['AMOUNT_DIFFERS', 'PAYMENT', differs.queryId, 5001, 5000],
+      ['MALFORMED', 'LINE', null, null, null],
+      ['MISSING_LOCAL', 'PAYMENT', lost.queryId, lost.amount, lost.amount],
+    ]);
+    const [runRow] = await pool.query<RowDataPacket[]>(
+      `SELECT counts FROM reconciliation_run WHERE channel = 'UNIONPAY' AND merchant_id = ? AND bill_date = ?`,
+      [MER_ID, date],
+    );
+    const counts: unknown = typeof runRow[0].counts === 'string' ? JSON.parse(runRow[0].counts) : runRow[0].counts;
+    expect(counts).toMatchObject({ MATCHED: 1 });
+    expect(await effects.status(lost.orderNo)).toBe('PAID');
+    const [paid] = await pool.query<RowDataPacket[]>('SELECT amount FROM payment_callback WHERE order_no = ?', [
+      lost.orderNo,
+    ]);
+    expect(paid[0].amount).toBe(lost.amount);
+  });
+});
+
+async function refundRow(refundNo: string): Promise<RowDataPacket | undefined> {
+  const [rows] = await pool.query<RowDataPacket[]>('SELECT * FROM refund WHERE refund_no = ?', [refundNo]);
+  return rows[0];
+}
