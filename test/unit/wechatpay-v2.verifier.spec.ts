@@ -214,6 +214,17 @@ describe(WechatpayV2Verifier.name, () => {
     expect(codeOf(() => sut.verify(delivery(v2PaymentNotification(app, API_V2_KEY))))).toBe('MerchantMismatch');
   });
 
+  it("should take a service provider's notification of one of its sub-merchants, and refuse any other", () => {
+    const provider = new WechatpayV2Verifier([{ ...account, subMchids: ['1900000109', '1900000110'] }]);
+    const bySub = (subMchid?: string) => delivery(v2PaymentNotification({ ...PAYMENT, subMchid }, API_V2_KEY));
+    expect(provider.verify(bySub('1900000110'))).toMatchObject({ paid: true, subMerchantId: '1900000110' });
+    expect(codeOf(() => provider.verify(bySub('1900000999')))).toBe('MerchantMismatch');
+    expect(codeOf(() => provider.verify(bySub(undefined)))).toBe('MerchantMismatch');
+    // A direct merchant's account takes no sub-merchant's payment.
+    expect(codeOf(() => sut.verify(bySub('1900000109')))).toBe('MerchantMismatch');
+    expect(sut.verify(bySub(undefined))).not.toHaveProperty('subMerchantId');
+  });
+
   it('should take a signed FAIL result as not paid, and refuse a return_code FAIL', () => {
     const failed = sut.verify(delivery(v2PaymentNotification({ ...PAYMENT, resultCode: 'FAIL' }, API_V2_KEY)));
     expect(failed).toMatchObject({ paid: false, eventType: 'V2.PAY.FAIL', outTradeNo: PAYMENT.outTradeNo });

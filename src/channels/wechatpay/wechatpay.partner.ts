@@ -91,6 +91,28 @@ export function asDirectResource(
   return { resource: { ...rest, mchid: spMchid, appid: spAppid }, subMerchantId: subMchid };
 }
 
+/**
+ * The sub-merchant of an APIv2 notification (`sub_mch_id`; its mch_id and appid are the provider's):
+ * one of a provider's configured sub-merchants, and none for a direct merchant. Anything else is a
+ * MerchantMismatch: refused with 401, nothing written.
+ */
+export function v2SubMerchant(subMchId: string | undefined, account: PartnerAccount): string | undefined {
+  if (!isPartner(account)) {
+    if (subMchId === undefined) return undefined;
+    throw new DomainError(
+      'MerchantMismatch',
+      `a service provider's notification (sub_mch_id ${describe(subMchId)}) for mch_id ${account.mchid}, which has no sub-merchants configured`,
+    );
+  }
+  if (subMchId === undefined || !account.subMchids!.includes(subMchId)) {
+    throw new DomainError(
+      'MerchantMismatch',
+      `sub_mch_id ${describe(subMchId)} is not a configured sub-merchant of mch_id ${account.mchid}`,
+    );
+  }
+  return subMchId;
+}
+
 /** The sub-merchants to ask about a trade: the one it names, or every one of the account's. */
 export function subMerchantsToAsk(account: PartnerAccount, subMerchantId: string | undefined): string[] {
   if (subMerchantId !== undefined) return [subMerchantId];

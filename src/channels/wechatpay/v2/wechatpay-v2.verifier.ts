@@ -10,6 +10,7 @@ import {
 } from '../../../domain/notification';
 import { headerValue } from '../../key-loading';
 import { WechatpayConfig } from '../wechatpay.config';
+import { v2SubMerchant } from '../wechatpay.partner';
 import { decryptReqInfo, readSignType, v2SignatureHolds } from './wechatpay-v2.sign';
 import { readV2Xml } from './wechatpay-v2.xml';
 
@@ -71,8 +72,9 @@ export class WechatpayV2Verifier {
       );
     }
     checkAppid(fields, account);
+    const subMerchantId = v2SubMerchant(fields.sub_mch_id || undefined, account);
     try {
-      return { ...base, ...readPayment(fields) };
+      return { ...base, ...readPayment(fields), ...(subMerchantId === undefined ? {} : { subMerchantId }) };
     } catch (error) {
       if (!(error instanceof DomainError) || error.code !== MALFORMED) throw error;
       const ids = { outTradeNo: fields.out_trade_no, transactionId: fields.transaction_id };

@@ -14,6 +14,8 @@ export interface V2Payment {
   paidAt: Date;
   resultCode?: 'SUCCESS' | 'FAIL';
   openid?: string;
+  /** A service provider's notification: the sub-merchant paid (mchid is then the provider's). */
+  subMchid?: string;
 }
 
 /** A v2 refund result: its `req_info` is encrypted, and the notification is not signed. */
@@ -46,6 +48,7 @@ export function v2PaymentFields(
     return_code: 'SUCCESS',
     appid: payment.appid,
     mch_id: payment.mchid,
+    ...(payment.subMchid === undefined ? {} : { sub_mch_id: payment.subMchid }),
     nonce_str: randomBytes(16).toString('hex'),
     result_code: payment.resultCode ?? 'SUCCESS',
     openid: payment.openid ?? 'oUpF8uMuAJO_M2pxb1Q9zNjWeS6o',
