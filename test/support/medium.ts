@@ -19,6 +19,7 @@ import { loadRedisConfig, redisConfig } from '../../src/platform/config/redis.co
 import { loadRefundConfig, refundConfig } from '../../src/platform/config/refund.config';
 import { loadServerConfig, serverConfig } from '../../src/platform/config/server.config';
 import { loadSpoolConfig, spoolConfig } from '../../src/platform/config/spool.config';
+import { ENTITIES } from '../../src/app.module';
 import { DatabaseModule } from '../../src/platform/database/database.module';
 import { MetricsModule } from '../../src/platform/metrics/metrics.module';
 import { RabbitmqModule } from '../../src/platform/rabbitmq/rabbitmq.module';
@@ -74,7 +75,7 @@ export async function createMediumModule(imports: Import[], env: Record<string, 
   let builder = Test.createTestingModule({
     imports: [
       ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [] }),
-      DatabaseModule,
+      DatabaseModule.forRoot(ENTITIES),
       TransactionModule,
       MetricsModule,
       RabbitmqModule,
