@@ -116,6 +116,7 @@ describe('starting and stopping the service (src/main.ts in a child process)', (
           refunds: [platforms.wechatpay.mchid],
         },
         alipay: { accounts: [platforms.alipay.appId], keyIds: [], refunds: [platforms.alipay.appId] },
+        unionpay: 'disabled',
       });
       const broker = new URL(TEST_RABBITMQ_URL);
       expect(started.events).toBe(`RabbitMQ amqp://${broker.host}, exchange ${exchange}`);

@@ -130,13 +130,11 @@ export function loadWechatpayConfig(env: NodeJS.ProcessEnv = process.env): Wecha
   )
     return undefined;
 
-  requireAll('WeChat Pay', { ...vars }, ['WECHATPAY_MCHID']);
   // An APIv2-only account (WECHATPAY_APIV2_KEY, no APIv3 variable) is complete without the APIv3 ones.
-  if (v3Set || vars.WECHATPAY_APIV2_KEY === undefined) {
-    requireAll('WeChat Pay', { ...vars }, ['WECHATPAY_APIV3_KEY']);
-    if (keyVars.every((v) => v === undefined)) {
-      requireAll('WeChat Pay', { ...vars }, ['WECHATPAY_PUBLIC_KEY_PATH']);
-    }
+  const v2Only = !v3Set && vars.WECHATPAY_APIV2_KEY !== undefined;
+  requireAll('WeChat Pay', { ...vars }, v2Only ? ['WECHATPAY_MCHID'] : ['WECHATPAY_MCHID', 'WECHATPAY_APIV3_KEY']);
+  if (!v2Only && keyVars.every((v) => v === undefined)) {
+    requireAll('WeChat Pay', { ...vars }, ['WECHATPAY_PUBLIC_KEY_PATH']);
   }
   if (vars.WECHATPAY_PUBLIC_KEY_PATH !== undefined || vars.WECHATPAY_PUBLIC_KEY_ID !== undefined) {
     requireAll('WeChat Pay public key mode', { ...vars }, ['WECHATPAY_PUBLIC_KEY_ID', 'WECHATPAY_PUBLIC_KEY_PATH']);
