@@ -1,54 +1,34 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseEnv } from 'node:util';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { eventually } from './support/eventually';
-import { CliRun, PlatformProcess, runSimulator, startPlatformProcess } from './support/simulator-process';
-import { RunningApp, startApp, testDatabasePool, uniqueId } from './support/test-app';
+import { CliRun, PlatformProcess } from './support/simulator-process';
+import { SimulatorSuite, startSimulatorSuite } from './support/simulator-suite';
+import { RunningApp, uniqueId } from './support/test-app';
 
 /**
  * `simulate init --alipay-cert` as a person runs it: the service configured by nothing but the `.env.local` it
  * wrote (Alipay in certificate mode), the simulator's platform server (a child process) playing the gateway in
  * certificate mode, the simulator's commands paying and refunding. Checked by exit codes and database rows.
  */
-let dir: string;
 let keysDir: string;
 let env: Record<string, string>;
 let app: RunningApp;
 let platform: PlatformProcess;
 let pool: Pool;
 
+let suite: SimulatorSuite;
+
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'pcs-simulator-cert-'));
-  keysDir = join(dir, 'keys');
-  const init = await runSimulator([
-    'init',
-    '--alipay-cert',
-    '--keys',
-    keysDir,
-    '--env-local',
-    join(dir, '.env.local'),
-    '--platform-port',
-    String(await freePort()),
-  ]);
-  if (init.code !== 0) throw new Error(`simulate init failed:\n${init.stdout}\n${init.stderr}`);
-  expect(init.stdout).toMatch(/certificate mode: alipay_cert_sn [0-9a-f]{32}, app_cert_sn [0-9a-f]{32}/);
-  env = parseEnv(readFileSync(join(dir, '.env.local'), 'utf8')) as Record<string, string>;
-  app = await startApp({ ...env, REFUND_POLL_INTERVAL_MS: '200' });
-  platform = await startPlatformProcess(['--keys', keysDir]);
-  pool = testDatabasePool();
+  suite = await startSimulatorSuite('pcs-simulator-cert-', ['--alipay-cert']);
+  ({ keysDir, env, app, platform, pool } = suite);
+  expect(suite.init.stdout).toMatch(/certificate mode: alipay_cert_sn [0-9a-f]{32}, app_cert_sn [0-9a-f]{32}/);
 });
 
-afterAll(async () => {
-  await platform?.stop();
-  await app?.close();
-  await pool?.end();
-});
+afterAll(() => suite?.stop());
 
 function simulate(...args: string[]): Promise<CliRun> {
-  return runSimulator([...args, '--keys', keysDir, '--target', app.url]);
+  return suite.simulate(...args);
 }
 
 async function row(sql: string, params: unknown[]): Promise<RowDataPacket | undefined> {
@@ -101,14 +81,3 @@ describe('simulate init --alipay-cert', () => {
     expect(platform.output()).not.toContain('REFUSED');
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}

@@ -1,12 +1,11 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { eventually } from './support/eventually';
-import { CliRun, PlatformProcess, runSimulator, startPlatformProcess } from './support/simulator-process';
-import { count, RunningApp, startApp, testDatabasePool, uniqueId } from './support/test-app';
+import { CliRun } from './support/simulator-process';
+import { SimulatorSuite, startSimulatorSuite } from './support/simulator-suite';
+import { count, RunningApp, uniqueId } from './support/test-app';
 
 /**
  * `npm run simulate` with a service provider's key set (`init --dialect partner`): the service configured by the
@@ -17,40 +16,20 @@ import { count, RunningApp, startApp, testDatabasePool, uniqueId } from './suppo
 let dir: string;
 let keysDir: string;
 let app: RunningApp;
-let platform: PlatformProcess;
 let pool: Pool;
 let init: CliRun;
 
+let suite: SimulatorSuite;
+
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'pcs-simulator-partner-'));
-  keysDir = join(dir, 'keys');
-  const envFile = join(dir, '.env.local');
-  init = await runSimulator([
-    'init',
-    '--dialect',
-    'partner',
-    '--keys',
-    keysDir,
-    '--env-local',
-    envFile,
-    '--platform-port',
-    String(await freePort()),
-  ]);
-  if (init.code !== 0) throw new Error(`simulate init failed:\n${init.stdout}\n${init.stderr}`);
-  const env = parseEnv(readFileSync(envFile, 'utf8')) as Record<string, string>;
-  app = await startApp({ ...env, REFUND_POLL_INTERVAL_MS: '200' });
-  platform = await startPlatformProcess(['--keys', keysDir]);
-  pool = testDatabasePool();
+  suite = await startSimulatorSuite('pcs-simulator-partner-', ['--dialect', 'partner']);
+  ({ dir, keysDir, app, pool, init } = suite);
 });
 
-afterAll(async () => {
-  await platform?.stop();
-  await app?.close();
-  await pool?.end();
-});
+afterAll(() => suite?.stop());
 
 function simulate(...args: string[]): Promise<CliRun> {
-  return runSimulator([...args, '--keys', keysDir, '--target', app.url]);
+  return suite.simulate(...args);
 }
 
 async function paymentRow(orderNo: string): Promise<RowDataPacket | undefined> {
@@ -143,11 +122,3 @@ describe('simulate --dialect partner', () => {
     expect(await count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE order_no = ?', [orderNo])).toBe(0);
   });
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}

@@ -1,12 +1,10 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseEnv } from 'node:util';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { eventually } from './support/eventually';
-import { freeFixedPort } from './support/payment-storm';
-import { CliRun, PlatformProcess, runSimulator, startPlatformProcess } from './support/simulator-process';
-import { count, RunningApp, startApp, testDatabasePool, uniqueId } from './support/test-app';
+import { CliRun } from './support/simulator-process';
+import { SimulatorSuite, startSimulatorSuite } from './support/simulator-suite';
+import { count, RunningApp, uniqueId } from './support/test-app';
 
 /**
  * `npm run simulate -- pay … --dialect v2` and `refund-notice … --dialect v2` as a person runs them: child
@@ -15,31 +13,20 @@ import { count, RunningApp, startApp, testDatabasePool, uniqueId } from './suppo
  */
 let keysDir: string;
 let app: RunningApp;
-let platform: PlatformProcess;
 let pool: Pool;
 
+let suite: SimulatorSuite;
+
 beforeAll(async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'pcs-simulator-v2-'));
-  keysDir = join(dir, 'keys');
-  const envFile = join(dir, '.env.local');
-  const port = String(await freeFixedPort());
-  const init = await runSimulator(['init', '--keys', keysDir, '--env-local', envFile, '--platform-port', port]);
-  if (init.code !== 0) throw new Error(`simulate init failed:\n${init.stdout}\n${init.stderr}`);
-  const env = parseEnv(readFileSync(envFile, 'utf8')) as Record<string, string>;
-  expect(env.WECHATPAY_APIV2_KEY).toMatch(/^[A-Za-z0-9]{32}$/);
-  app = await startApp({ ...env, REFUND_POLL_INTERVAL_MS: '200' });
-  platform = await startPlatformProcess(['--keys', keysDir]);
-  pool = testDatabasePool();
+  suite = await startSimulatorSuite('pcs-simulator-v2-');
+  ({ keysDir, app, pool } = suite);
+  expect(suite.env.WECHATPAY_APIV2_KEY).toMatch(/^[A-Za-z0-9]{32}$/);
 });
 
-afterAll(async () => {
-  await platform?.stop();
-  await app?.close();
-  await pool?.end();
-});
+afterAll(() => suite?.stop());
 
 function simulate(...args: string[]): Promise<CliRun> {
-  return runSimulator([...args, '--keys', keysDir, '--target', app.url]);
+  return suite.simulate(...args);
 }
 
 const row = async (sql: string, params: unknown[]) => (await pool.query<RowDataPacket[]>(sql, params))[0][0];

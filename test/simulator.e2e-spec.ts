@@ -1,12 +1,11 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { eventually } from './support/eventually';
-import { CliRun, PlatformProcess, runSimulator, startPlatformProcess } from './support/simulator-process';
-import { count, RunningApp, startApp, testDatabasePool, uniqueId } from './support/test-app';
+import { CliRun, PlatformProcess, runSimulator } from './support/simulator-process';
+import { freePort, SimulatorSuite, startSimulatorSuite } from './support/simulator-suite';
+import { count, RunningApp, uniqueId } from './support/test-app';
 
 /**
  * `npm run simulate` and `npm run drill` as a person runs them: each command a child process, against the real
@@ -19,35 +18,18 @@ let keysDir: string;
 let app: RunningApp;
 let platform: PlatformProcess;
 let pool: Pool;
-let init: CliRun;
+
+let suite: SimulatorSuite;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'pcs-simulator-'));
-  keysDir = join(dir, 'keys');
-  init = await runSimulator([
-    'init',
-    '--keys',
-    keysDir,
-    '--env-local',
-    join(dir, '.env.local'),
-    '--platform-port',
-    String(await freePort()),
-  ]);
-  if (init.code !== 0) throw new Error(`simulate init failed:\n${init.stdout}\n${init.stderr}`);
-  const env = parseEnv(readFileSync(join(dir, '.env.local'), 'utf8')) as Record<string, string>;
-  app = await startApp({ ...env, REFUND_POLL_INTERVAL_MS: '200' });
-  platform = await startPlatformProcess(['--keys', keysDir]);
-  pool = testDatabasePool();
+  suite = await startSimulatorSuite('pcs-simulator-');
+  ({ dir, keysDir, app, platform, pool } = suite);
 });
 
-afterAll(async () => {
-  await platform?.stop();
-  await app?.close();
-  await pool?.end();
-});
+afterAll(() => suite?.stop());
 
 function simulate(...args: string[]): Promise<CliRun> {
-  return runSimulator([...args, '--keys', keysDir, '--target', app.url]);
+  return suite.simulate(...args);
 }
 
 async function orderRow(orderNo: string): Promise<RowDataPacket | undefined> {
@@ -348,15 +330,4 @@ describe('npm run drill', () => {
 async function refundRow(refundNo: string): Promise<RowDataPacket | undefined> {
   const [rows] = await pool.query<RowDataPacket[]>('SELECT * FROM refund WHERE refund_no = ?', [refundNo]);
   return rows[0];
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
