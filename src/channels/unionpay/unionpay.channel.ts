@@ -157,13 +157,24 @@ export class UnionpayChannel implements PaymentChannel {
     };
   }
 
-  /** queryTrans (txnType 00) of the order; origRespCode tells how the consumption ended. */
+  /**
+   * queryTrans (txnType 00) of the order; origRespCode tells how the consumption ended. UnionPay
+   * finds a consumption by its orderId and the txnTime it was sent with: the order's
+   * channelOrderTime. Without it the query is not sent (a guessed time finds nothing, or another order).
+   */
   async queryTrade(trade: TradeRef): Promise<TradeQueryResult> {
+    if (!trade.channelOrderTime) {
+      return {
+        outcome: 'FAILED',
+        detail: `order ${trade.orderNo} was registered without channelOrderTime (UnionPay's txnTime), so it cannot be queried`,
+      };
+    }
     const answer = await this.client.call(trade.merchantId, 'queryTrans', {
       txnType: TxnType.Query,
       txnSubType: '00',
       bizType: '000000',
       orderId: trade.orderNo,
+      txnTime: trade.channelOrderTime,
     });
     if (isFailure(answer)) return { outcome: 'FAILED', detail: answer.failure };
     const { fields, text } = answer;
