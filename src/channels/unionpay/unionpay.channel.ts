@@ -83,6 +83,12 @@ export class UnionpayChannel implements PaymentChannel {
     return 'UnionPay takes an orderNo (orderId) of 8 to 40 letters or digits';
   }
 
+  /** queryTrans finds a consumption by orderId AND its txnTime: an order for UnionPay must say when it is sent. */
+  orderRegistrationRefusal(order: { orderNo: string; channelOrderTime?: string }): string | undefined {
+    if (order.channelOrderTime !== undefined) return undefined;
+    return "UnionPay finds an order by its orderId and txnTime: channelOrderTime (the txnTime its consumption is sent with, yyyyMMddHHmmss Beijing time) is required with channel UNIONPAY";
+  }
+
   maskPayer(rawBody: Buffer): Buffer {
     const masked = rawBody
       .toString('latin1')
