@@ -88,7 +88,7 @@ export class CreatePaymentOrderDto {
     pattern: '^\\d{14}$',
     example: '20261129103000',
     description:
-      "yyyyMMddHHmmss: the time the order was sent to the channel, for channels that identify an order by it (UnionPay's txnTime, Beijing time); without it such a channel's active query cannot find the order",
+      "yyyyMMddHHmmss: the time the order was sent to the channel, for channels that identify an order by it (UnionPay's txnTime, Beijing time). Required when the order names such a channel; without it that channel's active query cannot find the order",
   })
   @IsOptional()
   @ValidateBy(
