@@ -642,6 +642,7 @@ describe('admin API', () => {
           channel: name,
           merchantId: merchantIdOf(name),
           subMerchantId: null,
+          channelOrderTime: null,
           transactionId: payment.transactionId,
           paidAt: payment.paidAt.toISOString(),
           createdAt: anInstant(),

@@ -512,6 +512,7 @@ describe('payment outcomes', () => {
         channel: null,
         merchantId: null,
         subMerchantId: null,
+        channelOrderTime: null,
         transactionId: null,
         paidAt: null,
       });

@@ -123,6 +123,37 @@ describe('simulate order and pay', () => {
     expect(await deliveriesOf(orderNo)).toBe(3);
   });
 
+  it("should register a UnionPay order with --channel-order-time, and pay it with that txnTime", async () => {
+    const orderNo = uniqueId('SIM');
+    const sentAt = '20261129103000';
+    const registered = await simulate(
+      'order',
+      orderNo,
+      '--amount',
+      '1200',
+      '--channel',
+      'unionpay',
+      '--channel-order-time',
+      sentAt,
+    );
+    expect(registered.code).toBe(0);
+    expect(await orderRow(orderNo)).toMatchObject({ channel: 'UNIONPAY', channel_order_time: sentAt });
+
+    expect((await simulate('pay', orderNo, '--channel', 'unionpay')).code).toBe(0);
+    const [rows] = await pool.query<RowDataPacket[]>('SELECT raw_body FROM callback_delivery WHERE order_no = ?', [
+      orderNo,
+    ]);
+    expect(rows.map((r) => new URLSearchParams((r.raw_body as Buffer).toString('utf8')).get('txnTime'))).toEqual([
+      sentAt,
+    ]);
+  });
+
+  it('should register a UnionPay order without --channel-order-time at the time of now, Beijing', async () => {
+    const orderNo = uniqueId('SIM');
+    expect((await simulate('order', orderNo, '--amount', '1300', '--channel', 'unionpay')).code).toBe(0);
+    expect((await orderRow(orderNo))?.channel_order_time).toMatch(/^20\d{12}$/);
+  });
+
   it('should deliver an Alipay WAIT_BUYER_PAY that is acked and pays nothing', async () => {
     const orderNo = uniqueId('SIM');
     expect((await simulate('order', orderNo, '--amount', '8888')).code).toBe(0);

@@ -89,19 +89,28 @@ interface UnionpayPayment {
   orderNo: string;
   queryId: string;
   amount: number;
+  /** The consumption's txnTime: registered as the order's channelOrderTime, carried by its notification. */
+  txnTime: string;
 }
 
-function newPayment(prefix: string, amount: number): UnionpayPayment {
-  return { orderNo: uniqueId(prefix), queryId: newQueryId(), amount };
+function newPayment(prefix: string, amount: number, at = new Date()): UnionpayPayment {
+  return { orderNo: uniqueId(prefix), queryId: newQueryId(), amount, txnTime: txnTime(at) };
+}
+
+function registerBody(p: UnionpayPayment): Record<string, unknown> {
+  return {
+    orderNo: p.orderNo,
+    userId: 'u-1',
+    amount: p.amount,
+    currency: 'CNY',
+    channel: 'UNIONPAY',
+    merchantId: MER_ID,
+    channelOrderTime: p.txnTime,
+  };
 }
 
 async function register(p: UnionpayPayment, client = clients[0]): Promise<void> {
-  const answer = await client.registerOrder({
-    orderNo: p.orderNo,
-    amount: p.amount,
-    channel: 'UNIONPAY',
-    merchantId: MER_ID,
-  });
+  const answer = await client.api('POST', '/payment-orders', registerBody(p));
   if (answer.status !== 201) throw new Error(`registering ${p.orderNo}: ${answer.status} ${answer.body}`);
 }
 
@@ -115,6 +124,7 @@ function consumeForm(
     orderId: p.orderNo,
     queryId: p.queryId,
     txnAmt: p.amount,
+    txnTime: p.txnTime,
     ...overrides,
   });
   return unionpayForm(signUnionpay(fields, signer));
@@ -249,6 +259,15 @@ describe('UnionPay notifications across two replicas', () => {
     });
   });
 
+  it('should refuse an order for UNIONPAY without channelOrderTime, and write nothing', async () => {
+    const p = newPayment('UT', 100);
+    const { channelOrderTime: _omitted, ...withoutTime } = registerBody(p);
+    const answer = await clients[0].api('POST', '/payment-orders', withoutTime);
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatch(/channelOrderTime .*is required with channel UNIONPAY/);
+    expect(await count(pool, 'SELECT COUNT(*) FROM payment_order WHERE order_no = ?', [p.orderNo])).toBe(0);
+  });
+
   it('should refuse an order number UnionPay would not take, at registration', async () => {
     const answer = await clients[0].registerOrder({ orderNo: 'U-1', amount: 100, channel: 'UNIONPAY' });
     expect(answer.status).toBe(400);
@@ -353,19 +372,77 @@ describe('UnionPay channel calls', () => {
   });
 
   it('should find by queryTrans a payment whose notification never came, and apply it once', async () => {
-    const p = newPayment('UQ', 7777);
+    // Sent a minute before it was registered: the query must name that txnTime, not the time it asks.
+    const p = newPayment('UQ', 7777, new Date(Date.now() - 60_000));
     await register(p);
-    fake.putTrade({ merId: MER_ID, orderId: p.orderNo, queryId: p.queryId, amount: p.amount });
+    expect((await clients[1].api('GET', `/payment-orders/${p.orderNo}`)).json()).toMatchObject({
+      channelOrderTime: p.txnTime,
+    });
+    fake.putTrade({ merId: MER_ID, orderId: p.orderNo, queryId: p.queryId, amount: p.amount, txnTime: p.txnTime });
 
     await eventually('the query to pay the order', async () => (await effects.status(p.orderNo)) === 'PAID', 20_000);
     expect(await effects.events(p.orderNo)).toBe(1);
     const queries = fake.calls.filter((c) => c.endpoint === 'queryTrans' && c.fields.orderId === p.orderNo);
     expect(queries.length).toBeGreaterThanOrEqual(1);
-    expect(queries[0].fields).toMatchObject({ txnType: '00', txnSubType: '00', bizType: '000000', merId: MER_ID });
+    expect(queries[0].fields).toMatchObject({
+      txnType: '00',
+      txnSubType: '00',
+      bizType: '000000',
+      merId: MER_ID,
+      txnTime: p.txnTime,
+    });
     // The late notification is a duplicate of what the query applied.
     expect(isAck(await post(clients[1], consumeForm(p)))).toBe(true);
     expect(await effects.deliveryOutcomes('UNIONPAY', p.queryId)).toContain('DUPLICATE');
     expect(await effects.events(p.orderNo)).toBe(1);
+  });
+
+  it('should not find a consumption under another txnTime than the one it was sent with', async () => {
+    const p = newPayment('UW', 4321);
+    await register(p);
+    const sentAt = txnTime(new Date(Date.now() - 3_600_000));
+    fake.putTrade({ merId: MER_ID, orderId: p.orderNo, queryId: p.queryId, amount: p.amount, txnTime: sentAt });
+
+    await eventually(
+      'the query to be answered',
+      async () =>
+        (await count(pool, "SELECT COUNT(*) FROM payment_channel_call WHERE order_no = ? AND request = 'QUERY'", [
+          p.orderNo,
+        ])) >= 1,
+      20_000,
+    );
+    const [calls] = await pool.query<RowDataPacket[]>(
+      "SELECT channel, outcome FROM payment_channel_call WHERE order_no = ? AND request = 'QUERY'",
+      [p.orderNo],
+    );
+    expect(calls.map((c) => [c.channel, c.outcome])).toEqual(calls.map(() => ['UNIONPAY', 'NOT_FOUND']));
+    const queries = fake.calls.filter((c) => c.endpoint === 'queryTrans' && c.fields.orderId === p.orderNo);
+    expect(queries.map((q) => q.fields.txnTime)).toEqual(queries.map(() => p.txnTime));
+    expect(await effects.status(p.orderNo)).toBe('WAIT_PAY');
+    expect(await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no = ?', [p.orderNo])).toBe(0);
+  });
+
+  it("should not query an order registered without channelOrderTime, and say why (nothing paid, no request sent)", async () => {
+    // Registered with no channel named (UNIONPAY would require the time): UnionPay is asked too, and cannot be.
+    const p = newPayment('UN', 1234);
+    const registered = await clients[0].registerOrder({ orderNo: p.orderNo, amount: p.amount });
+    expect(registered.status).toBe(201);
+    expect(registered.json()).toMatchObject({ channelOrderTime: null });
+    fake.putTrade({ merId: MER_ID, orderId: p.orderNo, queryId: p.queryId, amount: p.amount, txnTime: p.txnTime });
+
+    const unionpayQueries = () =>
+      pool.query<RowDataPacket[]>(
+        "SELECT outcome, detail FROM payment_channel_call WHERE order_no = ? AND request = 'QUERY' AND channel = 'UNIONPAY'",
+        [p.orderNo],
+      );
+    await eventually('the UnionPay query to be recorded', async () => (await unionpayQueries())[0].length >= 1, 20_000);
+    const [calls] = await unionpayQueries();
+    expect(calls[0]).toMatchObject({ outcome: 'FAILED' });
+    expect(calls[0].detail).toMatch(/registered without channelOrderTime \(UnionPay's txnTime\), so it cannot be queried/);
+    expect(fake.calls.filter((c) => c.endpoint === 'queryTrans' && c.fields.orderId === p.orderNo)).toEqual([]);
+    expect(await effects.status(p.orderNo)).toBe('WAIT_PAY');
+    expect(await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no = ?', [p.orderNo])).toBe(0);
+    expect(await count(pool, 'SELECT COUNT(*) FROM outbox_event WHERE order_no = ?', [p.orderNo])).toBe(0);
   });
 
   it("should reconcile a day from fileTransfer's ZIP with exact amounts, recovering the lost payment", async () => {
@@ -374,7 +451,7 @@ describe('UnionPay channel calls', () => {
     const at = new Date(start.getTime() + 3_600_000);
     // Amounts beyond what a float64 of yuan keeps exact to the fen: 9,876,543,210.98 CNY.
     const matched = newPayment('UB', 987_654_321_098);
-    const lost = newPayment('UL', 123_456_789_012);
+    const lost = newPayment('UL', 123_456_789_012, at);
     const differs = newPayment('UA', 5000);
     for (const p of [matched, lost, differs]) await register(p);
     expect(isAck(await post(clients[0], consumeForm(matched, { txnTime: txnTime(at) })))).toBe(true);

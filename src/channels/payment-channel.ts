@@ -47,6 +47,11 @@ export interface PaymentChannel extends NotifyEndpoint {
 
   /** Why the channel would refuse `orderNo` as its order number (out_trade_no), or undefined when it takes it. */
   orderNoRefusal(orderNo: string): string | undefined;
+  /**
+   * Why the channel would refuse an order registered for it (the order names this channel) as it
+   * is, e.g. without a field it needs to find the order later; undefined (or no method) when it takes it.
+   */
+  orderRegistrationRefusal?(order: { orderNo: string; channelOrderTime?: string }): string | undefined;
 
   /** A delivery's bytes as a viewer may see them: identifiers of the payer masked, the rest as received. */
   maskPayer(rawBody: Buffer): Buffer;

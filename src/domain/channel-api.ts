@@ -35,6 +35,11 @@ export interface TradeRef {
   merchantId: string;
   /** The sub-merchant the order is for, when known; a service provider's account asks each of its own otherwise. */
   subMerchantId?: string;
+  /**
+   * The time (yyyyMMddHHmmss, in the channel's zone) the order was sent to the channel, for channels
+   * that identify an order by it (UnionPay's txnTime); undefined when the order was registered without it.
+   */
+  channelOrderTime?: string;
 }
 
 /**

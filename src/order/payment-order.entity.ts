@@ -32,6 +32,13 @@ export class PaymentOrder {
   @Column({ name: 'sub_merchant_id', type: 'varchar', length: 32, nullable: true })
   subMerchantId: string | null;
 
+  /**
+   * yyyyMMddHHmmss as sent to the channel (UnionPay's txnTime, Beijing time): the channel's own key
+   * of the order, kept verbatim as text, never read through a time zone; null when not registered.
+   */
+  @Column({ name: 'channel_order_time', type: 'char', length: 14, nullable: true })
+  channelOrderTime: string | null;
+
   /** The transaction that paid the order; null until PAID. */
   @Column({ name: 'transaction_id', type: 'varchar', length: 64, nullable: true })
   transactionId: string | null;

@@ -16,6 +16,8 @@ export interface NewPaymentOrder {
   channel?: string;
   merchantId?: string;
   subMerchantId?: string;
+  /** yyyyMMddHHmmss: when the order was sent to the channel (UnionPay's txnTime). */
+  channelOrderTime?: string;
   /** The first time to ask the channel whether it was paid; undefined: never. */
   nextQueryAt?: Date | null;
 }
@@ -26,6 +28,7 @@ export interface DueQuery {
   channel: string | null;
   merchantId: string | null;
   subMerchantId: string | null;
+  channelOrderTime: string | null;
   createdAt: Date;
 }
 
@@ -39,8 +42,9 @@ export class PaymentOrderRepository {
     try {
       await this.txHost.tx.query(
         `INSERT INTO payment_order
-           (order_no, user_id, amount, currency, status, channel, merchant_id, sub_merchant_id, next_query_at, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           (order_no, user_id, amount, currency, status, channel, merchant_id, sub_merchant_id, channel_order_time,
+            next_query_at, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [
           order.orderNo,
           order.userId,
@@ -50,6 +54,7 @@ export class PaymentOrderRepository {
           order.channel ?? null,
           order.merchantId ?? null,
           order.subMerchantId ?? null,
+          order.channelOrderTime ?? null,
           order.nextQueryAt ?? null,
           now,
           now,
@@ -133,9 +138,10 @@ export class PaymentOrderRepository {
       channel: string | null;
       merchant_id: string | null;
       sub_merchant_id: string | null;
+      channel_order_time: string | null;
       created_at: Date;
     }> = await this.txHost.tx.query(
-      `SELECT order_no, status, channel, merchant_id, sub_merchant_id, created_at FROM payment_order
+      `SELECT order_no, status, channel, merchant_id, sub_merchant_id, channel_order_time, created_at FROM payment_order
          WHERE next_query_at <= ? ORDER BY next_query_at LIMIT ? FOR UPDATE SKIP LOCKED`,
       [now, limit],
     );
@@ -153,6 +159,7 @@ export class PaymentOrderRepository {
         channel: row.channel,
         merchantId: row.merchant_id,
         subMerchantId: row.sub_merchant_id,
+        channelOrderTime: row.channel_order_time,
         createdAt: row.created_at,
       }));
   }

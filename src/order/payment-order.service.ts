@@ -22,6 +22,7 @@ export class PaymentOrderService {
     this.checkCurrency(dto);
     this.checkAccount(dto);
     this.checkOrderNoForChannels(dto);
+    this.checkOrderForChannel(dto);
     const now = new Date();
     const created = await this.orders.insertIfAbsent({
       ...dto,
@@ -60,6 +61,13 @@ export class PaymentOrderService {
     const refusals = candidates.map((c) => c.orderNoRefusal(orderNo));
     if (refusals.some((refusal) => refusal === undefined)) return;
     throw new DomainError('MalformedRequest', `orderNo ${orderNo} cannot be paid: ${refusals.join('; ')}`);
+  }
+
+  /** The channel the order names may need more of it (UnionPay: the time it is sent, to query it later). */
+  private checkOrderForChannel({ orderNo, channel, channelOrderTime }: CreatePaymentOrderDto): void {
+    if (channel === undefined) return;
+    const refusal = this.channels.get(channel)?.orderRegistrationRefusal?.({ orderNo, channelOrderTime });
+    if (refusal) throw new DomainError('MalformedRequest', `order ${orderNo} for ${channel}: ${refusal}`);
   }
 
   /** A named account (and sub-merchant) must be one of the channel's: queries and closes go to it. */

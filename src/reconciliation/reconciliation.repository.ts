@@ -259,6 +259,15 @@ export class ReconciliationRepository {
     }));
   }
 
+  /** The time an order was sent to its channel (UnionPay's txnTime), as registered; undefined when unknown. */
+  async channelOrderTimeOf(orderNo: string): Promise<string | undefined> {
+    const rows: Array<{ channel_order_time: string | null }> = await this.db.query(
+      'SELECT channel_order_time FROM payment_order WHERE order_no = ?',
+      [orderNo],
+    );
+    return rows[0]?.channel_order_time ?? undefined;
+  }
+
   /** Our payments and succeeded refunds of the window that the run's bill lines do not have. */
   async missingAtChannel(scope: LocalScope): Promise<LocalRecord[]> {
     const merchant = scope.includeUnattributed ? '(c.merchant_id = ? OR c.merchant_id IS NULL)' : 'c.merchant_id = ?';

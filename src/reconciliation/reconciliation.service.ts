@@ -253,13 +253,15 @@ export class ReconciliationService {
       channelAmount: line.amount,
       billLine: line.line,
     };
-    const target = {
-      channel,
-      merchantId: claim.merchantId,
-      ...(claim.subMerchantId ? { subMerchantId: claim.subMerchantId } : {}),
-      unavailable: channel.apiUnavailableReason(claim.merchantId),
-    };
     try {
+      const channelOrderTime = await this.runs.channelOrderTimeOf(line.orderNo);
+      const target = {
+        channel,
+        merchantId: claim.merchantId,
+        ...(claim.subMerchantId ? { subMerchantId: claim.subMerchantId } : {}),
+        ...(channelOrderTime ? { channelOrderTime } : {}),
+        unavailable: channel.apiUnavailableReason(claim.merchantId),
+      };
       const { result, applied } = await this.queries.query(line.orderNo, target);
       if (result.outcome !== 'PAID' || !applied) {
         return {

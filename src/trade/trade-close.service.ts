@@ -70,6 +70,7 @@ export class TradeCloseService {
       orderNo,
       merchantId: target.merchantId,
       subMerchantId: target.subMerchantId,
+      channelOrderTime: target.channelOrderTime,
     });
     await this.calls.record(orderNo, target, 'CLOSE', result.outcome, result.detail);
     if (result.outcome === 'FAILED') throw unreachable(target, result.detail);

@@ -32,6 +32,7 @@ export class TradeQueryService {
       orderNo,
       merchantId: target.merchantId,
       subMerchantId: target.subMerchantId,
+      channelOrderTime: target.channelOrderTime,
     });
     if (result.outcome !== 'PAID') {
       if (result.outcome === 'FOREIGN') {

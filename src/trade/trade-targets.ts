@@ -8,6 +8,8 @@ export interface TradeTarget {
   merchantId: string;
   /** The sub-merchant the order is for (a service provider's account), when it names one. */
   subMerchantId?: string;
+  /** The time the order was sent to the channel (UnionPay's txnTime), when it was registered with it. */
+  channelOrderTime?: string;
   /** Why its API cannot be called (no merchant/app key), or undefined when it can. */
   unavailable?: string;
 }
@@ -20,7 +22,12 @@ export interface TradeTarget {
 export class TradeTargets {
   constructor(private readonly channels: PaymentChannels) {}
 
-  of(order: { channel: string | null; merchantId: string | null; subMerchantId?: string | null }): TradeTarget[] {
+  of(order: {
+    channel: string | null;
+    merchantId: string | null;
+    subMerchantId?: string | null;
+    channelOrderTime?: string | null;
+  }): TradeTarget[] {
     const channels = order.channel ? [this.channels.get(order.channel)] : this.channels.all;
     return channels
       .filter((channel): channel is PaymentChannel => channel?.enabled === true)
@@ -29,6 +36,7 @@ export class TradeTargets {
           channel,
           merchantId,
           ...(order.subMerchantId ? { subMerchantId: order.subMerchantId } : {}),
+          ...(order.channelOrderTime ? { channelOrderTime: order.channelOrderTime } : {}),
           unavailable: channel.apiUnavailableReason(merchantId),
         })),
       );

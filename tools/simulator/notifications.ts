@@ -32,6 +32,8 @@ export interface PaymentParams {
   status?: string;
   /** WeChat partner key set: the sub_mchid paid (its first by default). */
   subMchid?: string;
+  /** UnionPay: the consumption's txnTime (yyyyMMddHHmmss, Beijing; now by default). */
+  txnTime?: string;
 }
 
 export function paymentNotification(keys: DevKeys, channel: SimulatedChannel, p: PaymentParams): Notification {

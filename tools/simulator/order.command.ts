@@ -1,33 +1,53 @@
 import { formatMinor, json, onePositional, parseCommand, positiveInteger, print, UsageError } from './cli';
 import { DevKeys, loadDevKeys } from './dev-keys';
 import { CHANNELS, SimulatedChannel } from './notifications';
+import { txnTime } from './unionpay/unionpay-signer';
 
-export const ORDER_USAGE = 'order <orderNo> --amount FEN [--channel wechatpay|alipay|unionpay] [--target URL]';
+export const ORDER_USAGE =
+  'order <orderNo> --amount FEN [--channel wechatpay|alipay|unionpay] [--channel-order-time yyyyMMddHHmmss] [--target URL]';
 
-/** Registers an order through the internal API, as the order service would. */
+/**
+ * Registers an order through the internal API, as the order service would. A UnionPay order gets
+ * the time its consumption is sent (txnTime, now in Beijing) unless --channel-order-time names one;
+ * `pay` then sends its notification with that txnTime.
+ */
 export async function order(args: string[]): Promise<number> {
-  const { values, positionals } = parseCommand(args, { amount: { type: 'string' }, channel: { type: 'string' } });
+  const { values, positionals } = parseCommand(args, {
+    amount: { type: 'string' },
+    channel: { type: 'string' },
+    'channel-order-time': { type: 'string' },
+  });
   const orderNo = onePositional(positionals, 'order number');
   const amount = positiveInteger(values.amount, 'amount');
   if (amount === undefined) throw new UsageError('--amount is required (minor units: 1999 is 19.99)');
   const channel = values.channel === undefined ? undefined : channelOption(values.channel);
-  const registered = await registerOrder(loadDevKeys(values.keys), values.target, { orderNo, amount, channel });
+  const registered = await registerOrder(loadDevKeys(values.keys), values.target, {
+    orderNo,
+    amount,
+    channel,
+    channelOrderTime: values['channel-order-time'],
+  });
   return registered ? 0 : 1;
 }
 
-/** POST /payment-orders; prints the answer; true when the order is registered (now or before, identically). */
+/**
+ * POST /payment-orders; prints the answer; true when the order is registered (now or before, identically).
+ * A UnionPay order is registered with its consumption's txnTime (now in Beijing) unless one is given.
+ */
 export async function registerOrder(
   keys: DevKeys,
   target: string,
-  o: { orderNo: string; amount: number; channel?: SimulatedChannel },
+  o: { orderNo: string; amount: number; channel?: SimulatedChannel; channelOrderTime?: string },
   quiet = false,
 ): Promise<boolean> {
+  const channelOrderTime = o.channelOrderTime ?? (o.channel === 'unionpay' ? txnTime() : undefined);
   const answer = await json(`${target}/payment-orders`, 'POST', keys.internalApiToken, {
     orderNo: o.orderNo,
     userId: 'simulator',
     amount: o.amount,
     currency: 'CNY',
     ...(o.channel ? { channel: o.channel.toUpperCase() } : {}),
+    ...(channelOrderTime ? { channelOrderTime } : {}),
   });
   const ok = answer.status === 201 || answer.status === 200;
   if (ok && quiet) return true;
@@ -44,6 +64,13 @@ export async function orderAmount(keys: DevKeys, target: string, orderNo: string
   if (answer.status === 200) return Number(answer.json.amount);
   print(`order ${orderNo}: ${answer.status} ${message(answer)} (pass --amount to pay it anyway)`);
   return undefined;
+}
+
+/** The time the order was registered as sent to its channel (UnionPay's txnTime), when the service knows one. */
+export async function orderChannelTime(keys: DevKeys, target: string, orderNo: string): Promise<string | undefined> {
+  const answer = await json(`${target}/payment-orders/${encodeURIComponent(orderNo)}`, 'GET', keys.internalApiToken);
+  const said = answer.status === 200 ? answer.json.channelOrderTime : undefined;
+  return typeof said === 'string' ? said : undefined;
 }
 
 /** What the service now says about the order, in one line. */

@@ -1,6 +1,6 @@
 import { http, json, onePositional, parseCommand, positiveInteger, print, UnreachableError, UsageError } from './cli';
 import { DevKeys, loadDevKeys } from './dev-keys';
-import { channelOption, message, orderAmount, printOrderStatus } from './order.command';
+import { channelOption, message, orderAmount, orderChannelTime, printOrderStatus } from './order.command';
 import { Ack, deliver, newTransactionId, paymentNotification, printAck, SimulatedChannel } from './notifications';
 import { wechatpayDialect } from './wechatpay/partner-dialect';
 import { dialectOption, signTypeOption, v2PaymentDelivery } from './wechatpay/v2/v2-simulation';
@@ -46,7 +46,17 @@ export async function pay(args: string[]): Promise<number> {
   const amount = positiveInteger(values.amount, 'amount') ?? (await orderAmount(keys, values.target, orderNo));
   if (amount === undefined) return 1;
   const status = values.status ?? DEFAULT_STATUS[channel];
-  const payment = { orderNo, amount, status, transactionId: values.transaction ?? newTransactionId(channel), subMchid };
+  // UnionPay: the consumption's txnTime is the one the order was registered with (channelOrderTime), so the
+  // service's queryTrans finds it; now when the order has none.
+  const txnTime = channel === 'unionpay' ? await orderChannelTime(keys, values.target, orderNo) : undefined;
+  const payment = {
+    orderNo,
+    amount,
+    status,
+    transactionId: values.transaction ?? newTransactionId(channel),
+    subMchid,
+    txnTime,
+  };
   // WeChat Pay v2: an XML result_code, signed with the APIv2 key, at /notify/wechatpay-v2.
   const sign = () =>
     dialect === 'v2' ? v2PaymentDelivery(keys, payment, signType) : paymentNotification(keys, channel, payment);
@@ -74,7 +84,7 @@ async function deliverTimes(times: number, concurrent: boolean, send: () => Prom
 async function tellPlatform(
   keys: DevKeys,
   channel: SimulatedChannel,
-  payment: { orderNo: string; transactionId: string; amount: number; subMchid?: string },
+  payment: { orderNo: string; transactionId: string; amount: number; subMchid?: string; txnTime?: string },
 ): Promise<void> {
   try {
     await http(`http://127.0.0.1:${keys.platformPort}/simulator/trades`, {

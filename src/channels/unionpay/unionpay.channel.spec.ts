@@ -14,6 +14,19 @@ describe(UnionpayChannel.name, () => {
     }
   });
 
+  it('should take an order for UnionPay only with the txnTime its consumption is sent with', () => {
+    expect(sut.orderRegistrationRefusal({ orderNo: 'ORDER001', channelOrderTime: '20261129103000' })).toBeUndefined();
+    expect(sut.orderRegistrationRefusal({ orderNo: 'ORDER001' })).toMatch(/channelOrderTime .*is required/);
+  });
+
+  it('should not guess the txnTime of an order registered without one: FAILED, and the client is not asked', async () => {
+    // The client is an empty object: a call would throw.
+    await expect(sut.queryTrade({ orderNo: 'ORDER001', merchantId: '777290058167151' })).resolves.toEqual({
+      outcome: 'FAILED',
+      detail: "order ORDER001 was registered without channelOrderTime (UnionPay's txnTime), so it cannot be queried",
+    });
+  });
+
   it('should mask the card number and the payer fields, and leave the rest as received', () => {
     const body = 'accNo=6216261000000000018&merId=777290058167151&customerInfo=e3Bob25lTm89MTM4MDAwMDAwMDB9&txnAmt=1';
 

@@ -83,6 +83,12 @@ export class UnionpayChannel implements PaymentChannel {
     return 'UnionPay takes an orderNo (orderId) of 8 to 40 letters or digits';
   }
 
+  /** queryTrans finds a consumption by orderId AND its txnTime: an order for UnionPay must say when it is sent. */
+  orderRegistrationRefusal(order: { orderNo: string; channelOrderTime?: string }): string | undefined {
+    if (order.channelOrderTime !== undefined) return undefined;
+    return "UnionPay finds an order by its orderId and txnTime: channelOrderTime (the txnTime its consumption is sent with, yyyyMMddHHmmss Beijing time) is required with channel UNIONPAY";
+  }
+
   maskPayer(rawBody: Buffer): Buffer {
     const masked = rawBody
       .toString('latin1')
@@ -157,13 +163,24 @@ export class UnionpayChannel implements PaymentChannel {
     };
   }
 
-  /** queryTrans (txnType 00) of the order; origRespCode tells how the consumption ended. */
+  /**
+   * queryTrans (txnType 00) of the order; origRespCode tells how the consumption ended. UnionPay
+   * finds a consumption by its orderId and the txnTime it was sent with: the order's
+   * channelOrderTime. Without it the query is not sent (a guessed time finds nothing, or another order).
+   */
   async queryTrade(trade: TradeRef): Promise<TradeQueryResult> {
+    if (!trade.channelOrderTime) {
+      return {
+        outcome: 'FAILED',
+        detail: `order ${trade.orderNo} was registered without channelOrderTime (UnionPay's txnTime), so it cannot be queried`,
+      };
+    }
     const answer = await this.client.call(trade.merchantId, 'queryTrans', {
       txnType: TxnType.Query,
       txnSubType: '00',
       bizType: '000000',
       orderId: trade.orderNo,
+      txnTime: trade.channelOrderTime,
     });
     if (isFailure(answer)) return { outcome: 'FAILED', detail: answer.failure };
     const { fields, text } = answer;

@@ -1,9 +1,27 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateBy } from 'class-validator';
 import { Channel } from '../../domain/notification';
 import { ORDER_NO, ORDER_NO_MESSAGE } from '../order-no';
 import { MAX_AMOUNT } from '../../domain/money';
 import { REGISTERED_CHANNELS } from '../../channels/registered-channels';
+
+const CHANNEL_ORDER_TIME = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})$/;
+
+/** yyyyMMddHHmmss naming a real moment of the calendar: 20260230120000 and 20261201246000 are not. */
+export function isChannelOrderTime(value: unknown): boolean {
+  const parts = typeof value === 'string' ? CHANNEL_ORDER_TIME.exec(value) : null;
+  if (!parts) return false;
+  const [year, month, day, hour, minute, second] = parts.slice(1).map(Number);
+  const at = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
+  return (
+    at.getUTCFullYear() === year &&
+    at.getUTCMonth() === month - 1 &&
+    at.getUTCDate() === day &&
+    at.getUTCHours() === hour &&
+    at.getUTCMinutes() === minute &&
+    at.getUTCSeconds() === second
+  );
+}
 
 export class CreatePaymentOrderDto {
   @ApiProperty({ pattern: ORDER_NO.source, example: 'ORD20261129000123' })
@@ -64,4 +82,18 @@ export class CreatePaymentOrderDto {
   @IsString()
   @Matches(/^\w{1,32}$/, { message: 'subMerchantId must be a sub-merchant id (letters and digits, at most 32)' })
   subMerchantId?: string;
+
+  /** yyyyMMddHHmmss: the time the order was sent to the channel (UnionPay's txnTime). */
+  @ApiPropertyOptional({
+    pattern: '^\\d{14}$',
+    example: '20261129103000',
+    description:
+      "yyyyMMddHHmmss: the time the order was sent to the channel, for channels that identify an order by it (UnionPay's txnTime, Beijing time). Required when the order names such a channel; without it that channel's active query cannot find the order",
+  })
+  @IsOptional()
+  @ValidateBy(
+    { name: 'isChannelOrderTime', validator: { validate: isChannelOrderTime } },
+    { message: 'channelOrderTime must be a valid date and time of 14 digits, yyyyMMddHHmmss (e.g. 20261129103000)' },
+  )
+  channelOrderTime?: string;
 }

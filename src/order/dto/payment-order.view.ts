@@ -38,6 +38,15 @@ export class PaymentOrderView {
   })
   subMerchantId: string | null;
 
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    pattern: '^\\d{14}$',
+    description:
+      "yyyyMMddHHmmss: the time the order was sent to the channel, for channels that identify an order by it (UnionPay's txnTime)",
+  })
+  channelOrderTime: string | null;
+
   @ApiProperty({ nullable: true, type: String, description: "The channel's transaction id of the payment" })
   transactionId: string | null;
 
@@ -55,6 +64,7 @@ export function toView(order: PaymentOrder): PaymentOrderView {
     channel: order.channel,
     merchantId: order.merchantId,
     subMerchantId: order.subMerchantId,
+    channelOrderTime: order.channelOrderTime,
     transactionId: order.transactionId,
     paidAt: order.paidAt?.toISOString() ?? null,
   };

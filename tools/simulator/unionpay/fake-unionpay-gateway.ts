@@ -99,7 +99,10 @@ export class FakeUnionpayGateway {
     return { UNIONPAY_GATEWAY_URL: this.url, UNIONPAY_FILE_TRANSFER_URL: `${this.url}${FILE_TRANSFER_PATH}` };
   }
 
-  /** The consumption exists at UnionPay (paid when origRespCode is 00, the default). */
+  /**
+   * The consumption exists at UnionPay (paid when origRespCode is 00, the default), sent at txnTime
+   * (now when not given): queryTrans finds it only under that txnTime.
+   */
   putTrade(trade: Omit<FakeUnionpayTrade, 'origRespCode' | 'txnTime'> & Partial<FakeUnionpayTrade>): void {
     this.trades.set(`${trade.merId} ${trade.orderId}`, { origRespCode: '00', txnTime: txnTime(), ...trade });
   }
@@ -170,8 +173,11 @@ export class FakeUnionpayGateway {
   }
 
   private queryTrans(request: Record<string, string>): Record<string, string> {
+    // UnionPay knows a consumption by orderId AND the txnTime it was sent with: another txnTime is another (unknown) order.
     const trade = this.trades.get(`${request.merId} ${request.orderId}`);
-    if (!trade) return { ...echo(request), respCode: '34', respMsg: 'no such transaction' };
+    if (!trade || trade.txnTime !== request.txnTime) {
+      return { ...echo(request), respCode: '34', respMsg: 'no such transaction' };
+    }
     return {
       ...echo(request),
       txnTime: trade.txnTime,

@@ -90,7 +90,7 @@ export function unionpayServiceEnvironment(keysDir: string, platformPort: number
 /** A signed consumption notification (txnType 01) for `simulate pay --channel unionpay`; respCode 00 pays. */
 export function unionpayPaymentForm(
   keysDir: string,
-  p: { orderNo: string; transactionId: string; amount: number; respCode: string },
+  p: { orderNo: string; transactionId: string; amount: number; respCode: string; txnTime?: string },
 ): string {
   const keys = loadUnionpayDevKeys(keysDir);
   if (!keys) throw new Error('this key set has no UnionPay part: run `npm run simulate -- init --force`');
@@ -100,6 +100,7 @@ export function unionpayPaymentForm(
     queryId: p.transactionId,
     txnAmt: p.amount,
     respCode: p.respCode,
+    ...(p.txnTime ? { txnTime: p.txnTime } : {}),
   });
   return unionpayForm(signUnionpay(fields, unionpaySigner(keys)));
 }
@@ -150,8 +151,8 @@ export class SimulatedUnionpayGateway {
     return this.gateway.url;
   }
 
-  /** A payment `simulate pay` made: queryTrans of its order answers it paid. */
-  recordTrade(trade: { orderNo?: unknown; transactionId?: unknown; amount?: unknown }): boolean {
+  /** A payment `simulate pay` made: queryTrans of its order, under the payment's txnTime, answers it paid. */
+  recordTrade(trade: { orderNo?: unknown; transactionId?: unknown; amount?: unknown; txnTime?: unknown }): boolean {
     if (typeof trade.orderNo !== 'string' || typeof trade.transactionId !== 'string') return false;
     if (!Number.isSafeInteger(trade.amount)) return false;
     this.gateway.putTrade({
@@ -159,6 +160,7 @@ export class SimulatedUnionpayGateway {
       orderId: trade.orderNo,
       queryId: trade.transactionId,
       amount: trade.amount as number,
+      ...(typeof trade.txnTime === 'string' ? { txnTime: trade.txnTime } : {}),
     });
     return true;
   }
