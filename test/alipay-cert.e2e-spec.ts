@@ -441,8 +441,9 @@ describe('API calls in certificate mode', () => {
   });
 
   it('should reconcile a day against the bill whose URL a certificate-mode answer gave', async () => {
-    // A day no other suite pays on for this app id: a run shares one database (reconciliation.e2e uses -2 to -6).
-    const date = shiftBillDate(billDateOf(new Date()), -9);
+    // A day no other suite reconciles or pays on for this (shared) test app id, older than theirs: a run
+    // shares one database, and reconciliation.e2e reads the account's newest run (days -2 to -10).
+    const date = shiftBillDate(billDateOf(new Date()), -20);
     const { start } = billDayRange(date);
     const matched = {
       orderNo: uniqueId('CM'),
