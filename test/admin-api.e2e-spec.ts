@@ -524,6 +524,7 @@ describe('admin API', () => {
     it("should log a notification once, as its outcome under the caller's X-Request-Id, and no request line for /notify, /health or /metrics", async () => {
       const app = await startLoggingAppProcess({ ...platforms.env, ...NO_REFUND_API, LOG_LEVEL: 'info' });
       const requestId = `corr-${randomAlphanumeric(12)}`;
+      const refusedId = `corr-${randomAlphanumeric(12)}`;
       const orderNo = uniqueId('LG');
       const transactionId = uniqueId('T');
       try {
@@ -535,11 +536,20 @@ describe('admin API', () => {
           headers: { ...payment.headers, 'x-request-id': requestId },
         });
         expect(paid.status).toBe(204);
+        const forged = await there.postWechatpay({
+          ...payment,
+          body: payment.body.replace('{', '{ '), // a byte the signature covers
+          headers: { ...payment.headers, 'x-request-id': refusedId },
+        });
+        expect(forged.status).toBe(401);
         expect((await fetch(`${app.url}/health/live`)).status).toBe(200);
         await fetch(`${app.url}/metrics`);
         await eventually(
-          'the registration and the outcome to be logged',
-          () => app.output().includes('"outcome":"PAID"') && loggedRequests(app.output()).length >= 1,
+          'the registration, the outcome and the refusal to be logged',
+          () =>
+            app.output().includes('"outcome":"PAID"') &&
+            app.output().includes(refusedId) &&
+            loggedRequests(app.output()).length >= 1,
         );
       } finally {
         await app.stop();
@@ -551,6 +561,10 @@ describe('admin API', () => {
         .map((line) => JSON.parse(line) as { msg?: string; orderNo?: string; req?: { id: string } });
       expect(lines.filter((l) => l.orderNo === orderNo).map((l) => [l.msg, l.req?.id])).toEqual([
         ['WECHATPAY TRANSACTION.SUCCESS: PAID', requestId],
+      ]);
+      // A refusal is logged once too, by the error filter, under the caller's id.
+      expect(lines.filter((l) => l.req?.id === refusedId).map((l) => l.msg)).toEqual([
+        expect.stringMatching(/^POST \/notify\/wechatpay → 401 /),
       ]);
       expect(loggedRequests(app.output())).toEqual(['POST /payment-orders → 201']);
     });

@@ -57,7 +57,12 @@ export class NotifyTransactionInterceptor implements NestInterceptor {
     const stopTimer = this.duration.startTimer({ channel: channel.channel });
     try {
       const receivedAt = new Date();
-      const arrival: Arrival = { source: 'ROUTE', receivedAt, answerBy: receivedAt.getTime() + this.answerWithinMs };
+      const arrival: Arrival = {
+        source: 'ROUTE',
+        receivedAt,
+        answerBy: receivedAt.getTime() + this.answerWithinMs,
+        requestId: String(request.id),
+      };
       await this.commitOnce(notification, arrival, handler).catch((error: unknown) =>
         this.spoolOrRethrow(error, notification, arrival),
       );
