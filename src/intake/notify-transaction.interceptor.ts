@@ -57,12 +57,7 @@ export class NotifyTransactionInterceptor implements NestInterceptor {
     const stopTimer = this.duration.startTimer({ channel: channel.channel });
     try {
       const receivedAt = new Date();
-      const arrival: Arrival = {
-        source: 'ROUTE',
-        receivedAt,
-        answerBy: receivedAt.getTime() + this.answerWithinMs,
-        requestId: String(request.id),
-      };
+      const arrival: Arrival = { source: 'ROUTE', receivedAt, answerBy: receivedAt.getTime() + this.answerWithinMs };
       await this.commitOnce(notification, arrival, handler).catch((error: unknown) =>
         this.spoolOrRethrow(error, notification, arrival),
       );
