@@ -190,7 +190,12 @@ describe('the Redis fast path over two replicas', () => {
         anomalies: 0,
       });
       expect(after.redisHits - before.redisHits).toBe(0);
-      expect(after.connectionErrors - before.connectionErrors).toBeGreaterThan(0);
+      // Reconnection attempts back off to one every 2 s: a fast storm can end between two of them.
+      await eventually(
+        'a failed reconnection to be counted after the storm began',
+        async () => (await counters(alone)).connectionErrors > before.connectionErrors,
+        10_000,
+      );
     } finally {
       await alone.close();
     }
