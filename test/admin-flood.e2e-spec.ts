@@ -31,7 +31,7 @@ async function seedDeliveries(pool: Pool, prefix: string): Promise<void> {
   await pool.query(
     `INSERT INTO callback_delivery
        (channel, event_type, transaction_id, order_no, pays, outcome, raw_body, headers, received_at, processing_ms)
-     SELECT IF(seq % 2, 'wechatpay', 'alipay'), 'TRANSACTION.SUCCESS', CONCAT(?, seq % 30000), CONCAT(?, seq),
+     SELECT IF(seq % 2, 'WECHATPAY', 'ALIPAY'), 'TRANSACTION.SUCCESS', CONCAT(?, seq % 30000), CONCAT(?, seq),
             1, 'PAID', 'x', '{}', UTC_TIMESTAMP(3) - INTERVAL (seq % 7200000) SECOND, seq % 50
        FROM seq_1_to_${SEEDED_DELIVERIES}`,
     [`${prefix}T`, `${prefix}O`],
