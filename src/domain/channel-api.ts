@@ -37,7 +37,7 @@ export interface TradeRef {
   subMerchantId?: string;
   /**
    * The time (yyyyMMddHHmmss, in the channel's zone) the order was sent to the channel, for channels
-   * that identify an order by it (UnionPay's txnTime); undefined when the order was registered without it.
+   * that identify an order by it; undefined when the order was registered without it.
    */
   channelOrderTime?: string;
 }

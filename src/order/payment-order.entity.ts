@@ -33,7 +33,7 @@ export class PaymentOrder {
   subMerchantId: string | null;
 
   /**
-   * yyyyMMddHHmmss as sent to the channel (UnionPay's txnTime, Beijing time): the channel's own key
+   * yyyyMMddHHmmss as sent to the channel (Beijing time): the channel's own key
    * of the order, kept verbatim as text, never read through a time zone; null when not registered.
    */
   @Column({ name: 'channel_order_time', type: 'char', length: 14, nullable: true })

@@ -16,7 +16,7 @@ export interface NewPaymentOrder {
   channel?: string;
   merchantId?: string;
   subMerchantId?: string;
-  /** yyyyMMddHHmmss: when the order was sent to the channel (UnionPay's txnTime). */
+  /** yyyyMMddHHmmss: when the order was sent to the channel. */
   channelOrderTime?: string;
   /** The first time to ask the channel whether it was paid; undefined: never. */
   nextQueryAt?: Date | null;

@@ -63,7 +63,7 @@ export class PaymentOrderService {
     throw new DomainError('MalformedRequest', `orderNo ${orderNo} cannot be paid: ${refusals.join('; ')}`);
   }
 
-  /** The channel the order names may need more of it (UnionPay: the time it is sent, to query it later). */
+  /** The channel the order names may need more of it (such as the time it was sent, to query it later). */
   private checkOrderForChannel({ orderNo, channel, channelOrderTime }: CreatePaymentOrderDto): void {
     if (channel === undefined) return;
     const refusal = this.channels.get(channel)?.orderRegistrationRefusal?.({ orderNo, channelOrderTime });

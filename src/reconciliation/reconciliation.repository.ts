@@ -259,7 +259,7 @@ export class ReconciliationRepository {
     }));
   }
 
-  /** The time an order was sent to its channel (UnionPay's txnTime), as registered; undefined when unknown. */
+  /** The time an order was sent to its channel, as registered; undefined when unknown. */
   async channelOrderTimeOf(orderNo: string): Promise<string | undefined> {
     const rows: Array<{ channel_order_time: string | null }> = await this.db.query(
       'SELECT channel_order_time FROM payment_order WHERE order_no = ?',

@@ -8,7 +8,7 @@ export interface TradeTarget {
   merchantId: string;
   /** The sub-merchant the order is for (a service provider's account), when it names one. */
   subMerchantId?: string;
-  /** The time the order was sent to the channel (UnionPay's txnTime), when it was registered with it. */
+  /** The time the order was sent to the channel, when it was registered with it. */
   channelOrderTime?: string;
   /** Why its API cannot be called (no merchant/app key), or undefined when it can. */
   unavailable?: string;

@@ -83,12 +83,12 @@ export class CreatePaymentOrderDto {
   @Matches(/^\w{1,32}$/, { message: 'subMerchantId must be a sub-merchant id (letters and digits, at most 32)' })
   subMerchantId?: string;
 
-  /** yyyyMMddHHmmss: the time the order was sent to the channel (UnionPay's txnTime). */
+  /** yyyyMMddHHmmss: the time the order was sent to the channel. */
   @ApiPropertyOptional({
     pattern: '^\\d{14}$',
     example: '20261129103000',
     description:
-      "yyyyMMddHHmmss: the time the order was sent to the channel, for channels that identify an order by it (UnionPay's txnTime, Beijing time). Required when the order names such a channel; without it that channel's active query cannot find the order",
+      "yyyyMMddHHmmss: the time the order was sent to the channel, for channels that identify an order by it (Beijing time). Required when the order names such a channel; without it that channel's active query cannot find the order",
   })
   @IsOptional()
   @ValidateBy(

@@ -43,7 +43,7 @@ export class PaymentOrderView {
     type: String,
     pattern: '^\\d{14}$',
     description:
-      "yyyyMMddHHmmss: the time the order was sent to the channel, for channels that identify an order by it (UnionPay's txnTime)",
+      'yyyyMMddHHmmss: the time the order was sent to the channel, for channels that identify an order by it',
   })
   channelOrderTime: string | null;
 
