@@ -14,6 +14,7 @@ import { NOTIFICATIONS_TOTAL } from './platform/metrics/metrics.module';
 import { loadOpenApiConfig } from './platform/config/openapi.config';
 import { serveOpenApi } from './platform/openapi/openapi';
 import { registerBodyParsers } from './intake/notify-body';
+import { answerKnownRepeatsFirst } from './intake/known-repeats-first';
 import { loadConsoleConfig } from './platform/config/console.config';
 import { serveConsole } from './admin/console/serve-console';
 
@@ -55,6 +56,7 @@ export async function createApp(extraImports: ModuleMetadata['imports'] = []): P
   app.useLogger(app.get(Logger));
   // Signatures are verified over the exact bytes received: the notify routes keep their body unparsed.
   registerBodyParsers(app);
+  answerKnownRepeatsFirst(app);
   app.useGlobalFilters(new HttpErrorFilter(app.get(PaymentChannels), app.get(getToken(NOTIFICATIONS_TOTAL))));
   app.useGlobalPipes(
     new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true, stopAtFirstError: false }),
@@ -63,8 +65,10 @@ export async function createApp(extraImports: ModuleMetadata['imports'] = []): P
   if (loadOpenApiConfig().enabled) serveOpenApi(app, DOCUMENTED_MODULES);
   if (loadConsoleConfig().enabled) await serveConsole(app);
   limitConnections(app.getHttpServer() as Server, http);
-  adapter.getInstance().addHook('onRequest', async (request, reply) => {
+  // Callback-style hooks here and in GracefulShutdown: an async one costs promises on every request.
+  adapter.getInstance().addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
   return app;
 }

@@ -13,7 +13,7 @@ declare module 'fastify' {
 /** Route config (`@RouteConfig(BODY_AS_BYTES)`) for the notify routes: signatures are checked over the exact bytes (JSON, form or XML). */
 export const BODY_AS_BYTES = { bodyAsBytes: true } as const;
 
-function wantsBytes(request: FastifyRequest): boolean {
+export function wantsBytes(request: FastifyRequest): boolean {
   return request.routeOptions.config.bodyAsBytes === true;
 }
 

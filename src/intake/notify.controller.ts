@@ -9,8 +9,9 @@ import { Verified } from './verified-notification.param';
 
 /**
  * The platforms' callback endpoints, one per notification endpoint of a registered channel (POST /notify/<notifyPath>).
- * NotifyTransactionInterceptor verifies, runs this handler in ONE transaction and commits it, records
- * the delivery and acks; HttpErrorFilter answers failures in each channel's format.
+ * Known repeats were acked before Nest (NotificationIntake.answerKnownRepeat). For the rest,
+ * NotifyTransactionInterceptor runs this handler in ONE transaction and commits it, records the
+ * delivery and acks; HttpErrorFilter answers failures in each channel's format.
  */
 @Controller('notify')
 @UseInterceptors(NotifyTransactionInterceptor)

@@ -8,10 +8,11 @@ import { SpoolModule } from './spool/spool.module';
 import { CommittedRepeatFastPath } from './committed-repeat.fast-path';
 import { NotifyController } from './notify.controller';
 import { NotifyTransactionInterceptor } from './notify-transaction.interceptor';
+import { NotificationIntake } from './notification-intake';
 
 @Module({
   imports: [ConfigModule.forFeature(databaseConfig), SignatureModule, IdempotencyModule, SettlementModule, SpoolModule],
   controllers: [NotifyController],
-  providers: [CommittedRepeatFastPath, NotifyTransactionInterceptor],
+  providers: [CommittedRepeatFastPath, NotificationIntake, NotifyTransactionInterceptor],
 })
 export class NotifyModule {}

@@ -1,18 +1,34 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import { FastifyRequest } from 'fastify';
 import { VerifiedNotification } from '../domain/notification';
+import { VerifiedDelivery } from './signature/notification-verifier';
 
-/** Requests NotifyTransactionInterceptor has verified, and what they said; the request itself stays untouched. */
-const verified = new WeakMap<FastifyRequest, VerifiedNotification>();
+type Verdict = { delivery: VerifiedDelivery } | { failure: unknown };
 
-/** Hands a verified notification to the route handler of its request. */
-export function handOver(request: FastifyRequest, notification: VerifiedNotification): void {
-  verified.set(request, notification);
+/**
+ * What NotificationIntake concluded for a request before Nest's pipeline: its verified delivery, or
+ * the failure Nest must answer (in the channel's format). The request itself stays untouched.
+ */
+const verdicts = new WeakMap<FastifyRequest, Verdict>();
+
+export function keepVerified(request: FastifyRequest, delivery: VerifiedDelivery): void {
+  verdicts.set(request, { delivery });
 }
 
-/** The route handler's argument: the notification NotifyTransactionInterceptor verified for this request. */
+export function keepFailure(request: FastifyRequest, failure: unknown): void {
+  verdicts.set(request, { failure });
+}
+
+/** The delivery verified earlier for this request; throws the failure kept for it; undefined when none was. */
+export function verifiedEarlier(request: FastifyRequest): VerifiedDelivery | undefined {
+  const verdict = verdicts.get(request);
+  if (verdict && 'failure' in verdict) throw verdict.failure;
+  return verdict?.delivery;
+}
+
+/** The route handler's argument: the notification NotificationIntake verified for this request. */
 export const Verified = createParamDecorator((_data: unknown, context: ExecutionContext): VerifiedNotification => {
-  const notification = verified.get(context.switchToHttp().getRequest<FastifyRequest>());
-  if (!notification) throw new Error('no verified notification: the route runs without NotifyTransactionInterceptor');
-  return notification;
+  const delivery = verifiedEarlier(context.switchToHttp().getRequest<FastifyRequest>());
+  if (!delivery) throw new Error('no verified notification: the route runs without NotifyTransactionInterceptor');
+  return delivery.notification;
 });

@@ -16,7 +16,7 @@ export class NotificationOutcomeLog {
   /** At LOG_LEVEL=warn (production's usual level) an ordinary outcome's line is not even built. */
   private readonly printsInfo = PRINTS_INFO.has(loadLogLevel());
 
-  committed(notification: VerifiedNotification, outcome: string): void {
+  committed(notification: VerifiedNotification, outcome: string, requestId?: string): void {
     const anomaly = ANOMALIES.has(outcome);
     if (!anomaly && !this.printsInfo) return;
     const line = {
@@ -26,6 +26,8 @@ export class NotificationOutcomeLog {
       transactionId: notification.transactionId,
       refundNo: notification.refund?.refundNo,
       outcome,
+      // The notify route runs without pino-http (logging.module.ts): its request id comes from here.
+      ...(requestId === undefined ? {} : { req: { id: requestId } }),
     };
     if (anomaly) this.logger.warn(line);
     else this.logger.log(line);

@@ -38,6 +38,8 @@ export type DeliveryOutcome = (typeof DeliveryOutcome)[keyof typeof DeliveryOutc
 export interface Arrival {
   source: 'ROUTE' | 'SPOOL' | 'QUERY';
   receivedAt: Date;
+  /** The request's correlation id (X-Request-Id), for the outcome line of a delivery on the route. */
+  requestId?: string;
   answerBy?: number;
 }
 
@@ -106,11 +108,11 @@ export class Settlement {
   }
 
   /** Counts an outcome and logs its line, for one that is not a commit's (SPOOLED, PARKED). */
-  count(notification: VerifiedNotification, outcome: string, arrival: Pick<Arrival, 'source'>): void {
+  count(notification: VerifiedNotification, outcome: string, arrival: Pick<Arrival, 'source' | 'requestId'>): void {
     const labels = { channel: notification.channel, outcome };
     if (arrival.source === 'ROUTE') this.answered.inc({ ...labels, reason: '' });
     else if (arrival.source === 'SPOOL') this.replayed.inc(labels);
-    this.outcomeLog.committed(notification, outcome);
+    this.outcomeLog.committed(notification, outcome, arrival.requestId);
   }
 
   private async recordDelivery(

@@ -39,8 +39,13 @@ export class CommittedPayments {
     return CommittedPaymentsCache.keyOf(payment);
   }
 
+  /** This replica's memory only: no round trip. */
+  isKnownHere(payment: PaymentNotification): boolean {
+    return this.memory.has(payment) && this.hit('memory');
+  }
+
   async isCommitted(payment: PaymentNotification): Promise<boolean> {
-    if (this.memory.has(payment)) return this.hit('memory');
+    if (this.isKnownHere(payment)) return true;
     const found = await this.redis.attempt('lookup', (r) => r.exists(this.paidKey(payment)));
     return found === 1 && this.learnedFromRedis(payment);
   }

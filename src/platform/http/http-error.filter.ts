@@ -56,10 +56,10 @@ export class HttpErrorFilter implements ExceptionFilter {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const answer = describe(exception);
-    this.log(answer, exception, request);
+    const channel = this.answeringChannel(request);
+    this.log(answer, exception, request, channel !== undefined);
 
     const path = request.url.split('?')[0];
-    const channel = this.answeringChannel(request);
     if (path.startsWith('/health/') && exception instanceof HttpException) {
       reply.status(answer.status).send(exception.getResponse()); // terminus' per-check details
     } else if (channel) {
@@ -71,8 +71,10 @@ export class HttpErrorFilter implements ExceptionFilter {
     }
   }
 
-  private log(answer: ErrorAnswer, exception: unknown, request: FastifyRequest): void {
-    const line = `${request.method} ${request.url.split('?')[0]} → ${answer.status} ${answer.code}: ${answer.message}`;
+  private log(answer: ErrorAnswer, exception: unknown, request: FastifyRequest, answeredByChannel: boolean): void {
+    const msg = `${request.method} ${request.url.split('?')[0]} → ${answer.status} ${answer.code}: ${answer.message}`;
+    // The notify route runs without pino-http (logging.module.ts): its lines carry the request id themselves.
+    const line = answeredByChannel ? { msg, req: { id: String(request.id) } } : msg;
     // Expected refusals (disabled channel, unknown order) are warnings; only the unexpected carries a stack.
     if (answer.status >= 500 && !(exception instanceof DomainError))
       this.logger.error(line, (exception as Error)?.stack);

@@ -33,14 +33,22 @@ export class GracefulShutdown {
   /** Before listen: counts requests, and makes every response close its connection once the listener is closed. */
   install(): void {
     const fastify = this.app.getHttpAdapter().getInstance();
-    fastify.addHook('onRequest', async (request) => {
+    fastify.addHook('onRequest', (request, _reply, done) => {
       this.inFlight.add(request);
+      done();
     });
-    fastify.addHook('onSend', async (_request, reply) => {
+    fastify.addHook('onSend', (_request, reply, payload, done) => {
       if (this.listenerClosed) reply.header('connection', 'close');
+      done(null, payload);
     });
-    fastify.addHook('onResponse', async (request) => this.settled(request));
-    fastify.addHook('onRequestAbort', async (request) => this.settled(request));
+    fastify.addHook('onResponse', (request, _reply, done) => {
+      this.settled(request);
+      done();
+    });
+    fastify.addHook('onRequestAbort', (request, done) => {
+      this.settled(request);
+      done();
+    });
     // `on`, not `once`: a second signal during the drain must not kill the process with Node's default action.
     for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void this.run(signal));
   }
