@@ -144,6 +144,46 @@ describe('round trips of a payment', () => {
     expect(await effects(orderNo, transactionId)).toEqual({ status: 'PAID', claims: 1, history: 1, events: 1 });
   });
 
+  it("should write the deliveries that arrive while the delivery log's INSERT waits in ONE next INSERT, in arrival order", async () => {
+    const { orderNo, transactionId } = await newOrder(1600);
+    expect((await wechatpay(client, orderNo, transactionId, 1600)).status).toBe(204);
+    const repeats = Array.from({ length: 6 }, () =>
+      client.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 1600 }),
+    );
+    const nonces = repeats.map((r) => r.headers['wechatpay-nonce']);
+    const sentBefore = sent.sent.length;
+
+    // The first repeat's INSERT waits on the lock; the others arrive 20 ms apart, each a group of its own.
+    const lock = await pool.getConnection();
+    const answers: Promise<{ status: number }>[] = [];
+    try {
+      await lock.query('LOCK TABLES callback_delivery WRITE');
+      for (const repeat of repeats) {
+        answers.push(client.postWechatpay(repeat));
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    } finally {
+      await lock.query('UNLOCK TABLES');
+      lock.release();
+    }
+
+    expect((await Promise.all(answers)).map((a) => a.status)).toEqual(repeats.map(() => 204));
+    const inserts = sent.sent.slice(sentBefore).filter((c) => c.text.startsWith('INSERT INTO callback_delivery'));
+    expect(inserts.map((insert) => nonces.filter((nonce) => insert.text.includes(nonce)))).toEqual([
+      nonces.slice(0, 1),
+      nonces.slice(1),
+    ]);
+    const [rows] = await pool.query<RowDataPacket[]>(
+      'SELECT headers FROM callback_delivery WHERE transaction_id = ? ORDER BY id',
+      [transactionId],
+    );
+    const logged = rows.map(
+      (r) => (typeof r.headers === 'string' ? JSON.parse(r.headers) : r.headers) as Record<string, string>,
+    );
+    expect(logged.slice(1).map((h) => h['wechatpay-nonce'])).toEqual(nonces);
+    expect(await outcomes(transactionId)).toEqual(['PAID', ...repeats.map(() => 'DUPLICATE')]);
+  });
+
   describe(StatementBatch.name, () => {
     let sut: StatementBatch;
     let transactions: TransactionRunner;

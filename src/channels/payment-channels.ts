@@ -9,10 +9,18 @@ import { NotifyEndpoint, PAYMENT_CHANNELS, PaymentChannel } from './payment-chan
 export class PaymentChannels implements OnModuleInit {
   private readonly logger = new Logger(PaymentChannels.name);
 
+  private readonly endpointsByPath: ReadonlyMap<string, NotifyEndpoint>;
+
   constructor(
     @Inject(PAYMENT_CHANNELS) readonly all: PaymentChannel[],
     @Inject(channelCallsConfig.KEY) private readonly calls: ConfigType<typeof channelCallsConfig>,
-  ) {}
+  ) {
+    const byPath = new Map<string, NotifyEndpoint>();
+    for (const endpoint of all.flatMap((c) => [c, ...(c.otherNotifyEndpoints ?? [])])) {
+      if (!byPath.has(endpoint.notifyPath)) byPath.set(endpoint.notifyPath, endpoint);
+    }
+    this.endpointsByPath = byPath;
+  }
 
   /** The longest one channel API call may take. */
   get callTimeoutMs(): number {
@@ -31,9 +39,7 @@ export class PaymentChannels implements OnModuleInit {
 
   /** The endpoint (a channel, or another dialect of one) whose notifications arrive at POST /notify/<notifyPath>. */
   byNotifyPath(notifyPath: string): NotifyEndpoint | undefined {
-    return this.all
-      .flatMap((c): readonly NotifyEndpoint[] => [c, ...(c.otherNotifyEndpoints ?? [])])
-      .find((e) => e.notifyPath === notifyPath);
+    return this.endpointsByPath.get(notifyPath);
   }
 
   /** Every (channel, account) whose API can be called: where an order of unknown channel is asked. */

@@ -109,9 +109,9 @@ export class Settlement {
 
   /** Counts an outcome and logs its line, for one that is not a commit's (SPOOLED, PARKED). */
   count(notification: VerifiedNotification, outcome: string, arrival: Pick<Arrival, 'source' | 'requestId'>): void {
-    const labels = { channel: notification.channel, outcome };
-    if (arrival.source === 'ROUTE') this.answered.inc({ ...labels, reason: '' });
-    else if (arrival.source === 'SPOOL') this.replayed.inc(labels);
+    const { channel } = notification;
+    if (arrival.source === 'ROUTE') this.answered.inc({ channel, outcome, reason: '' });
+    else if (arrival.source === 'SPOOL') this.replayed.inc({ channel, outcome });
     this.outcomeLog.committed(notification, outcome, arrival.requestId);
   }
 

@@ -64,7 +64,7 @@ export class UnionpayVerifier {
       headers: { 'content-type': contentType },
     };
     try {
-      return { ...base, ...(fields.get('txnType') === TxnType.Refund ? readRefund(fields) : readConsume(fields)) };
+      return Object.assign(base, fields.get('txnType') === TxnType.Refund ? readRefund(fields) : readConsume(fields));
     } catch (error) {
       if (!(error instanceof DomainError) || error.code !== MALFORMED) throw error;
       const ids = { outTradeNo: fields.get('orderId'), transactionId: fields.get('queryId') };

@@ -115,7 +115,9 @@ export class WechatpayVerifier {
       ...(subMerchantId === undefined ? {} : { subMerchantId }),
     };
     try {
-      return { ...base, ...readResource(eventType, resource, signer.account) };
+      // Object.assign, not `{ ...base, ...fields }`: Node 20's V8 copies a spread followed by more
+      // properties on a slow path, which cost about as much as the RSA check on every delivery.
+      return Object.assign(base, readResource(eventType, resource, signer.account));
     } catch (error) {
       if (!(error instanceof DomainError) || error.code !== MALFORMED) throw error;
       const ids = { outTradeNo: resource.out_trade_no, transactionId: resource.transaction_id };
@@ -259,12 +261,12 @@ function replayKeyOf({ headers }: RawDelivery): string {
 }
 
 function keptHeaders({ headers }: RawDelivery): Record<string, string> {
-  return Object.fromEntries(
-    KEPT_HEADERS.flatMap((name) => {
-      const value = headerValue(headers, name);
-      return value === undefined ? [] : [[name, value]];
-    }),
-  );
+  const kept: Record<string, string> = {};
+  for (const name of KEPT_HEADERS) {
+    const value = headerValue(headers, name);
+    if (value !== undefined) kept[name] = value;
+  }
+  return kept;
 }
 
 function parseJsonObject(text: string, what: string): Record<string, unknown> {

@@ -24,17 +24,24 @@ interface Pending {
  * group is written, so no delivery is acked before it is on record; a failed group fails all its
  * callers, and the platform retries them (as repeats, which are recorded then).
  *
- * Groups are written one after another, so on a stalled database each would wait out its query
- * timeout behind the one before. A caller with a deadline (`answerBy`) is therefore given up at it
- * with an error that counts as "database unavailable" (the route spools the delivery or answers
- * 503), and leaves the queue unwritten if its group has not started yet.
+ * One INSERT is in flight at a time, which keeps the rows in arrival order. The groups that formed
+ * while it ran go together in the next one (up to MAX_GROUP rows): under load the INSERTs grow
+ * instead of queueing one behind the other, and a delivery waits for about one write, not for a
+ * line of them.
+ *
+ * On a stalled database a group would wait out the query timeout of the INSERT before it. A caller
+ * with a deadline (`answerBy`) is therefore given up at it with an error that counts as "database
+ * unavailable" (the route spools the delivery or answers 503), and is left unwritten if its group
+ * has not started yet.
  */
 @Injectable()
 export class DeliveryLog {
   private readonly logger = new Logger(DeliveryLog.name);
   private queue: Pending[] = [];
   private timer?: NodeJS.Timeout;
-  private writing: Promise<void> = Promise.resolve();
+  /** Groups formed (their deadlines watched) and not yet written, oldest first. */
+  private formed: FormedGroup[] = [];
+  private writing = false;
 
   /** Never part of a request's transaction: it writes after that one has committed. */
   constructor(private readonly dataSource: DataSource) {}
@@ -67,10 +74,23 @@ export class DeliveryLog {
     this.timer = undefined;
     const group = this.queue.splice(0, MAX_GROUP);
     if (group.length === 0) return;
-    const watch = watchDeadlines(group);
-    // One group at a time per instance keeps the rows in arrival order.
-    this.writing = this.writing.then(() => this.write(group.filter((p) => !p.settled)).finally(() => watch.stop()));
+    this.formed.push({ group, watch: watchDeadlines(group) });
+    if (!this.writing) void this.writeFormed();
     if (this.queue.length > 0) this.timer = setTimeout(() => this.flush(), 0);
+  }
+
+  /** The only writer: takes every group formed since its last INSERT, as many as fit one. */
+  private async writeFormed(): Promise<void> {
+    this.writing = true;
+    try {
+      while (this.formed.length > 0) {
+        const taken = takeUpTo(this.formed, MAX_GROUP);
+        await this.write(taken.flatMap(({ group }) => group).filter((p) => !p.settled));
+        for (const { watch } of taken) watch.stop();
+      }
+    } finally {
+      this.writing = false;
+    }
   }
 
   private async write(group: Pending[]): Promise<void> {
@@ -91,6 +111,19 @@ export class DeliveryLog {
       for (const p of group) settle(p, () => p.reject(error));
     }
   }
+}
+
+interface FormedGroup {
+  group: Pending[];
+  watch: { stop(): void };
+}
+
+/** The oldest groups whose rows add up to at most `maxRows`; always at least one. */
+function takeUpTo(formed: FormedGroup[], maxRows: number): FormedGroup[] {
+  let rows = formed[0].group.length;
+  let count = 1;
+  while (count < formed.length && rows + formed[count].group.length <= maxRows) rows += formed[count++].group.length;
+  return formed.splice(0, count);
 }
 
 function settle(pending: Pending, answer: () => void): void {

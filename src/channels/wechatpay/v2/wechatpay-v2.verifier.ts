@@ -59,7 +59,7 @@ export class WechatpayV2Verifier {
       rawBody: delivery.body,
       headers: kept(delivery),
     };
-    if (fields.req_info !== undefined) return { ...base, ...readRefund(fields, account) };
+    if (fields.req_info !== undefined) return Object.assign(base, readRefund(fields, account));
 
     const signType = readSignType(fields.sign_type);
     if (!signType)
@@ -74,7 +74,7 @@ export class WechatpayV2Verifier {
     checkAppid(fields, account);
     const subMerchantId = v2SubMerchant(fields.sub_mch_id || undefined, account);
     try {
-      return { ...base, ...readPayment(fields), ...(subMerchantId === undefined ? {} : { subMerchantId }) };
+      return Object.assign(base, readPayment(fields), subMerchantId === undefined ? {} : { subMerchantId });
     } catch (error) {
       if (!(error instanceof DomainError) || error.code !== MALFORMED) throw error;
       const ids = { outTradeNo: fields.out_trade_no, transactionId: fields.transaction_id };
