@@ -101,7 +101,10 @@ export class AlipayVerifier {
       replayKey: replayKeyOf(params),
     };
     try {
-      return Object.assign(base, params.get('out_biz_no') && params.get('refund_fee') ? readRefund(params) : readTrade(params));
+      return Object.assign(
+        base,
+        params.get('out_biz_no') && params.get('refund_fee') ? readRefund(params) : readTrade(params),
+      );
     } catch (error) {
       if (!(error instanceof DomainError) || error.code !== MALFORMED) throw error;
       const ids = { outTradeNo: params.get('out_trade_no'), transactionId: params.get('trade_no') };
