@@ -10,7 +10,7 @@ type Callback = (error: (Error & { code?: string }) | null, ...results: unknown[
 
 /** mysql2's own factory of query commands: exported by the package, not declared in its types. */
 const { createQuery } = mysql2 as unknown as {
-  createQuery(sql: string, values: unknown, callback: Callback, config: unknown): { timeout?: number };
+  createQuery(sql: string, values: unknown, callback: Callback | undefined, config: unknown): { timeout?: number };
 };
 
 interface PooledConnection {
@@ -90,16 +90,20 @@ function boundQueries(connection: PooledConnection & { [bounded]?: true }, timeo
   const query = connection.query.bind(connection);
   connection.query = (sql: unknown, values?: unknown, callback?: unknown) => {
     if (typeof values === 'function') [values, callback] = [undefined, values];
-    if (typeof callback !== 'function') return query(withTimeout(sql, timeoutMs), values);
-    let answered = false;
-    const answer = ((error, ...results) => {
-      if (answered) return; // mysql2 may report the timed-out query again when its connection goes
-      answered = true;
-      if (error?.code === QUERY_TIMEOUT) connection.destroy();
-      (callback as Callback)(error, ...results);
-    }) as Callback;
-    if (typeof sql !== 'string') return query(withTimeout(sql, timeoutMs), values, answer);
-    return query(timedQuery(sql, values, answer, connection.config, timeoutMs));
+    const answer = typeof callback === 'function' ? answerOnce(connection, callback as Callback) : undefined;
+    if (typeof sql === 'string') return query(timedQuery(sql, values, answer, connection.config, timeoutMs));
+    return query(withTimeout(sql, timeoutMs), values, answer);
+  };
+}
+
+/** The caller's callback, called once: a timed-out query's connection is destroyed first. */
+function answerOnce(connection: PooledConnection, callback: Callback): Callback {
+  let answered = false;
+  return (error, ...results) => {
+    if (answered) return; // mysql2 may report the timed-out query again when its connection goes
+    answered = true;
+    if (error?.code === QUERY_TIMEOUT) connection.destroy();
+    callback(error, ...results);
   };
 }
 
@@ -108,14 +112,13 @@ function boundQueries(connection: PooledConnection & { [bounded]?: true }, timeo
  * Passing `{ sql, timeout }` instead makes mysql2 merge option objects with spreads, a slow path of
  * V8's that cost more per statement than the rest of this wrapper.
  */
-function timedQuery(sql: string, values: unknown, answer: Callback, config: unknown, timeoutMs: number): unknown {
+function timedQuery(sql: string, values: unknown, answer: Callback | undefined, config: unknown, timeoutMs: number) {
   const command = createQuery(sql, values, answer, config);
   command.timeout = timeoutMs;
   return command;
 }
 
 function withTimeout(sql: unknown, timeoutMs: number): unknown {
-  if (typeof sql === 'string') return { sql, timeout: timeoutMs };
   const options = sql as { sql?: string; timeout?: number; constructor?: unknown };
   // A prepared mysql2 command object, or options carrying their own timeout, are passed through as given.
   if (typeof options !== 'object' || options === null || options.constructor !== Object) return sql;
