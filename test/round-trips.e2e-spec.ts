@@ -1,4 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { Pool, RowDataPacket } from 'mysql2/promise';
+import { BODY_LIMIT_BYTES } from '../src/app.factory';
+import { PaymentChannels } from '../src/channels/payment-channels';
+import { Channel } from '../src/domain/notification';
+import { DeliveryLog } from '../src/payments/idempotency/delivery-log';
 import { StatementBatch } from '../src/platform/database/statement-batch';
 import { PaymentNotification } from '../src/domain/notification';
 import { CallbackRecordRepository } from '../src/payments/idempotency/callback-record.repository';
@@ -182,6 +187,31 @@ describe('round trips of a payment', () => {
     );
     expect(logged.slice(1).map((h) => h['wechatpay-nonce'])).toEqual(nonces);
     expect(await outcomes(transactionId)).toEqual(['PAID', ...repeats.map(() => 'DUPLICATE')]);
+  });
+
+  it("should split the delivery log's INSERTs by the bytes of the bodies, so that large bodies stay under max_allowed_packet", async () => {
+    const { orderNo, transactionId } = await newOrder(1700);
+    const delivery = client.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 1700 });
+    const verified = running.app
+      .get(PaymentChannels)
+      .get(Channel.Wechatpay)!
+      .verify({ headers: delivery.headers, body: Buffer.from(delivery.body, 'utf8') });
+    // 130 deliveries at the route's body limit: as hex, 128 of them in one INSERT exceed MariaDB's default 16 MiB packet.
+    const large = Array.from({ length: 130 }, (_, i) => ({
+      ...verified,
+      rawBody: Buffer.alloc(BODY_LIMIT_BYTES, String(i % 10)),
+      replayKey: randomBytes(32).toString('hex'),
+    }));
+    const sentBefore = sent.sent.length;
+
+    await Promise.all(large.map((notification) => running.app.get(DeliveryLog).record(notification, 'DUPLICATE')));
+
+    const inserts = sent.sent.slice(sentBefore).filter((c) => c.text.startsWith('INSERT INTO callback_delivery'));
+    expect(inserts.length).toBeGreaterThanOrEqual(3);
+    for (const insert of inserts) expect(insert.text.length).toBeLessThan(10 * 1024 * 1024);
+    expect(await count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE transaction_id = ?', [transactionId])).toBe(
+      130,
+    );
   });
 
   describe(StatementBatch.name, () => {

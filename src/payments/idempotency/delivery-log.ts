@@ -3,7 +3,12 @@ import { DataSource } from 'typeorm';
 import { ANSWER_DEADLINE_PASSED } from '../../platform/database/bounded-pool';
 import { VerifiedNotification } from '../../domain/notification';
 
-const MAX_GROUP = 128;
+const MAX_GROUP_ROWS = 128;
+/**
+ * Raw bodies per INSERT. They travel as hex, so an INSERT stays under about twice this, well below
+ * MariaDB's default max_allowed_packet (16 MiB): 128 bodies at the route's 64 KiB limit would not.
+ */
+const MAX_GROUP_BODY_BYTES = 4 * 1024 * 1024;
 const MAX_WAIT_MS = 2;
 
 interface Pending {
@@ -20,12 +25,12 @@ interface Pending {
 
 /**
  * The raw record of every accepted delivery (exact bytes, signature headers, what it did), written
- * in groups: one INSERT for up to MAX_GROUP deliveries. A caller's promise settles only when its
+ * in groups: one INSERT for up to MAX_GROUP_ROWS deliveries and MAX_GROUP_BODY_BYTES of bodies. A caller's promise settles only when its
  * group is written, so no delivery is acked before it is on record; a failed group fails all its
  * callers, and the platform retries them (as repeats, which are recorded then).
  *
  * One INSERT is in flight at a time, which keeps the rows in arrival order. The groups that formed
- * while it ran go together in the next one (up to MAX_GROUP rows): under load the INSERTs grow
+ * while it ran go together in the next one (within the same limits): under load the INSERTs grow
  * instead of queueing one behind the other, and a delivery waits for about one write, not for a
  * line of them.
  *
@@ -38,6 +43,7 @@ interface Pending {
 export class DeliveryLog {
   private readonly logger = new Logger(DeliveryLog.name);
   private queue: Pending[] = [];
+  private queuedBodyBytes = 0;
   private timer?: NodeJS.Timeout;
   /** Groups formed (their deadlines watched) and not yet written, oldest first. */
   private formed: FormedGroup[] = [];
@@ -64,7 +70,8 @@ export class DeliveryLog {
         reject,
       };
       this.queue.push(pending);
-      if (this.queue.length >= MAX_GROUP) this.flush();
+      this.queuedBodyBytes += bodyBytes(pending);
+      if (this.queue.length >= MAX_GROUP_ROWS || this.queuedBodyBytes >= MAX_GROUP_BODY_BYTES) this.flush();
       else this.timer ??= setTimeout(() => this.flush(), MAX_WAIT_MS);
     });
   }
@@ -72,9 +79,14 @@ export class DeliveryLog {
   private flush(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    const group = this.queue.splice(0, MAX_GROUP);
+    const group = this.queue.splice(
+      0,
+      fittingOneInsert(this.queue, (p) => ({ rows: 1, bytes: bodyBytes(p) })),
+    );
     if (group.length === 0) return;
-    this.formed.push({ group, watch: watchDeadlines(group) });
+    const bytes = group.reduce((sum, p) => sum + bodyBytes(p), 0);
+    this.queuedBodyBytes -= bytes;
+    this.formed.push({ group, bytes, watch: watchDeadlines(group) });
     if (!this.writing) void this.writeFormed();
     if (this.queue.length > 0) this.timer = setTimeout(() => this.flush(), 0);
   }
@@ -84,7 +96,10 @@ export class DeliveryLog {
     this.writing = true;
     try {
       while (this.formed.length > 0) {
-        const taken = takeUpTo(this.formed, MAX_GROUP);
+        const taken = this.formed.splice(
+          0,
+          fittingOneInsert(this.formed, ({ group, bytes }) => ({ rows: group.length, bytes })),
+        );
         await this.write(taken.flatMap(({ group }) => group).filter((p) => !p.settled));
         for (const { watch } of taken) watch.stop();
       }
@@ -115,15 +130,28 @@ export class DeliveryLog {
 
 interface FormedGroup {
   group: Pending[];
+  /** Its raw bodies' bytes. */
+  bytes: number;
   watch: { stop(): void };
 }
 
-/** The oldest groups whose rows add up to at most `maxRows`; always at least one. */
-function takeUpTo(formed: FormedGroup[], maxRows: number): FormedGroup[] {
-  let rows = formed[0].group.length;
-  let count = 1;
-  while (count < formed.length && rows + formed[count].group.length <= maxRows) rows += formed[count++].group.length;
-  return formed.splice(0, count);
+function bodyBytes(pending: Pending): number {
+  return pending.notification.rawBody.length;
+}
+
+/** How many of the first items fit ONE INSERT together (MAX_GROUP_ROWS, MAX_GROUP_BODY_BYTES); at least one. */
+function fittingOneInsert<T>(items: T[], loadOf: (item: T) => { rows: number; bytes: number }): number {
+  let rows = 0;
+  let bytes = 0;
+  let count = 0;
+  for (const item of items) {
+    const load = loadOf(item);
+    rows += load.rows;
+    bytes += load.bytes;
+    if (count > 0 && (rows > MAX_GROUP_ROWS || bytes > MAX_GROUP_BODY_BYTES)) break;
+    count++;
+  }
+  return count;
 }
 
 function settle(pending: Pending, answer: () => void): void {
