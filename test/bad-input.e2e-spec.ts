@@ -497,7 +497,7 @@ const INVALID_ORDERS: BadInput[] = [
     ['of 15 digits', '202611291030000'],
     ['with a separator', '2026-11-29 10:30'],
     ['on February 30th', '20260230103000'],
-    ['at 24 o\'clock', '20261129240000'],
+    ["at 24 o'clock", '20261129240000'],
     ['at second 60', '20261129103060'],
     ['as a number', 20261129103000],
   ].map(([what, value]): BadInput => ({

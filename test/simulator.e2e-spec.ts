@@ -123,7 +123,7 @@ describe('simulate order and pay', () => {
     expect(await deliveriesOf(orderNo)).toBe(3);
   });
 
-  it("should register a UnionPay order with --channel-order-time, and pay it with that txnTime", async () => {
+  it('should register a UnionPay order with --channel-order-time, and pay it with that txnTime', async () => {
     const orderNo = uniqueId('SIM');
     const sentAt = '20261129103000';
     const registered = await simulate(

@@ -422,7 +422,7 @@ describe('UnionPay channel calls', () => {
     expect(await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no = ?', [p.orderNo])).toBe(0);
   });
 
-  it("should not query an order registered without channelOrderTime, and say why (nothing paid, no request sent)", async () => {
+  it('should not query an order registered without channelOrderTime, and say why (nothing paid, no request sent)', async () => {
     // Registered with no channel named (UNIONPAY would require the time): UnionPay is asked too, and cannot be.
     const p = newPayment('UN', 1234);
     const registered = await clients[0].registerOrder({ orderNo: p.orderNo, amount: p.amount });
@@ -438,7 +438,9 @@ describe('UnionPay channel calls', () => {
     await eventually('the UnionPay query to be recorded', async () => (await unionpayQueries())[0].length >= 1, 20_000);
     const [calls] = await unionpayQueries();
     expect(calls[0]).toMatchObject({ outcome: 'FAILED' });
-    expect(calls[0].detail).toMatch(/registered without channelOrderTime \(UnionPay's txnTime\), so it cannot be queried/);
+    expect(calls[0].detail).toMatch(
+      /registered without channelOrderTime \(UnionPay's txnTime\), so it cannot be queried/,
+    );
     expect(fake.calls.filter((c) => c.endpoint === 'queryTrans' && c.fields.orderId === p.orderNo)).toEqual([]);
     expect(await effects.status(p.orderNo)).toBe('WAIT_PAY');
     expect(await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no = ?', [p.orderNo])).toBe(0);

@@ -122,10 +122,12 @@ export class RefundRepository {
 
   /** AWAITING_APPROVAL → PENDING, due at `now`, without a reviewer: the refund's total stays under the threshold. */
   async releaseForSending(refundNo: string, now: Date): Promise<void> {
-    await this.txHost.tx.query(
-      `UPDATE refund SET status = ?, next_attempt_at = ? WHERE refund_no = ? AND status = ?`,
-      [RefundStatus.Pending, now, refundNo, RefundStatus.AwaitingApproval],
-    );
+    await this.txHost.tx.query(`UPDATE refund SET status = ?, next_attempt_at = ? WHERE refund_no = ? AND status = ?`, [
+      RefundStatus.Pending,
+      now,
+      refundNo,
+      RefundStatus.AwaitingApproval,
+    ]);
   }
 
   /**

@@ -86,7 +86,7 @@ export class UnionpayChannel implements PaymentChannel {
   /** queryTrans finds a consumption by orderId AND its txnTime: an order for UnionPay must say when it is sent. */
   orderRegistrationRefusal(order: { orderNo: string; channelOrderTime?: string }): string | undefined {
     if (order.channelOrderTime !== undefined) return undefined;
-    return "UnionPay finds an order by its orderId and txnTime: channelOrderTime (the txnTime its consumption is sent with, yyyyMMddHHmmss Beijing time) is required with channel UNIONPAY";
+    return 'UnionPay finds an order by its orderId and txnTime: channelOrderTime (the txnTime its consumption is sent with, yyyyMMddHHmmss Beijing time) is required with channel UNIONPAY';
   }
 
   maskPayer(rawBody: Buffer): Buffer {

@@ -5,7 +5,9 @@ import { promisify } from 'node:util';
 import { flock } from 'fs-ext';
 import { ConfigurationError } from '../../domain/env-validation';
 
-const lockFile = promisify(flock as (fd: number, flags: 'exnb' | 'un', callback: (error: Error | null) => void) => void);
+const lockFile = promisify(
+  flock as (fd: number, flags: 'exnb' | 'un', callback: (error: Error | null) => void) => void,
+);
 
 /** Another process holds the spool directory. */
 export class SpoolInUse extends ConfigurationError {}
