@@ -13,7 +13,8 @@ import { HttpLimits, loadServerConfig } from './platform/config/server.config';
 import { NOTIFICATIONS_TOTAL } from './platform/metrics/metrics.module';
 import { loadOpenApiConfig } from './platform/config/openapi.config';
 import { serveOpenApi } from './platform/openapi/openapi';
-import { registerBodyParsers } from './intake/notify-body';
+import { registerBodyParsers, wantsBytes } from './intake/notify-body';
+import { logRequests } from './platform/logging/logging.module';
 import { answerKnownRepeatsFirst } from './intake/known-repeats-first';
 import { loadConsoleConfig } from './platform/config/console.config';
 import { serveConsole } from './admin/console/serve-console';
@@ -54,6 +55,8 @@ export async function createApp(extraImports: ModuleMetadata['imports'] = []): P
     { bufferLogs: true, abortOnError: false, logger: false },
   );
   app.useLogger(app.get(Logger));
+  // Every route but the notify routes (the routes whose body stays bytes) logs its requests.
+  logRequests(app, wantsBytes);
   // Signatures are verified over the exact bytes received: the notify routes keep their body unparsed.
   registerBodyParsers(app);
   answerKnownRepeatsFirst(app);

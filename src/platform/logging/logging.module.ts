@@ -1,60 +1,88 @@
-import { IncomingMessage } from 'node:http';
-import { Module, RequestMethod } from '@nestjs/common';
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { Injectable, Module } from '@nestjs/common';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { FastifyRequest } from 'fastify';
 import { LoggerModule } from 'nestjs-pino';
-import { destination } from 'pino';
+import { storage, Store } from 'nestjs-pino/storage';
+import { destination, DestinationStream, Logger } from 'pino';
+import { HttpLogger, Options, pinoHttp } from 'pino-http';
 import { loadLogLevel } from '../config/logging.config';
 
+/** Machines' endpoints, which pino-http serves a logger but gives no request line. */
+const NOT_LOGGED = /^\/(metrics$|metrics\?|health\/)/;
+
+type LoggedRequest = IncomingMessage & { id?: unknown; log?: Logger };
+
 /**
- * The notify route runs without pino-http: it logs no request line, and its lines (the outcome, a
- * refusal) carry the request id themselves. That saves the middleware, a child logger and an
- * AsyncLocalStorage scope on every delivery, the hottest path of the service.
+ * The process's one log output and the request logger (pino-http) writing to it.
+ * Requests are logged as method, url and id only: headers and bodies carry signatures, tokens and
+ * payer data, and never reach a log.
  */
-const NOTIFY_ROUTE = { method: RequestMethod.POST, path: 'notify/:channel' };
+@Injectable()
+export class RequestLogging {
+  /** Lines logged while a write is in flight go out together in the next one: under load that is
+   *  one write(2) for many lines instead of one each. Nothing is held back when idle. */
+  private readonly output: DestinationStream = destination({ dest: 1, sync: false });
+  readonly logRequest: HttpLogger = pinoHttp(requestLoggerOptions(), this.output);
 
-/** Machines' endpoints, and the notifications, which log their outcome instead. */
-const NOT_LOGGED = /^\/(metrics$|metrics\?|health\/|notify\/)/;
+  /** For nestjs-pino's logger (the lines outside a request): the same options, the same output. */
+  pinoParams(): [Options, DestinationStream] {
+    return [requestLoggerOptions(), this.output];
+  }
+}
 
-type RequestOfMiddleware = IncomingMessage & { originalUrl?: string };
-
-/** The URL as received: middleware (middie) sees `url` relative to its mount point, `originalUrl` keeps it whole. */
-function pathOf(req: RequestOfMiddleware): string {
-  return req.originalUrl ?? req.url ?? '';
+/** A new object each time: pino-http deletes the options it has read. */
+function requestLoggerOptions(): Options {
+  return {
+    level: loadLogLevel(),
+    // The serializers below read the raw request directly: pino-http's wrapping would first
+    // copy every header into a new object, per request, only for these to drop them.
+    wrapSerializers: false,
+    serializers: {
+      req: (req: LoggedRequest) => ({ id: req.id, method: req.method, url: req.url }),
+      res: (res: ServerResponse) => ({ statusCode: res.statusCode }),
+    },
+    // Never logged by the serializer above; should a log call pass a request's headers, none of them shows.
+    redact: ['req.headers'],
+    autoLogging: { ignore: (req: IncomingMessage) => NOT_LOGGED.test(req.url ?? '') },
+  };
 }
 
 /**
  * Structured JSON logs with a correlation id per request (Fastify's request id, which app.factory
- * takes from X-Request-Id when the caller sends one).
- * Requests are logged as method, url and id only: headers and bodies carry signatures, tokens and
- * payer data, and never reach a log. A notification's one line is its outcome (NotificationOutcomeLog)
- * or its refusal (HttpErrorFilter), both under the request's id: pino-http adds none for /notify/.
+ * takes from X-Request-Id when the caller sends one). nestjs-pino provides the logger; the request
+ * logger runs as a Fastify hook (`logRequests`), not as Nest middleware, so that the notify routes
+ * skip it entirely.
  */
 @Module({
   imports: [
     LoggerModule.forRootAsync({
-      useFactory: () => ({
-        exclude: [NOTIFY_ROUTE],
-        pinoHttp: [
-          {
-            level: loadLogLevel(),
-            // The serializers below read the raw request directly: pino-http's wrapping would first
-            // copy every header into a new object, per request, only for these to drop them.
-            wrapSerializers: false,
-            serializers: {
-              req: (req: RequestOfMiddleware) => ({ id: req.id, method: req.method, url: pathOf(req) }),
-              res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-            },
-            // Never logged by the serializer above; should a log call pass a request's headers, none of them shows.
-            redact: ['req.headers'],
-            autoLogging: {
-              ignore: (req: RequestOfMiddleware) => NOT_LOGGED.test(pathOf(req)),
-            },
-          },
-          // Lines logged while a write is in flight go out together in the next one: under load that
-          // is one write(2) for many lines instead of one each. Nothing is held back when idle.
-          destination({ dest: 1, sync: false }),
-        ],
-      }),
+      providers: [RequestLogging],
+      inject: [RequestLogging],
+      // No routes: nestjs-pino's middleware would put every request, the notify routes' too, through
+      // middie and Nest's middleware matching (logRequests does its work instead).
+      useFactory: (logging: RequestLogging) => ({ pinoHttp: logging.pinoParams(), forRoutes: [] }),
     }),
   ],
 })
 export class LoggingModule {}
+
+/**
+ * pino-http, and nestjs-pino's request-bound logger, for every request except the routes `skip`
+ * names. The notify routes are skipped: they log no request line, and their one line (the outcome,
+ * or a refusal) carries the request id itself. That spares the hottest path of the service a child
+ * logger, an AsyncLocalStorage scope and middie's copying of the request's properties.
+ */
+export function logRequests(app: NestFastifyApplication, skip: (request: FastifyRequest) => boolean): void {
+  const { logRequest } = app.get(RequestLogging, { strict: false });
+  app
+    .getHttpAdapter()
+    .getInstance()
+    .addHook('onRequest', (request, reply, done) => {
+      if (skip(request)) return done();
+      const raw: LoggedRequest = request.raw;
+      raw.id = request.id;
+      logRequest(raw, reply.raw);
+      storage.run(new Store(raw.log!), done);
+    });
+}
