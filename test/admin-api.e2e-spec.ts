@@ -569,6 +569,31 @@ describe('admin API', () => {
       expect(loggedRequests(app.output())).toEqual(['POST /payment-orders → 201']);
     });
 
+    it("should bind the request's logger on the other routes: a line logged while serving carries the caller's id", async () => {
+      const app = await startLoggingAppProcess({ ...platforms.env, ...NO_REFUND_API, LOG_LEVEL: 'info' });
+      const requestId = `corr-${randomAlphanumeric(12)}`;
+      try {
+        const refused = await fetch(`${app.url}/admin/anomalies`, {
+          headers: { authorization: `Bearer ${randomAlphanumeric(40)}`, 'x-request-id': requestId },
+        });
+        expect(refused.status).toBe(401);
+        await eventually('the refusal to be logged', () => loggedRequests(app.output()).length >= 1);
+      } finally {
+        await app.stop();
+      }
+      const lines = app
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { msg?: string; context?: string; req?: { id: string; url: string } });
+      // HttpErrorFilter's line is logged through nestjs-pino with no request in hand: only the
+      // request-bound logger (pino-http's child, in nestjs-pino's AsyncLocalStorage) gives it the id.
+      expect(lines.filter((l) => l.context === 'HttpErrorFilter').map((l) => [l.msg, l.req?.id, l.req?.url])).toEqual([
+        [expect.stringMatching(/^GET \/admin\/anomalies → 401 /), requestId, '/admin/anomalies'],
+      ]);
+      expect(loggedRequests(app.output())).toEqual(['GET /admin/anomalies → 401']);
+    });
+
     it('should answer 404 for an order number longer than any order can have', async () => {
       const orderNo = uniqueId('PO').padEnd(64, '0');
       expect((await client.registerOrder({ orderNo, amount: 100 })).status).toBe(201);
