@@ -554,11 +554,7 @@ describe('admin API', () => {
       } finally {
         await app.stop();
       }
-      const lines = app
-        .output()
-        .split('\n')
-        .filter((line) => line.startsWith('{'))
-        .map((line) => JSON.parse(line) as { msg?: string; orderNo?: string; req?: { id: string } });
+      const lines = logLines<{ msg?: string; orderNo?: string; req?: { id: string } }>(app.output());
       expect(lines.filter((l) => l.orderNo === orderNo).map((l) => [l.msg, l.req?.id])).toEqual([
         ['WECHATPAY TRANSACTION.SUCCESS: PAID', requestId],
       ]);
@@ -581,11 +577,7 @@ describe('admin API', () => {
       } finally {
         await app.stop();
       }
-      const lines = app
-        .output()
-        .split('\n')
-        .filter((line) => line.startsWith('{'))
-        .map((line) => JSON.parse(line) as { msg?: string; context?: string; req?: { id: string; url: string } });
+      const lines = logLines<{ msg?: string; context?: string; req?: { id: string; url: string } }>(app.output());
       // HttpErrorFilter's line is logged through nestjs-pino with no request in hand: only the
       // request-bound logger (pino-http's child, in nestjs-pino's AsyncLocalStorage) gives it the id.
       expect(lines.filter((l) => l.context === 'HttpErrorFilter').map((l) => [l.msg, l.req?.id, l.req?.url])).toEqual([
@@ -1051,6 +1043,14 @@ async function startLoggingAppProcess(env: Record<string, string>): Promise<Logg
   }
   const port = Number(/listening (\d+)/.exec(output)![1]);
   return { url: `http://127.0.0.1:${port}`, output: () => output, stop };
+}
+
+/** The JSON lines of a stopped process's output (pino's), parsed. */
+function logLines<T>(output: string): T[] {
+  return output
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as T);
 }
 
 /** pino-http's line per answered request, as `METHOD /path → status`. */
