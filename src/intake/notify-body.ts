@@ -13,8 +13,15 @@ declare module 'fastify' {
 /** Route config (`@RouteConfig(BODY_AS_BYTES)`) for the notify routes: signatures are checked over the exact bytes (JSON, form or XML). */
 export const BODY_AS_BYTES = { bodyAsBytes: true } as const;
 
+const WANTS_BYTES = Symbol('wantsBytes');
+
+/**
+ * Asked three times per request (request logging, the body parser, the known-repeat step), read
+ * once: Fastify builds a new `routeOptions` object on every read.
+ */
 export function wantsBytes(request: FastifyRequest): boolean {
-  return request.routeOptions.config.bodyAsBytes === true;
+  const marked = request as FastifyRequest & { [WANTS_BYTES]?: boolean };
+  return (marked[WANTS_BYTES] ??= request.routeOptions.config.bodyAsBytes === true);
 }
 
 /** Far deeper than any DTO here; deep enough bodies overflow the stack of the recursive validation. */
