@@ -58,9 +58,12 @@ export class NotificationIntake {
    */
   async answerKnownRepeat(request: NotifyRequest, reply: FastifyReply): Promise<boolean> {
     try {
-      const delivery = this.verify(request);
+      const delivery = this.verifier.verify(request);
       const { notification } = delivery;
-      if (!isPayment(notification) || !this.committed.isKnownHere(notification)) return false;
+      if (!isPayment(notification) || !this.committed.isKnownHere(notification)) {
+        keepVerified(request, delivery);
+        return false;
+      }
       await this.answer(delivery, request, reply, (arrival) => this.settlement.afterKnownRepeat(notification, arrival));
       return true;
     } catch (failure) {

@@ -159,6 +159,22 @@ describe(WechatpayVerifier.name, () => {
       expect(codeOf(() => sut.verify({ headers: delivery.headers, body }))).toBe('InvalidSignature');
     });
 
+    it('should name, as the platform spells it, each signature header that is missing', () => {
+      const names = ['timestamp', 'nonce', 'signature', 'serial'];
+      const messages = names.map((name) => {
+        const delivery = deliver(publicKeySigner());
+        delete delivery.headers[`wechatpay-${name}`];
+        return { code: codeOf(() => sut.verify(delivery)), message: messageOf(() => sut.verify(delivery)) };
+      });
+
+      expect(messages).toEqual(
+        ['Timestamp', 'Nonce', 'Signature', 'Serial'].map((name) => ({
+          code: 'MalformedRequest',
+          message: `missing header Wechatpay-${name}`,
+        })),
+      );
+    });
+
     it('should reject a serial that names no configured key', () => {
       const signer = { ...publicKeySigner(), serial: 'PUB_KEY_ID_0114232134912410000000000001' };
 

@@ -19,6 +19,9 @@ import {
 const MAX_CLOCK_SKEW_MS = 5 * 60 * 1000;
 const SIGNATURE_PROBE_PREFIX = 'WECHATPAY/SIGNTEST/';
 const GCM_TAG_BYTES = 16;
+/** What identifies one sending (WeChat signs each afresh), and then the key that signed it. */
+const SENDING_HEADERS = ['wechatpay-timestamp', 'wechatpay-nonce', 'wechatpay-signature'];
+const SIGNATURE_HEADERS = [...SENDING_HEADERS, 'wechatpay-serial'];
 const KEPT_HEADERS = [
   'wechatpay-serial',
   'wechatpay-signature',
@@ -130,10 +133,9 @@ export class WechatpayVerifier {
    * and returns the platform key that signed it, with its account.
    */
   verifySignature({ body, headers }: RawDelivery): PlatformKey {
-    const [timestamp, nonce, signature, serial] = ['timestamp', 'nonce', 'signature', 'serial'].map((name) => {
-      const value = headerValue(headers, `wechatpay-${name}`);
-      if (!value)
-        throw new DomainError('MalformedRequest', `missing header Wechatpay-${name[0].toUpperCase()}${name.slice(1)}`);
+    const [timestamp, nonce, signature, serial] = SIGNATURE_HEADERS.map((name) => {
+      const value = headerValue(headers, name);
+      if (!value) throw new DomainError('MalformedRequest', `missing header ${titleCase(name)}`);
       return value;
     });
     if (signature.startsWith(SIGNATURE_PROBE_PREFIX)) {
@@ -255,9 +257,13 @@ function checkMerchant(mchid: string, account: WechatpayConfig): void {
  * signature twice is one sending delivered twice, by a proxy or by someone who captured it.
  */
 function replayKeyOf({ headers }: RawDelivery): string {
-  const hash = createHash('sha256');
-  for (const name of ['timestamp', 'nonce', 'signature']) hash.update(`${headerValue(headers, `wechatpay-${name}`)}\n`);
-  return hash.digest('hex');
+  const [timestamp, nonce, signature] = SENDING_HEADERS.map((name) => headerValue(headers, name));
+  return createHash('sha256').update(`${timestamp}\n${nonce}\n${signature}\n`).digest('hex');
+}
+
+/** `wechatpay-serial` → `Wechatpay-Serial`, as the platform spells it. */
+function titleCase(header: string): string {
+  return header.replace(/(^|-)([a-z])/g, (_match, dash: string, letter: string) => dash + letter.toUpperCase());
 }
 
 function keptHeaders({ headers }: RawDelivery): Record<string, string> {
