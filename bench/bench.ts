@@ -23,6 +23,7 @@ import { drive, LoadResult, percentile } from './http-load';
 import { prefill, retentionProgress } from './prefill';
 import { insertOrdersDirectly, rawSqlRun } from './raw-sql';
 import { databaseCpu, DatabaseCpu, msPer, netOfIdle } from './database-cpu';
+import { ADMIN_URL, runAsAdmin } from './admin-database';
 import {
   assertPortFree,
   BenchUsageError,
@@ -58,7 +59,6 @@ const ORDERS = Number(args.orders);
 const CONCURRENCY = Number(args.concurrency);
 const PREFILL = Number(args.prefill);
 const PREFILL_AGE_DAYS = Number(args['prefill-age-days']);
-const ADMIN_URL = process.env.BENCH_DATABASE_ADMIN_URL ?? 'mysql://root@127.0.0.1:3306';
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 async function main(): Promise<void> {
@@ -69,7 +69,7 @@ async function main(): Promise<void> {
   const { scheme, version } = await serverKind();
   const databases = { service: `pcs_bench_${runId}`, raw: `pcs_bench_${runId}_raw` };
   const url = (name: string) => `${ADMIN_URL.replace(/^\w+:/, scheme)}/${name}`;
-  await admin(Object.values(databases).map((db) => `CREATE DATABASE ${db}`));
+  await runAsAdmin(Object.values(databases).map((db) => `CREATE DATABASE ${db}`));
   try {
     for (const db of Object.values(databases)) await migrate(url(db));
     if (PREFILL > 0) {
@@ -80,7 +80,7 @@ async function main(): Promise<void> {
     report({ ...result, database: version });
     if (result.violations.length > 0) process.exitCode = 1;
   } finally {
-    await admin(Object.values(databases).map((db) => `DROP DATABASE IF EXISTS ${db}`));
+    await runAsAdmin(Object.values(databases).map((db) => `DROP DATABASE IF EXISTS ${db}`));
   }
 }
 
@@ -310,12 +310,6 @@ async function serverKind(): Promise<{ scheme: string; version: string }> {
   await conn.end();
   const version = String((rows as Array<{ v: string }>)[0].v);
   return { scheme: /mariadb/i.test(version) ? 'mariadb:' : 'mysql:', version };
-}
-
-async function admin(statements: string[]): Promise<void> {
-  const conn = await createConnection({ uri: ADMIN_URL });
-  for (const sql of statements) await conn.query(sql);
-  await conn.end();
 }
 
 function git(command: string): string {

@@ -8,6 +8,7 @@ import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { createConnection } from 'mysql2/promise';
+import { ADMIN_URL, runAsAdmin } from './admin-database';
 import { DataSource } from 'typeorm';
 import { buildDataSourceOptions } from '../src/platform/database/data-source-options';
 import { billDateOf, billDayRange, shiftBillDate } from '../src/domain/bill';
@@ -22,7 +23,6 @@ import { createTestPlatforms, fakePlatformOptions } from '../test/support/test-a
  * time and the reconciling process's peak RSS (run with the Docker image's `--max-old-space-size=192`;
  * `RECONCILE_NODE_OPTIONS=` to change it). Needs `npm run build` (the npm script does it).
  */
-const ADMIN_URL = process.env.BENCH_DATABASE_ADMIN_URL ?? 'mysql://root@127.0.0.1:3306';
 const LINES = process.argv.includes('--lines') ? Number(process.argv[process.argv.indexOf('--lines') + 1]) : 1_000_000;
 /** Injected differences of each kind. */
 const DIFFERENCES = 10;
@@ -36,7 +36,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'pcs-bench-recon-'));
   const platforms = await createTestPlatforms();
   const fake = await FakePlatform.start(fakePlatformOptions(platforms));
-  await admin(`CREATE DATABASE ${database}`);
+  await runAsAdmin([`CREATE DATABASE ${database}`]);
   try {
     await migrate(url);
     say(`payments: ${LINES} in the database, ${DIFFERENCES} of each difference…`);
@@ -61,7 +61,7 @@ async function main(): Promise<void> {
     say(`lines: ${LINES}  time: ${seconds.toFixed(1)} s  (${Math.round(LINES / seconds)} lines/s)`);
   } finally {
     await fake.close();
-    await admin(`DROP DATABASE IF EXISTS ${database}`);
+    await runAsAdmin([`DROP DATABASE IF EXISTS ${database}`]);
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -182,12 +182,6 @@ async function migrate(url: string): Promise<void> {
   ).initialize();
   await dataSource.runMigrations({ transaction: 'each' });
   await dataSource.destroy();
-}
-
-async function admin(sql: string): Promise<void> {
-  const conn = await createConnection({ uri: ADMIN_URL });
-  await conn.query(sql);
-  await conn.end();
 }
 
 main().catch((error: Error) => {

@@ -1,7 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
-import { createConnection, createPool, Pool, PoolConnection } from 'mysql2';
+import { createPool, Pool, PoolConnection } from 'mysql2';
 import { DataSource } from 'typeorm';
+import { ADMIN_URL, runAsAdmin } from './admin-database';
+import { percentile } from './http-load';
 
 /**
  * What TypeORM's transaction costs the process over bare mysql2, per transaction of the notify
@@ -12,7 +14,6 @@ import { DataSource } from 'typeorm';
  *
  *   npm run bench:transaction   (BENCH_DATABASE_ADMIN_URL, default mysql://root@127.0.0.1:3306)
  */
-const ADMIN_URL = process.env.BENCH_DATABASE_ADMIN_URL ?? 'mysql://root@127.0.0.1:3306';
 const TRANSACTIONS_PER_ROUND = 6000;
 const ROUNDS = 8;
 const CONCURRENCY = 16;
@@ -22,7 +23,7 @@ type Transaction = () => Promise<unknown>;
 
 async function main(): Promise<void> {
   const database = `bench_tx_${randomBytes(4).toString('hex')}`;
-  await admin([
+  await runAsAdmin([
     `CREATE DATABASE ${database}`,
     `CREATE TABLE ${database}.probe (id INT AUTO_INCREMENT PRIMARY KEY, v INT)`,
   ]);
@@ -52,7 +53,7 @@ async function main(): Promise<void> {
   } finally {
     await dataSource.destroy();
     await new Promise((resolve) => pool.end(resolve));
-    await admin([`DROP DATABASE IF EXISTS ${database}`]);
+    await runAsAdmin([`DROP DATABASE IF EXISTS ${database}`]);
   }
 }
 
@@ -87,18 +88,11 @@ function query(connection: PoolConnection, sql: string, values: unknown[] = []):
   );
 }
 
-async function admin(statements: string[]): Promise<void> {
-  const connection = createConnection({ uri: ADMIN_URL, connectTimeout: 10_000 }).promise();
-  try {
-    for (const sql of statements) await connection.query(sql);
-  } finally {
-    await connection.end();
-  }
-}
-
 function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 }
 
 const cls = new AsyncLocalStorage<object>();

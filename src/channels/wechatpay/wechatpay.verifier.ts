@@ -19,9 +19,7 @@ import {
 const MAX_CLOCK_SKEW_MS = 5 * 60 * 1000;
 const SIGNATURE_PROBE_PREFIX = 'WECHATPAY/SIGNTEST/';
 const GCM_TAG_BYTES = 16;
-/** What identifies one sending (WeChat signs each afresh), and then the key that signed it. */
-const SENDING_HEADERS = ['wechatpay-timestamp', 'wechatpay-nonce', 'wechatpay-signature'];
-const SIGNATURE_HEADERS = [...SENDING_HEADERS, 'wechatpay-serial'];
+const SIGNATURE_HEADERS = ['wechatpay-timestamp', 'wechatpay-nonce', 'wechatpay-signature', 'wechatpay-serial'];
 const KEPT_HEADERS = [
   'wechatpay-serial',
   'wechatpay-signature',
@@ -42,6 +40,14 @@ interface EncryptedResource {
   ciphertext: string;
   nonce: string;
   associated_data?: string;
+}
+
+/** The Wechatpay-* headers a sending is signed with, each present. */
+interface SignatureHeaders {
+  timestamp: string;
+  nonce: string;
+  signature: string;
+  serial: string;
 }
 
 /** A platform key and the account it belongs to: the Wechatpay-Serial routes a notification to its account. */
@@ -101,7 +107,8 @@ export class WechatpayVerifier {
     if (!contentType.toLowerCase().startsWith('application/json')) {
       throw new DomainError('MalformedRequest', 'WeChat Pay notifications must be application/json');
     }
-    const signer = this.verifySignature(delivery);
+    const sent = signatureHeaders(delivery);
+    const signer = this.checkSignature(delivery.body, sent);
     const envelope = parseJsonObject(delivery.body.toString('utf8'), 'notification body');
     const eventType = requireString(envelope, 'event_type', 'notification');
     // A service provider's resource (sp_mchid, sub_mchid) is checked against its account, then read as a direct one.
@@ -114,7 +121,7 @@ export class WechatpayVerifier {
       eventType,
       rawBody: delivery.body,
       headers: keptHeaders(delivery),
-      replayKey: replayKeyOf(delivery),
+      replayKey: replayKeyOf(sent),
       ...(subMerchantId === undefined ? {} : { subMerchantId }),
     };
     try {
@@ -132,12 +139,11 @@ export class WechatpayVerifier {
    * Checks the Wechatpay-* signature headers over the body (a notification's, or an API answer's)
    * and returns the platform key that signed it, with its account.
    */
-  verifySignature({ body, headers }: RawDelivery): PlatformKey {
-    const [timestamp, nonce, signature, serial] = SIGNATURE_HEADERS.map((name) => {
-      const value = headerValue(headers, name);
-      if (!value) throw new DomainError('MalformedRequest', `missing header ${titleCase(name)}`);
-      return value;
-    });
+  verifySignature(delivery: RawDelivery): PlatformKey {
+    return this.checkSignature(delivery.body, signatureHeaders(delivery));
+  }
+
+  private checkSignature(body: Buffer, { timestamp, nonce, signature, serial }: SignatureHeaders): PlatformKey {
     if (signature.startsWith(SIGNATURE_PROBE_PREFIX)) {
       throw new DomainError('InvalidSignature', 'signature probe (WECHATPAY/SIGNTEST/) rejected as required');
     }
@@ -256,9 +262,17 @@ function checkMerchant(mchid: string, account: WechatpayConfig): void {
  * WeChat signs every sending afresh (a new timestamp and nonce): the same timestamp, nonce and
  * signature twice is one sending delivered twice, by a proxy or by someone who captured it.
  */
-function replayKeyOf({ headers }: RawDelivery): string {
-  const [timestamp, nonce, signature] = SENDING_HEADERS.map((name) => headerValue(headers, name));
+function replayKeyOf({ timestamp, nonce, signature }: SignatureHeaders): string {
   return createHash('sha256').update(`${timestamp}\n${nonce}\n${signature}\n`).digest('hex');
+}
+
+function signatureHeaders({ headers }: RawDelivery): SignatureHeaders {
+  const [timestamp, nonce, signature, serial] = SIGNATURE_HEADERS.map((name) => {
+    const value = headerValue(headers, name);
+    if (!value) throw new DomainError('MalformedRequest', `missing header ${titleCase(name)}`);
+    return value;
+  });
+  return { timestamp, nonce, signature, serial };
 }
 
 /** `wechatpay-serial` → `Wechatpay-Serial`, as the platform spells it. */
