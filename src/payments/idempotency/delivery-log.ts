@@ -11,6 +11,16 @@ const MAX_GROUP_ROWS = 128;
 const MAX_GROUP_BODY_BYTES = 4 * 1024 * 1024;
 const MAX_WAIT_MS = 2;
 
+/**
+ * One row per delivery (`VALUES ?` takes the rows). A replay (same replay_key) only counts on the
+ * first row; its outcome is kept unless that one was a DUPLICATE, so that a replay racing its
+ * original cannot hide the PAID that one did.
+ */
+export const RECORD_DELIVERIES = `INSERT INTO callback_delivery (channel, event_type, transaction_id, order_no, pays, outcome, raw_body, headers, received_at, processing_ms, replay_key)
+  VALUES ?
+  ON DUPLICATE KEY UPDATE replays = replays + 1,
+    outcome = IF(outcome = 'DUPLICATE', VALUES(outcome), outcome)`;
+
 interface Pending {
   notification: VerifiedNotification;
   outcome: string;
@@ -111,15 +121,7 @@ export class DeliveryLog {
   private async write(group: Pending[]): Promise<void> {
     if (group.length === 0) return;
     try {
-      await this.dataSource.query(
-        // A replay (same replay_key) only counts on the first row; its outcome is kept unless that one
-        // was a DUPLICATE, so that a replay racing its original cannot hide the PAID that one did.
-        `INSERT INTO callback_delivery (channel, event_type, transaction_id, order_no, pays, outcome, raw_body, headers, received_at, processing_ms, replay_key)
-         VALUES ?
-         ON DUPLICATE KEY UPDATE replays = replays + 1,
-           outcome = IF(outcome = 'DUPLICATE', VALUES(outcome), outcome)`,
-        [group.map(toRow)],
-      );
+      await this.dataSource.query(RECORD_DELIVERIES, [group.map(toRow)]);
       for (const p of group) settle(p, () => p.resolve());
     } catch (error) {
       this.logger.warn(`recording ${group.length} deliveries failed: ${(error as Error).message}`);
@@ -185,7 +187,11 @@ function giveUp(pending: Pending): void {
   settle(pending, () => pending.reject(error));
 }
 
-function toRow({ notification, outcome, receivedAt, processingMs }: Pending): unknown[] {
+/** What one row of the delivery log is made of. */
+export type DeliveryRow = Pick<Pending, 'notification' | 'outcome' | 'receivedAt' | 'processingMs'>;
+
+/** The values of one row, in RECORD_DELIVERIES' column order. */
+export function toRow({ notification, outcome, receivedAt, processingMs }: DeliveryRow): unknown[] {
   return [
     notification.channel,
     notification.eventType,
