@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver';
 import { databaseConfig } from '../config/database.config';
 import { isAwaitingDatabase } from './awaiting-database';
+import { PoolWaitMetrics, PoolWaits } from './pool-wait-metrics';
 
 type Callback = (error: (Error & { code?: string }) | null, ...results: unknown[]) => void;
 
@@ -49,33 +50,46 @@ export class BoundedPool implements OnModuleInit {
   constructor(
     private readonly dataSource: DataSource,
     @Inject(databaseConfig.KEY) private readonly config: ConfigType<typeof databaseConfig>,
+    private readonly waits: PoolWaitMetrics,
   ) {}
 
   onModuleInit(): void {
-    boundWaits(this.dataSource, this.config.acquireTimeoutMs, this.config.queryTimeoutMs);
+    boundWaits(this.dataSource, this.config.acquireTimeoutMs, this.config.queryTimeoutMs, this.waits.of('notify'));
   }
 }
 
 /** The bounds above, on any DataSource's pool (ReportingDatabase has one of its own). */
-export function boundWaits(dataSource: DataSource, acquireTimeoutMs: number, queryTimeoutMs: number): void {
+export function boundWaits(
+  dataSource: DataSource,
+  acquireTimeoutMs: number,
+  queryTimeoutMs: number,
+  waits: PoolWaits,
+): void {
   const pool = (dataSource.driver as MysqlDriver).pool as CallbackPool;
-  boundAcquire(pool, acquireTimeoutMs, () => isAwaitingDatabase(dataSource));
+  boundAcquire(pool, acquireTimeoutMs, () => isAwaitingDatabase(dataSource), waits);
   pool.on('acquire', (connection) => boundQueries(connection, queryTimeoutMs));
 }
 
-function boundAcquire(pool: CallbackPool, timeoutMs: number, awaitingDatabase: () => boolean): void {
+function boundAcquire(pool: CallbackPool, timeoutMs: number, awaitingDatabase: () => boolean, waits: PoolWaits): void {
   const getConnection = pool.getConnection.bind(pool);
   pool.getConnection = (callback) => {
     if (awaitingDatabase())
       return callback(coded('the database has not answered since the start', DATABASE_NOT_YET_ANSWERED));
+    const askedAt = performance.now();
     let waiting = true;
-    const timer = setTimeout(() => {
+    waits.waiting.inc();
+    const stopWaiting = () => {
       waiting = false;
+      waits.waiting.dec();
+      waits.waited.observe((performance.now() - askedAt) / 1000);
+    };
+    const timer = setTimeout(() => {
+      stopWaiting();
       callback(coded(`no database connection free within ${timeoutMs} ms`, POOL_ACQUIRE_TIMEOUT));
     }, timeoutMs);
     getConnection((error, connection) => {
       if (!waiting) return connection?.release(); // too late: the caller has given up
-      waiting = false;
+      stopWaiting();
       clearTimeout(timer);
       if (error?.message === 'Queue limit reached.')
         return callback(coded('database pool queue is full', POOL_QUEUE_LIMIT));

@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { databaseConfig } from '../config/database.config';
 import { spoolConfig } from '../config/spool.config';
 import { BoundedPool } from './bounded-pool';
+import { POOL_WAIT_METRICS } from './pool-wait-metrics';
 import { buildDataSourceOptions, EntityList } from './data-source-options';
 import { MigrationRunner } from './migration-runner';
 import { ReadCommittedSessions } from './read-committed-sessions';
@@ -41,7 +42,14 @@ export class DatabaseModule {
         }),
         ConfigModule.forFeature(databaseConfig),
       ],
-      providers: [BoundedPool, ReadCommittedSessions, MigrationRunner, StatementBatch, ReportingDatabase],
+      providers: [
+        BoundedPool,
+        ...POOL_WAIT_METRICS,
+        ReadCommittedSessions,
+        MigrationRunner,
+        StatementBatch,
+        ReportingDatabase,
+      ],
       exports: [StatementBatch, ReportingDatabase],
     };
   }

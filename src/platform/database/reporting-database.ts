@@ -5,6 +5,7 @@ import { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver';
 import { databaseConfig } from '../config/database.config';
 import { isAwaitingDatabase } from './awaiting-database';
 import { boundWaits, DATABASE_NOT_YET_ANSWERED } from './bounded-pool';
+import { PoolWaitMetrics } from './pool-wait-metrics';
 import { buildDataSourceOptions } from './data-source-options';
 
 /** Past the server's statement limit, for a connection that hangs on the network. */
@@ -24,6 +25,7 @@ export class ReportingDatabase implements OnApplicationShutdown {
   constructor(
     @Inject(databaseConfig.KEY) private readonly config: ConfigType<typeof databaseConfig>,
     private readonly main: DataSource,
+    private readonly waits: PoolWaitMetrics,
   ) {}
 
   async dataSource(): Promise<DataSource> {
@@ -56,7 +58,12 @@ export class ReportingDatabase implements OnApplicationShutdown {
       multipleStatements: false,
       extra: { queueLimit: reporting.queueLimit },
     } as typeof options).initialize();
-    boundWaits(dataSource, this.config.acquireTimeoutMs, reporting.statementTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS);
+    boundWaits(
+      dataSource,
+      this.config.acquireTimeoutMs,
+      reporting.statementTimeoutMs + CLIENT_TIMEOUT_MARGIN_MS,
+      this.waits.of('reporting'),
+    );
     const setup = sessionSetup(dataSource, reporting.statementTimeoutMs);
     const pool = (dataSource.driver as MysqlDriver).pool as {
       on(event: 'connection', listener: (connection: { query(sql: string): void }) => void): void;
