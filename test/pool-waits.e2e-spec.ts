@@ -6,6 +6,7 @@ import { metricValue } from './support/order-effects';
 import { deliver, isAck, paymentEffects, registerAll, stormPayments } from './support/payment-storm';
 import {
   createTestPlatforms,
+  HttpAnswer,
   notificationsOnly,
   RunningApp,
   startApp,
@@ -86,7 +87,7 @@ describe('waits for a database connection, as metrics (database_pool_waiting, da
     await registerAll(client, payments);
     const before = await scrape();
     const held = await holdWholePool();
-    let answer;
+    let answer: HttpAnswer;
     try {
       answer = await deliver(client, payments[0]);
     } finally {

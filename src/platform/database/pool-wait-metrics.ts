@@ -32,7 +32,7 @@ export const POOL_WAIT_METRICS = [
   }),
   makeHistogramProvider({
     name: DATABASE_POOL_ACQUIRE_SECONDS,
-    help: 'Time each caller waited for a database connection, by pool, until it got one or gave up at DATABASE_POOL_ACQUIRE_TIMEOUT_MS',
+    help: 'Time each caller waited for a database connection, by pool, until it got one, found the queue full, or gave up at DATABASE_POOL_ACQUIRE_TIMEOUT_MS',
     labelNames: ['pool'],
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
   }),
