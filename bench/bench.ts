@@ -42,6 +42,8 @@ const { values: args } = parseArgs({
     /** Age of the prefilled history: beyond the retention horizons, the service prunes it during the run. */
     'prefill-age-days': { type: 'string', default: '0' },
     'duplicates-only': { type: 'boolean', default: false },
+    /** Only each payment's first delivery: the population that needs a transaction. */
+    'first-deliveries-only': { type: 'boolean', default: false },
     rabbitmq: { type: 'string' },
     /** `off`: run without the example after-payment handlers, to measure the callback path alone. */
     handlers: { type: 'string', default: 'on' },
@@ -62,6 +64,7 @@ const PREFILL_AGE_DAYS = Number(args['prefill-age-days']);
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 async function main(): Promise<void> {
+  const mode = modeOf(args['duplicates-only']!, args['first-deliveries-only']!);
   const ports = replicaPorts(parsePort(args.port!), parseReplicas(args.replicas!));
   for (const port of ports) await assertPortFree(port);
   const dbCpu = await databaseCpu(ADMIN_URL);
@@ -76,15 +79,24 @@ async function main(): Promise<void> {
       say(`prefilling ${PREFILL} earlier payments, ${PREFILL_AGE_DAYS} days old, in both databases…`);
       for (const db of Object.values(databases)) await prefill(url(db), PREFILL, PREFILL_AGE_DAYS);
     }
-    const result = await runBenchmark(runId, url(databases.service), url(databases.raw), ports, dbCpu);
-    report({ ...result, database: version });
+    const result = await runBenchmark(mode, runId, url(databases.service), url(databases.raw), ports, dbCpu);
+    report({ ...result, mode, database: version });
     if (result.violations.length > 0) process.exitCode = 1;
   } finally {
     await runAsAdmin(Object.values(databases).map((db) => `DROP DATABASE IF EXISTS ${db}`));
   }
 }
 
-async function runBenchmark(runId: string, serviceDb: string, rawDb: string, ports: number[], dbCpu: DatabaseCpu) {
+type Mode = 'mixed' | 'duplicates-only' | 'first-deliveries-only';
+
+async function runBenchmark(
+  mode: Mode,
+  runId: string,
+  serviceDb: string,
+  rawDb: string,
+  ports: number[],
+  dbCpu: DatabaseCpu,
+) {
   const platforms = await createTestPlatforms();
   const signers = {
     wechatpay: {
@@ -127,9 +139,11 @@ async function runBenchmark(runId: string, serviceDb: string, rawDb: string, por
     await drive(service.urls, arrivalOrder(warmup, signed, seededRandom(7)), CONCURRENCY);
     sign(payments);
     const random = seededRandom(42);
-    const measured = args['duplicates-only']
-      ? repeatsOnly(payments, signed, random)
-      : arrivalOrder(payments, signed, random);
+    const measured = {
+      mixed: () => arrivalOrder(payments, signed, random),
+      'duplicates-only': () => repeatsOnly(payments, signed, random),
+      'first-deliveries-only': () => onePerPayment(payments),
+    }[mode]();
     if (args['duplicates-only']) await drive(service.urls, onePerPayment(payments), CONCURRENCY);
     const dbIdleMsPerSecond = await databaseIdleMsPerSecond(dbCpu);
     say(
@@ -166,6 +180,14 @@ async function runBenchmark(runId: string, serviceDb: string, rawDb: string, por
   } finally {
     await service.stop();
   }
+}
+
+function modeOf(duplicatesOnly: boolean, firstDeliveriesOnly: boolean): Mode {
+  if (duplicatesOnly && firstDeliveriesOnly) {
+    throw new BenchUsageError('--duplicates-only and --first-deliveries-only measure different deliveries: choose one');
+  }
+  if (duplicatesOnly) return 'duplicates-only';
+  return firstDeliveriesOnly ? 'first-deliveries-only' : 'mixed';
 }
 
 /** Three more deliveries of every payment, measured after each was delivered once (untimed). */
@@ -211,12 +233,12 @@ function perDelivery(ms: number | null): string {
   return ms === null ? 'n/a' : `${ms.toFixed(2)} ms`;
 }
 
-function report(r: Awaited<ReturnType<typeof runBenchmark>> & { database: string }): void {
+function report(r: Awaited<ReturnType<typeof runBenchmark>> & { mode: Mode; database: string }): void {
   const sorted = [...r.load.latenciesMs].sort((a, b) => a - b);
   const deliveriesPerSecond = r.measured / r.load.seconds;
   const rawPerSecond = r.measured / r.rawSeconds;
   const figures = {
-    mode: args['duplicates-only'] ? 'duplicates-only' : 'mixed (3.2 deliveries per payment)',
+    mode: r.mode === 'mixed' ? 'mixed (3.2 deliveries per payment)' : r.mode,
     orders: ORDERS,
     deliveries: r.measured,
     concurrency: CONCURRENCY,

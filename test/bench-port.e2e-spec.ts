@@ -103,3 +103,15 @@ describe('npm run bench --port', () => {
     expect(stderr).toContain('--port must be an integer from 1 to 65535');
   });
 });
+
+describe('npm run bench --duplicates-only, --first-deliveries-only', () => {
+  it('should refuse both at once, before creating anything', async () => {
+    const before = await benchDatabases();
+
+    const { code, stderr } = await bench(['--duplicates-only', '--first-deliveries-only', '--orders', '10']);
+
+    expect(code).toBe(2);
+    expect(stderr).toContain('--duplicates-only and --first-deliveries-only measure different deliveries');
+    expect(await benchDatabases()).toEqual(before);
+  });
+});
