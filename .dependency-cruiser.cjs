@@ -50,6 +50,23 @@ module.exports = {
       from: { path: '^src/' },
       to: { path: '^(test|tools|bench)/' },
     },
+    {
+      name: 'not-to-dev-dep',
+      comment:
+        'Production code imports only production dependencies: `npm prune --omit=dev` (the Dockerfile, ' +
+        'tools/build-production.sh) removes the others, and the service would die at start with ' +
+        '"Cannot find module". Specs beside the code may use development dependencies.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '\\.spec\\.ts$' },
+      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'no-non-package-json',
+      comment: 'Every package src/ imports is declared in package.json, not merely installed as some other package\'s dependency.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { dependencyTypes: ['npm-no-pkg', 'npm-unknown'] },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -59,7 +59,7 @@ export async function createApp(extraImports: ModuleMetadata['imports'] = []): P
   );
   app.useLogger(app.get(Logger));
   // Every route but the notify routes (the routes whose body stays bytes) logs its requests.
-  logRequests(app, wantsBytes);
+  await logRequests(app, wantsBytes);
   // Signatures are verified over the exact bytes received: the notify routes keep their body unparsed.
   registerBodyParsers(app);
   answerKnownRepeatsFirst(app);

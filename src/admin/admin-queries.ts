@@ -112,7 +112,7 @@ export class AdminQueries {
     if (refunds.length === 0) return new Map();
     const db = await this.reporting.dataSource();
     const payments = await db.getRepository(PaymentCallback).find({
-      select: ['channel', 'transactionId', 'refundReservedAmount'],
+      select: { channel: true, transactionId: true, refundReservedAmount: true },
       where: refunds.map((r) => ({ channel: r.channel, transactionId: r.transactionId })),
     });
     return new Map(payments.map((p) => [paymentKey(p), p.refundReservedAmount]));
@@ -149,7 +149,15 @@ export class AdminQueries {
       db.getRepository(OrderStatusChange).find({ where: { orderNo }, order: { id: 'ASC' } }),
       db.getRepository(PaymentCallback).find({ where: { orderNo }, order: { id: 'ASC' } }),
       db.getRepository(CallbackDelivery).find({
-        select: ['id', 'channel', 'eventType', 'transactionId', 'outcome', 'receivedAt', 'processingMs'],
+        select: {
+          id: true,
+          channel: true,
+          eventType: true,
+          transactionId: true,
+          outcome: true,
+          receivedAt: true,
+          processingMs: true,
+        },
         where: { orderNo },
         order: { id: 'ASC' },
         take: MAX_DELIVERIES_LISTED,

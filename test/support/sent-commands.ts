@@ -1,6 +1,6 @@
 import { INestApplication } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver';
+import { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver.js';
 
 /** One command a mysql2 connection sent: one request to the server and its answer, a round trip. */
 export interface SentCommand {

@@ -2,7 +2,7 @@ import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
 import * as mysql2 from 'mysql2';
 import { DataSource } from 'typeorm';
-import { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver';
+import { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver.js';
 import { databaseConfig } from '../config/database.config';
 import { isAwaitingDatabase } from './awaiting-database';
 import { PoolWaitMetrics, PoolWaits } from './pool-wait-metrics';

@@ -1,6 +1,6 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver';
+import { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver.js';
 import { isAwaitingDatabase } from './awaiting-database';
 
 /**

@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
 import { DataSource } from 'typeorm';
-import { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver';
+import { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver.js';
 import { databaseConfig } from '../config/database.config';
 import { isAwaitingDatabase } from './awaiting-database';
 import { boundWaits, DATABASE_NOT_YET_ANSWERED } from './bounded-pool';

@@ -61,8 +61,8 @@ export class HealthController {
     return [() => this.indicators.check('shutdown').down({ message: 'this instance is stopping' }), ...checks];
   }
 
-  private pingDatabase(): Promise<HealthIndicatorResult> {
-    return this.database.pingCheck('database', { timeout: this.config.healthCheckTimeoutMs });
+  private async pingDatabase(): Promise<HealthIndicatorResult> {
+    return await this.database.pingCheck('database', { timeout: this.config.healthCheckTimeoutMs });
   }
 
   private async databaseReported(): Promise<HealthIndicatorResult> {

@@ -2,8 +2,7 @@ import { IncomingMessage, ServerResponse } from 'node:http';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { FastifyRequest } from 'fastify';
-import { LoggerModule } from 'nestjs-pino';
-import { storage, Store } from 'nestjs-pino/storage';
+import { LoggerModule, PinoLogger } from 'nestjs-pino';
 import { destination, DestinationStream, Logger } from 'pino';
 import { HttpLogger, Options, pinoHttp } from 'pino-http';
 import { loadLogLevel } from '../config/logging.config';
@@ -73,8 +72,12 @@ export class LoggingModule {}
  * or a refusal) carries the request id itself. That spares the hottest path of the service a child
  * logger, an AsyncLocalStorage scope and middie's copying of the request's properties.
  */
-export function logRequests(app: NestFastifyApplication, skip: (request: FastifyRequest) => boolean): void {
+export async function logRequests(
+  app: NestFastifyApplication,
+  skip: (request: FastifyRequest) => boolean,
+): Promise<void> {
   const { logRequest } = app.get(RequestLogging, { strict: false });
+  const contexts = await app.resolve(PinoLogger);
   app
     .getHttpAdapter()
     .getInstance()
@@ -83,6 +86,7 @@ export function logRequests(app: NestFastifyApplication, skip: (request: Fastify
       const raw: LoggedRequest = request.raw;
       raw.id = request.id;
       logRequest(raw, reply.raw);
-      storage.run(new Store(raw.log!), done);
+      // nestjs-pino's logger, for the rest of this request, binds the request as pino-http does.
+      contexts.runInContext(done, { bindings: { req: raw } });
     });
 }
