@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { loadDatabaseConfig } from '../src/platform/config/database.config';
 import { buildExampleDataSourceOptions, EXAMPLE_ENTITIES } from '../src/events/after-payment/example-schema';
 import { ENTITIES } from '../src/app.module';
-import { buildDataSourceOptions } from '../src/platform/database/data-source-options';
+import { serverDataSourceOptions } from '../src/platform/database/data-source-options';
 import { assertTestDatabase, databaseUrl, TEST_DATABASE_PREFIX, withAdminConnection } from './support/test-database';
 import { RunningApp, startApp, uniqueId } from './support/test-app';
 
@@ -21,7 +21,7 @@ describe('schema migrations', () => {
     <T>(fn: (ds: DataSource) => Promise<T>) =>
     async () => {
       const dataSource = await new DataSource(
-        buildDataSourceOptions({ ...loadDatabaseConfig(), url }, ENTITIES),
+        await serverDataSourceOptions({ ...loadDatabaseConfig(), url }, ENTITIES),
       ).initialize();
       try {
         return await fn(dataSource);
@@ -74,7 +74,7 @@ describe('schema migrations', () => {
 
   it('should leave no difference between the example entities and their migrated tables', async () => {
     const examples = await new DataSource({
-      ...buildExampleDataSourceOptions({ ...loadDatabaseConfig(), url }),
+      ...(await buildExampleDataSourceOptions({ ...loadDatabaseConfig(), url })),
       entities: [...ENTITIES, ...EXAMPLE_ENTITIES],
     }).initialize();
     try {

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { asksForHelp } from '../platform/http/command-line';
 import { loadDatabaseConfig } from '../platform/config/database.config';
-import { buildDataSourceOptions } from '../platform/database/data-source-options';
+import { serverDataSourceOptions } from '../platform/database/data-source-options';
 import { listDeadLetters, replayDeadLetters } from './dead-letters';
 
 const USAGE = `usage: npm run dead-letters -- list
@@ -20,7 +20,7 @@ async function main(args: string[]): Promise<void> {
     process.exitCode = 2;
     return;
   }
-  const dataSource = await new DataSource(buildDataSourceOptions(loadDatabaseConfig())).initialize();
+  const dataSource = await new DataSource(await serverDataSourceOptions(loadDatabaseConfig())).initialize();
   try {
     if (command === 'list') {
       const letters = await listDeadLetters(dataSource);

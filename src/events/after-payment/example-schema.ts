@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { databaseConfig, DatabaseConfig } from '../../platform/config/database.config';
-import { buildDataSourceOptions } from '../../platform/database/data-source-options';
+import { serverDataSourceOptions } from '../../platform/database/data-source-options';
 import { applyMigrationsLocked } from '../../platform/database/migration-runner';
 import { CouponIssue } from './coupons/coupon-issue.entity';
 import { PointsGrant } from './points/points-grant.entity';
@@ -13,9 +13,9 @@ import { ShipmentRequest } from './shipping/shipment-request.entity';
 export const EXAMPLE_ENTITIES = [PointsGrant, CouponIssue, ShipmentRequest];
 
 /** The examples' own migration set, with its own history table, so that enabling them later still creates them. */
-export function buildExampleDataSourceOptions(config: DatabaseConfig): DataSourceOptions {
+export async function buildExampleDataSourceOptions(config: DatabaseConfig): Promise<DataSourceOptions> {
   return {
-    ...buildDataSourceOptions(config),
+    ...(await serverDataSourceOptions(config)),
     entities: EXAMPLE_ENTITIES,
     migrations: [join(__dirname, 'migrations', '*.{ts,js}')],
     migrationsTableName: 'example_schema_migrations',
@@ -24,7 +24,7 @@ export function buildExampleDataSourceOptions(config: DatabaseConfig): DataSourc
 
 /** Applies the examples' pending migrations under the service's migration lock; answers their names. */
 export async function applyExampleMigrations(config: DatabaseConfig): Promise<string[]> {
-  const dataSource = await new DataSource(buildExampleDataSourceOptions({ ...config, poolSize: 2 })).initialize();
+  const dataSource = await new DataSource(await buildExampleDataSourceOptions({ ...config, poolSize: 2 })).initialize();
   try {
     return await applyMigrationsLocked(dataSource);
   } finally {

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { DataSourceOptions } from 'typeorm';
 import { DatabaseConfig } from '../config/database.config';
+import { probeServerFlavour, ServerFlavour } from './server-flavour';
 
 export type EntityList = NonNullable<DataSourceOptions['entities']>;
 
@@ -9,9 +10,13 @@ export type EntityList = NonNullable<DataSourceOptions['entities']>;
  * The entities are the features' own, listed where the app is composed (ENTITIES in app.module.ts);
  * a connection that only migrates or queries by SQL needs none.
  */
-export function buildDataSourceOptions(config: DatabaseConfig, entities: EntityList = []): DataSourceOptions {
+export function buildDataSourceOptions(
+  config: DatabaseConfig,
+  entities: EntityList = [],
+  flavour: ServerFlavour = flavourOfScheme(config.url),
+): DataSourceOptions {
   return {
-    type: config.url.startsWith('mariadb:') ? 'mariadb' : 'mysql',
+    type: flavour,
     url: config.url,
     entities,
     migrations: [join(__dirname, 'migrations', '*.{ts,js}')],
@@ -31,4 +36,21 @@ export function buildDataSourceOptions(config: DatabaseConfig, entities: EntityL
     // Callers waiting for a connection beyond this fail at once (BoundedPool bounds how long each waits).
     extra: { queueLimit: config.queueLimit },
   };
+}
+
+/**
+ * The options with TypeORM's type (schema metadata, locking clauses, RETURNING) set by the server
+ * that answers, asked once on a short connection. Only a server that cannot be reached yet (a start
+ * with the spool covering the outage) falls back on the URL's scheme.
+ */
+export async function serverDataSourceOptions(
+  config: DatabaseConfig,
+  entities: EntityList = [],
+): Promise<DataSourceOptions> {
+  const flavour = await probeServerFlavour(config.url, config.connectTimeoutMs);
+  return buildDataSourceOptions(config, entities, flavour);
+}
+
+function flavourOfScheme(url: string): ServerFlavour {
+  return url.startsWith('mariadb:') ? 'mariadb' : 'mysql';
 }

@@ -1,6 +1,6 @@
 import { QueryFailedError } from 'typeorm';
 import { DomainError } from '../../domain/domain-error';
-import { isDatabaseUnavailable } from './database-unavailable';
+import { describeDatabaseRefusal, isDatabaseUnavailable, isTransientDatabaseError } from './database-unavailable';
 
 function driverError(fields: { code?: string; errno?: number }): Error {
   return Object.assign(new Error('driver error'), fields);
@@ -35,5 +35,40 @@ describe(isDatabaseUnavailable.name, () => {
     ['a string', 'ECONNREFUSED'],
   ])('should not hold for %s', (_what, error) => {
     expect(isDatabaseUnavailable(error)).toBe(false);
+  });
+});
+
+function refused(code: string, errno: number, sqlMessage = 'refused'): QueryFailedError {
+  return new QueryFailedError('SELECT 1', [], Object.assign(driverError({ code, errno }), { sqlMessage }));
+}
+
+describe(isTransientDatabaseError.name, () => {
+  it.each([
+    ['a lost connection', driverError({ code: 'PROTOCOL_CONNECTION_LOST' })],
+    ['a deadlock (or a Galera certification failure)', refused('ER_LOCK_DEADLOCK', 1213)],
+    ['a lock wait timeout', refused('ER_LOCK_WAIT_TIMEOUT', 1205)],
+    ['a server turned read-only for a failover', refused('ER_OPTION_PREVENTS_STATEMENT', 1290)],
+    ['a Galera node not ready', refused('ER_UNKNOWN_COM_ERROR', 1047)],
+  ])('should hold for %s', (_what, error) => {
+    expect(isTransientDatabaseError(error)).toBe(true);
+  });
+
+  it.each([
+    ['an unknown system variable', refused('ER_UNKNOWN_SYSTEM_VARIABLE', 1193)],
+    ['a missing table', refused('ER_NO_SUCH_TABLE', 1146)],
+    ['a syntax error', refused('ER_PARSE_ERROR', 1064)],
+    ['a duplicate key', refused('ER_DUP_ENTRY', 1062)],
+    ['a plain error', new Error('boom')],
+  ])('should not hold for %s: retrying will not mend it', (_what, error) => {
+    expect(isTransientDatabaseError(error)).toBe(false);
+  });
+});
+
+describe(describeDatabaseRefusal.name, () => {
+  it("should name the cause in the server's words, with its code and errno", () => {
+    const error = refused('ER_UNKNOWN_SYSTEM_VARIABLE', 1193, "Unknown system variable 'MAX_EXECUTION_TIME'");
+    expect(describeDatabaseRefusal(error)).toBe(
+      "Unknown system variable 'MAX_EXECUTION_TIME' (ER_UNKNOWN_SYSTEM_VARIABLE, errno 1193)",
+    );
   });
 });

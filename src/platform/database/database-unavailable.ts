@@ -54,3 +54,31 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     (typeof errno === 'number' && UNAVAILABLE_ERRNOS.has(errno))
   );
 }
+
+/**
+ * Refusals that pass once the cluster settles: lock conflicts (the aborted side runs again), a
+ * server turned read-only for a failover, a Galera node not yet part of the primary component.
+ */
+const TRANSIENT_ERRNOS = new Set([
+  1205, // ER_LOCK_WAIT_TIMEOUT
+  1213, // ER_LOCK_DEADLOCK (and Galera's certification failure at COMMIT)
+  1290, // ER_OPTION_PREVENTS_STATEMENT (read_only during a failover)
+  1047, // ER_UNKNOWN_COM_ERROR: "WSREP has not yet prepared node for application use"
+]);
+
+/**
+ * What a caller may simply retry: the database was away, or answered with a conflict that passes.
+ * Anything else the database says (an unknown system variable, a missing table, a syntax error) is
+ * a fault of the configuration or the code, and retrying will not mend it.
+ */
+export function isTransientDatabaseError(error: unknown): boolean {
+  if (isDatabaseUnavailable(error)) return true;
+  const errno = error instanceof QueryFailedError ? (error.driverError as { errno?: unknown }).errno : undefined;
+  return typeof errno === 'number' && TRANSIENT_ERRNOS.has(errno);
+}
+
+/** The server's own words for a refusal, for the operator's log: "Unknown system variable 'X' (ER_UNKNOWN_SYSTEM_VARIABLE, errno 1193)". */
+export function describeDatabaseRefusal(error: QueryFailedError): string {
+  const { code, errno, sqlMessage } = error.driverError as { code?: string; errno?: number; sqlMessage?: string };
+  return `${sqlMessage ?? error.message} (${code ?? 'no code'}, errno ${errno ?? '?'})`;
+}

@@ -6,7 +6,7 @@ import { databaseConfig } from '../config/database.config';
 import { spoolConfig } from '../config/spool.config';
 import { BoundedPool } from './bounded-pool';
 import { POOL_WAIT_METRICS } from './pool-wait-metrics';
-import { buildDataSourceOptions, EntityList } from './data-source-options';
+import { EntityList, serverDataSourceOptions } from './data-source-options';
 import { MigrationRunner } from './migration-runner';
 import { ReadCommittedSessions } from './read-committed-sessions';
 import { ReportingDatabase } from './reporting-database';
@@ -27,8 +27,8 @@ export class DatabaseModule {
         TypeOrmModule.forRootAsync({
           imports: [ConfigModule.forFeature(databaseConfig), ConfigModule.forFeature(spoolConfig)],
           inject: [databaseConfig.KEY, spoolConfig.KEY],
-          useFactory: (config: ConfigType<typeof databaseConfig>, spool: ConfigType<typeof spoolConfig>) => ({
-            ...buildDataSourceOptions(config, entities),
+          useFactory: async (config: ConfigType<typeof databaseConfig>, spool: ConfigType<typeof spoolConfig>) => ({
+            ...(await serverDataSourceOptions(config, entities)),
             retryAttempts: 3,
             retryDelay: 1000,
             // With a spool, the service starts while the database is away (start-without-database.ts).

@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { DatabaseConfig } from '../config/database.config';
-import { buildDataSourceOptions } from './data-source-options';
+import { serverDataSourceOptions } from './data-source-options';
 import { applyMigrationsLocked } from './migration-runner';
 
 /** A migration set of its own (its own history table), applied after the service's: answers what it applied. */
@@ -15,7 +15,7 @@ export async function applyPendingMigrations(
   config: DatabaseConfig,
   extraSets: ExtraMigrationSet[],
 ): Promise<string[]> {
-  const dataSource = await new DataSource(buildDataSourceOptions(config)).initialize();
+  const dataSource = await new DataSource(await serverDataSourceOptions(config)).initialize();
   const applied: string[] = [];
   try {
     applied.push(...(await applyMigrationsLocked(dataSource)));

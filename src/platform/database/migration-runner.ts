@@ -4,7 +4,7 @@ import { ConfigType } from '@nestjs/config';
 import { DataSource } from 'typeorm';
 import { databaseConfig } from '../config/database.config';
 import { isAwaitingDatabase } from './awaiting-database';
-import { buildDataSourceOptions } from './data-source-options';
+import { serverDataSourceOptions } from './data-source-options';
 import { isDatabaseUnavailable } from './database-unavailable';
 import { databaseAnswered } from './start-without-database';
 
@@ -78,7 +78,7 @@ export class MigrationRunner implements OnModuleInit, OnApplicationShutdown {
     if (!this.config.runMigrations) return;
     // On a pool of its own, outside the app's query timeout (BoundedPool): waiting for the lock
     // and altering a large table legitimately take longer than any request may.
-    const migrations = await new DataSource(buildDataSourceOptions({ ...this.config, poolSize: 2 })).initialize();
+    const migrations = await new DataSource(await serverDataSourceOptions({ ...this.config, poolSize: 2 })).initialize();
     try {
       const applied = await applyMigrationsLocked(migrations);
       if (applied.length > 0) this.logger.log(`applied migrations: ${applied.join(', ')}`);

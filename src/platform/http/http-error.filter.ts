@@ -4,7 +4,7 @@ import { QueryFailedError } from 'typeorm';
 import { Counter } from 'prom-client';
 import { NotifyEndpoint } from '../../channels/payment-channel';
 import { PaymentChannels } from '../../channels/payment-channels';
-import { isDatabaseUnavailable } from '../database/database-unavailable';
+import { describeDatabaseRefusal, isTransientDatabaseError } from '../database/database-unavailable';
 import { DomainError } from '../../domain/domain-error';
 
 declare module 'fastify' {
@@ -58,6 +58,7 @@ export class HttpErrorFilter implements ExceptionFilter {
     const answer = describe(exception);
     const channel = this.answeringChannel(request);
     this.log(answer, exception, request, channel !== undefined);
+    if (answer.code === 'DatabaseRefused') this.logRefusal(exception as QueryFailedError);
 
     const path = request.url.split('?')[0];
     if (path.startsWith('/health/') && exception instanceof HttpException) {
@@ -69,6 +70,13 @@ export class HttpErrorFilter implements ExceptionFilter {
     } else {
       reply.status(answer.status).send({ statusCode: answer.status, error: answer.code, message: answer.message });
     }
+  }
+
+  /** A statement the database refused is a fault to mend, not an outage: the log names the cause. */
+  private logRefusal(error: QueryFailedError): void {
+    this.logger.error(
+      `the database refused a statement, which retrying will not mend (a configuration or code fault, not an outage): ${describeDatabaseRefusal(error)}`,
+    );
   }
 
   private log(answer: ErrorAnswer, exception: unknown, request: FastifyRequest, answeredByChannel: boolean): void {
@@ -98,12 +106,15 @@ function describe(exception: unknown): ErrorAnswer {
       message: (exception as Error).message,
     };
   }
-  if (exception instanceof QueryFailedError || isDatabaseUnavailable(exception)) {
+  if (isTransientDatabaseError(exception)) {
     return {
       status: HttpStatus.SERVICE_UNAVAILABLE,
       code: 'DatabaseUnavailable',
       message: 'database temporarily unavailable; retry later',
     };
+  }
+  if (exception instanceof QueryFailedError) {
+    return { status: HttpStatus.INTERNAL_SERVER_ERROR, code: 'DatabaseRefused', message: 'internal error; retry later' };
   }
   return { status: HttpStatus.INTERNAL_SERVER_ERROR, code: 'InternalError', message: 'internal error; retry later' };
 }

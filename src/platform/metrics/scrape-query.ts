@@ -1,5 +1,5 @@
-import { DataSource } from 'typeorm';
 import { ReportingDatabase } from '../database/reporting-database';
+import { ServerFlavour } from '../database/server-flavour';
 
 /** A scrape never waits on the database longer than this; a slower answer leaves the gauges out. */
 export const SCRAPE_QUERY_TIMEOUT_MS = 2000;
@@ -17,15 +17,17 @@ export async function scrapeQuery<T>(reporting: ReportingDatabase, sql: string, 
   });
   try {
     // On the reporting pool: a scrape never takes a connection the notify path needs.
-    const query = reporting.dataSource().then((db) => db.query<T[]>(withTimeLimit(db, sql), params));
+    const query = reporting
+      .connection()
+      .then(({ dataSource, flavour }) => dataSource.query<T[]>(withTimeLimit(flavour, sql), params));
     return await Promise.race([query, late]);
   } finally {
     clearTimeout(timer);
   }
 }
 
-function withTimeLimit(dataSource: DataSource, sql: string): string {
-  if (dataSource.options.type === 'mariadb') {
+function withTimeLimit(flavour: ServerFlavour, sql: string): string {
+  if (flavour === 'mariadb') {
     return `SET STATEMENT max_statement_time = ${SCRAPE_QUERY_TIMEOUT_MS / 1000} FOR ${sql}`;
   }
   return sql.replace('SELECT', `SELECT /*+ MAX_EXECUTION_TIME(${SCRAPE_QUERY_TIMEOUT_MS}) */`);
