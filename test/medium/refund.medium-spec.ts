@@ -386,3 +386,84 @@ describe('a refund the channel accepted, then has no record of', () => {
     },
   );
 });
+
+/** Waits until the refund is no longer in flight (PENDING or PROCESSING), and answers its row. */
+function refundSettled(refundNo: string): Promise<Record<string, unknown>> {
+  return waitFor(`refund ${refundNo} to settle`, async () => {
+    const refund = await refunds.row(refundNo);
+    return refund && !['PENDING', 'PROCESSING'].includes(String(refund.status)) && refund;
+  });
+}
+
+describe('a refund the channel made, whose answer was lost', () => {
+  it.each([
+    { channel: Channel.Wechatpay, amount: 5100 },
+    { channel: Channel.Alipay, amount: 5200 },
+  ])(
+    '$channel: should ask about it instead of sending it again, end SUCCEEDED, and refuse a second full refund',
+    async ({ channel, amount }) => {
+      const { orderNo, paidBy } = await make.paidOrder(channel, amount);
+      const refundNo = uniqueId('LA');
+      // Should the refund be sent again, the channel refuses the re-send: a refusal that says nothing of the first.
+      fake.script(refundNo, 'answer-lost', { reject: 'INVALID_REQUEST', message: '订单已全额退款' });
+
+      await make.refund({ orderNo, transactionId: paidBy, refundNo });
+
+      expect(await refundSettled(refundNo)).toMatchObject({ status: 'SUCCEEDED' });
+      const second = await failure(make.refund({ orderNo, transactionId: paidBy, refundNo: uniqueId('LB') }));
+      expect(second).toMatchObject({ code: 'OverRefund', status: 422 });
+      expect(fake.refundsAtChannel(channel, paidBy)).toBe(1);
+      expect(fake.calls.filter((c) => c.transactionId === paidBy).map((c) => c.behaviour)).toEqual(['answer-lost']);
+      expect(fake.queriesFor(refundNo)).toBeGreaterThanOrEqual(1);
+      expect(await refunds.reserved(paidBy)).toBe(amount);
+      expect(await orders.status(orderNo)).toBe('REFUNDED');
+    },
+  );
+});
+
+describe("the channel's word that money left", () => {
+  /** A full WeChat refund the channel refused at once: CLOSED, its amount free again. */
+  async function closedWechatpayRefund(amount: number) {
+    const { orderNo, paidBy } = await make.paidOrder(Channel.Wechatpay, amount);
+    const refundNo = uniqueId('CL');
+    fake.script(refundNo, { reject: 'INVALID_REQUEST', message: 'refused' });
+    await make.refund({ orderNo, transactionId: paidBy, refundNo });
+    await refunds.statusIs(refundNo, 'CLOSED');
+    expect(await refunds.reserved(paidBy)).toBe(0);
+    const success = () =>
+      make.wechatpayRefundNotice({ orderNo, transactionId: paidBy, refundNo, total: amount, refund: amount });
+    return { orderNo, paidBy, refundNo, success };
+  }
+
+  it('should settle a refund recorded CLOSED as SUCCEEDED on a SUCCESS notice, and reserve its amount again', async () => {
+    const { orderNo, paidBy, refundNo, success } = await closedWechatpayRefund(4600);
+
+    expect(await success()).toBe('REFUND_SUCCEEDED');
+
+    expect(await refunds.row(refundNo)).toMatchObject({ status: 'SUCCEEDED' });
+    expect(await refunds.reserved(paidBy)).toBe(4600);
+    expect(await orders.status(orderNo)).toBe('REFUNDED');
+    expect(await refunds.succeededEvents(orderNo)).toBe(1);
+    expect(await refunds.lateSuccesses(refundNo)).toEqual([
+      { refund_no: refundNo, was_status: 'CLOSED', amount: 4600, paid_amount: 4600, refunded_amount: 4600 },
+    ]);
+    const second = await failure(make.refund({ orderNo, transactionId: paidBy, refundNo: uniqueId('LB') }));
+    expect(second).toMatchObject({ code: 'OverRefund', status: 422 });
+    expect(await success()).toBe('DUPLICATE');
+  });
+
+  it('should say that money left twice when the freed amount was refunded again meanwhile', async () => {
+    const { orderNo, paidBy, refundNo, success } = await closedWechatpayRefund(4700);
+    const again = await make.refund({ orderNo, transactionId: paidBy, refundNo: uniqueId('RA') });
+    await refunds.statusIs(again.refund.refundNo, 'SUCCEEDED');
+
+    expect(await success()).toBe('REFUND_SUCCEEDED');
+
+    expect(await refunds.row(refundNo)).toMatchObject({ status: 'SUCCEEDED' });
+    expect(await refunds.reserved(paidBy)).toBe(9400);
+    expect(await orders.status(orderNo)).toBe('REFUNDED');
+    expect(await refunds.lateSuccesses(refundNo)).toEqual([
+      { refund_no: refundNo, was_status: 'CLOSED', amount: 4700, paid_amount: 4700, refunded_amount: 9400 },
+    ]);
+  });
+});
