@@ -1,4 +1,6 @@
 import { Pool } from 'mysql2/promise';
+import { AdminModule } from '../../src/admin/admin.module';
+import { AdminQueries } from '../../src/admin/admin-queries';
 import { DomainError } from '../../src/domain/domain-error';
 import { Channel } from '../../src/domain/notification';
 import { OrderModule } from '../../src/order/order.module';
@@ -39,7 +41,7 @@ const PROCESSING_MAX_AGE_S = 3;
 beforeAll(async () => {
   platforms = await createTestPlatforms();
   fake = await FakePlatform.start({ ...fakePlatformOptions(platforms), hangMs: 2000 });
-  ctx = await createMediumModule([OrderModule, SettlementModule], {
+  ctx = await createMediumModule([OrderModule, SettlementModule, AdminModule], {
     ...platforms.env,
     ...fake.apiEnv,
     REFUND_REQUEST_TIMEOUT_MS: String(REFUND_TIMEOUT_MS),
@@ -421,6 +423,32 @@ describe('a refund the channel made, whose answer was lost', () => {
   );
 });
 
+describe('a re-send the channel refuses', () => {
+  it('should close the refund only once the channel says it has no refund under its number', async () => {
+    const { orderNo, paidBy } = await make.paidOrder(Channel.Wechatpay, 5300);
+    const refundNo = uniqueId('RR');
+    fake.script(refundNo, 'timeout', { reject: 'INVALID_REQUEST', message: 'refused' });
+
+    await make.refund({ orderNo, transactionId: paidBy, refundNo });
+
+    const closed = await refundSettled(refundNo);
+    expect(closed).toMatchObject({ status: 'CLOSED', unconfirmed_send: null });
+    expect(String(closed.last_error)).toContain('INVALID_REQUEST');
+    expect(fake.calls.filter((c) => c.refundNo === refundNo).map((c) => c.behaviour)).toEqual([
+      'timeout',
+      'reject:INVALID_REQUEST',
+    ]);
+    // Asked before the re-send, and again after its refusal: both found no refund under the number.
+    expect(fake.queries.filter((q) => q.refundNo === refundNo).map((q) => q.answered)).toEqual([
+      'RESOURCE_NOT_EXISTS',
+      'RESOURCE_NOT_EXISTS',
+    ]);
+    expect(String(closed.send_times).split(',')).toHaveLength(2);
+    expect(await refunds.reserved(paidBy)).toBe(0);
+    expect(await orders.status(orderNo)).toBe('PAID');
+  });
+});
+
 describe("the channel's word that money left", () => {
   /** A full WeChat refund the channel refused at once: CLOSED, its amount free again. */
   async function closedWechatpayRefund(amount: number) {
@@ -464,6 +492,17 @@ describe("the channel's word that money left", () => {
     expect(await orders.status(orderNo)).toBe('REFUNDED');
     expect(await refunds.lateSuccesses(refundNo)).toEqual([
       { refund_no: refundNo, was_status: 'CLOSED', amount: 4700, paid_amount: 4700, refunded_amount: 9400 },
+    ]);
+    const seen = await ctx.get(AdminQueries).order(orderNo);
+    expect(seen.refundAnomalies).toEqual([
+      expect.objectContaining({
+        refundNo,
+        wasStatus: 'CLOSED',
+        amount: 4700,
+        paidAmount: 4700,
+        refundedAmount: 9400,
+        moneyLeftTwice: true,
+      }),
     ]);
   });
 });
