@@ -31,6 +31,7 @@ import { PaymentCallback } from './payments/idempotency/payment-callback.entity'
 import { ReconciliationBillLine } from './reconciliation/reconciliation-bill-line.entity';
 import { ReconciliationItem } from './reconciliation/reconciliation-item.entity';
 import { ReconciliationRun } from './reconciliation/reconciliation-run.entity';
+import { RefundAnomaly } from './refund/refund-anomaly.entity';
 import { Refund } from './refund/refund.entity';
 import { ChannelCall } from './trade/channel-call.entity';
 
@@ -42,6 +43,7 @@ export const ENTITIES = [
   CallbackDelivery,
   PaymentAnomaly,
   Refund,
+  RefundAnomaly,
   ChannelCall,
   ReconciliationRun,
   ReconciliationItem,

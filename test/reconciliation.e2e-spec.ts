@@ -474,6 +474,58 @@ describe('a day of Alipay reconciled against its GBK ZIP', () => {
   });
 });
 
+describe('a refund the bill shows made, recorded CLOSED here', () => {
+  it("should take the bill's word: the refund SUCCEEDED, its amount reserved again, a refund anomaly opened", async () => {
+    const date = shiftBillDate(billDateOf(new Date()), -9);
+    const p = payment('BC', 3300, new Date(billDayRange(date).start.getTime() + 3_600_000));
+    await paidHere(p, 'ALIPAY');
+    const refundNo = uniqueId('BCR');
+    fake.script(refundNo, { reject: 'ACQ.TRADE_NOT_ALLOW_REFUND' });
+    expect(await requestRefund(p, refundNo)).toBe(202);
+    await eventually(`refund ${refundNo} to close`, async () => (await refundStatus(refundNo)) === 'CLOSED');
+    const refundLine: BillRowSpec = { ...line(p), kind: 'REFUND', refundNo, at: beijingTime(p.paidAt) };
+    fake.serveBill(alipayAppId(), date, {
+      channel: 'ALIPAY',
+      zip: alipayBillZip(alipayBillDetail([line(p), refundLine], date), date),
+    });
+
+    const report = await service(replicaA).run('ALIPAY', alipayAppId(), date, 'MANUAL');
+
+    expect(report?.status).toBe('COMPLETED');
+    expect(await refundStatus(refundNo)).toBe('SUCCEEDED');
+    expect(await effects.status(p.orderNo)).toBe('REFUNDED');
+    const [anomalies] = await pool.query<RowDataPacket[]>(
+      'SELECT was_status, amount, paid_amount, refunded_amount FROM refund_anomaly WHERE refund_no = ?',
+      [refundNo],
+    );
+    const figures = (a: RowDataPacket) => ({
+      was_status: a.was_status,
+      amount: Number(a.amount),
+      paid_amount: Number(a.paid_amount),
+      refunded_amount: Number(a.refunded_amount),
+    });
+    expect(anomalies.map(figures)).toEqual([
+      { was_status: 'CLOSED', amount: 3300, paid_amount: 3300, refunded_amount: 3300 },
+    ]);
+    expect(await requestRefund(p, uniqueId('BCS'))).toBe(422);
+  });
+});
+
+async function requestRefund(p: Payment, refundNo: string): Promise<number> {
+  const answer = await client.admin('POST', '/admin/refunds/emergency', platforms.admins.admin, {
+    orderNo: p.orderNo,
+    transactionId: p.transactionId,
+    refundNo,
+    reason: 'customer asked',
+  });
+  return answer.status;
+}
+
+async function refundStatus(refundNo: string): Promise<unknown> {
+  const [rows] = await pool.query<RowDataPacket[]>('SELECT status FROM refund WHERE refund_no = ?', [refundNo]);
+  return rows[0]?.status;
+}
+
 describe('two instances starting the same run', () => {
   it('should let one run it: one download, the lost payment applied once', async () => {
     const date = shiftBillDate(billDateOf(new Date()), -6);

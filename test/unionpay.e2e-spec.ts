@@ -371,6 +371,38 @@ describe('UnionPay channel calls', () => {
     expect(await effects.status(p.orderNo)).toBe('PAID');
   });
 
+  it('should ask queryTrans about a refund whose answer was lost, under its first txnTime, and never send it again', async () => {
+    const p = newPayment('UL', 6543);
+    await register(p);
+    expect(isAck(await post(clients[0], consumeForm(p)))).toBe(true);
+    // UnionPay takes the refund, and the connection drops before its answer arrives.
+    fake.refundAnswersToLose = 1;
+
+    const refundNo = uniqueId('ULR');
+    const asked = await requestRefund(p, refundNo);
+    expect(asked.status).toBe(202);
+    const settled = await settledRefundRow(refundNo);
+
+    expect(settled.status).toBe('SUCCEEDED');
+    const sent = fake.refunds.filter((r) => r.origQryId === p.queryId);
+    expect(sent).toHaveLength(1);
+    expect(settled.channel_refund_id).toBe(sent[0].queryId);
+    const calls = (endpoint: string) =>
+      fake.calls.filter((c) => c.endpoint === endpoint && c.fields.orderId === refundNo);
+    expect(calls('backTrans')).toHaveLength(1);
+    expect(calls('queryTrans').length).toBeGreaterThanOrEqual(1);
+    expect(new Set(calls('queryTrans').map((c) => c.fields.txnTime))).toEqual(new Set([sent[0].txnTime]));
+    // UnionPay's own word on it, delivered later, changes nothing.
+    expect(isAck(await post(clients[1], fake.refundNotification(refundNo).body))).toBe(true);
+    expect(await refundRow(refundNo)).toMatchObject({ status: 'SUCCEEDED' });
+    expect(await effects.events(p.orderNo, 'refund.succeeded')).toBe(1);
+    expect(await effects.status(p.orderNo)).toBe('REFUNDED');
+
+    const again = await requestRefund(p, uniqueId('ULS'));
+    expect(again.status).toBe(422);
+    expect(fake.refunds.filter((r) => r.origQryId === p.queryId)).toHaveLength(1);
+  });
+
   it('should find by queryTrans a payment whose notification never came, and apply it once', async () => {
     // Sent a minute before it was registered: the query must name that txnTime, not the time it asks.
     const p = newPayment('UQ', 7777, new Date(Date.now() - 60_000));
@@ -511,6 +543,23 @@ describe('UnionPay channel calls', () => {
     expect(paid[0].amount).toBe(lost.amount);
   });
 });
+
+/** A full refund of the payment, asked for by an admin. */
+function requestRefund(p: UnionpayPayment, refundNo: string): Promise<HttpAnswer> {
+  return clients[0].admin('POST', '/admin/refunds/emergency', platforms.admins.admin, {
+    orderNo: p.orderNo,
+    transactionId: p.queryId,
+    refundNo,
+    reason: 'customer complaint',
+  });
+}
+
+/** The refund's row once it is no longer in flight (PENDING or PROCESSING). */
+async function settledRefundRow(refundNo: string): Promise<RowDataPacket> {
+  const inFlight = async () => ['PENDING', 'PROCESSING'].includes(String((await refundRow(refundNo))?.status));
+  await eventually(`refund ${refundNo} to settle`, async () => !(await inFlight()), 30_000);
+  return (await refundRow(refundNo))!;
+}
 
 async function refundRow(refundNo: string): Promise<RowDataPacket | undefined> {
   const [rows] = await pool.query<RowDataPacket[]>('SELECT * FROM refund WHERE refund_no = ?', [refundNo]);

@@ -11,6 +11,7 @@ import { PaymentCallback } from '../payments/idempotency/payment-callback.entity
 import { OrderStatusChange } from '../order/order-status-change.entity';
 import { PaymentOrder } from '../order/payment-order.entity';
 import { Refund } from '../refund/refund.entity';
+import { RefundAnomaly } from '../refund/refund-anomaly.entity';
 import {
   AnomalyPageView,
   DeliveryView,
@@ -21,6 +22,7 @@ import {
   toDeliveryView,
   toOrderDetailOrder,
   toRefundView,
+  toRefundAnomalyView,
   toChannelCallView,
   toStatusChangeView,
 } from './dto/admin-views';
@@ -171,6 +173,7 @@ export class AdminQueries {
       db.getRepository(Refund).find({ where: { orderNo }, order: { id: 'ASC' } }),
       db.getRepository(ChannelCall).find({ where: { orderNo }, order: { id: 'ASC' }, take: MAX_DELIVERIES_LISTED }),
     ]);
+    const refundAnomalies = await db.getRepository(RefundAnomaly).find({ where: { orderNo }, order: { id: 'ASC' } });
     return {
       order: toOrderDetailOrder(order),
       history: history.map(toStatusChangeView),
@@ -191,6 +194,7 @@ export class AdminQueries {
       },
       anomalies: anomalies.map(toAnomalyView),
       refunds: refunds.map(toRefundView),
+      refundAnomalies: refundAnomalies.map(toRefundAnomalyView),
       channelCalls: channelCalls.map(toChannelCallView),
     };
   }

@@ -14,6 +14,11 @@ export interface RefundRequest {
   transactionAmount: number;
   currency: string;
   reason: string;
+  /**
+   * When the refund request was sent, oldest first; in a refund call the last is this very send. A
+   * channel that knows a request by when it was sent (UnionPay: orderId + txnTime) asks about each.
+   */
+  sendTimes?: readonly Date[];
 }
 
 /**

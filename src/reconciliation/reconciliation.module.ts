@@ -3,6 +3,7 @@ import { ConfigModule } from '@nestjs/config';
 import { AdminModule } from '../admin/admin.module';
 import { ChannelsModule } from '../channels/channels.module';
 import { reconciliationConfig } from '../platform/config/reconciliation.config';
+import { RefundModule } from '../refund/refund.module';
 import { TradeModule } from '../trade/trade.module';
 import { DiscrepanciesMetric } from './discrepancies.metric';
 import { ReconciliationController } from './reconciliation.controller';
@@ -13,7 +14,7 @@ import { ReconciliationViews } from './reconciliation.views';
 
 /** Daily reconciliation of our payments and refunds with the channels' trade bills. */
 @Module({
-  imports: [ConfigModule.forFeature(reconciliationConfig), ChannelsModule, TradeModule, AdminModule],
+  imports: [ConfigModule.forFeature(reconciliationConfig), ChannelsModule, TradeModule, AdminModule, RefundModule],
   controllers: [ReconciliationController],
   providers: [
     ReconciliationRepository,

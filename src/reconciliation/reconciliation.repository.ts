@@ -9,6 +9,7 @@ import { BillLine, MalformedBillLine } from '../domain/bill';
 import { scrapeQuery } from '../platform/metrics/scrape-query';
 import { ItemOutcome } from './reconciliation-item.entity';
 import { ReconciliationRun, RunStatus } from './reconciliation-run.entity';
+import { RefundStatus } from '../refund/refund.entity';
 
 /** A run this instance holds: only its token may renew or finish it. */
 export interface RunClaim {
@@ -237,6 +238,20 @@ export class ReconciliationRepository {
        WHERE l.run_id = ? AND l.kind = 'REFUND' AND (r.id IS NULL OR r.amount <> l.amount)`,
       [now, channel, runId],
     );
+  }
+
+  /**
+   * Refunds the bill shows made (same number, same amount) that are recorded CLOSED or REJECTED here:
+   * the channel's word that their money left, which settles them.
+   */
+  async refundsMadeButRecordedClosed(runId: string, channel: string): Promise<string[]> {
+    const rows: Array<{ refund_no: string }> = await this.db.query(
+      `SELECT DISTINCT l.refund_no FROM reconciliation_bill_line l
+       JOIN refund r ON r.refund_no = l.refund_no AND r.channel = ?
+       WHERE l.run_id = ? AND l.kind = 'REFUND' AND r.amount = l.amount AND r.status IN (?)`,
+      [channel, runId, [RefundStatus.Closed, RefundStatus.Rejected]],
+    );
+    return rows.map((r) => r.refund_no);
   }
 
   /** Bill payments we have no record of, a page at a time (by line number). */

@@ -8,6 +8,8 @@ import { BillEntry, BillLine, billDayRange, shiftBillDate } from '../domain/bill
 import { DomainError } from '../domain/domain-error';
 import { TradeQueryService } from '../trade/trade-query.service';
 import { TransactionRunner } from '../platform/transaction/transaction.runner';
+import { RefundStatus } from '../refund/refund.entity';
+import { RefundSettlement } from '../refund/refund-settlement';
 import { DISCREPANCIES, ItemOutcome } from './reconciliation-item.entity';
 import { RunStatus } from './reconciliation-run.entity';
 import { LocalRecord, NewItem, ReconciliationRepository, RunClaim } from './reconciliation.repository';
@@ -49,6 +51,7 @@ export class ReconciliationService {
     private readonly transactions: TransactionRunner,
     private readonly queries: TradeQueryService,
     private readonly audit: AuditLog,
+    private readonly refunds: RefundSettlement,
   ) {}
 
   /**
@@ -160,6 +163,7 @@ export class ReconciliationService {
       const loaded = await this.loadLines(claim, bill.entries);
       say(`loaded ${loaded.lines} bill lines (${loaded.malformed} malformed); comparing`);
       await this.runs.insertAmountAndRefundDifferences(claim.runId, claim.channel);
+      await this.settleRefundsTheBillShowsMade(claim, say);
       const matched = await this.runs.countMatched(claim.runId, claim.channel);
       const recovered = await this.confirmMissingLocally(claim, channel);
       say(
@@ -178,6 +182,16 @@ export class ReconciliationService {
     } finally {
       // Best effort: a re-run clears whatever a failed drop left.
       await this.runs.dropLines(claim).catch(() => undefined);
+    }
+  }
+
+  /** The bill's word that a refund recorded CLOSED or REJECTED left wins: it is settled SUCCEEDED, with a refund anomaly. */
+  private async settleRefundsTheBillShowsMade(claim: RunClaim, say: (message: string) => void): Promise<void> {
+    for (const refundNo of await this.runs.refundsMadeButRecordedClosed(claim.runId, claim.channel)) {
+      await this.transactions.run(() => this.refunds.settle(refundNo, RefundStatus.Succeeded));
+      say(
+        `the bill shows refund ${refundNo} made, which was recorded closed: settled SUCCEEDED, refund anomaly opened`,
+      );
     }
   }
 

@@ -11,7 +11,7 @@ import { PaymentChannel } from '../channels/payment-channel';
 import { PaymentChannels } from '../channels/payment-channels';
 import { ChannelRefundResult, RefundRequest } from '../domain/channel-api';
 import { CallbackRecordRepository } from '../payments/idempotency/callback-record.repository';
-import { Refund, RefundStatus } from './refund.entity';
+import { Refund, RefundStatus, UnconfirmedSend } from './refund.entity';
 import { RefundRepository } from './refund.repository';
 import { RefundSettlement } from './refund-settlement';
 
@@ -45,24 +45,78 @@ export class RefundExecutor {
     );
   }
 
-  /** One channel call about a refund: the refund request when PENDING, a query when PROCESSING or ABNORMAL. */
+  /**
+   * One attempt at a refund: a PENDING one is sent, or, when an earlier send settled nothing, asked
+   * about first and sent again only if the channel has no such refund; a PROCESSING or ABNORMAL one
+   * is asked about.
+   */
   async attempt(refundNo: string, status: RefundStatus = RefundStatus.Pending): Promise<void> {
     const now = new Date();
-    // A crashed attempt's lease runs out after the call's timeout, and the call is made again.
+    // A crashed attempt's lease runs out after its calls' timeouts (a query, then a send), and it is made again.
     const leaseUntil = new Date(now.getTime() + 2 * this.channels.callTimeoutMs + 5000);
     if (!(await this.refunds.claimAttempt(refundNo, status, now, leaseUntil))) return;
     const refund = (await this.refunds.findByRefundNo(refundNo))!;
     const channel = this.channels.get(refund.channel)!;
-    const request = status === RefundStatus.Pending ? 'refund' : 'query';
-    const refundRequest = await this.refundRequest(refund);
-    const unavailable = channel.apiUnavailableReason(refundRequest.merchantId);
-    const result: ChannelRefundResult = unavailable
-      ? { outcome: 'RETRY', detail: unavailable }
-      : request === 'refund'
-        ? await channel.refund(refundRequest)
-        : await channel.queryRefund(refundRequest);
-    this.calls.inc({ channel: refund.channel, request, outcome: result.outcome });
-    await this.record(refund, result);
+    const request = await this.refundRequest(refund);
+    const unavailable = channel.apiUnavailableReason(request.merchantId);
+    if (unavailable) {
+      this.calls.inc({
+        channel: refund.channel,
+        request: status === RefundStatus.Pending ? 'refund' : 'query',
+        outcome: 'RETRY',
+      });
+      return this.record(refund, { outcome: 'RETRY', detail: unavailable });
+    }
+    if (status !== RefundStatus.Pending) return this.record(refund, await this.query(channel, request));
+    if (refund.unconfirmedSend) return this.askBeforeSendingAgain(refund, channel, request);
+    return this.send(refund, channel, request);
+  }
+
+  /**
+   * An earlier send got no definite answer (or a re-send was refused): the channel may have made the
+   * refund. Its word about this refund settles it; only when it has no such refund is it sent again,
+   * under the same refund number. A refused re-send with no refund at the channel was refused for good.
+   */
+  private async askBeforeSendingAgain(refund: Refund, channel: PaymentChannel, request: RefundRequest): Promise<void> {
+    const answer = await this.query(channel, request);
+    if (answer.outcome !== 'NOT_REFUNDED') return this.record(refund, answer);
+    if (refund.unconfirmedSend === UnconfirmedSend.Refused) {
+      return this.record(refund, { outcome: 'CLOSED', detail: refund.lastError ?? 'the channel refused it' });
+    }
+    return this.send(refund, channel, request);
+  }
+
+  /** Sends the refund, its send time recorded first: a lost answer leaves it to be asked about. */
+  private async send(refund: Refund, channel: PaymentChannel, request: RefundRequest): Promise<void> {
+    const sentAt = new Date();
+    if (!(await this.refunds.recordSend(refund.id, sentAt))) return this.giveUpSending(refund);
+    const sendTimes = [...refund.sendTimes, sentAt];
+    const answer = await channel.refund({ ...request, sendTimes });
+    this.calls.inc({ channel: refund.channel, request: 'refund', outcome: answer.outcome });
+    const resent = refund.sendTimes.length > 0;
+    if (resent && answer.outcome === 'CLOSED') return this.askAfterRefusal(refund, answer.detail);
+    return this.record(refund, answer);
+  }
+
+  private async query(channel: PaymentChannel, request: RefundRequest): Promise<ChannelRefundResult> {
+    const answer = await channel.queryRefund(request);
+    this.calls.inc({ channel: channel.channel, request: 'query', outcome: answer.outcome });
+    return answer;
+  }
+
+  /** A refusal of a re-send says nothing about the earlier sends: the channel is asked about the refund next. */
+  private async askAfterRefusal(refund: Refund, detail: string | undefined): Promise<void> {
+    const nextAttemptAt = new Date(Date.now() + retryDelayMs(this.config, refund.attempts));
+    const note = `re-send refused: ${detail ?? 'no reason given'}`;
+    this.logger.warn(`refund ${refund.refundNo}: ${note}; the channel is asked about the refund`);
+    await this.refunds.markResendRefused(refund.id, nextAttemptAt, note);
+  }
+
+  /** Sent as often as can be kept track of, never with a definite answer: a person must look at the channel. */
+  private async giveUpSending(refund: Refund): Promise<void> {
+    const detail = `sent ${refund.sendTimes.length} times without a definite answer; check it at the channel`;
+    this.logger.error(`refund ${refund.refundNo}: ${detail}`);
+    await this.record(refund, { outcome: 'ABNORMAL', detail });
   }
 
   /** What the channel needs: the refund as plain values, with the account that took the payment. */
@@ -71,6 +125,7 @@ export class RefundExecutor {
     return {
       refundNo: refund.refundNo,
       transactionId: refund.transactionId,
+      sendTimes: refund.sendTimes,
       merchantId,
       ...(subMerchantId === undefined ? {} : { subMerchantId }),
       amount: refund.amount,

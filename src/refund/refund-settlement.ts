@@ -10,6 +10,7 @@ import { OrderEvent, OrderStatus } from '../order/order-status';
 import { PaymentOrderRepository } from '../order/payment-order.repository';
 import { Refund, RefundPurpose, RefundStatus } from './refund.entity';
 import { RefundRepository, RefundTotals } from './refund.repository';
+import { RefundAnomalyRepository } from './refund-anomaly.repository';
 
 /** What can settle a refund: the channel's word (API answer, query or notification), or an operator's. */
 export type RefundVerdict =
@@ -55,6 +56,7 @@ export class RefundSettlement {
     private readonly orders: PaymentOrderRepository,
     private readonly anomalies: AnomalyRepository,
     private readonly outbox: OutboxWriter,
+    private readonly refundAnomalies: RefundAnomalyRepository,
   ) {}
 
   /**
@@ -113,7 +115,13 @@ export class RefundSettlement {
     channelRefundId?: string,
     detail?: string,
   ): Promise<Refund | undefined> {
-    if (!(await this.refunds.settle(refundNo, status, SETTLES_FROM[status], channelRefundId, detail))) return undefined;
+    if (await this.refunds.settle(refundNo, status, SETTLES_FROM[status], channelRefundId, detail)) {
+      return this.afterSettling(refundNo, status);
+    }
+    return status === RefundStatus.Succeeded ? this.settleLateSuccess(refundNo, channelRefundId) : undefined;
+  }
+
+  private async afterSettling(refundNo: string, status: RefundVerdict): Promise<Refund> {
     const refund = (await this.refunds.findByRefundNo(refundNo))!;
     await this.payments.lockPayment(refund.channel, refund.transactionId);
     if (RELEASES.includes(status)) {
@@ -126,6 +134,50 @@ export class RefundSettlement {
       await this.outbox.append(refundSucceeded(refund));
     }
     return refund;
+  }
+
+  /**
+   * The channel says the money of a refund recorded CLOSED or REJECTED left: its word wins. The
+   * refund becomes SUCCEEDED (compare-and-set from the status it was in, so that status is known),
+   * its amount is reserved again, and a refund anomaly with the figures is opened for a person.
+   */
+  private async settleLateSuccess(refundNo: string, channelRefundId?: string): Promise<Refund | undefined> {
+    for (const wasStatus of RELEASES) {
+      if (await this.refunds.settle(refundNo, RefundStatus.Succeeded, [wasStatus], channelRefundId, undefined)) {
+        return this.afterLateSuccess(refundNo, wasStatus);
+      }
+    }
+    return undefined;
+  }
+
+  private async afterLateSuccess(refundNo: string, wasStatus: RefundStatus): Promise<Refund> {
+    const refund = (await this.refunds.findByRefundNo(refundNo))!;
+    const { channel, transactionId, amount, transactionAmount: paidAmount } = refund;
+    await this.payments.lockPayment(channel, transactionId);
+    await this.payments.reserveRefundAgain(channel, transactionId, amount);
+    const totals = await this.refunds.totals(channel, transactionId);
+    const { orderNo, currency } = refund;
+    await this.refundAnomalies.record({
+      ...{ refundNo, channel, transactionId, orderNo, wasStatus, amount, paidAmount, currency },
+      refundedAmount: totals.refunded,
+    });
+    const twice =
+      totals.refunded > paidAmount ? `; money left twice: ${totals.refunded} refunded of ${paidAmount}` : '';
+    this.logger.error(`${channel} refunded ${amount} of ${refundNo} after it was recorded ${wasStatus}${twice}`);
+    if (refund.purpose === RefundPurpose.OrderRefund) await this.settleOrderAfterLateSuccess(refund, totals);
+    else await this.settleAnomaly(refund, totals, [AnomalyStatus.Open, AnomalyStatus.Refunding]);
+    await this.outbox.append(refundSucceeded(refund));
+    return refund;
+  }
+
+  /** An order that no refund holds REFUNDING any more goes through REFUNDING again, to what its refunds now add up to. */
+  private async settleOrderAfterLateSuccess(refund: Refund, totals: RefundTotals): Promise<void> {
+    const order = await this.orders.findForUpdate(refund.orderNo);
+    if (!order || totals.open > 0 || totals.abnormal > 0) return;
+    if (order.status === OrderStatus.Paid || order.status === OrderStatus.PartiallyRefunded) {
+      await this.orders.moveIf(order.orderNo, OrderEvent.RequestRefund, order.status, refund.refundNo);
+    }
+    await this.settleOrder(refund, totals);
   }
 
   private async settleOrder(refund: Refund, totals: RefundTotals): Promise<void> {
@@ -141,15 +193,15 @@ export class RefundSettlement {
     await this.orders.moveIf(order.orderNo, event, OrderStatus.Refunding, refund.refundNo);
   }
 
-  private async settleAnomaly(refund: Refund, totals: RefundTotals): Promise<void> {
+  private async settleAnomaly(
+    refund: Refund,
+    totals: RefundTotals,
+    from: readonly AnomalyStatus[] = [AnomalyStatus.Refunding],
+  ): Promise<void> {
     if (totals.open > 0 || totals.abnormal > 0) return;
     const anomaly = await this.anomalies.findByTransaction(refund.channel, refund.transactionId);
     if (!anomaly) return;
     const resolved = totals.refunded >= anomaly.paidAmount;
-    await this.anomalies.moveIf(
-      anomaly.id,
-      [AnomalyStatus.Refunding],
-      resolved ? AnomalyStatus.Resolved : AnomalyStatus.Open,
-    );
+    await this.anomalies.moveIf(anomaly.id, from, resolved ? AnomalyStatus.Resolved : AnomalyStatus.Open);
   }
 }

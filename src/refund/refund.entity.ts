@@ -35,6 +35,20 @@ export const IN_FLIGHT_REFUND_STATUSES: readonly RefundStatus[] = [
 /** Statuses in which the money is back with the payer. */
 export const REFUNDED_STATUSES: readonly RefundStatus[] = [RefundStatus.Succeeded, RefundStatus.ResolvedOffline];
 
+/**
+ * Why the last send of a PENDING refund settled nothing, so the channel is asked before anything is
+ * sent again: NO_ANSWER (a timeout, a dropped connection, a 5xx, an answer that did not verify) or
+ * REFUSED (a re-send refused: that says nothing about the first request).
+ */
+export const UnconfirmedSend = { NoAnswer: 'NO_ANSWER', Refused: 'REFUSED' } as const;
+export type UnconfirmedSend = (typeof UnconfirmedSend)[keyof typeof UnconfirmedSend];
+
+/** Send times as epoch milliseconds, comma-separated, oldest first; none is NULL. */
+const sendTimesColumn = {
+  to: (times: Date[] | undefined): string | null => (times?.length ? times.map((t) => t.getTime()).join(',') : null),
+  from: (text: string | null): Date[] => (text ? text.split(',').map((ms) => new Date(Number(ms))) : []),
+};
+
 /** Why the money goes back: the order's own payment, or a payment that should not have happened. */
 export const RefundPurpose = {
   OrderRefund: 'ORDER_REFUND',
@@ -106,6 +120,17 @@ export class Refund {
 
   @Column({ name: 'last_error', type: 'varchar', length: 500, nullable: true })
   lastError: string | null;
+
+  /**
+   * Every time the refund request was sent to the channel, oldest first: a channel may know a
+   * request by when it was sent (UnionPay's txnTime), and is asked about each of them.
+   */
+  @Column({ name: 'send_times', type: 'varchar', length: 255, nullable: true, transformer: sendTimesColumn })
+  sendTimes: Date[];
+
+  /** Set while the last send settled nothing: the channel is asked about the refund before it is sent again. */
+  @Column({ name: 'unconfirmed_send', type: 'varchar', length: 16, nullable: true })
+  unconfirmedSend: UnconfirmedSend | null;
 
   @Column({ name: 'requested_by', type: 'varchar', length: 64 })
   requestedBy: string;

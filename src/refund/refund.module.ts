@@ -7,6 +7,7 @@ import { EventsModule } from '../events/events.module';
 import { IdempotencyModule } from '../payments/idempotency/idempotency.module';
 import { OrderModule } from '../order/order.module';
 import { EmergencyRefundService } from './emergency-refund.service';
+import { RefundAnomalyRepository } from './refund-anomaly.repository';
 import { RefundApproval } from './refund-approval';
 import { RefundExecutor } from './refund-executor';
 import { RefundRepository } from './refund.repository';
@@ -25,6 +26,7 @@ import { UnsettledRefundsMetric } from './unsettled-refunds.metric';
   ],
   providers: [
     RefundRepository,
+    RefundAnomalyRepository,
     RefundSettlement,
     RefundExecutor,
     RefundRetryWorker,

@@ -10,6 +10,7 @@ import {
   Refund,
   REFUNDED_STATUSES,
   RefundStatus,
+  UnconfirmedSend,
 } from './refund.entity';
 
 export type NewRefund = Omit<
@@ -20,6 +21,8 @@ export type NewRefund = Omit<
   | 'attempts'
   | 'acceptedAt'
   | 'lastError'
+  | 'sendTimes'
+  | 'unconfirmedSend'
   | 'reviewedBy'
   | 'reviewedAt'
   | 'updatedAt'
@@ -28,6 +31,9 @@ export type NewRefund = Omit<
 
 /** Refunds the channel may still ask about: in flight, or ABNORMAL until the channel's last word. */
 const QUERIED_STATUSES: readonly RefundStatus[] = [...OPEN_REFUND_STATUSES, RefundStatus.Abnormal];
+
+/** send_times holds epoch milliseconds (13 digits) and commas: room for one more while at most this long. */
+const SEND_TIMES_ROOM = 255 - 14;
 
 /** What the refunds of one transaction add up to. */
 export interface RefundTotals {
@@ -114,7 +120,7 @@ export class RefundRepository {
     const now = new Date();
     await this.txHost.tx.query(
       `UPDATE refund SET status = ?, channel_refund_id = COALESCE(?, channel_refund_id), next_attempt_at = ?,
-         accepted_at = ?, last_error = NULL, updated_at = ?
+         accepted_at = ?, last_error = NULL, unconfirmed_send = NULL, updated_at = ?
        WHERE id = ? AND status = ?`,
       [RefundStatus.Processing, channelRefundId ?? null, queryAt, now, now, id, RefundStatus.Pending],
     );
@@ -166,6 +172,29 @@ export class RefundRepository {
     return result.affectedRows === 1;
   }
 
+  /**
+   * Records, BEFORE the request goes out, that the PENDING refund is being sent at `sentAt`, and that
+   * until a definite answer comes its outcome is unknown: a crash or a lost answer leaves the refund
+   * to be asked about, never simply sent again. False when the refund has been sent as often as
+   * send_times can tell (a person must look), or is no longer PENDING.
+   */
+  async recordSend(id: string, sentAt: Date): Promise<boolean> {
+    const result: WriteResult = await this.txHost.tx.query(
+      `UPDATE refund SET send_times = CONCAT_WS(',', send_times, ?), unconfirmed_send = ?, updated_at = ?
+       WHERE id = ? AND status = ? AND (send_times IS NULL OR CHAR_LENGTH(send_times) <= ?)`,
+      [String(sentAt.getTime()), UnconfirmedSend.NoAnswer, sentAt, id, RefundStatus.Pending, SEND_TIMES_ROOM],
+    );
+    return result.affectedRows === 1;
+  }
+
+  /** The channel refused a re-send: that says nothing about the earlier requests, so it is asked before anything else. */
+  async markResendRefused(id: string, nextAttemptAt: Date, note: string): Promise<void> {
+    await this.txHost.tx.query(
+      `UPDATE refund SET unconfirmed_send = ?, next_attempt_at = ?, last_error = ?, updated_at = ? WHERE id = ? AND status = ?`,
+      [UnconfirmedSend.Refused, nextAttemptAt, note.slice(0, 500), new Date(), id, RefundStatus.Pending],
+    );
+  }
+
   async deferAttempt(id: string, status: RefundStatus, nextAttemptAt: Date, note: string | null): Promise<void> {
     await this.txHost.tx.query(
       `UPDATE refund SET next_attempt_at = ?, last_error = ?, updated_at = ? WHERE id = ? AND status = ?`,
@@ -191,7 +220,7 @@ export class RefundRepository {
     const result: WriteResult = await this.txHost.tx.query(
       `UPDATE refund SET status = ?, channel_refund_id = COALESCE(?, channel_refund_id),
          last_error = IF(?, NULL, COALESCE(?, last_error)), next_attempt_at = ${final ? 'NULL' : 'next_attempt_at'},
-         completed_at = ?, updated_at = ?
+         unconfirmed_send = NULL, completed_at = ?, updated_at = ?
        WHERE refund_no = ? AND status IN (?)`,
       [
         status,

@@ -1,4 +1,6 @@
 import { Pool } from 'mysql2/promise';
+import { AdminModule } from '../../src/admin/admin.module';
+import { AdminQueries } from '../../src/admin/admin-queries';
 import { DomainError } from '../../src/domain/domain-error';
 import { Channel } from '../../src/domain/notification';
 import { OrderModule } from '../../src/order/order.module';
@@ -39,7 +41,7 @@ const PROCESSING_MAX_AGE_S = 3;
 beforeAll(async () => {
   platforms = await createTestPlatforms();
   fake = await FakePlatform.start({ ...fakePlatformOptions(platforms), hangMs: 2000 });
-  ctx = await createMediumModule([OrderModule, SettlementModule], {
+  ctx = await createMediumModule([OrderModule, SettlementModule, AdminModule], {
     ...platforms.env,
     ...fake.apiEnv,
     REFUND_REQUEST_TIMEOUT_MS: String(REFUND_TIMEOUT_MS),
@@ -385,4 +387,122 @@ describe('a refund the channel accepted, then has no record of', () => {
       expect(await orders.status(orderNo)).toBe('REFUNDED');
     },
   );
+});
+
+/** Waits until the refund is no longer in flight (PENDING or PROCESSING), and answers its row. */
+function refundSettled(refundNo: string): Promise<Record<string, unknown>> {
+  return waitFor(`refund ${refundNo} to settle`, async () => {
+    const refund = await refunds.row(refundNo);
+    return refund && !['PENDING', 'PROCESSING'].includes(String(refund.status)) && refund;
+  });
+}
+
+describe('a refund the channel made, whose answer was lost', () => {
+  it.each([
+    { channel: Channel.Wechatpay, amount: 5100 },
+    { channel: Channel.Alipay, amount: 5200 },
+  ])(
+    '$channel: should ask about it instead of sending it again, end SUCCEEDED, and refuse a second full refund',
+    async ({ channel, amount }) => {
+      const { orderNo, paidBy } = await make.paidOrder(channel, amount);
+      const refundNo = uniqueId('LA');
+      // Should the refund be sent again, the channel refuses the re-send: a refusal that says nothing of the first.
+      fake.script(refundNo, 'answer-lost', { reject: 'INVALID_REQUEST', message: '订单已全额退款' });
+
+      await make.refund({ orderNo, transactionId: paidBy, refundNo });
+
+      expect(await refundSettled(refundNo)).toMatchObject({ status: 'SUCCEEDED' });
+      const second = await failure(make.refund({ orderNo, transactionId: paidBy, refundNo: uniqueId('LB') }));
+      expect(second).toMatchObject({ code: 'OverRefund', status: 422 });
+      expect(fake.refundsAtChannel(channel, paidBy)).toBe(1);
+      expect(fake.calls.filter((c) => c.transactionId === paidBy).map((c) => c.behaviour)).toEqual(['answer-lost']);
+      expect(fake.queriesFor(refundNo)).toBeGreaterThanOrEqual(1);
+      expect(await refunds.reserved(paidBy)).toBe(amount);
+      expect(await orders.status(orderNo)).toBe('REFUNDED');
+    },
+  );
+});
+
+describe('a re-send the channel refuses', () => {
+  it('should close the refund only once the channel says it has no refund under its number', async () => {
+    const { orderNo, paidBy } = await make.paidOrder(Channel.Wechatpay, 5300);
+    const refundNo = uniqueId('RR');
+    fake.script(refundNo, 'timeout', { reject: 'INVALID_REQUEST', message: 'refused' });
+
+    await make.refund({ orderNo, transactionId: paidBy, refundNo });
+
+    const closed = await refundSettled(refundNo);
+    expect(closed).toMatchObject({ status: 'CLOSED', unconfirmed_send: null });
+    expect(String(closed.last_error)).toContain('INVALID_REQUEST');
+    expect(fake.calls.filter((c) => c.refundNo === refundNo).map((c) => c.behaviour)).toEqual([
+      'timeout',
+      'reject:INVALID_REQUEST',
+    ]);
+    // Asked before the re-send, and again after its refusal: both found no refund under the number.
+    expect(fake.queries.filter((q) => q.refundNo === refundNo).map((q) => q.answered)).toEqual([
+      'RESOURCE_NOT_EXISTS',
+      'RESOURCE_NOT_EXISTS',
+    ]);
+    expect(String(closed.send_times).split(',')).toHaveLength(2);
+    expect(await refunds.reserved(paidBy)).toBe(0);
+    expect(await orders.status(orderNo)).toBe('PAID');
+  });
+});
+
+describe("the channel's word that money left", () => {
+  /** A full WeChat refund the channel refused at once: CLOSED, its amount free again. */
+  async function closedWechatpayRefund(amount: number) {
+    const { orderNo, paidBy } = await make.paidOrder(Channel.Wechatpay, amount);
+    const refundNo = uniqueId('CL');
+    fake.script(refundNo, { reject: 'INVALID_REQUEST', message: 'refused' });
+    await make.refund({ orderNo, transactionId: paidBy, refundNo });
+    await refunds.statusIs(refundNo, 'CLOSED');
+    expect(await refunds.reserved(paidBy)).toBe(0);
+    const success = () =>
+      make.wechatpayRefundNotice({ orderNo, transactionId: paidBy, refundNo, total: amount, refund: amount });
+    return { orderNo, paidBy, refundNo, success };
+  }
+
+  it('should settle a refund recorded CLOSED as SUCCEEDED on a SUCCESS notice, and reserve its amount again', async () => {
+    const { orderNo, paidBy, refundNo, success } = await closedWechatpayRefund(4600);
+
+    expect(await success()).toBe('REFUND_SUCCEEDED');
+
+    expect(await refunds.row(refundNo)).toMatchObject({ status: 'SUCCEEDED' });
+    expect(await refunds.reserved(paidBy)).toBe(4600);
+    expect(await orders.status(orderNo)).toBe('REFUNDED');
+    expect(await refunds.succeededEvents(orderNo)).toBe(1);
+    expect(await refunds.lateSuccesses(refundNo)).toEqual([
+      { refund_no: refundNo, was_status: 'CLOSED', amount: 4600, paid_amount: 4600, refunded_amount: 4600 },
+    ]);
+    const second = await failure(make.refund({ orderNo, transactionId: paidBy, refundNo: uniqueId('LB') }));
+    expect(second).toMatchObject({ code: 'OverRefund', status: 422 });
+    expect(await success()).toBe('DUPLICATE');
+  });
+
+  it('should say that money left twice when the freed amount was refunded again meanwhile', async () => {
+    const { orderNo, paidBy, refundNo, success } = await closedWechatpayRefund(4700);
+    const again = await make.refund({ orderNo, transactionId: paidBy, refundNo: uniqueId('RA') });
+    await refunds.statusIs(again.refund.refundNo, 'SUCCEEDED');
+
+    expect(await success()).toBe('REFUND_SUCCEEDED');
+
+    expect(await refunds.row(refundNo)).toMatchObject({ status: 'SUCCEEDED' });
+    expect(await refunds.reserved(paidBy)).toBe(9400);
+    expect(await orders.status(orderNo)).toBe('REFUNDED');
+    expect(await refunds.lateSuccesses(refundNo)).toEqual([
+      { refund_no: refundNo, was_status: 'CLOSED', amount: 4700, paid_amount: 4700, refunded_amount: 9400 },
+    ]);
+    const seen = await ctx.get(AdminQueries).order(orderNo);
+    expect(seen.refundAnomalies).toEqual([
+      expect.objectContaining({
+        refundNo,
+        wasStatus: 'CLOSED',
+        amount: 4700,
+        paidAmount: 4700,
+        refundedAmount: 9400,
+        moneyLeftTwice: true,
+      }),
+    ]);
+  });
 });

@@ -27,6 +27,20 @@ export class RefundEffects {
     return Number(rows[0]?.refund_reserved_amount);
   }
 
+  /** The anomalies opened for a refund the channel made after it was recorded CLOSED or REJECTED, with their figures. */
+  async lateSuccesses(refundNo: string): Promise<Array<Record<string, unknown>>> {
+    const [rows] = await this.pool.query<RowDataPacket[]>(
+      `SELECT refund_no, was_status, amount, paid_amount, refunded_amount FROM refund_anomaly WHERE refund_no = ?`,
+      [refundNo],
+    );
+    return rows.map((r) => ({
+      ...r,
+      amount: Number(r.amount),
+      paid_amount: Number(r.paid_amount),
+      refunded_amount: Number(r.refunded_amount),
+    }));
+  }
+
   async anomalyStatus(transactionId: string): Promise<unknown> {
     const [rows] = await this.pool.query<RowDataPacket[]>(
       'SELECT status FROM payment_anomaly WHERE transaction_id = ?',

@@ -11,6 +11,7 @@ export type RefundBehaviour =
   | 'unconfirmed' // Alipay only: code 10000 with fund_change N, and the refund NOT done (its queries find no refund_status)
   | 'processing-lost' // WeChat only: status PROCESSING, and the refund NOT kept (its queries find RESOURCE_NOT_EXISTS)
   | 'timeout' // hold the request open without answering for `hangMs` then destroy the socket; the refund is NOT done
+  | 'answer-lost' // the refund IS done (SUCCESS), but its answer never arrives: held for `hangMs`, then the socket destroyed
   | 'server-error' // WeChat: HTTP 500 SYSTEM_ERROR; Alipay: code 20000 sub_code aop.ACQ.SYSTEM_ERROR
   | { reject: string; message?: string }; // WeChat: HTTP 400 {code: reject}; Alipay: code 40004 sub_code=reject
 
@@ -235,4 +236,6 @@ export interface FakeChannelApi {
   unpaidTransactionId(): string | undefined;
   /** What a trade query or close answered, in the channel's words, for RecordedTradeCall.answered. */
   describeTradeAnswer(request: 'QUERY' | 'CLOSE', trade: FakeTrade): string;
+  /** The refunds this channel has made of a transaction (money that left), whatever their answers became. */
+  refundsOf(transactionId: string): number;
 }

@@ -161,6 +161,11 @@ export class FakePlatform implements FakeLedger {
     this.wechatpay.settle(refundNo, status);
   }
 
+  /** The refunds the channel has made of a transaction: money that left, whatever the service heard. */
+  refundsAtChannel(channel: FakeChannel, transactionId: string): number {
+    return this.api(channel).refundsOf(transactionId);
+  }
+
   /** The refund_id WeChat Pay gave refundNo, once created. */
   wechatpayRefundId(refundNo: string): string | undefined {
     return this.wechatpay.refundId(refundNo);

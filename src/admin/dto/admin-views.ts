@@ -6,6 +6,7 @@ import { PaymentOrderView, toView } from '../../order/dto/payment-order.view';
 import { OrderStatusChange } from '../../order/order-status-change.entity';
 import { PaymentOrder } from '../../order/payment-order.entity';
 import { Refund, RefundPurpose, RefundStatus } from '../../refund/refund.entity';
+import { RefundAnomaly } from '../../refund/refund-anomaly.entity';
 import { REGISTERED_CHANNELS } from '../../channels/registered-channels';
 
 const iso = (date: Date | null): string | null => date?.toISOString() ?? null;
@@ -121,6 +122,49 @@ export class RefundView {
 
   @ApiProperty(NULLABLE_DATE_TIME)
   completedAt: string | null;
+}
+
+/** A refund the channel made although it was recorded CLOSED or REJECTED: for a person to act on. */
+export class RefundAnomalyView {
+  @ApiProperty()
+  refundNo: string;
+
+  @ApiProperty({ enum: [RefundStatus.Closed, RefundStatus.Rejected], description: 'What the refund was recorded as' })
+  wasStatus: string;
+
+  @ApiProperty(MINOR_UNITS)
+  amount: number;
+
+  @ApiProperty({ ...MINOR_UNITS, description: 'What the transaction paid' })
+  paidAmount: number;
+
+  @ApiProperty({
+    ...MINOR_UNITS,
+    description: "What the transaction's refunds add up to with this one; above paidAmount, money left twice",
+  })
+  refundedAmount: number;
+
+  @ApiProperty()
+  moneyLeftTwice: boolean;
+
+  @ApiProperty()
+  currency: string;
+
+  @ApiProperty()
+  createdAt: string;
+}
+
+export function toRefundAnomalyView(a: RefundAnomaly): RefundAnomalyView {
+  return {
+    refundNo: a.refundNo,
+    wasStatus: a.wasStatus,
+    amount: a.amount,
+    paidAmount: a.paidAmount,
+    refundedAmount: a.refundedAmount,
+    moneyLeftTwice: a.refundedAmount > a.paidAmount,
+    currency: a.currency,
+    createdAt: a.createdAt.toISOString(),
+  };
 }
 
 export function toRefundView(r: Refund): RefundView {
@@ -318,6 +362,12 @@ export class OrderDetailView {
 
   @ApiProperty({ type: [RefundView] })
   refunds: RefundView[];
+
+  @ApiProperty({
+    type: [RefundAnomalyView],
+    description: 'Refunds the channel made after they were recorded CLOSED or REJECTED',
+  })
+  refundAnomalies: RefundAnomalyView[];
 
   /** Trade queries and closes at the channel, with their answers. */
   @ApiProperty({

@@ -12,7 +12,7 @@ import { entriesThenRemove } from '../bill-file';
 import { PaymentChannel, PlatformReply } from '../payment-channel';
 import { parseUnionpayBill, saveFileContent } from './unionpay.bill';
 import { isFailure, UnionpayClient } from './unionpay.client';
-import { parseTxnTime } from './unionpay.message';
+import { formatTxnTime, parseTxnTime } from './unionpay.message';
 import {
   readAmount,
   readCurrency,
@@ -29,6 +29,11 @@ export const UNIONPAY_ORDER_ID = /^[0-9A-Za-z]{8,40}$/;
 const PENDING_RESP_CODES = new Set(['03', '04', '05']);
 /** queryTrans's "no such transaction". */
 const NOT_FOUND_RESP_CODE = '34';
+/**
+ * backTrans's "duplicate transaction": a request under this orderId was taken already (an orderId
+ * may not repeat within a day). Says nothing of how the first one ended: never a refusal.
+ */
+const DUPLICATE_RESP_CODE = '12';
 /** fileTransfer's "no file for this date (yet)". */
 const NO_FILE_RESP_CODES = new Set(['98', '34']);
 
@@ -36,6 +41,19 @@ const NO_FILE_RESP_CODES = new Set(['98', '34']);
 const PAYER_FIELDS = ['accNo', 'payCardNo', 'customerInfo', 'phoneNo', 'tokenPayData', 'payerInfo'];
 const PAYER_FIELD = new RegExp(`(^|&)(${PAYER_FIELDS.join('|')})=([^&]*)`, 'g');
 const KEPT_AT_EACH_END = 2;
+
+/**
+ * How the answers about a refund's several sends add up, strongest first: money that left wins; then a
+ * request still in hand; then no trustworthy word; a failure only when no send is in doubt; NOT_REFUNDED
+ * only when UnionPay has none of them.
+ */
+const REFUND_QUERY_VERDICTS: ReadonlyArray<ChannelRefundResult['outcome']> = [
+  'SUCCEEDED',
+  'PROCESSING',
+  'RETRY',
+  'CLOSED',
+  'NOT_REFUNDED',
+];
 
 export interface UnionpayChannelSettings {
   /** Where UnionPay posts refund results: our POST /notify/unionpay. */
@@ -119,18 +137,16 @@ export class UnionpayChannel implements PaymentChannel {
   }
 
   /**
-   * A refund (txnType 04) of the payment's queryId, under our refund number as its orderId. An
-   * accepted request (00) is PROCESSING: UnionPay tells the result by a notification to backUrl.
+   * A refund (txnType 04) of the payment's queryId, under our refund number as its orderId and the
+   * time of this send as its txnTime (kept on the refund: queryTrans finds it by both). An accepted
+   * request (00) is PROCESSING: UnionPay tells the result by a notification to backUrl.
    */
   async refund(request: RefundRequest): Promise<ChannelRefundResult> {
-    if (!this.settings.backUrl) {
-      return { outcome: 'RETRY', detail: 'UnionPay refunds need UNIONPAY_BACK_URL, where their results are posted' };
-    }
-    if (request.currency !== 'CNY')
-      return { outcome: 'CLOSED', detail: `UnionPay refunds CNY only, not ${request.currency}` };
-    if (!UNIONPAY_ORDER_ID.test(request.refundNo)) {
-      return { outcome: 'CLOSED', detail: 'UnionPay takes a refund number (orderId) of 8 to 40 letters or digits' };
-    }
+    const refusal = this.refundRefusal(request);
+    if (refusal) return refusal;
+    const sentAt = request.sendTimes?.at(-1);
+    if (!sentAt)
+      return { outcome: 'RETRY', detail: `UnionPay refund ${request.refundNo} has no send time to send it with` };
     const answer = await this.client.call(request.merchantId, 'backTrans', {
       txnType: TxnType.Refund,
       txnSubType: '00',
@@ -140,7 +156,8 @@ export class UnionpayChannel implements PaymentChannel {
       origQryId: request.transactionId,
       txnAmt: String(request.amount),
       currencyCode: '156',
-      backUrl: this.settings.backUrl,
+      backUrl: this.settings.backUrl!,
+      txnTime: formatTxnTime(sentAt),
     });
     if (isFailure(answer)) return { outcome: 'RETRY', detail: answer.failure };
     const respCode = answer.fields.get('respCode') ?? '';
@@ -148,19 +165,62 @@ export class UnionpayChannel implements PaymentChannel {
     if (SUCCESS_RESP_CODES.has(respCode) || PENDING_RESP_CODES.has(respCode)) {
       return { outcome: 'PROCESSING', channelRefundId };
     }
-    return { outcome: 'CLOSED', detail: describe('UnionPay refused the refund', answer.fields) };
+    const detail = describe('UnionPay refused the refund', answer.fields);
+    return { outcome: respCode === DUPLICATE_RESP_CODE ? 'RETRY' : 'CLOSED', detail };
+  }
+
+  private refundRefusal(request: RefundRequest): ChannelRefundResult | undefined {
+    if (!this.settings.backUrl) {
+      return { outcome: 'RETRY', detail: 'UnionPay refunds need UNIONPAY_BACK_URL, where their results are posted' };
+    }
+    if (request.currency !== 'CNY') {
+      return { outcome: 'CLOSED', detail: `UnionPay refunds CNY only, not ${request.currency}` };
+    }
+    if (!UNIONPAY_ORDER_ID.test(request.refundNo)) {
+      return { outcome: 'CLOSED', detail: 'UnionPay takes a refund number (orderId) of 8 to 40 letters or digits' };
+    }
+    return undefined;
   }
 
   /**
-   * UnionPay finds a refund by its orderId and the txnTime it was sent at, which the port does not
-   * keep: the refund's notification (to backUrl) settles it, so the query says it is still in hand.
+   * queryTrans of the refund under each txnTime it was sent with: UnionPay knows a request by its
+   * orderId and txnTime. A refund made under any of them is the refund; one still in hand is
+   * PROCESSING; NOT_REFUNDED only when none of them exists at UnionPay.
    */
   async queryRefund(request: RefundRequest): Promise<ChannelRefundResult> {
-    await Promise.resolve();
-    return {
-      outcome: 'PROCESSING',
-      detail: `UnionPay refund ${request.refundNo}: its result comes by notification (queryTrans needs the request's txnTime)`,
-    };
+    const sendTimes = request.sendTimes ?? [];
+    if (sendTimes.length === 0) {
+      return {
+        outcome: 'PROCESSING',
+        detail: `UnionPay refund ${request.refundNo}: no send time is known to ask with`,
+      };
+    }
+    const answers: ChannelRefundResult[] = [];
+    for (const sentAt of sendTimes) answers.push(await this.querySentRefund(request, formatTxnTime(sentAt)));
+    return REFUND_QUERY_VERDICTS.map((outcome) => answers.find((a) => a.outcome === outcome)).find(Boolean)!;
+  }
+
+  private async querySentRefund(request: RefundRequest, txnTime: string): Promise<ChannelRefundResult> {
+    const answer = await this.client.call(request.merchantId, 'queryTrans', {
+      txnType: TxnType.Query,
+      txnSubType: '00',
+      bizType: '000000',
+      orderId: request.refundNo,
+      txnTime,
+    });
+    if (isFailure(answer)) return { outcome: 'RETRY', detail: answer.failure };
+    const { fields } = answer;
+    const respCode = fields.get('respCode') ?? '';
+    if (respCode === NOT_FOUND_RESP_CODE) return { outcome: 'NOT_REFUNDED', detail: `no refund sent at ${txnTime}` };
+    if (respCode !== '00') return { outcome: 'RETRY', detail: describe('UnionPay queryTrans', fields) };
+    if (fields.get('orderId') !== request.refundNo || fields.get('txnAmt') !== String(request.amount)) {
+      return { outcome: 'RETRY', detail: `UnionPay queryTrans answered about another refund than ${request.refundNo}` };
+    }
+    const origRespCode = fields.get('origRespCode') ?? '';
+    const channelRefundId = fields.get('queryId') || undefined;
+    if (SUCCESS_RESP_CODES.has(origRespCode)) return { outcome: 'SUCCEEDED', channelRefundId };
+    if (PENDING_RESP_CODES.has(origRespCode)) return { outcome: 'PROCESSING', channelRefundId };
+    return { outcome: 'CLOSED', channelRefundId, detail: `UnionPay refund failed: origRespCode ${origRespCode}` };
   }
 
   /**

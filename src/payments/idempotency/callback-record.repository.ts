@@ -92,6 +92,19 @@ export class CallbackRecordRepository {
     return Number(row.reserved);
   }
 
+  /**
+   * Reserves again what a refund recorded CLOSED or REJECTED had given back, now that the channel
+   * says its money left: unconditionally, for the money is gone, even when the freed amount was
+   * refunded again meanwhile (the reservation then exceeds the payment: money left twice).
+   */
+  async reserveRefundAgain(channel: string, transactionId: string, amount: number): Promise<void> {
+    await this.txHost.tx.query(
+      `UPDATE payment_callback SET refund_reserved_amount = refund_reserved_amount + ?
+       WHERE channel = ? AND transaction_id = ?`,
+      [amount, channel, transactionId],
+    );
+  }
+
   /** Gives back what a refund the channel closed had reserved. */
   async releaseRefund(channel: string, transactionId: string, amount: number): Promise<void> {
     const result: WriteResult = await this.txHost.tx.query(

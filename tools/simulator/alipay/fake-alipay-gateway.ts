@@ -239,6 +239,10 @@ export class FakeAlipayGateway implements FakeChannelApi {
     behaviour: RefundBehaviour,
   ): void {
     if (behaviour === 'timeout') return this.ledger.hang(res);
+    if (behaviour === 'answer-lost') {
+      this.settleRefund(request);
+      return this.ledger.hang(res);
+    }
     const answer =
       behaviour === 'server-error'
         ? alipayError('20000', 'Service Currently Unavailable', 'aop.ACQ.SYSTEM_ERROR', '系统错误')
@@ -267,6 +271,10 @@ export class FakeAlipayGateway implements FakeChannelApi {
       gmt_refund_pay: beijingDateTime(refund.refundedAt),
       buyer_user_id: this.buyer(request.tradeNo),
     };
+  }
+
+  refundsOf(tradeNo: string): number {
+    return [...this.refunds.values()].filter((r) => r.tradeNo === tradeNo).length;
   }
 
   private buyer(tradeNo: string): string {

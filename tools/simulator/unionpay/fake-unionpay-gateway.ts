@@ -46,6 +46,8 @@ export interface RecordedUnionpayRefund {
   /** The refund's queryId, as answered. */
   queryId: string;
   respCode: string;
+  /** The txnTime it was sent with: queryTrans finds it by orderId and this. */
+  txnTime: string;
 }
 
 export interface RecordedUnionpayCall {
@@ -57,11 +59,14 @@ export interface RecordedUnionpayCall {
 export const FILE_TRANSFER_PATH = '/unionpay/fileTransfer';
 
 export class FakeUnionpayGateway {
+  /** The refunds UnionPay took (money that leaves), whatever became of their answers; not the duplicates it refused. */
   readonly refunds: RecordedUnionpayRefund[] = [];
   readonly calls: RecordedUnionpayCall[] = [];
   readonly refused: Array<{ path: string; reason: string }> = [];
   /** The respCode the next refunds are answered with ('00' when none is scripted). */
   readonly refundRespCodes: string[] = [];
+  /** How many of the next refunds are taken (made) while their answers are lost: the connection is dropped. */
+  refundAnswersToLose = 0;
   private readonly trades = new Map<string, FakeUnionpayTrade>();
   private readonly bills = new Map<string, Buffer>();
   private readonly certificates = new Map<string, X509Certificate>();
@@ -152,12 +157,21 @@ export class FakeUnionpayGateway {
         return this.refuse(res, path, 200, 'signature does not verify', fields);
       }
       this.calls.push({ endpoint, merId: fields.merId, fields });
-      this.answer(res, this[endpoint](fields));
+      const answer = this[endpoint](fields);
+      if (endpoint === 'backTrans' && answer.respCode === '00' && this.refundAnswersToLose > 0) {
+        this.refundAnswersToLose -= 1;
+        return res.destroy();
+      }
+      this.answer(res, answer);
     });
   }
 
   private backTrans(request: Record<string, string>): Record<string, string> {
     if (request.txnType !== '04') return { respCode: '12', respMsg: 'only refunds (txnType 04) are faked' };
+    // An orderId may not repeat within a day: UnionPay refuses the second request as a duplicate, whatever its txnTime.
+    if (this.refunds.some((r) => r.merId === request.merId && r.orderId === request.orderId)) {
+      return { ...echo(request), respCode: '12', respMsg: 'duplicate transaction' };
+    }
     const respCode = this.refundRespCodes.shift() ?? '00';
     const queryId = newQueryId();
     this.refunds.push({
@@ -168,11 +182,16 @@ export class FakeUnionpayGateway {
       backUrl: request.backUrl,
       queryId,
       respCode,
+      txnTime: request.txnTime,
     });
     return { ...echo(request), origQryId: request.origQryId, txnAmt: request.txnAmt, queryId, respCode, respMsg: 'ok' };
   }
 
   private queryTrans(request: Record<string, string>): Record<string, string> {
+    const refund = this.refunds.find(
+      (r) => r.merId === request.merId && r.orderId === request.orderId && r.txnTime === request.txnTime,
+    );
+    if (refund) return this.refundAsQueried(request, refund);
     // UnionPay knows a consumption by orderId AND the txnTime it was sent with: another txnTime is another (unknown) order.
     const trade = this.trades.get(`${request.merId} ${request.orderId}`);
     if (!trade || trade.txnTime !== request.txnTime) {
@@ -186,6 +205,23 @@ export class FakeUnionpayGateway {
       currencyCode: '156',
       origRespCode: trade.origRespCode,
       origRespMsg: trade.origRespCode === '00' ? 'success' : 'pending',
+      respCode: '00',
+      respMsg: 'success',
+    };
+  }
+
+  /** A refund as queryTrans tells it: origRespCode says how the refund ended. */
+  private refundAsQueried(request: Record<string, string>, refund: RecordedUnionpayRefund): Record<string, string> {
+    return {
+      ...echo(request),
+      txnType: '04',
+      txnTime: refund.txnTime,
+      queryId: refund.queryId,
+      origQryId: refund.origQryId,
+      txnAmt: String(refund.txnAmt),
+      currencyCode: '156',
+      origRespCode: refund.respCode,
+      origRespMsg: refund.respCode === '00' ? 'success' : 'failed',
       respCode: '00',
       respMsg: 'success',
     };

@@ -315,6 +315,10 @@ export class FakeWechatpayApi implements FakeChannelApi {
     behaviour: RefundBehaviour,
   ): void {
     if (behaviour === 'timeout') return this.ledger.hang(res);
+    if (behaviour === 'answer-lost') {
+      this.settleRefund(request, 'SUCCESS');
+      return this.ledger.hang(res);
+    }
     if (behaviour === 'server-error') {
       return this.send(res, merchant, 500, { code: 'SYSTEM_ERROR', message: '系统错误' });
     }
@@ -376,6 +380,10 @@ export class FakeWechatpayApi implements FakeChannelApi {
     if (!refund) throw new Error(`FakePlatform.settle: no WeChat Pay refund ${refundNo} was created`);
     refund.status = status;
     if (status === 'SUCCESS') refund.successTime ??= beijingRfc3339(new Date());
+  }
+
+  refundsOf(transactionId: string): number {
+    return [...this.refunds.values()].filter((r) => r.transactionId === transactionId).length;
   }
 
   /** The refund_id WeChat Pay gave refundNo, once created. */

@@ -51,6 +51,8 @@ export class FakeWechatpayV2Api {
   readonly bills = new Map<string, string>();
   /** Answers signed with another key, to see them refused. */
   forgeAnswers = false;
+  /** How many of the next refunds are made (SUCCESS) while their answers are lost: the connection is dropped. */
+  refundAnswersToLose = 0;
 
   private constructor(
     private readonly merchant: FakeV2Merchant,
@@ -114,6 +116,7 @@ export class FakeWechatpayV2Api {
       return refuse('CERT_REQUIRED: no merchant client certificate');
     this.calls.push({ path, fields, merchantCertificate });
     const answer = this.answer(path, fields);
+    if (path === '/secapi/pay/refund' && this.refundAnswersToLose > 0) return this.loseRefundAnswer(res, fields);
     if (typeof answer === 'string') {
       res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end(answer);
       return;
@@ -188,6 +191,17 @@ export class FakeWechatpayV2Api {
       refund_fee: String(refund.refundFee),
       total_fee: String(refund.totalFee),
     });
+  }
+
+  private loseRefundAnswer(res: ServerResponse, fields: Record<string, string>): void {
+    this.refundAnswersToLose -= 1;
+    this.refunds.get(fields.out_refund_no)!.status = 'SUCCESS';
+    res.destroy();
+  }
+
+  /** The refunds made of a transaction: money that left, whatever the service heard. */
+  refundsOf(transactionId: string): number {
+    return [...this.refunds.values()].filter((r) => r.transactionId === transactionId).length;
   }
 
   private refundQuery(refundNo: string): Record<string, string> {
