@@ -1,0 +1,129 @@
+import { Agent as HttpAgent, IncomingMessage, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
+import { guardedLookup, isForbiddenAddress } from './address-guard';
+
+export interface SendOptions {
+  timeoutMs: number;
+  maxResponseBytes: number;
+  allowPrivate: boolean;
+}
+
+export interface SendResult {
+  succeeded: boolean;
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+  /** The first 1 KB of the answer. */
+  responseBody: string | null;
+}
+
+const KEPT_RESPONSE_BYTES = 1024;
+
+/**
+ * POSTs one signed message. A 2xx answer within the timeout is a success; anything else (another
+ * status, a redirect, which is never followed, a refused address, a timeout) is a failed attempt.
+ * The whole exchange, connect to last byte read, is bounded by the timeout; the answer is read up
+ * to maxResponseBytes.
+ */
+export class WebhookSender {
+  private readonly httpAgent = new HttpAgent({ keepAlive: true, lookup: this.lookup() });
+  private readonly httpsAgent = new HttpsAgent({ keepAlive: true, lookup: this.lookup() });
+
+  constructor(private readonly options: SendOptions) {}
+
+  async send(url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
+    const started = Date.now();
+    const finish = (partial: Omit<SendResult, 'latencyMs'>): SendResult => ({
+      ...partial,
+      latencyMs: Date.now() - started,
+    });
+    const refusal = this.literalAddressRefusal(url);
+    if (refusal) return finish({ succeeded: false, statusCode: null, error: refusal, responseBody: null });
+    try {
+      const { statusCode, responseBody } = await this.post(url, headers, body);
+      const succeeded = statusCode >= 200 && statusCode < 300;
+      return finish({ succeeded, statusCode, error: succeeded ? null : `HTTP ${statusCode}`, responseBody });
+    } catch (error) {
+      return finish({ succeeded: false, statusCode: null, error: (error as Error).message, responseBody: null });
+    }
+  }
+
+  close(): void {
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
+  }
+
+  private lookup() {
+    return this.options.allowPrivate ? undefined : guardedLookup;
+  }
+
+  /** An address in the URL itself is connected to without a lookup: it is checked here. */
+  private literalAddressRefusal(url: string): string | undefined {
+    if (this.options.allowPrivate) return undefined;
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+    return isIP(host) !== 0 && isForbiddenAddress(host) ? `${host} is a forbidden address` : undefined;
+  }
+
+  private post(
+    url: string,
+    headers: Record<string, string>,
+    body: string,
+  ): Promise<{ statusCode: number; responseBody: string }> {
+    const https = url.startsWith('https:');
+    return new Promise((resolve, reject) => {
+      const request = (https ? httpsRequest : httpRequest)(url, {
+        method: 'POST',
+        agent: https ? this.httpsAgent : this.httpAgent,
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      });
+      const timer = setTimeout(
+        () => request.destroy(new Error(`no answer within ${this.options.timeoutMs} ms`)),
+        this.options.timeoutMs,
+      );
+      request.on('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+      request.on('response', (response) => {
+        readBounded(response, this.options.maxResponseBytes).then(
+          (bytes) => {
+            clearTimeout(timer);
+            resolve({ statusCode: response.statusCode ?? 0, responseBody: firstKilobyte(bytes) });
+          },
+          (error: Error) => {
+            clearTimeout(timer);
+            reject(error);
+          },
+        );
+      });
+      request.end(body);
+    });
+  }
+}
+
+/** The answer's bytes, up to `limit`; a longer answer is cut there and its connection closed. */
+function readBounded(response: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    response.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= limit) {
+        response.destroy();
+        resolve(Buffer.concat(chunks).subarray(0, limit));
+      }
+    });
+    response.on('end', () => resolve(Buffer.concat(chunks)));
+    response.on('error', reject);
+    response.on('aborted', () => reject(new Error('the answer was cut off')));
+  });
+}
+
+function firstKilobyte(bytes: Buffer): string {
+  return bytes
+    .subarray(0, KEPT_RESPONSE_BYTES)
+    .toString('utf8')
+    .replace(/\uFFFD+$/, '');
+}
