@@ -27,10 +27,15 @@ const KEPT_RESPONSE_BYTES = 1024;
  * to maxResponseBytes.
  */
 export class WebhookSender {
-  private readonly httpAgent = new HttpAgent({ keepAlive: true, lookup: this.lookup() });
-  private readonly httpsAgent = new HttpsAgent({ keepAlive: true, lookup: this.lookup() });
+  private readonly httpAgent: HttpAgent;
+  private readonly httpsAgent: HttpsAgent;
 
-  constructor(private readonly options: SendOptions) {}
+  constructor(private readonly options: SendOptions) {
+    // The lookup is the agents': every connection, a reused name included, is checked on its address.
+    const lookup = options.allowPrivate ? undefined : guardedLookup;
+    this.httpAgent = new HttpAgent({ keepAlive: true, lookup });
+    this.httpsAgent = new HttpsAgent({ keepAlive: true, lookup });
+  }
 
   async send(url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
     const started = Date.now();
@@ -52,10 +57,6 @@ export class WebhookSender {
   close(): void {
     this.httpAgent.destroy();
     this.httpsAgent.destroy();
-  }
-
-  private lookup() {
-    return this.options.allowPrivate ? undefined : guardedLookup;
   }
 
   /** An address in the URL itself is connected to without a lookup: it is checked here. */
