@@ -60,7 +60,7 @@ export const ENTITIES = [
 ];
 
 /** The modules whose routes the OpenAPI document describes: the ones people call. */
-export const DOCUMENTED_MODULES = [OrderModule, TradeModule, AdminModule, ReconciliationModule, WebhooksModule];
+export const DOCUMENTED_MODULES = [OrderModule, TradeModule, AdminModule, ReconciliationModule];
 
 @Module({
   imports: [

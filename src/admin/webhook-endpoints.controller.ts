@@ -1,11 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, UseInterceptors } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AdminAccess, AuthenticatedOperator, CurrentOperator } from '../../admin/admin-auth.guard';
-import { AuditLog } from '../../admin/audit/audit-log';
-import { OperatorReadLimit } from '../../admin/operator-read-limit.interceptor';
-import { AdminRole } from '../../platform/config/admin.config';
-import { ApiErrors } from '../../platform/http/error.view';
-import { TransactionInterceptor } from '../../platform/transaction/transaction.interceptor';
+import { AdminAccess, AuthenticatedOperator, CurrentOperator } from './admin-auth.guard';
+import { AuditLog } from './audit/audit-log';
+import { OperatorReadLimit } from './operator-read-limit.interceptor';
+import { AdminRole } from '../platform/config/admin.config';
+import { ApiErrors } from '../platform/http/error.view';
+import { TransactionInterceptor } from '../platform/transaction/transaction.interceptor';
 import {
   AttemptQueryDto,
   CreateWebhookEndpointDto,
@@ -17,8 +17,8 @@ import {
   WebhookAttemptPageView,
   WebhookEndpointSecretView,
   WebhookEndpointView,
-} from './dto/webhook-endpoint.dto';
-import { WebhookEndpoints } from './webhook-endpoints.service';
+} from '../events/webhooks/dto/webhook-endpoint.dto';
+import { WebhookEndpoints } from '../events/webhooks/webhook-endpoints.service';
 
 /**
  * Webhook endpoints: viewers read, admins write; every write runs in one transaction with its
