@@ -73,6 +73,14 @@ export class WebhookSender {
   ): Promise<{ statusCode: number; responseBody: string }> {
     const https = url.startsWith('https:');
     return new Promise((resolve, reject) => {
+      let settled = false;
+      const settle = (error: Error | null, answer?: { statusCode: number; responseBody: string }) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        if (error) reject(error);
+        else resolve(answer!);
+      };
       const request = (https ? httpsRequest : httpRequest)(url, {
         method: 'POST',
         agent: https ? this.httpsAgent : this.httpAgent,
@@ -82,20 +90,10 @@ export class WebhookSender {
         () => request.destroy(new Error(`no answer within ${this.options.timeoutMs} ms`)),
         this.options.timeoutMs,
       );
-      request.on('error', (error) => {
-        clearTimeout(timer);
-        reject(error);
-      });
+      request.on('error', (error) => settle(error));
       request.on('response', (response) => {
-        readBounded(response, this.options.maxResponseBytes).then(
-          (bytes) => {
-            clearTimeout(timer);
-            resolve({ statusCode: response.statusCode ?? 0, responseBody: firstKilobyte(bytes) });
-          },
-          (error: Error) => {
-            clearTimeout(timer);
-            reject(error);
-          },
+        readBounded(response, this.options.maxResponseBytes, (error, bytes) =>
+          settle(error, { statusCode: response.statusCode ?? 0, responseBody: firstKilobyte(bytes) }),
         );
       });
       request.end(body);
@@ -103,23 +101,20 @@ export class WebhookSender {
   }
 }
 
-/** The answer's bytes, up to `limit`; a longer answer is cut there and its connection closed. */
-function readBounded(response: IncomingMessage, limit: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    response.on('data', (chunk: Buffer) => {
-      chunks.push(chunk);
-      size += chunk.length;
-      if (size >= limit) {
-        response.destroy();
-        resolve(Buffer.concat(chunks).subarray(0, limit));
-      }
-    });
-    response.on('end', () => resolve(Buffer.concat(chunks)));
-    response.on('error', reject);
-    response.on('aborted', () => reject(new Error('the answer was cut off')));
+/** The answer's bytes, up to `limit`; a longer answer is cut there (settled first) and its connection closed. */
+function readBounded(response: IncomingMessage, limit: number, done: (error: Error | null, bytes: Buffer) => void) {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  response.on('data', (chunk: Buffer) => {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size < limit) return;
+    done(null, Buffer.concat(chunks).subarray(0, limit));
+    response.destroy();
   });
+  response.on('end', () => done(null, Buffer.concat(chunks)));
+  response.on('error', (error) => done(error, Buffer.alloc(0)));
+  response.on('aborted', () => done(new Error('the answer was cut off'), Buffer.alloc(0)));
 }
 
 function firstKilobyte(bytes: Buffer): string {
