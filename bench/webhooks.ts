@@ -103,6 +103,7 @@ async function main(): Promise<void> {
   try {
     secret = (await createEndpoint(base, fast.url)).secret;
     say(`${MESSAGES} messages per run, WEBHOOK_ENDPOINT_CONCURRENCY=${args.concurrency}, one replica, receiver in-process`);
+    await run(pool, fast, 'warm-up (not counted)');
     const alone = await run(pool, fast, 'alone');
     await createEndpoint(base, dead.url);
     const besideDead = await run(pool, fast, `beside a dead endpoint (WEBHOOK_TIMEOUT_MS=${args['timeout-ms']})`);
