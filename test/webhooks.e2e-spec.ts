@@ -11,6 +11,7 @@ import {
 import { deliver, inParallel, isAck, registerAll, StormPayment, stormPayments } from './support/payment-storm';
 import { eventually } from './support/eventually';
 import { WebhookReceiver } from './support/webhook-receiver';
+import { startSummary } from '../src/platform/lifecycle/start-line';
 
 /** Short, so that a whole schedule runs in seconds: 7 attempts, 0 s, then 1 to 3 s apart. */
 const SCHEDULE_SECONDS = [0, 1, 1, 2, 2, 3, 3];
@@ -92,6 +93,28 @@ describe('signed webhooks (Standard Webhooks), two replicas, no broker', () => {
     await Promise.all(replicas.map((r) => r.close()));
     await Promise.all(receivers.map((r) => r.stop()));
     await pool.end();
+  });
+
+  it('should refuse http:// and private addresses unless WEBHOOK_ALLOW_PRIVATE_URLS=true, which the start line says', async () => {
+    const strict = await startApp(platforms.env);
+    try {
+      const client = new TestClient(strict.url, platforms);
+      const refusal = async (url: string) => {
+        const answer = await client.admin('POST', '/admin/webhook-endpoints', admin(), { url });
+        expect(answer.status).toBe(400);
+        return answer.json<{ message: string }>().message;
+      };
+      expect(await refusal('http://shop.example.com/hooks')).toBe('url must be https://');
+      expect(await refusal('https://127.0.0.1/hooks')).toMatch(/loopback, private, link-local or metadata/);
+      expect(await refusal('https://[::ffff:169.254.169.254]/latest')).toMatch(/metadata/);
+      expect(startSummary(strict.app, 0, 0).msg).not.toContain('WEBHOOKS');
+    } finally {
+      await strict.close();
+    }
+    // The two replicas were started with it.
+    expect(startSummary(replicas[0].app, 0, 0).msg).toContain(
+      'WEBHOOKS MAY CALL PRIVATE ADDRESSES AND http:// (WEBHOOK_ALLOW_PRIVATE_URLS=true)',
+    );
   });
 
   it('should let admins write endpoints, viewers read them, audit every write and show the secret once', async () => {

@@ -2,7 +2,7 @@ import { INestApplicationContext } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
 import { PaymentChannels } from '../../channels/payment-channels';
 import { serverConfig } from '../config/server.config';
-import { loadWebhooksConfig } from '../config/webhooks.config';
+import { webhooksConfig } from '../config/webhooks.config';
 import { RabbitmqConnection } from '../rabbitmq/rabbitmq.connection';
 
 export interface ChannelSummary {
@@ -37,7 +37,8 @@ export function startSummary(app: INestApplicationContext, port: number, metrics
   const exampleHandlers = app.get<ConfigType<typeof serverConfig>>(serverConfig.KEY, { strict: false }).exampleHandlers;
   const metricsText = metricsPort === port ? '' : `, /metrics on port ${metricsPort}`;
   const examplesText = exampleHandlers ? '; EXAMPLE HANDLERS ON (fake points, coupons, shipments)' : '';
-  const webhooksText = loadWebhooksConfig().allowPrivateUrls
+  const webhooksText = app.get<ConfigType<typeof webhooksConfig>>(webhooksConfig.KEY, { strict: false })
+    .allowPrivateUrls
     ? '; WEBHOOKS MAY CALL PRIVATE ADDRESSES AND http:// (WEBHOOK_ALLOW_PRIVATE_URLS=true)'
     : '';
   return {
