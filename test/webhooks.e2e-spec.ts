@@ -9,7 +9,7 @@ import {
   testDatabasePool,
 } from './support/test-app';
 import { deliver, inParallel, isAck, registerAll, StormPayment, stormPayments } from './support/payment-storm';
-import { eventually } from './support/eventually';
+import { eventually, sleep } from './support/eventually';
 import { WebhookReceiver } from './support/webhook-receiver';
 import { startSummary } from '../src/platform/lifecycle/start-line';
 
@@ -17,6 +17,8 @@ import { startSummary } from '../src/platform/lifecycle/start-line';
 const SCHEDULE_SECONDS = [0, 1, 1, 2, 2, 3, 3];
 const TIMEOUT_MS = 1500;
 const PAYMENTS = 24;
+/** Longer than a whole schedule (12 s), so that only an endpoint failing across messages is disabled. */
+const DISABLE_AFTER_SECONDS = 20;
 
 function webhooksEnv(platforms: TestPlatforms): Record<string, string> {
   return {
@@ -26,6 +28,7 @@ function webhooksEnv(platforms: TestPlatforms): Record<string, string> {
     WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
     WEBHOOK_POLL_INTERVAL_MS: '50',
     WEBHOOK_ENDPOINT_CONCURRENCY: '4',
+    WEBHOOK_DISABLE_AFTER_SECONDS: String(DISABLE_AFTER_SECONDS),
     OUTBOX_POLL_INTERVAL_MS: '50',
   };
 }
@@ -336,6 +339,46 @@ describe('signed webhooks (Standard Webhooks), two replicas, no broker', () => {
       'WEBHOOK_RECOVERED',
     ]);
     await clients[0].admin('PATCH', `/admin/webhook-endpoints/${endpoint.id}`, admin(), { enabled: false });
+  });
+
+  it('should disable an endpoint whose every attempt failed for WEBHOOK_DISABLE_AFTER_SECONDS, say so in a metric, and enable it again', async () => {
+    const receiver = await newReceiver();
+    receiver.behaviour = () => ({ status: 500 });
+    const endpoint = await createEndpoint(receiver);
+    const failingSince = async () => {
+      const [[row]] = await pool.query<RowDataPacket[]>('SELECT failing_since FROM webhook_endpoint WHERE id = ?', [
+        endpoint.id,
+      ]);
+      return row.failing_since as Date | null;
+    };
+    await payAll(stormPayments(1, 'WD', 900));
+    await eventually('a first failure', async () => (await failingSince()) !== null, 10_000);
+    const since = (await failingSince())!.getTime();
+    await sleep(Math.max(0, since + DISABLE_AFTER_SECONDS * 1000 - Date.now()) + 200);
+    await payAll(stormPayments(1, 'WD', 901));
+
+    const view = async () =>
+      (await clients[1].admin('GET', '/admin/webhook-endpoints', platforms.admins.viewer))
+        .json<Array<{ id: string; enabled: boolean; disabledReason: string | null }>>()
+        .find((e) => e.id === endpoint.id)!;
+    await eventually('the endpoint to be disabled', async () => !(await view()).enabled, 10_000);
+    expect((await view()).disabledReason).toMatch(/^every attempt failed since \d{4}-/);
+    const metrics = await (await fetch(`${replicas[0].url}/metrics`)).text();
+    expect(metrics).toContain(`webhook_endpoints_disabled_for_failing{endpoint="${endpoint.id}"} 1`);
+    // The replicas share one process, so one registry: disabled once, by one of them.
+    expect(metrics).toContain(`webhook_endpoints_disabled_total{endpoint="${endpoint.id}"} 1`);
+
+    // Nothing more is sent to it while it is disabled.
+    const sent = receiver.received.length;
+    await sleep(2500);
+    expect(receiver.received.length).toBe(sent);
+
+    receiver.behaviour = () => ({ status: 200 });
+    const enabled = await clients[0].admin('PATCH', `/admin/webhook-endpoints/${endpoint.id}`, admin(), {
+      enabled: true,
+    });
+    expect(enabled.json()).toMatchObject({ enabled: true, disabledReason: null, failingSince: null });
+    await eventually('the waiting message to be accepted', () => receiver.acceptedIds().size === 1, 10_000);
   });
 
   it('should sign with both secrets for a day after a rotation, so a receiver can verify with either', async () => {
