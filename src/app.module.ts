@@ -16,6 +16,7 @@ import { OrderModule } from './order/order.module';
 import { TradeModule } from './trade/trade.module';
 import { TransactionModule } from './platform/transaction/transaction.module';
 import { EventsModule } from './events/events.module';
+import { WebhooksModule } from './events/webhooks/webhooks.module';
 import { RabbitmqModule } from './platform/rabbitmq/rabbitmq.module';
 import { RetentionModule } from './platform/retention/retention.module';
 import { ReconciliationModule } from './reconciliation/reconciliation.module';
@@ -34,6 +35,9 @@ import { ReconciliationRun } from './reconciliation/reconciliation-run.entity';
 import { RefundAnomaly } from './refund/refund-anomaly.entity';
 import { Refund } from './refund/refund.entity';
 import { ChannelCall } from './trade/channel-call.entity';
+import { WebhookAttempt } from './events/webhooks/webhook-attempt.entity';
+import { WebhookDelivery } from './events/webhooks/webhook-delivery.entity';
+import { WebhookEndpoint } from './events/webhooks/webhook-endpoint.entity';
 
 /** The tables the features map, for the app's connection and the migration CLI (ormconfig.ts). */
 export const ENTITIES = [
@@ -52,6 +56,9 @@ export const ENTITIES = [
   OutboxEvent,
   ProcessedEvent,
   HandlerRetry,
+  WebhookEndpoint,
+  WebhookDelivery,
+  WebhookAttempt,
 ];
 
 /** The modules whose routes the OpenAPI document describes: the ones people call. */
@@ -70,6 +77,7 @@ export const DOCUMENTED_MODULES = [OrderModule, TradeModule, AdminModule, Reconc
     NotifyModule,
     TradeModule,
     EventsModule,
+    WebhooksModule,
     AdminModule,
     RetentionModule,
     ReconciliationModule,

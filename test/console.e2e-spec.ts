@@ -6,6 +6,7 @@ import { FakePlatform } from '../tools/simulator/fake-platform';
 import { CONSOLE_CSP } from '../src/admin/console/serve-console';
 import { accessibilityViolations, buildConsole, launchChromium, RunningBrowser } from './support/browser';
 import { eventually } from './support/eventually';
+import { WebhookReceiver } from './support/webhook-receiver';
 import {
   count,
   createTestPlatforms,
@@ -49,6 +50,9 @@ beforeAll(async () => {
     ...fake.apiEnv,
     REFUND_POLL_INTERVAL_MS: '50',
     REFUND_APPROVAL_THRESHOLD: String(THRESHOLD),
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    WEBHOOK_RETRY_SCHEDULE_SECONDS: '0,1',
+    WEBHOOK_POLL_INTERVAL_MS: '50',
   });
   client = new TestClient(app.url, platforms);
   pool = testDatabasePool();
@@ -343,6 +347,80 @@ describe('operators in the browser', () => {
     expect(violations).toEqual({});
     expect(consoleErrors.filter((e) => /Content Security Policy/i.test(e))).toEqual([]);
     await context.close();
+  });
+
+  it("should show a webhook endpoint's attempts, recover what failed and resend, in English and in Chinese", async () => {
+    const receiver = new WebhookReceiver();
+    await receiver.start();
+    try {
+      receiver.behaviour = () => ({ status: 503, body: 'receiver down for maintenance' });
+      const created = await client.admin('POST', '/admin/webhook-endpoints', platforms.admins.admin, {
+        url: receiver.url,
+        description: 'shop',
+      });
+      expect(created.status).toBe(201);
+      const endpoint = created.json<{ id: string; secret: string }>();
+      receiver.secrets = [endpoint.secret];
+      const { orderNo } = await duplicatePayment();
+      await eventually(
+        'the message to fail its two attempts',
+        async () =>
+          (await count(pool, "SELECT COUNT(*) FROM webhook_delivery WHERE endpoint_id = ? AND status = 'FAILED'", [
+            endpoint.id,
+          ])) === 1,
+        15_000,
+      );
+
+      const { context, page } = await operatorPage(platforms.admins.admin);
+      const violations: Record<string, unknown> = {};
+      const check = async (name: string) => {
+        const found = await accessibilityViolations(page);
+        if (found.length > 0) violations[name] = found;
+      };
+      await go(page, '#/webhooks', 'Webhooks');
+      await check('#/webhooks');
+      await page.getByRole('link', { name: `${endpoint.id} · shop` }).click();
+      await page.getByRole('heading', { name: `Webhook endpoint ${endpoint.id}`, level: 1 }).waitFor();
+      await page.getByText('Loading…').first().waitFor({ state: 'detached' });
+      await check('#/webhooks/:id');
+      const rows = page.getByRole('table', { name: 'Attempts, newest first' }).getByRole('row');
+      await expect(rows.filter({ hasText: orderNo }).filter({ hasText: '503' }).count()).resolves.toBe(2);
+      await expect(page.getByText('receiver down for maintenance').count()).resolves.toBe(2);
+
+      receiver.behaviour = () => ({ status: 204 });
+      await page.getByLabel('Send again what failed since').fill('2000-01-01T00:00');
+      await page.getByRole('button', { name: 'Recover' }).click();
+      await page.getByText('Queued: 1').waitFor();
+      await eventually('the recovered message to be accepted', () => receiver.accepted().length === 1, 10_000);
+
+      const [eventId] = [...receiver.acceptedIds()];
+      await page.getByLabel('Event id').fill(eventId);
+      await page.getByRole('button', { name: 'Resend' }).click();
+      await page.getByRole('status').filter({ hasText: 'Queued' }).first().waitFor();
+      await eventually('the resent message to be accepted', () => receiver.accepted().length === 2, 10_000);
+      expect(receiver.repeatedAttempts()).toEqual([]);
+
+      await page.getByRole('button', { name: '中文' }).click();
+      await page.getByRole('heading', { name: `Webhook 端点 ${endpoint.id}`, level: 1 }).waitFor();
+      await check('zh #/webhooks/:id');
+      await page.getByRole('button', { name: 'English' }).click();
+      await page.getByRole('heading', { name: `Webhook endpoint ${endpoint.id}`, level: 1 }).waitFor();
+      expect(violations).toEqual({});
+
+      const [audit] = await pool.query<RowDataPacket[]>(
+        'SELECT operator_id, action FROM admin_audit WHERE target = ? ORDER BY id',
+        [`webhook-endpoint:${endpoint.id}`],
+      );
+      expect(audit.map((a) => [a.operator_id, a.action])).toEqual([
+        ['alice', 'WEBHOOK_ENDPOINT_CREATED'],
+        ['alice', 'WEBHOOK_RECOVERED'],
+        ['alice', 'WEBHOOK_RESENT'],
+      ]);
+      await client.admin('DELETE', `/admin/webhook-endpoints/${endpoint.id}`, platforms.admins.admin);
+      await context.close();
+    } finally {
+      await receiver.stop();
+    }
   });
 
   it('should never put a token in a URL', () => {

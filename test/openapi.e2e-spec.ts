@@ -52,6 +52,14 @@ describe('OpenAPI', () => {
           'GET /admin/transactions/{transactionId}',
           'GET /admin/dead-letters',
           'POST /admin/dead-letters/{eventId}/replay',
+          'POST /admin/webhook-endpoints',
+          'GET /admin/webhook-endpoints',
+          'PATCH /admin/webhook-endpoints/{id}',
+          'DELETE /admin/webhook-endpoints/{id}',
+          'POST /admin/webhook-endpoints/{id}/rotate-secret',
+          'GET /admin/webhook-endpoints/{id}/attempts',
+          'POST /admin/webhook-endpoints/{id}/resend',
+          'POST /admin/webhook-endpoints/{id}/recover',
         ].sort(),
       );
       for (const { route, operation } of operations) {

@@ -185,6 +185,7 @@ describe('starting and stopping the service (src/main.ts in a child process)', (
         'ReconciliationScheduler',
         'RefundRetryWorker',
         'RetentionWorker',
+        'WebhookFanOut',
       ]);
       for (const worker of stopped) expect(messages(main, worker)).toContain('stopped after its current round');
       // Nothing the slow client sent was taken as a delivery.

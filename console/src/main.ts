@@ -11,6 +11,7 @@ import { OrderPage, OrdersPage } from './pages/orders';
 import { OverviewPage } from './pages/overview';
 import { ReconciliationDayPage, ReconciliationPage } from './pages/reconciliation';
 import { ApprovalsPage, RefundsPage } from './pages/refunds';
+import { WebhookEndpointPage, WebhooksPage } from './pages/webhooks';
 import './style.css';
 
 const SECTIONS = [
@@ -21,6 +22,7 @@ const SECTIONS = [
   ['orders', 'orders'],
   ['reconciliation', 'reconciliation'],
   ['dead-letters', 'deadLetters'],
+  ['webhooks', 'webhooks'],
 ] as const;
 
 function page(route: Route) {
@@ -40,6 +42,8 @@ function page(route: Route) {
         : html`<${ReconciliationPage} route=${route} />`;
     case 'dead-letters':
       return html`<${DeadLettersPage} />`;
+    case 'webhooks':
+      return id ? html`<${WebhookEndpointPage} id=${id} />` : html`<${WebhooksPage} />`;
     default:
       return html`<${OverviewPage} />`;
   }

@@ -4,6 +4,8 @@ import { ChannelsModule } from '../channels/channels.module';
 import { adminConfig } from '../platform/config/admin.config';
 import { RefundModule } from '../refund/refund.module';
 import { SpoolModule } from '../intake/spool/spool.module';
+import { WebhooksModule } from '../events/webhooks/webhooks.module';
+import { WebhookEndpointsController } from './webhook-endpoints.controller';
 import { OperationsController } from './operations.controller';
 import { OperationsOverviewQuery } from './operations-overview';
 import { AdminAuthGuard } from './admin-auth.guard';
@@ -15,8 +17,8 @@ import { OperatorReadLimit } from './operator-read-limit.interceptor';
 import { StartRefundAfterCommit } from './start-refund-after-commit.interceptor';
 
 @Module({
-  imports: [ConfigModule.forFeature(adminConfig), RefundModule, SpoolModule, ChannelsModule],
-  controllers: [AdminController, OperationsController],
+  imports: [ConfigModule.forFeature(adminConfig), RefundModule, SpoolModule, ChannelsModule, WebhooksModule],
+  controllers: [AdminController, OperationsController, WebhookEndpointsController],
   providers: [
     AdminAuthGuard,
     AdminQueries,

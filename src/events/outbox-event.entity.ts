@@ -6,6 +6,7 @@ import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
  */
 @Entity('outbox_event')
 @Index('ix_outbox_event_unpublished', ['publishedAt', 'id'])
+@Index('ix_outbox_event_webhooks_pending', ['webhooksFannedOutAt', 'id'])
 export class OutboxEvent {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id: string;
@@ -43,4 +44,8 @@ export class OutboxEvent {
   /** Set after too many failed attempts: kept, listed and replayable, never dropped. */
   @Column({ name: 'dead_lettered_at', type: 'datetime', precision: 3, nullable: true })
   deadLetteredAt: Date | null;
+
+  /** When the webhook deliveries of the event were written (one per matching endpoint); null until then. */
+  @Column({ name: 'webhooks_fanned_out_at', type: 'datetime', precision: 3, nullable: true })
+  webhooksFannedOutAt: Date | null;
 }

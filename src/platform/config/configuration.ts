@@ -12,6 +12,7 @@ import { loadLogLevel } from './logging.config';
 import { loadPaymentQueryConfig } from './payment-query.config';
 import { loadRefundConfig } from './refund.config';
 import { loadServerConfig } from './server.config';
+import { loadWebhooksConfig } from './webhooks.config';
 import { ConfigurationError } from '../../domain/env-validation';
 
 const NAMESPACES: Array<(env: NodeJS.ProcessEnv) => unknown> = [
@@ -19,6 +20,7 @@ const NAMESPACES: Array<(env: NodeJS.ProcessEnv) => unknown> = [
   loadLogLevel,
   loadDatabaseConfig,
   loadEventsConfig,
+  loadWebhooksConfig,
   ...CHANNEL_CONFIGURATION,
   loadRefundConfig,
   loadPaymentQueryConfig,

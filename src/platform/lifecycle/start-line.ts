@@ -2,6 +2,7 @@ import { INestApplicationContext } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
 import { PaymentChannels } from '../../channels/payment-channels';
 import { serverConfig } from '../config/server.config';
+import { webhooksConfig } from '../config/webhooks.config';
 import { RabbitmqConnection } from '../rabbitmq/rabbitmq.connection';
 
 export interface ChannelSummary {
@@ -36,10 +37,14 @@ export function startSummary(app: INestApplicationContext, port: number, metrics
   const exampleHandlers = app.get<ConfigType<typeof serverConfig>>(serverConfig.KEY, { strict: false }).exampleHandlers;
   const metricsText = metricsPort === port ? '' : `, /metrics on port ${metricsPort}`;
   const examplesText = exampleHandlers ? '; EXAMPLE HANDLERS ON (fake points, coupons, shipments)' : '';
+  const webhooksText = app.get<ConfigType<typeof webhooksConfig>>(webhooksConfig.KEY, { strict: false })
+    .allowPrivateUrls
+    ? '; WEBHOOKS MAY CALL PRIVATE ADDRESSES AND http:// (WEBHOOK_ALLOW_PRIVATE_URLS=true)'
+    : '';
   return {
     msg:
       `started on port ${port}${metricsText}; channels: ${describeChannels(channels)}; ` +
-      `events: ${events}${examplesText}`,
+      `events: ${events}${examplesText}${webhooksText}`,
     port,
     metricsPort,
     channels,

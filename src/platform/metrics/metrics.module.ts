@@ -19,6 +19,12 @@ export const REFUNDS_UNSETTLED = 'refunds_unsettled';
 export const BROKER_CONNECTED = 'rabbitmq_connected';
 export const RETENTION_PRUNED_TOTAL = 'retention_pruned_rows_total';
 export const RECONCILIATION_DISCREPANCIES = 'reconciliation_discrepancies';
+export const WEBHOOK_ATTEMPTS_TOTAL = 'webhook_attempts_total';
+export const WEBHOOK_ENDPOINTS_DISABLED_TOTAL = 'webhook_endpoints_disabled_total';
+export const WEBHOOK_PENDING_DELIVERIES = 'webhook_pending_deliveries';
+export const WEBHOOK_OLDEST_PENDING_AGE = 'webhook_oldest_pending_age_seconds';
+export const WEBHOOK_FAILED_DELIVERIES = 'webhook_failed_deliveries';
+export const WEBHOOK_ENDPOINTS_DISABLED = 'webhook_endpoints_disabled_for_failing';
 
 @Global()
 @Module({
@@ -76,6 +82,36 @@ export const RECONCILIATION_DISCREPANCIES = 'reconciliation_discrepancies';
         'by channel, merchant_id and outcome (MISSING_LOCAL, MISSING_CHANNEL, AMOUNT_DIFFERS, REFUND_MISSING_LOCAL, REFUND_MISSING_CHANNEL, MALFORMED)',
       labelNames: ['channel', 'merchant_id', 'outcome'],
     }),
+    makeCounterProvider({
+      name: WEBHOOK_ATTEMPTS_TOTAL,
+      help: 'Webhook attempts, by endpoint id and outcome (succeeded: a 2xx within WEBHOOK_TIMEOUT_MS; failed: anything else)',
+      labelNames: ['endpoint', 'outcome'],
+    }),
+    makeCounterProvider({
+      name: WEBHOOK_ENDPOINTS_DISABLED_TOTAL,
+      help: 'Webhook endpoints this instance disabled because every attempt failed for WEBHOOK_DISABLE_AFTER_SECONDS, by endpoint id',
+      labelNames: ['endpoint'],
+    }),
+    makeGaugeProvider({
+      name: WEBHOOK_PENDING_DELIVERIES,
+      help: 'Webhook deliveries not yet accepted and still to be attempted, by enabled endpoint id, read from the database at scrape time',
+      labelNames: ['endpoint'],
+    }),
+    makeGaugeProvider({
+      name: WEBHOOK_OLDEST_PENDING_AGE,
+      help: 'Age of the oldest pending webhook delivery, by enabled endpoint id (absent when none), read at scrape time',
+      labelNames: ['endpoint'],
+    }),
+    makeGaugeProvider({
+      name: WEBHOOK_FAILED_DELIVERIES,
+      help: 'Webhook deliveries FAILED after the last attempt of the retry schedule (until resent or recovered), by endpoint id, read at scrape time',
+      labelNames: ['endpoint'],
+    }),
+    makeGaugeProvider({
+      name: WEBHOOK_ENDPOINTS_DISABLED,
+      help: 'Webhook endpoints disabled because every attempt failed for WEBHOOK_DISABLE_AFTER_SECONDS (1 each, by endpoint id), read at scrape time',
+      labelNames: ['endpoint'],
+    }),
   ],
   exports: [
     getToken(NOTIFICATIONS_TOTAL),
@@ -86,6 +122,12 @@ export const RECONCILIATION_DISCREPANCIES = 'reconciliation_discrepancies';
     getToken(BROKER_CONNECTED),
     getToken(RETENTION_PRUNED_TOTAL),
     getToken(RECONCILIATION_DISCREPANCIES),
+    getToken(WEBHOOK_ATTEMPTS_TOTAL),
+    getToken(WEBHOOK_ENDPOINTS_DISABLED_TOTAL),
+    getToken(WEBHOOK_PENDING_DELIVERIES),
+    getToken(WEBHOOK_OLDEST_PENDING_AGE),
+    getToken(WEBHOOK_FAILED_DELIVERIES),
+    getToken(WEBHOOK_ENDPOINTS_DISABLED),
   ],
 })
 export class MetricsModule {}

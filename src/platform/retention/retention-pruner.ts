@@ -58,11 +58,15 @@ export class RetentionPruner {
     });
   }
 
-  /** Deletes events published before `horizon`; unpublished and dead-lettered ones stay whatever their age. */
+  /**
+   * Deletes events published before `horizon` whose webhook deliveries are written (they carry their
+   * own copy of the body); unpublished and dead-lettered ones stay whatever their age.
+   */
   private prunePublishedEvents(horizon: Date): Promise<number> {
     return this.txHost.withTransaction(async () => {
       const ids = await this.claim(
-        `SELECT id FROM outbox_event WHERE published_at < ? AND dead_lettered_at IS NULL
+        `SELECT id FROM outbox_event
+         WHERE published_at < ? AND dead_lettered_at IS NULL AND webhooks_fanned_out_at IS NOT NULL
          ORDER BY published_at LIMIT ? FOR UPDATE SKIP LOCKED`,
         [horizon, this.config.batchSize],
       );
