@@ -4,6 +4,7 @@ import { parseDecimalAmount } from '../../domain/money';
 import { loadAlipayCertMode } from './alipay.certificates';
 import { AlipayConfig, DEFAULT_NOTIFY_MAX_AGE_SECONDS } from './alipay.config';
 import { headerValue, loadPublicKey } from '../key-loading';
+import { decodeStrictBase64, replayKeyOf } from '../signature-bytes';
 import {
   Channel,
   Clock,
@@ -98,7 +99,7 @@ export class AlipayVerifier {
       merchantId: app.account.appId,
       rawBody: signedPartOf(delivery.body),
       headers: { 'content-type': contentType },
-      replayKey: replayKeyOf(params),
+      replayKey: sendingKeyOf(params),
     };
     try {
       return Object.assign(
@@ -165,7 +166,7 @@ export class AlipayVerifier {
     if (signType !== 'RSA2')
       throw new DomainError('InvalidSignature', `sign_type ${signType} is not accepted, only RSA2`);
     const app = this.appOf(params);
-    const signature = Buffer.from(sign, 'base64');
+    const signature = decodeStrictBase64(sign, 'sign');
     const certSn = (app.certMode && params.get(CERT_SN_PARAMETER)) || undefined;
     if (certSn === undefined) {
       const content = Buffer.from(signedContent(params), 'utf8');
@@ -213,10 +214,9 @@ function loadApp(account: AlipayConfig, now: Date): AlipayApp {
  * parameters out: the same signed content and signature again, padded or not, is a replay. So is
  * the same one with its (unsigned) alipay_cert_sn left out.
  */
-function replayKeyOf(params: Map<string, string>): string {
-  return createHash('sha256')
-    .update(`${signedContent(params, ['sign', 'sign_type', CERT_SN_PARAMETER])}\n${params.get('sign')}`)
-    .digest('hex');
+function sendingKeyOf(params: Map<string, string>): string {
+  const signed = signedContent(params, ['sign', 'sign_type', CERT_SN_PARAMETER]);
+  return replayKeyOf(signed, decodeStrictBase64(params.get('sign') ?? '', 'sign'));
 }
 
 /**
