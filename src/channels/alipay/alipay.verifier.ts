@@ -33,6 +33,13 @@ export interface AlipayKey {
   sn?: string;
   /** Names the key in a refusal: `SN …`, or the SHA-256 of a bare public key. */
   name: string;
+  /** A certificate's validity, checked at each use; a bare public key has none. */
+  validFrom?: Date;
+  validTo?: Date;
+}
+
+function validAt(key: AlipayKey, now: number): boolean {
+  return (key.validFrom?.getTime() ?? -Infinity) <= now && now <= (key.validTo?.getTime() ?? Infinity);
 }
 
 /** An app's Alipay keys, loaded once; notifications are routed to their app by app_id. */
@@ -146,7 +153,8 @@ export class AlipayVerifier {
   verifyResponse(appId: string, signedText: string, sign: string, certSn?: string): boolean {
     const app = this.apps.get(appId);
     if (!app) return false;
-    const keys = app.certMode && certSn !== undefined ? app.keys.filter((key) => key.sn === certSn) : app.keys;
+    const named = app.certMode && certSn !== undefined ? app.keys.filter((key) => key.sn === certSn) : app.keys;
+    const keys = named.filter((key) => validAt(key, this.now()));
     const signature = Buffer.from(sign, 'base64');
     return keys.some((key) => verify('sha256', Buffer.from(signedText, 'utf8'), key.publicKey, signature));
   }
@@ -168,19 +176,21 @@ export class AlipayVerifier {
     const app = this.appOf(params);
     const signature = decodeStrictBase64(sign, 'sign');
     const certSn = (app.certMode && params.get(CERT_SN_PARAMETER)) || undefined;
+    const now = this.now();
     if (certSn === undefined) {
       const content = Buffer.from(signedContent(params), 'utf8');
-      if (app.keys.some((key) => verify('sha256', content, key.publicKey, signature))) return app;
+      const keys = app.keys.filter((key) => validAt(key, now));
+      if (keys.some((key) => verify('sha256', content, key.publicKey, signature))) return app;
       throw new DomainError(
         'InvalidSignature',
         `sign does not verify with the Alipay ${app.certMode ? 'certificates' : 'public key'} of app_id ${app.account.appId} (${app.keys.map((k) => k.name).join(', ')})`,
       );
     }
-    const key = app.keys.find((k) => k.sn === certSn);
+    const key = app.keys.find((k) => k.sn === certSn && validAt(k, now));
     if (!key) {
       throw new DomainError(
         'InvalidSignature',
-        `alipay_cert_sn ${certSn.slice(0, 64)} is not one of the Alipay certificates of app_id ${app.account.appId}`,
+        `alipay_cert_sn ${certSn.slice(0, 64)} is not one of the Alipay certificates of app_id ${app.account.appId} valid now`,
       );
     }
     // The SN is left out of the signed string; a signature that covers it too is Alipay's word all the same.
@@ -201,7 +211,13 @@ function loadApp(account: AlipayConfig, now: Date): AlipayApp {
     const certMode = loadAlipayCertMode(account.certificates, now);
     return {
       account,
-      keys: certMode.alipayCerts.map((cert) => ({ publicKey: cert.publicKey, sn: cert.sn, name: `SN ${cert.sn}` })),
+      keys: certMode.alipayCerts.map(({ publicKey, sn, validFrom, validTo }) => ({
+        publicKey,
+        sn,
+        name: `SN ${sn}`,
+        validFrom,
+        validTo,
+      })),
       certMode: { rootCertSn: certMode.rootCertSn, appCertSn: certMode.appCertSn },
     };
   }
