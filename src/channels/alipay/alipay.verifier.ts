@@ -99,7 +99,7 @@ export class AlipayVerifier {
     const params = parseForm(delivery.body);
     const app = this.verifySignature(params);
     checkSeller(params, app.account);
-    this.checkAuthorizedApp(params);
+    checkAuthorizedApp(params, app.account);
     this.checkNotifyTime(params);
     const base = {
       channel: this.channel,
@@ -117,14 +117,6 @@ export class AlipayVerifier {
       if (!(error instanceof DomainError) || error.code !== MALFORMED) throw error;
       const ids = { outTradeNo: params.get('out_trade_no'), transactionId: params.get('trade_no') };
       return malformedNotification({ ...base, eventType: params.get('trade_status') ?? '' }, ids, error.message);
-    }
-  }
-
-  /** `auth_app_id`, the app the merchant authorised, is one of ours whenever Alipay sends it. */
-  private checkAuthorizedApp(params: Map<string, string>): void {
-    const authAppId = params.get('auth_app_id');
-    if (authAppId && !this.apps.has(authAppId)) {
-      throw new DomainError('MerchantMismatch', `auth_app_id ${authAppId} is not one of our applications`);
     }
   }
 
@@ -245,6 +237,20 @@ function signedPartOf(body: Buffer): Buffer {
     .split('&')
     .filter((pair) => !/^[^=]*=?$/.test(pair));
   return Buffer.from(kept.join('&'), 'latin1');
+}
+
+/**
+ * `auth_app_id`, the app the merchant authorised, is the account's own app whenever Alipay sends
+ * it: another of our apps is no more this account's than a stranger's.
+ */
+function checkAuthorizedApp(params: Map<string, string>, account: AlipayConfig): void {
+  const authAppId = params.get('auth_app_id');
+  if (authAppId && authAppId !== account.appId) {
+    throw new DomainError(
+      'MerchantMismatch',
+      `auth_app_id ${authAppId.slice(0, 32)} is not the app of this notification`,
+    );
+  }
 }
 
 function checkSeller(params: Map<string, string>, account: AlipayConfig): void {

@@ -10,7 +10,7 @@ import {
 } from '../../../domain/notification';
 import { headerValue } from '../../key-loading';
 import { WechatpayConfig } from '../wechatpay.config';
-import { v2SubMerchant } from '../wechatpay.partner';
+import { checkSubAppid, v2SubMerchant } from '../wechatpay.partner';
 import { decryptReqInfo, readSignType, v2SignatureHolds } from './wechatpay-v2.sign';
 import { readV2Xml } from './wechatpay-v2.xml';
 import { replayKeyOf } from '../../signature-bytes';
@@ -61,7 +61,10 @@ export class WechatpayV2Verifier {
       headers: kept(delivery),
     };
     if (fields.req_info !== undefined) {
-      return Object.assign(base, { replayKey: refundNoticeKeyOf(fields) }, readRefund(fields, account));
+      // A provider's refund notice names its sub-merchant as its payments do.
+      const subMerchant = v2SubMerchant(fields.sub_mch_id || undefined, account);
+      const refund = Object.assign(base, { replayKey: refundNoticeKeyOf(fields) }, readRefund(fields, account));
+      return subMerchant === undefined ? refund : Object.assign(refund, { subMerchantId: subMerchant });
     }
 
     const signType = readSignType(fields.sign_type);
@@ -76,6 +79,7 @@ export class WechatpayV2Verifier {
     }
     checkAppid(fields, account);
     const subMerchantId = v2SubMerchant(fields.sub_mch_id || undefined, account);
+    if (subMerchantId !== undefined) checkSubAppid(fields.sub_appid, subMerchantId, account);
     Object.assign(base, { replayKey: paymentKeyOf(fields) });
     try {
       return Object.assign(base, readPayment(fields), subMerchantId === undefined ? {} : { subMerchantId });
