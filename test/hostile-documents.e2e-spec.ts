@@ -7,6 +7,7 @@ import { writeV2Xml } from '../src/channels/wechatpay/v2/wechatpay-v2.xml';
 import {
   alipayDelivery,
   encryptWechatpayResource,
+  generateRsaKeyPair,
   randomAlphanumeric,
   signWechatpayBody,
 } from '../tools/simulator/platform-signers';
@@ -182,5 +183,33 @@ describe('hostile documents at every notify route (issue 35, item 2)', () => {
       return unionpayForm(signUnionpay(fields, unionpayKeys.unionpaySigner));
     });
     await expectEachRefusedOrKeptAsMalformed(signed, send);
+  });
+
+  it('should refuse in general terms, naming no configured merchant, app or key (issue 35, item 6)', async () => {
+    const { mchid, appid, publicKeySigner } = platforms.wechatpay;
+    const v2Forgery = writeV2Xml({
+      return_code: 'SUCCESS',
+      appid,
+      mch_id: mchid,
+      nonce_str: 'n',
+      sign: 'F'.repeat(32),
+    });
+    const strangerV2 = writeV2Xml({ return_code: 'SUCCESS', appid, mch_id: '1900000001', nonce_str: 'n', sign: 'x' });
+    const v3Body = apiV3Envelope('{}');
+    const v3Forgery = signWechatpayBody({ ...publicKeySigner, privateKey: generateRsaKeyPair().privateKey }, v3Body);
+    const refusals = [
+      await xml(v2Forgery),
+      await xml(strangerV2),
+      await post('/notify/wechatpay', v3Forgery, v3Body),
+      await post('/notify/wechatpay', { ...v3Forgery, 'wechatpay-serial': 'PUB_KEY_ID_UNKNOWN' }, v3Body),
+    ];
+
+    for (const answer of refusals) {
+      expect(answer.status).toBe(401);
+      expect(answer.body).toMatch(/\S/);
+      for (const configured of [mchid, appid, publicKeySigner.serial, '1900000001', 'PUB_KEY_ID_UNKNOWN']) {
+        expect(answer.body).not.toContain(configured);
+      }
+    }
   });
 });
