@@ -285,7 +285,14 @@ describe('operators in the browser', () => {
     );
     expect(status).toBe(403);
     expect(await refundsOf(duplicateBy)).toHaveLength(0);
-    expect(await count(pool, "SELECT COUNT(*) FROM admin_audit WHERE operator_id = 'victor'")).toBe(0);
+    // Issue 35, item 7: the refused attempt is audited, and nothing else of victor's.
+    expect(await count(pool, "SELECT COUNT(*) FROM admin_audit WHERE operator_id = 'victor'")).toBe(1);
+    expect(
+      await count(
+        pool,
+        "SELECT COUNT(*) FROM admin_audit WHERE operator_id = 'victor' AND action NOT LIKE '%_REFUSED'",
+      ),
+    ).toBe(0);
 
     await go(page, '#/approvals', 'Refund approvals');
     for (const button of await page.getByRole('button', { name: /^(Approve|Reject)$/ }).all()) {
