@@ -179,7 +179,10 @@ describe('the seller check (issue 35, item 5)', () => {
   it('should refuse an accounts-file app without sellerId unless waived', () => {
     const dir = mkdtempSync(join(tmpdir(), 'alipay-seller-'));
     const file = join(dir, 'accounts.json');
-    writeFileSync(file, JSON.stringify({ alipay: [{ appId: '2021000117600002', alipayPublicKeyPath: '/run/keys/a.pem' }] }));
+    writeFileSync(
+      file,
+      JSON.stringify({ alipay: [{ appId: '2021000117600002', alipayPublicKeyPath: '/run/keys/a.pem' }] }),
+    );
 
     expect(() => loadAlipayOptions({ PAYMENT_ACCOUNTS_FILE: file })).toThrow(/2021000117600002.*sellerId/);
     expect(
