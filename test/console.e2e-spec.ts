@@ -228,6 +228,8 @@ describe('operators in the browser', () => {
     );
     expect(audits.map((a) => `${a.operator_id} ${a.action}`)).toEqual([
       'alice EMERGENCY_REFUND',
+      // Her attempt to approve her own refund, refused, is audited too (issue 35, item 7).
+      'alice REFUND_APPROVE_REFUSED',
       'bob REFUND_APPROVED',
     ]);
 
