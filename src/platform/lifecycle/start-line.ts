@@ -12,7 +12,7 @@ export interface ChannelSummary {
   /** The accounts whose API (refunds, queries, closes) can be called. */
   refunds: string[];
   /** Checks an operator waived (ALIPAY_SELLER_CHECK_WAIVED), named so that nobody misses them. */
-  waived: string[];
+  waived?: string[];
 }
 
 export interface StartSummary {
@@ -31,7 +31,8 @@ export function startSummary(app: INestApplicationContext, port: number, metrics
       const name = c.channel.toLowerCase();
       if (!c.enabled) return [name, 'disabled' as const];
       const waived = c.waivedChecks?.() ?? [];
-      return [name, { accounts: c.accountIds(), keyIds: c.keyIds(), refunds: c.apiAccounts(), waived }];
+      const summary = { accounts: c.accountIds(), keyIds: c.keyIds(), refunds: c.apiAccounts() };
+      return [name, waived.length > 0 ? { ...summary, waived } : summary];
     }),
   );
   const rabbitmq = app.get(RabbitmqConnection, { strict: false });
@@ -57,7 +58,7 @@ function describeChannels(channels: StartSummary['channels']): string {
       if (c === 'disabled') return `${name} disabled`;
       const keys = c.keyIds.length > 0 ? `, keys ${c.keyIds.join(' ')}` : '';
       const refunds = c.refunds.length > 0 ? `refunds for ${c.refunds.join(' ')}` : 'refunds unavailable';
-      const waived = c.waived.length > 0 ? `; WAIVED: ${c.waived.join(', ')}` : '';
+      const waived = c.waived ? `; WAIVED: ${c.waived.join(', ')}` : '';
       return `${name} (accounts ${c.accounts.join(' ')}${keys}; ${refunds}${waived})`;
     })
     .join(', ');
