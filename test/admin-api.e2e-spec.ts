@@ -433,7 +433,13 @@ describe('admin API', () => {
       });
 
       expectError(answer, 403, 'Forbidden');
-      expect(await rowCounts()).toEqual(before);
+      // Issue 35, item 7: nothing is written but the audit of the refused attempt.
+      expect(await rowCounts()).toEqual({ ...before, admin_audit: before.admin_audit + 1 });
+      expect(
+        await count(pool, "SELECT COUNT(*) FROM admin_audit WHERE operator_id = 'victor' AND target = ?", [
+          `order:${payment.orderNo}`,
+        ]),
+      ).toBe(1);
       expect(await count(pool, 'SELECT COUNT(*) FROM refund WHERE order_no = ?', [payment.orderNo])).toBe(0);
       expect((await read<OrderDetail>(`/admin/orders/${payment.orderNo}`)).refunds).toEqual([]);
     });
@@ -990,7 +996,8 @@ describe('admin API', () => {
     }
 
     expect(new Set(statuses)).toEqual(new Set([200, 400, 401, 404]));
-    expect(await rowCounts()).toEqual(before);
+    // Issue 35, item 7: the two admins' unmasked reads of the delivery are audited, nothing else is written.
+    expect(await rowCounts()).toEqual({ ...before, admin_audit: before.admin_audit + 2 });
   });
 });
 

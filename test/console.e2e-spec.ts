@@ -232,6 +232,8 @@ describe('operators in the browser', () => {
     );
     expect(audits.map((a) => `${a.operator_id} ${a.action}`)).toEqual([
       'alice EMERGENCY_REFUND',
+      // Her attempt to approve her own refund, refused, is audited too (issue 35, item 7).
+      'alice REFUND_APPROVE_REFUSED',
       'bob REFUND_APPROVED',
     ]);
 
@@ -289,7 +291,14 @@ describe('operators in the browser', () => {
     );
     expect(status).toBe(403);
     expect(await refundsOf(duplicateBy)).toHaveLength(0);
-    expect(await count(pool, "SELECT COUNT(*) FROM admin_audit WHERE operator_id = 'victor'")).toBe(0);
+    // Issue 35, item 7: the refused attempt is audited, and nothing else of victor's.
+    expect(await count(pool, "SELECT COUNT(*) FROM admin_audit WHERE operator_id = 'victor'")).toBe(1);
+    expect(
+      await count(
+        pool,
+        "SELECT COUNT(*) FROM admin_audit WHERE operator_id = 'victor' AND action NOT LIKE '%_REFUSED'",
+      ),
+    ).toBe(0);
 
     await go(page, '#/approvals', 'Refund approvals');
     for (const button of await page.getByRole('button', { name: /^(Approve|Reject)$/ }).all()) {

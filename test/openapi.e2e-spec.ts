@@ -7,11 +7,25 @@ import { RunningApp, startApp } from './support/test-app';
 const COMMITTED = join(__dirname, '../openapi.json');
 
 describe('OpenAPI', () => {
-  describe('served (the default)', () => {
+  describe('by default (issue 35, item 6)', () => {
     let app: RunningApp;
 
     beforeAll(async () => {
       app = await startApp({});
+    });
+    afterAll(async () => app?.close());
+
+    it('should serve neither the document nor Swagger UI unless OPENAPI=true', async () => {
+      expect((await fetch(`${app.url}/docs-json`)).status).toBe(404);
+      expect((await fetch(`${app.url}/docs`)).status).toBe(404);
+    });
+  });
+
+  describe('served (OPENAPI=true)', () => {
+    let app: RunningApp;
+
+    beforeAll(async () => {
+      app = await startApp({ OPENAPI: 'true' });
     });
     afterAll(async () => app?.close());
 

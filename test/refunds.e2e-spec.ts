@@ -132,7 +132,7 @@ describe('emergency refund of a duplicate payment', () => {
 
 describe('refunding the transaction that paid the order', () => {
   // The refusal's effects in the database, and the partial refunds around it, are in test/medium/refund.medium-spec.ts.
-  it('should answer 422 OverRefund for more than the transaction paid, and write no refund and no audit', async () => {
+  it('should answer 422 OverRefund for more than the transaction paid, and write no refund, only the refusal audit', async () => {
     const { orderNo, paidBy } = await paidOrder('WECHATPAY', 1000);
     const audits = await count(pool, 'SELECT COUNT(*) FROM admin_audit WHERE target = ?', [`order:${orderNo}`]);
 
@@ -146,7 +146,15 @@ describe('refunding the transaction that paid the order', () => {
     expect(tooMuch.json()).toMatchObject({ error: 'OverRefund' });
     expect(tooMuch.json().message).toContain('at most 1000 can still be refunded');
     expect(await count(pool, 'SELECT COUNT(*) FROM refund WHERE order_no = ?', [orderNo])).toBe(0);
-    expect(await count(pool, 'SELECT COUNT(*) FROM admin_audit WHERE target = ?', [`order:${orderNo}`])).toBe(audits);
+    // Issue 35, item 7: the refused attempt is audited, as no change.
+    expect(await count(pool, 'SELECT COUNT(*) FROM admin_audit WHERE target = ?', [`order:${orderNo}`])).toBe(
+      audits + 1,
+    );
+    expect(
+      await count(pool, "SELECT COUNT(*) FROM admin_audit WHERE target = ? AND action = 'EMERGENCY_REFUND_REFUSED'", [
+        `order:${orderNo}`,
+      ]),
+    ).toBe(1);
     expect(await orders.status(orderNo)).toBe('PAID');
   });
 
@@ -165,7 +173,13 @@ describe('refunding the transaction that paid the order', () => {
     expect(asViewer.json()).toMatchObject({ error: 'Forbidden' });
     expect(anonymous.status).toBe(401);
     expect(await count(pool, 'SELECT COUNT(*) FROM refund WHERE order_no = ?', [orderNo])).toBe(0);
-    expect(await count(pool, 'SELECT COUNT(*) FROM admin_audit')).toBe(audits);
+    // Issue 35, item 7: the viewer's refused attempt is audited (the anonymous one names no operator).
+    expect(await count(pool, 'SELECT COUNT(*) FROM admin_audit')).toBe(audits + 1);
+    expect(
+      await count(pool, "SELECT COUNT(*) FROM admin_audit WHERE operator_id = 'victor' AND target = ?", [
+        `order:${orderNo}`,
+      ]),
+    ).toBe(1);
     expect(await orders.status(orderNo)).toBe('PAID');
   });
 
@@ -274,8 +288,15 @@ async function processingWechatpayRefund(amount: number, refundAmount = amount) 
 describe('POST /admin/refunds/:refundNo/resolve-offline', () => {
   const resolve = (refundNo: string, token: string | undefined, body: unknown = { reason: 'paid by bank transfer' }) =>
     clientA.admin('POST', `/admin/refunds/${encodeURIComponent(refundNo)}/resolve-offline`, token, body);
+  /** The audited changes of a refund; its refused attempts are audited apart (issue 35, item 7). */
   const audits = (refundNo: string) =>
-    count(pool, 'SELECT COUNT(*) FROM admin_audit WHERE target = ?', [`refund:${refundNo}`]);
+    count(pool, "SELECT COUNT(*) FROM admin_audit WHERE target = ? AND action NOT LIKE '%\\_REFUSED'", [
+      `refund:${refundNo}`,
+    ]);
+  const refusals = (refundNo: string) =>
+    count(pool, "SELECT COUNT(*) FROM admin_audit WHERE target = ? AND action LIKE '%\\_REFUSED'", [
+      `refund:${refundNo}`,
+    ]);
 
   it('should settle an ABNORMAL refund as refunded, audited in the same transaction', async () => {
     const { orderNo, paidBy, refundNo, notice } = await processingWechatpayRefund(1600);
@@ -320,6 +341,7 @@ describe('POST /admin/refunds/:refundNo/resolve-offline', () => {
     expect(await refunds.row(refundNo)).toMatchObject({ status: 'PROCESSING' });
     expect(await orders.status(orderNo)).toBe('REFUNDING');
     expect(await audits(refundNo)).toBe(0);
+    expect(await refusals(refundNo)).toBe(1);
   });
 
   it('should let only an admin resolve, with a reason, and write nothing otherwise', async () => {
@@ -338,6 +360,7 @@ describe('POST /admin/refunds/:refundNo/resolve-offline', () => {
     expect(await refunds.row(refundNo)).toMatchObject({ status: 'ABNORMAL' });
     expect(await orders.status(orderNo)).toBe('REFUNDING');
     expect(await audits(refundNo)).toBe(0);
+    expect(await refusals(refundNo)).toBe(4);
   });
 });
 

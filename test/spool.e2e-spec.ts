@@ -160,6 +160,23 @@ describe('the durable spool (SPOOL_DIR)', () => {
     expect(segmentFiles(spoolDir).reduce((sum, file) => sum + statSync(file).size, 0)).toBe(0);
   });
 
+  it('should spool a captured sending replayed during a cut once, acking each copy (issue 35, item 3)', async () => {
+    const spoolDir = mkdtempSync(join(tmpdir(), 'pcs-spool-'));
+    app = await startApp(spoolEnv(spoolDir));
+    const client = new TestClient(app.url, platforms);
+    const [p] = stormPayments(1, 'R');
+    await registerAll(client, [p]);
+    const sending = client.wechatpayPayment({ outTradeNo: p.orderNo, transactionId: p.transactionId, total: p.amount });
+    await proxy.stop();
+
+    for (let i = 0; i < 6; i++) expect((await client.postWechatpay(sending)).status).toBe(204);
+
+    expect((await readiness(app.url)).spool).toMatchObject({ pending: 1 });
+    await proxy.start();
+    await eventually('the spool to drain', async () => (await readiness(app!.url)).spool.pending === 0, 60_000);
+    expect(await paymentEffects(pool, [p])).toMatchObject({ paidOrders: 1, callbacks: 1, deliveries: 1 });
+  });
+
   it('should answer the retryable failure without SPOOL_DIR, as before', async () => {
     app = await startApp(spoolEnv(undefined));
     const client = new TestClient(app.url, platforms);

@@ -170,7 +170,9 @@ describe('UnionPay notifications across two replicas', () => {
          (SELECT COUNT(*) FROM outbox_event e WHERE e.order_no = o.order_no AND e.type = 'payment.succeeded') AS events,
          (SELECT COUNT(*) FROM payment_callback p WHERE p.order_no = o.order_no AND p.channel = 'UNIONPAY') AS callbacks,
          (SELECT COUNT(*) FROM callback_delivery d WHERE d.order_no = o.order_no AND d.outcome = 'PAID') AS paid,
-         (SELECT COUNT(*) FROM callback_delivery d WHERE d.order_no = o.order_no AND d.outcome = 'DUPLICATE') AS duplicates
+         -- An identical repost is a replay (issue 35, item 3): counted on the first row, not stored again.
+         (SELECT COUNT(*) FROM callback_delivery d WHERE d.order_no = o.order_no AND d.outcome = 'DUPLICATE')
+           + (SELECT COALESCE(SUM(d.replays), 0) FROM callback_delivery d WHERE d.order_no = o.order_no) AS duplicates
        FROM payment_order o WHERE o.order_no IN (?)`,
       [orderNos],
     );

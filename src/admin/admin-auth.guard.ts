@@ -15,6 +15,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { FastifyRequest } from 'fastify';
 import { DomainError } from '../domain/domain-error';
 import { adminConfig, AdminRole } from '../platform/config/admin.config';
+import { AuditLog } from './audit/audit-log';
+import { auditedWriteOf, recordRefusal } from './audit/audited-write';
 
 const ROLE_KEY = 'admin-role';
 
@@ -37,6 +39,7 @@ export class AdminAuthGuard implements CanActivate {
   constructor(
     @Inject(adminConfig.KEY) config: ConfigType<typeof adminConfig>,
     private readonly reflector: Reflector,
+    private readonly audit: AuditLog,
   ) {
     this.operators = config.operators.map(({ operatorId, role, token }) => ({
       operatorId,
@@ -48,7 +51,7 @@ export class AdminAuthGuard implements CanActivate {
     }
   }
 
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     if (this.operators.length === 0) {
       throw new DomainError('FeatureDisabled', 'the admin API is disabled: ADMIN_TOKENS is not configured');
     }
@@ -57,7 +60,13 @@ export class AdminAuthGuard implements CanActivate {
     if (!operator) throw new DomainError('Unauthenticated', 'a valid Authorization: Bearer admin token is required');
     const required = this.reflector.get<AdminRole>(ROLE_KEY, context.getHandler());
     if (required === AdminRole.Admin && operator.role !== AdminRole.Admin) {
-      throw new DomainError('Forbidden', `operator ${operator.operatorId} has role viewer; this action needs admin`);
+      const refusal = new DomainError(
+        'Forbidden',
+        `operator ${operator.operatorId} has role viewer; this action needs admin`,
+      );
+      const audited = auditedWriteOf(this.reflector, context);
+      if (audited) await recordRefusal(this.audit, audited, request, operator.operatorId, refusal);
+      throw refusal;
     }
     request.operator = { operatorId: operator.operatorId, role: operator.role };
     return true;

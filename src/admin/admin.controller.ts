@@ -1,3 +1,4 @@
+import { FastifyRequest } from 'fastify';
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseInterceptors } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiErrors } from '../platform/http/error.view';
@@ -9,6 +10,7 @@ import { TransactionInterceptor } from '../platform/transaction/transaction.inte
 import { AdminAccess, AuthenticatedOperator, CurrentOperator } from './admin-auth.guard';
 import { AdminQueries, CallbackStatsView } from './admin-queries';
 import { AuditLog } from './audit/audit-log';
+import { AuditedWrite, AuditRefusals } from './audit/audited-write';
 import { OperatorReadLimit } from './operator-read-limit.interceptor';
 import {
   AnomalyQueryDto,
@@ -92,8 +94,19 @@ export class AdminController {
   @AdminAccess(AdminRole.Viewer)
   @UseInterceptors(OperatorReadLimit)
   @ApiErrors([429, 'this operator has ADMIN_READS_PER_OPERATOR reads running already'])
-  delivery(@Param('id') id: string, @CurrentOperator() operator: AuthenticatedOperator): Promise<DeliveryView> {
-    return this.queries.delivery(id, operator.role);
+  async delivery(@Param('id') id: string, @CurrentOperator() operator: AuthenticatedOperator): Promise<DeliveryView> {
+    const view = await this.queries.delivery(id, operator.role);
+    if (operator.role === AdminRole.Admin) {
+      // An admin sees the payer's identifiers unmasked: who read which payload is kept.
+      await this.audit.record({
+        operatorId: operator.operatorId,
+        action: 'PAYLOAD_READ_UNMASKED',
+        target: `delivery:${id}`,
+        requestBody: null,
+        result: { reason: 'an admin reads the raw payload with the payer unmasked' },
+      });
+    }
+    return view;
   }
 
   @Get('stats/callbacks')
@@ -119,7 +132,8 @@ export class AdminController {
   )
   @HttpCode(202)
   @AdminAccess(AdminRole.Admin)
-  @UseInterceptors(StartRefundAfterCommit, TransactionInterceptor)
+  @AuditedWrite('EMERGENCY_REFUND', (request) => `order:${bodyField(request, 'orderNo')}`)
+  @UseInterceptors(AuditRefusals, StartRefundAfterCommit, TransactionInterceptor)
   async emergencyRefund(
     @Body() dto: EmergencyRefundDto,
     @CurrentOperator() operator: AuthenticatedOperator,
@@ -142,7 +156,8 @@ export class AdminController {
   @ApiErrors([400, 'no reason'], [403, 'a viewer token'], [404, 'unknown refund'], [409, 'the refund is not ABNORMAL'])
   @HttpCode(200)
   @AdminAccess(AdminRole.Admin)
-  @UseInterceptors(TransactionInterceptor)
+  @AuditedWrite('REFUND_RESOLVE_OFFLINE', refundTarget)
+  @UseInterceptors(AuditRefusals, TransactionInterceptor)
   async resolveOffline(
     @Param('refundNo') refundNo: string,
     @Body() dto: ReasonDto,
@@ -166,7 +181,8 @@ export class AdminController {
   @ApiErrors([403, 'a viewer token, or the requester'], [404, 'unknown refund'], [409, 'not awaiting approval'])
   @HttpCode(200)
   @AdminAccess(AdminRole.Admin)
-  @UseInterceptors(StartRefundAfterCommit, TransactionInterceptor)
+  @AuditedWrite('REFUND_APPROVE', refundTarget)
+  @UseInterceptors(AuditRefusals, StartRefundAfterCommit, TransactionInterceptor)
   async approve(
     @Param('refundNo') refundNo: string,
     @CurrentOperator() operator: AuthenticatedOperator,
@@ -189,7 +205,8 @@ export class AdminController {
   @ApiErrors([400, 'no reason'], [403, 'a viewer token'], [404, 'unknown refund'], [409, 'not awaiting approval'])
   @HttpCode(200)
   @AdminAccess(AdminRole.Admin)
-  @UseInterceptors(TransactionInterceptor)
+  @AuditedWrite('REFUND_REJECT', refundTarget)
+  @UseInterceptors(AuditRefusals, TransactionInterceptor)
   async reject(
     @Param('refundNo') refundNo: string,
     @Body() dto: ReasonDto,
@@ -205,4 +222,13 @@ export class AdminController {
     });
     return toRefundView(refund);
   }
+}
+
+function refundTarget(request: FastifyRequest): string {
+  return `refund:${(request.params as { refundNo?: string }).refundNo ?? ''}`;
+}
+
+function bodyField(request: FastifyRequest, name: string): string {
+  const value = (request.body as Record<string, unknown> | undefined)?.[name];
+  return typeof value === 'string' ? value : '(none)';
 }

@@ -12,6 +12,7 @@ import { AdminAuthGuard } from './admin-auth.guard';
 import { AdminController } from './admin.controller';
 import { AdminQueries } from './admin-queries';
 import { AuditLog } from './audit/audit-log';
+import { AuditRefusals } from './audit/audited-write';
 import { DatabaseGauges } from './database-gauges';
 import { OperatorReadLimit } from './operator-read-limit.interceptor';
 import { StartRefundAfterCommit } from './start-refund-after-commit.interceptor';
@@ -24,6 +25,7 @@ import { StartRefundAfterCommit } from './start-refund-after-commit.interceptor'
     AdminQueries,
     OperationsOverviewQuery,
     AuditLog,
+    AuditRefusals,
     StartRefundAfterCommit,
     OperatorReadLimit,
     DatabaseGauges,

@@ -62,6 +62,8 @@ export interface PaymentChannel extends NotifyEndpoint {
   subMerchantIds(merchantId?: string): string[];
   /** The ids of the platform keys notifications are verified with (none for a channel whose keys have no id), for the start line. */
   keyIds(): string[];
+  /** Checks an operator explicitly waived, named on the start line; none when absent. */
+  waivedChecks?(): string[];
   /** The accounts (merchant or app ids) whose API can be called: they have a merchant/app key. */
   apiAccounts(): string[];
   /** Why `merchantId`'s API cannot be called, or undefined when it can. */

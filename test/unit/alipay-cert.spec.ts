@@ -378,3 +378,61 @@ describe(`${AlipayVerifier.name} in certificate mode`, () => {
     });
   });
 });
+
+describe('Alipay certificates checked at each use (issue 35, item 4)', () => {
+  const HOUR_MS = 3600 * 1000;
+  const appId = '2021000117600001';
+  let dir: string;
+  let signers: { expired: ReturnType<typeof generateRsaKeyPair>; current: ReturnType<typeof generateRsaKeyPair> };
+  let sns: { expired: string; current: string };
+  let currentNotAfter: Date;
+  const config = (publicCertPaths: string[]): AlipayConfig => ({
+    appId,
+    certificates: { publicCertPaths, rootCertPath: path.join(dir, 'root.crt'), validateChain: true },
+  });
+  const paramsAt = (at: Date) =>
+    alipayTradeParams({ appId, outTradeNo: 'R1', tradeNo: '2026120222001', totalAmount: '1.00', paidAt: at });
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'alipay-validity-'));
+    const root = await createTestRoot();
+    signers = { expired: generateRsaKeyPair(), current: generateRsaKeyPair() };
+    currentNotAfter = new Date(Date.now() + 2 * 24 * HOUR_MS);
+    const expired = await issueCertificate(root, signers.expired.publicKeyPem, 'Alipay expired', {
+      notBefore: new Date(Date.now() - 400 * 24 * HOUR_MS),
+      notAfter: new Date(Date.now() - 24 * HOUR_MS),
+    });
+    const current = await issueCertificate(root, signers.current.publicKeyPem, 'Alipay current', {
+      notAfter: currentNotAfter,
+    });
+    sns = { expired: expired.sn, current: current.sn };
+    writeFileSync(path.join(dir, 'root.crt'), root.pem);
+    writeFileSync(path.join(dir, 'expired.crt'), expired.pem);
+    writeFileSync(path.join(dir, 'current.crt'), current.pem);
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('should start with an expired certificate left beside a current one, skipping it', () => {
+    const sut = new AlipayVerifier([config([path.join(dir, 'expired.crt'), path.join(dir, 'current.crt')])]);
+
+    expect(sut.certSns()).not.toContain(`alipay_cert_sn=${sns.expired}`);
+    const now = new Date();
+    expect(
+      codeOf(() => sut.verify(form(alipayCertDelivery(signers.current.privateKey, sns.current, paramsAt(now))))),
+    ).toBe('no error');
+    expect(
+      codeOf(() => sut.verify(form(alipayCertDelivery(signers.expired.privateKey, sns.expired, paramsAt(now))))),
+    ).toBe('InvalidSignature');
+  });
+
+  it('should refuse a notification signed an hour after the certificate expired while the service ran', () => {
+    let clock = Date.now();
+    const sut = new AlipayVerifier([config([path.join(dir, 'current.crt')])], {}, () => clock);
+    clock = currentNotAfter.getTime() + HOUR_MS;
+    const late = alipayCertDelivery(signers.current.privateKey, sns.current, paramsAt(new Date(clock - 1000)));
+
+    expect(codeOf(() => sut.verify(form(late)))).toBe('InvalidSignature');
+    const unnamed = late.replace(/&alipay_cert_sn=\w+/, '');
+    expect(codeOf(() => sut.verify(form(unnamed)))).toBe('InvalidSignature');
+  });
+});

@@ -210,6 +210,13 @@ describe(AlipayVerifier.name, () => {
       expect(codeOf(() => sut.verify(form(ours)))).toBe('no error');
     });
 
+    it("should reject an auth_app_id that is another of our apps, not this account's (issue 35, item 5)", () => {
+      const twoApps = new AlipayVerifier([config(), config({ appId: '2021004100000003' })], {}, NOW);
+      const otherOfOurs = alipayDelivery(alipay.privateKey, { ...trade(), auth_app_id: '2021004100000003' });
+
+      expect(codeOf(() => twoApps.verify(form(otherOfOurs)))).toBe('MerchantMismatch');
+    });
+
     it('should name the app and the fingerprint of the public key it tried when the sign does not verify', () => {
       const body = alipayDelivery(stranger.privateKey, trade());
       const fingerprint = createHash('sha256')

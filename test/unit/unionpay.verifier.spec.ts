@@ -184,3 +184,22 @@ describe(`${UnionpayVerifier.name} with a key set made for the test`, () => {
     );
   });
 });
+
+describe('UNIONPAY_VALIDATE_CN=false and the trusted certificates (issue 35, item 4)', () => {
+  const PRODUCTION_ROOT = join(DIR, 'cfca_ev_root.pem');
+  const TEST_ROOT = join(DIR, 'acp_test_root.cer');
+  const TEST_MIDDLE = join(DIR, 'acp_test_middle.cer');
+  const load = (root: string, middle: string, validateCn: boolean) => () =>
+    new UnionpayCertificates({ root, middle }, validateCn, Date.now);
+
+  it.each([
+    ['root', PRODUCTION_ROOT, TEST_MIDDLE],
+    ['middle', TEST_ROOT, PRODUCTION_ROOT],
+  ])("should refuse the flag when the trusted %s is production's, whatever the gateway URL", (_which, root, middle) => {
+    expect(load(root, middle, false)).toThrow(/UNIONPAY_VALIDATE_CN=false .*production/);
+  });
+
+  it("should keep the flag for UnionPay's test root and middle", () => {
+    expect(load(TEST_ROOT, TEST_MIDDLE, false)).not.toThrow();
+  });
+});

@@ -179,7 +179,8 @@ describe(WechatpayV2Verifier.name, () => {
       currency: 'CNY',
       paidAt: PAYMENT.paidAt,
     });
-    expect(notification.replayKey).toBeUndefined();
+    // Issue 35, item 3: an identical repost is a replay, keyed on the signed fields and sign.
+    expect(notification.replayKey).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it('should verify an HMAC-SHA256 payment notification', () => {
@@ -223,6 +224,34 @@ describe(WechatpayV2Verifier.name, () => {
     // A direct merchant's account takes no sub-merchant's payment.
     expect(codeOf(() => sut.verify(bySub('1900000109')))).toBe('MerchantMismatch');
     expect(sut.verify(bySub(undefined))).not.toHaveProperty('subMerchantId');
+  });
+
+  it("should refuse a provider's refund notice for a sub-merchant it does not serve (issue 35, item 5)", () => {
+    const provider = new WechatpayV2Verifier([{ ...account, subMchids: ['1900000109'] }]);
+    const record = writeV2Xml(
+      {
+        out_refund_no: 'R1',
+        out_trade_no: PAYMENT.outTradeNo,
+        refund_fee: '100',
+        refund_id: '50000000000000000000',
+        refund_status: 'SUCCESS',
+        total_fee: '1999',
+        transaction_id: PAYMENT.transactionId,
+      },
+      'root',
+    );
+    const notice = (subMchId: string) =>
+      writeV2Xml({
+        return_code: 'SUCCESS',
+        appid: APPID,
+        mch_id: MCHID,
+        sub_mch_id: subMchId,
+        nonce_str: 'n',
+        req_info: encryptReqInfo(record, API_V2_KEY),
+      });
+
+    expect(provider.verify(delivery(notice('1900000109')))).toMatchObject({ subMerchantId: '1900000109' });
+    expect(codeOf(() => provider.verify(delivery(notice('1900000999'))))).toBe('MerchantMismatch');
   });
 
   it('should take a signed FAIL result as not paid, and refuse a return_code FAIL', () => {

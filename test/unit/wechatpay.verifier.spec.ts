@@ -19,10 +19,12 @@ import { VECTORS_DIR } from '../support/vectors';
 import { isPayment, RawDelivery } from '../../src/domain/notification';
 import { WechatpayVerifier } from '../../src/channels/wechatpay/wechatpay.verifier';
 
-/** SHA-256 over the delivery's timestamp, nonce and signature: what names one signed sending. */
+/** SHA-256 over the delivery's timestamp, nonce and signature bytes: what names one signed sending. */
 function replayKeyOf({ headers }: RawDelivery): string {
-  const signed = ['timestamp', 'nonce', 'signature'].map((name) => `${String(headers[`wechatpay-${name}`])}\n`);
-  return createHash('sha256').update(signed.join('')).digest('hex');
+  const [timestamp, nonce, signature] = ['timestamp', 'nonce', 'signature'].map((n) =>
+    String(headers[`wechatpay-${n}`]),
+  );
+  return createHash('sha256').update(`${timestamp}\n${nonce}\n`).update(Buffer.from(signature, 'base64')).digest('hex');
 }
 
 const VECTORS = VECTORS_DIR;

@@ -9,7 +9,10 @@
  */
 import { createHash, KeyObject, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { Logger } from '@nestjs/common';
 import { ConfigurationError } from '../../domain/env-validation';
+
+const logger = new Logger('AlipayCertificates');
 
 /** Where an app's certificates are; they replace the bare Alipay public key. */
 export interface AlipayCertPaths {
@@ -28,6 +31,7 @@ export interface AlipayCertificate {
   sn: string;
   publicKey: KeyObject;
   path: string;
+  validFrom: Date;
   validTo: Date;
 }
 
@@ -89,16 +93,13 @@ export function loadAlipayCertMode(paths: AlipayCertPaths, now: Date): AlipayCer
   if (rootSn === '') {
     throw new ConfigurationError(`ALIPAY_ROOT_CERT_PATH: ${paths.rootCertPath} holds no RSA-signed certificate`);
   }
-  const alipayCerts = paths.publicCertPaths.map((path) => {
-    const [leaf, ...intermediates] = readCertificates(path, 'ALIPAY_PUBLIC_CERT_PATHS');
-    refuseOutsideValidity(leaf, path, 'ALIPAY_PUBLIC_CERT_PATHS', now);
-    if (paths.validateChain !== false && !chainsToRoot(leaf, intermediates, roots, now)) {
-      throw new ConfigurationError(
-        `ALIPAY_PUBLIC_CERT_PATHS: ${path} is not issued under the root certificates of ${paths.rootCertPath}`,
-      );
-    }
-    return { sn: certSn(leaf), publicKey: leaf.publicKey, path, validTo: new Date(leaf.validTo) };
-  });
+  const loaded = paths.publicCertPaths.map((path) => loadAlipayCert(path, paths, roots, now));
+  const alipayCerts = loaded.filter((cert): cert is AlipayCertificate => !(cert instanceof ConfigurationError));
+  // A certificate left over from a rotation has expired: skipped, unless it leaves the app without any.
+  if (alipayCerts.length === 0) throw loaded[0] as ConfigurationError;
+  for (const skipped of loaded.filter((cert) => cert instanceof ConfigurationError)) {
+    logger.warn(`${skipped.message}: skipped, the other certificates of ALIPAY_PUBLIC_CERT_PATHS stay in use`);
+  }
   const sns = alipayCerts.map((c) => c.sn);
   const twice = sns.find((sn, i) => sns.indexOf(sn) !== i);
   if (twice) throw new ConfigurationError(`ALIPAY_PUBLIC_CERT_PATHS: the certificate ${twice} is listed twice`);
@@ -109,6 +110,29 @@ export function loadAlipayCertMode(paths: AlipayCertPaths, now: Date): AlipayCer
     appCertSn = certSn(appCert);
   }
   return { alipayCerts, rootCertSn: rootSn, appCertSn };
+}
+
+/** One Alipay public certificate; an expired one is returned as the error it would be, for the caller to skip. */
+function loadAlipayCert(
+  path: string,
+  paths: AlipayCertPaths,
+  roots: X509Certificate[],
+  now: Date,
+): AlipayCertificate | ConfigurationError {
+  const [leaf, ...intermediates] = readCertificates(path, 'ALIPAY_PUBLIC_CERT_PATHS');
+  if (now.getTime() > Date.parse(leaf.validTo)) {
+    return new ConfigurationError(
+      `ALIPAY_PUBLIC_CERT_PATHS: ${path} expired on ${new Date(leaf.validTo).toISOString()}`,
+    );
+  }
+  refuseOutsideValidity(leaf, path, 'ALIPAY_PUBLIC_CERT_PATHS', now);
+  if (paths.validateChain !== false && !chainsToRoot(leaf, intermediates, roots, now)) {
+    throw new ConfigurationError(
+      `ALIPAY_PUBLIC_CERT_PATHS: ${path} is not issued under the root certificates of ${paths.rootCertPath}`,
+    );
+  }
+  const validity = { validFrom: new Date(leaf.validFrom), validTo: new Date(leaf.validTo) };
+  return { sn: certSn(leaf), publicKey: leaf.publicKey, path, ...validity };
 }
 
 function readCertificates(path: string, variable: string): X509Certificate[] {

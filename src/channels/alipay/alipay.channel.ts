@@ -48,6 +48,7 @@ export class AlipayChannel implements PaymentChannel {
   constructor(
     private readonly verifier: AlipayVerifier,
     private readonly client: AlipayClient,
+    private readonly sellerCheckWaived = false,
   ) {}
 
   get enabled(): boolean {
@@ -102,6 +103,12 @@ export class AlipayChannel implements PaymentChannel {
   /** Public keys carry no id (the app id names each); certificate mode shows its SNs. */
   keyIds(): string[] {
     return this.verifier.certSns();
+  }
+
+  waivedChecks(): string[] {
+    return this.sellerCheckWaived
+      ? ['the seller_id check of apps without a seller id (ALIPAY_SELLER_CHECK_WAIVED)']
+      : [];
   }
 
   apiUnavailableReason(merchantId: string | undefined): string | undefined {

@@ -21,6 +21,7 @@ describe(loadAlipayOptions.name, () => {
       ALIPAY_GATEWAY_URL: 'https://openapi-sandbox.dl.alipaydev.com/gateway.do',
       ALIPAY_APP_ID: '2021000117600001',
       ALIPAY_PUBLIC_KEY_PATH: '/run/keys/alipay_public.pem',
+      ALIPAY_SELLER_ID: '2088531891668739',
       ALIPAY_APP_PRIVATE_KEY_PATH: '/run/keys/alipay_app_key.pem',
     });
 
@@ -157,5 +158,36 @@ describe('certificate mode', () => {
     ])('should refuse an app with %s', (_what, entry, message) => {
       expect(() => loadAlipayAccounts(accountsFile([{ appId: '2021000117600003', ...entry }]))).toThrow(message);
     });
+  });
+});
+
+describe('the seller check (issue 35, item 5)', () => {
+  const APP = { ALIPAY_APP_ID: '2021000117600001', ALIPAY_PUBLIC_KEY_PATH: '/run/keys/alipay_public.pem' };
+
+  it('should refuse an app without a seller id, naming ALIPAY_SELLER_ID and the waiver', () => {
+    expect(() => loadAlipayOptions(APP)).toThrow(ConfigurationError);
+    expect(() => loadAlipayOptions(APP)).toThrow(/ALIPAY_SELLER_ID.*ALIPAY_SELLER_CHECK_WAIVED=true/);
+  });
+
+  it('should load an app without a seller id when the check is explicitly waived, and say so', () => {
+    const options = loadAlipayOptions({ ...APP, ALIPAY_SELLER_CHECK_WAIVED: 'true' });
+
+    expect(options.accounts).toEqual([expect.objectContaining({ appId: '2021000117600001', sellerId: undefined })]);
+    expect(options.sellerCheckWaived).toBe(true);
+  });
+
+  it('should refuse an accounts-file app without sellerId unless waived', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'alipay-seller-'));
+    const file = join(dir, 'accounts.json');
+    writeFileSync(
+      file,
+      JSON.stringify({ alipay: [{ appId: '2021000117600002', alipayPublicKeyPath: '/run/keys/a.pem' }] }),
+    );
+
+    expect(() => loadAlipayOptions({ PAYMENT_ACCOUNTS_FILE: file })).toThrow(/2021000117600002.*sellerId/);
+    expect(
+      loadAlipayOptions({ PAYMENT_ACCOUNTS_FILE: file, ALIPAY_SELLER_CHECK_WAIVED: 'true' }).accounts,
+    ).toHaveLength(1);
+    rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -54,6 +54,25 @@ export function loadAlipayNotifyMaxAgeSeconds(env: NodeJS.ProcessEnv = process.e
   return validateEnv(AlipayNotifyEnv, env).ALIPAY_NOTIFY_MAX_AGE_SECONDS ?? DEFAULT_NOTIFY_MAX_AGE_SECONDS;
 }
 
+/** Not per app, so it may stand beside PAYMENT_ACCOUNTS_FILE. */
+class AlipaySellerCheckEnv {
+  @IsOptional()
+  @IsIn(['true', 'false'], { message: 'ALIPAY_SELLER_CHECK_WAIVED must be true or false' })
+  ALIPAY_SELLER_CHECK_WAIVED?: string;
+}
+
+/**
+ * Alipay's guide asks merchants to check seller_id: an app without one is refused at start, unless
+ * the operator explicitly waives the check (ALIPAY_SELLER_CHECK_WAIVED=true, named on the start line).
+ */
+function refuseUncheckedSellers(accounts: AlipayAccount[], waived: boolean): void {
+  const unchecked = accounts.find((account) => !account.sellerId);
+  if (unchecked === undefined || waived) return;
+  throw new ConfigurationError(
+    `Invalid Alipay configuration: app_id ${unchecked.appId} has no seller id, so a notification naming another seller would be taken; set ALIPAY_SELLER_ID (or sellerId in PAYMENT_ACCOUNTS_FILE), or ALIPAY_SELLER_CHECK_WAIVED=true to accept any seller`,
+  );
+}
+
 /** The gateway; the app key's variable describes the shorthand's app. */
 class AlipayApiEnv {
   @IsOptional()
@@ -70,6 +89,8 @@ export interface AlipayOptions {
   accounts: AlipayAccount[];
   gatewayUrl: string;
   notifyMaxAgeSeconds: number;
+  /** ALIPAY_SELLER_CHECK_WAIVED=true: apps without a seller id take notifications naming any seller. */
+  sellerCheckWaived?: true;
 }
 
 /** One Alipay app (app_id) as notifications see it: public key mode or certificate mode, one of the two. */
@@ -155,11 +176,14 @@ export function loadAlipayAccounts(env: NodeJS.ProcessEnv = process.env): Alipay
  */
 export function loadAlipayOptions(env: NodeJS.ProcessEnv = process.env): AlipayOptions {
   const accounts = loadAlipayAccounts(env);
+  const sellerCheckWaived = validateEnv(AlipaySellerCheckEnv, env).ALIPAY_SELLER_CHECK_WAIVED === 'true';
+  refuseUncheckedSellers(accounts, sellerCheckWaived);
   const now = new Date();
   for (const { certificates } of accounts) if (certificates) loadAlipayCertMode(certificates, now);
   return {
     gatewayUrl: validateEnv(AlipayApiEnv, env).ALIPAY_GATEWAY_URL ?? 'https://openapi.alipay.com/gateway.do',
     accounts,
     notifyMaxAgeSeconds: loadAlipayNotifyMaxAgeSeconds(env),
+    ...(sellerCheckWaived ? { sellerCheckWaived } : {}),
   };
 }

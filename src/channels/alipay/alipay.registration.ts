@@ -11,13 +11,13 @@ export const alipayChannel: ChannelRegistration<AlipayOptions> = {
   channel: Channel.Alipay,
   loadOptions: loadAlipayOptions,
   accounts: alipayAccounts,
-  create({ accounts, gatewayUrl, notifyMaxAgeSeconds }, calls, clock) {
+  create({ accounts, gatewayUrl, notifyMaxAgeSeconds, sellerCheckWaived }, calls, clock) {
     const verifier = new AlipayVerifier(accounts, { notifyMaxAgeSeconds }, clock);
     const client = new AlipayClient(
       accounts,
       { gatewayUrl, timeoutMs: calls.requestTimeoutMs, downloadTimeoutMs: calls.billDownloadTimeoutMs },
       verifier,
     );
-    return new AlipayChannel(verifier, client);
+    return new AlipayChannel(verifier, client, sellerCheckWaived);
   },
 };

@@ -4,6 +4,7 @@ import { parseDecimalAmount } from '../../domain/money';
 import { loadAlipayCertMode } from './alipay.certificates';
 import { AlipayConfig, DEFAULT_NOTIFY_MAX_AGE_SECONDS } from './alipay.config';
 import { headerValue, loadPublicKey } from '../key-loading';
+import { decodeStrictBase64, replayKeyOf } from '../signature-bytes';
 import {
   Channel,
   Clock,
@@ -32,6 +33,13 @@ export interface AlipayKey {
   sn?: string;
   /** Names the key in a refusal: `SN …`, or the SHA-256 of a bare public key. */
   name: string;
+  /** A certificate's validity, checked at each use; a bare public key has none. */
+  validFrom?: Date;
+  validTo?: Date;
+}
+
+function validAt(key: AlipayKey, now: number): boolean {
+  return (key.validFrom?.getTime() ?? -Infinity) <= now && now <= (key.validTo?.getTime() ?? Infinity);
 }
 
 /** An app's Alipay keys, loaded once; notifications are routed to their app by app_id. */
@@ -91,14 +99,14 @@ export class AlipayVerifier {
     const params = parseForm(delivery.body);
     const app = this.verifySignature(params);
     checkSeller(params, app.account);
-    this.checkAuthorizedApp(params);
+    checkAuthorizedApp(params, app.account);
     this.checkNotifyTime(params);
     const base = {
       channel: this.channel,
       merchantId: app.account.appId,
       rawBody: signedPartOf(delivery.body),
       headers: { 'content-type': contentType },
-      replayKey: replayKeyOf(params),
+      replayKey: sendingKeyOf(params),
     };
     try {
       return Object.assign(
@@ -109,14 +117,6 @@ export class AlipayVerifier {
       if (!(error instanceof DomainError) || error.code !== MALFORMED) throw error;
       const ids = { outTradeNo: params.get('out_trade_no'), transactionId: params.get('trade_no') };
       return malformedNotification({ ...base, eventType: params.get('trade_status') ?? '' }, ids, error.message);
-    }
-  }
-
-  /** `auth_app_id`, the app the merchant authorised, is one of ours whenever Alipay sends it. */
-  private checkAuthorizedApp(params: Map<string, string>): void {
-    const authAppId = params.get('auth_app_id');
-    if (authAppId && !this.apps.has(authAppId)) {
-      throw new DomainError('MerchantMismatch', `auth_app_id ${authAppId} is not one of our applications`);
     }
   }
 
@@ -145,7 +145,8 @@ export class AlipayVerifier {
   verifyResponse(appId: string, signedText: string, sign: string, certSn?: string): boolean {
     const app = this.apps.get(appId);
     if (!app) return false;
-    const keys = app.certMode && certSn !== undefined ? app.keys.filter((key) => key.sn === certSn) : app.keys;
+    const named = app.certMode && certSn !== undefined ? app.keys.filter((key) => key.sn === certSn) : app.keys;
+    const keys = named.filter((key) => validAt(key, this.now()));
     const signature = Buffer.from(sign, 'base64');
     return keys.some((key) => verify('sha256', Buffer.from(signedText, 'utf8'), key.publicKey, signature));
   }
@@ -165,21 +166,23 @@ export class AlipayVerifier {
     if (signType !== 'RSA2')
       throw new DomainError('InvalidSignature', `sign_type ${signType} is not accepted, only RSA2`);
     const app = this.appOf(params);
-    const signature = Buffer.from(sign, 'base64');
+    const signature = decodeStrictBase64(sign, 'sign');
     const certSn = (app.certMode && params.get(CERT_SN_PARAMETER)) || undefined;
+    const now = this.now();
     if (certSn === undefined) {
       const content = Buffer.from(signedContent(params), 'utf8');
-      if (app.keys.some((key) => verify('sha256', content, key.publicKey, signature))) return app;
+      const keys = app.keys.filter((key) => validAt(key, now));
+      if (keys.some((key) => verify('sha256', content, key.publicKey, signature))) return app;
       throw new DomainError(
         'InvalidSignature',
         `sign does not verify with the Alipay ${app.certMode ? 'certificates' : 'public key'} of app_id ${app.account.appId} (${app.keys.map((k) => k.name).join(', ')})`,
       );
     }
-    const key = app.keys.find((k) => k.sn === certSn);
+    const key = app.keys.find((k) => k.sn === certSn && validAt(k, now));
     if (!key) {
       throw new DomainError(
         'InvalidSignature',
-        `alipay_cert_sn ${certSn.slice(0, 64)} is not one of the Alipay certificates of app_id ${app.account.appId}`,
+        `alipay_cert_sn ${certSn.slice(0, 64)} is not one of the Alipay certificates of app_id ${app.account.appId} valid now`,
       );
     }
     // The SN is left out of the signed string; a signature that covers it too is Alipay's word all the same.
@@ -200,7 +203,13 @@ function loadApp(account: AlipayConfig, now: Date): AlipayApp {
     const certMode = loadAlipayCertMode(account.certificates, now);
     return {
       account,
-      keys: certMode.alipayCerts.map((cert) => ({ publicKey: cert.publicKey, sn: cert.sn, name: `SN ${cert.sn}` })),
+      keys: certMode.alipayCerts.map(({ publicKey, sn, validFrom, validTo }) => ({
+        publicKey,
+        sn,
+        name: `SN ${sn}`,
+        validFrom,
+        validTo,
+      })),
       certMode: { rootCertSn: certMode.rootCertSn, appCertSn: certMode.appCertSn },
     };
   }
@@ -213,10 +222,9 @@ function loadApp(account: AlipayConfig, now: Date): AlipayApp {
  * parameters out: the same signed content and signature again, padded or not, is a replay. So is
  * the same one with its (unsigned) alipay_cert_sn left out.
  */
-function replayKeyOf(params: Map<string, string>): string {
-  return createHash('sha256')
-    .update(`${signedContent(params, ['sign', 'sign_type', CERT_SN_PARAMETER])}\n${params.get('sign')}`)
-    .digest('hex');
+function sendingKeyOf(params: Map<string, string>): string {
+  const signed = signedContent(params, ['sign', 'sign_type', CERT_SN_PARAMETER]);
+  return replayKeyOf(signed, decodeStrictBase64(params.get('sign') ?? '', 'sign'));
 }
 
 /**
@@ -229,6 +237,20 @@ function signedPartOf(body: Buffer): Buffer {
     .split('&')
     .filter((pair) => !/^[^=]*=?$/.test(pair));
   return Buffer.from(kept.join('&'), 'latin1');
+}
+
+/**
+ * `auth_app_id`, the app the merchant authorised, is the account's own app whenever Alipay sends
+ * it: another of our apps is no more this account's than a stranger's.
+ */
+function checkAuthorizedApp(params: Map<string, string>, account: AlipayConfig): void {
+  const authAppId = params.get('auth_app_id');
+  if (authAppId && authAppId !== account.appId) {
+    throw new DomainError(
+      'MerchantMismatch',
+      `auth_app_id ${authAppId.slice(0, 32)} is not the app of this notification`,
+    );
+  }
 }
 
 function checkSeller(params: Map<string, string>, account: AlipayConfig): void {

@@ -37,6 +37,7 @@ export class UnionpayCertificates {
   ) {
     this.root = readCertificate(paths.root, 'UNIONPAY_ROOT_CERT_PATH');
     this.middle = readCertificate(paths.middle, 'UNIONPAY_MIDDLE_CERT_PATH');
+    if (!validateCn) refuseProductionAnchors(this.root, this.middle);
     if (!this.root.verify(this.root.publicKey)) {
       throw new ConfigurationError(`Invalid configuration: UNIONPAY_ROOT_CERT_PATH ${paths.root} is not self-signed`);
     }
@@ -95,6 +96,40 @@ export class UnionpayCertificates {
       return `signPubKeyCert (serial ${certificate.serialNumber}) is not issued to ${UNIONPAY_CN} (UNIONPAY_VALIDATE_CN)`;
     }
     return undefined;
+  }
+}
+
+/**
+ * UnionPay's test root and middle (CFCA TEST CS CA, CFCA TEST OCA1), by SHA-256 fingerprint: the
+ * only CFCA anchors under which the CN check may be turned off.
+ */
+const TEST_ANCHORS = new Set([
+  'D2:46:EE:60:73:59:55:1B:B5:09:5E:F6:C7:C4:05:99:DE:0E:58:68:59:BA:F4:02:B7:65:F2:58:C1:E0:B4:AE',
+  'EB:D8:91:52:5D:18:09:C1:32:B3:2E:3B:27:91:80:02:E0:CD:E1:41:8C:92:4B:44:C3:F6:3B:2A:8D:C6:37:C5',
+]);
+/** CFCA EV ROOT, under which UnionPay's production certificates are issued. */
+const PRODUCTION_ANCHORS = new Set([
+  '5C:C3:D7:8E:4E:1D:5E:45:54:7A:04:E6:87:3E:64:F9:0C:F9:53:6D:1C:CC:2E:F8:00:F3:55:C4:C5:FD:70:FD',
+]);
+const CFCA = 'O=China Financial Certification Authority';
+
+/**
+ * With the CN check off, any merchant certificate issued under the trusted middle verifies as
+ * UnionPay: refused whenever the root or middle is production's (a known production fingerprint,
+ * or any CFCA certificate other than UnionPay's test ones), whatever the gateway URL says.
+ */
+function refuseProductionAnchors(root: X509Certificate, middle: X509Certificate): void {
+  for (const [variable, cert] of [
+    ['UNIONPAY_ROOT_CERT_PATH', root],
+    ['UNIONPAY_MIDDLE_CERT_PATH', middle],
+  ] as const) {
+    const fingerprint = cert.fingerprint256;
+    const cfca = cert.subject.split('\n').includes(CFCA) && !TEST_ANCHORS.has(fingerprint);
+    if (PRODUCTION_ANCHORS.has(fingerprint) || cfca) {
+      throw new ConfigurationError(
+        `Invalid configuration: UNIONPAY_VALIDATE_CN=false is for UnionPay's test environment only, and ${variable} is a production certificate (SHA-256 ${fingerprint})`,
+      );
+    }
   }
 }
 

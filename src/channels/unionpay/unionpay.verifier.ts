@@ -13,13 +13,22 @@ import {
 import { headerValue } from '../key-loading';
 import { UnionpayCertificates } from './unionpay.certificates';
 import { UnionpayAccount } from './unionpay.config';
-import { parseForm, parseTxnTime, signatureHolds } from './unionpay.message';
+import { parseForm, parseTxnTime, signatureHolds, signedString } from './unionpay.message';
+import { replayKeyOf } from '../signature-bytes';
 
 const FORM_CONTENT_TYPE = 'application/x-www-form-urlencoded';
 
 /** respCode 00 is success; A6 is success with a deficiency the merchant settles with UnionPay apart. */
 export const SUCCESS_RESP_CODES = new Set(['00', 'A6']);
 export const TxnType = { Query: '00', Consume: '01', Refund: '04', FileTransfer: '76' } as const;
+
+/**
+ * How old a notification's txnTime may be. UnionPay's retries end within the day of the
+ * transaction; a payment may come up to the order's pay timeout after its txnTime, and a refund's
+ * result after its own request: seven days leaves room for both.
+ */
+const MAX_TXN_AGE_MS = 7 * 24 * 3600 * 1000;
+const MAX_CLOCK_SKEW_MS = 10 * 60 * 1000;
 
 /** ISO 4217 numeric codes UnionPay writes in currencyCode, as the service's letters. */
 const CURRENCIES: Record<string, string> = { '156': 'CNY' };
@@ -57,11 +66,13 @@ export class UnionpayVerifier {
     }
     const fields = parseForm(delivery.body);
     const merId = this.verifyFields(fields);
+    this.checkFresh(fields);
     const base = {
       channel: this.channel,
       merchantId: merId,
       rawBody: delivery.body,
       headers: { 'content-type': contentType },
+      replayKey: sendingKeyOf(fields),
     };
     try {
       return Object.assign(base, fields.get('txnType') === TxnType.Refund ? readRefund(fields) : readConsume(fields));
@@ -103,10 +114,26 @@ export class UnionpayVerifier {
     return merId;
   }
 
+  /**
+   * UnionPay sends a back notification again, unchanged, until it is acked, for a few hours at most;
+   * a notification whose txnTime is far older than that is a capture replayed, never a retry.
+   */
+  private checkFresh(fields: ReadonlyMap<string, string>): void {
+    const age = this.now() - parseTxnTime(fields.get('txnTime') ?? '').getTime();
+    if (age > MAX_TXN_AGE_MS || age < -MAX_CLOCK_SKEW_MS) {
+      throw new DomainError('TimestampExpired', 'txnTime is outside the window in which UnionPay notifies');
+    }
+  }
+
   /** The clock the certificates are checked at; the channel's answers use the same. */
   get clock(): Clock {
     return this.now;
   }
+}
+
+/** The same signed message again (UnionPay's retries are byte-identical): one key, however its base64 is written. */
+function sendingKeyOf(fields: ReadonlyMap<string, string>): string {
+  return replayKeyOf(signedString(fields), Buffer.from(fields.get('signature') ?? '', 'base64'));
 }
 
 function eventTypeOf(fields: ReadonlyMap<string, string>): string {

@@ -2,7 +2,7 @@ import { Type } from 'class-transformer';
 import { ArrayUnique, IsArray, IsOptional, IsString, Length, Matches, ValidateNested } from 'class-validator';
 import { accountsFileError, AccountsSection } from '../accounts-file';
 import type { WechatpayAccount } from './wechatpay.config';
-import { readSubMchids } from './wechatpay.partner';
+import { readSubAppids, readSubMchids } from './wechatpay.partner';
 
 const SERIAL = /^[0-9A-Fa-f]{8,64}$/;
 
@@ -92,6 +92,7 @@ export const wechatpayAccounts: AccountsSection<WechatpayAccountEntry, Wechatpay
       merchantPrivateKeyPath: entry.merchantPrivateKeyPath,
       merchantSerialNo: entry.merchantSerialNo?.toUpperCase(),
       subMchids: readSubMchidsOf(entry, where),
+      subAppids: readSubAppids(entry.subMchids ?? []),
       apiV2CertPath: entry.apiV2CertPath,
       apiV2CertPassword: entry.apiV2CertPassword,
     };

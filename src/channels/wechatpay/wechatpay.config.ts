@@ -4,7 +4,7 @@ import { readAccountsSection, refuseBesideFile } from '../accounts-file';
 import { HttpUrl } from '../channel-calls.config';
 import { SingleValue } from '../single-value';
 import { wechatpayAccounts } from './wechatpay.accounts';
-import { readSubMchids } from './wechatpay.partner';
+import { readSubAppids, readSubMchids } from './wechatpay.partner';
 
 class WechatpayEnv {
   @IsOptional()
@@ -106,6 +106,8 @@ export interface WechatpayConfig {
   platformCertPaths: string[];
   /** Service-provider (partner) mode: the sub_mchids it collects for; empty or absent: a direct merchant. */
   subMchids?: string[];
+  /** The sub-merchants configured with their own app (`sub_mchid:sub_appid`): sub_appid is checked. */
+  subAppids?: Record<string, string>;
 }
 
 /** An account with, optionally, the merchant API key that signs refunds, queries and closes. */
@@ -149,6 +151,7 @@ export function loadWechatpayConfig(env: NodeJS.ProcessEnv = process.env): Wecha
       : undefined,
     platformCertPaths: splitList(vars.WECHATPAY_PLATFORM_CERT_PATHS),
     subMchids: readSubMchids(splitList(vars.WECHATPAY_SUB_MCHIDS), vars.WECHATPAY_MCHID!, 'WECHATPAY_SUB_MCHIDS'),
+    subAppids: readSubAppids(splitList(vars.WECHATPAY_SUB_MCHIDS)),
   };
 }
 

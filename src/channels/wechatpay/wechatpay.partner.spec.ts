@@ -202,3 +202,37 @@ describe("a sub-merchant's trade bill", () => {
     expect(entries).toEqual([expect.objectContaining({ kind: 'PAYMENT', transactionId: '4200000002' })]);
   });
 });
+
+describe('sub_appid of a configured sub-merchant (issue 35, item 5)', () => {
+  const resource = (subAppid?: string) => ({
+    sp_mchid: '1230000109',
+    sp_appid: 'wx8888888888888888',
+    sub_mchid: '1900000109',
+    ...(subAppid === undefined ? {} : { sub_appid: subAppid }),
+    out_trade_no: 'ORD-1',
+  });
+
+  it('should read WECHATPAY_SUB_MCHIDS entries written mchid:sub_appid', () => {
+    const [account] = loadWechatpayAccounts({
+      ...SHORTHAND,
+      WECHATPAY_SUB_MCHIDS: '1900000109:wxd678efh567hg6999, 1900000110',
+    });
+
+    expect(account.subMchids).toEqual(['1900000109', '1900000110']);
+    expect(account.subAppids).toEqual({ '1900000109': 'wxd678efh567hg6999' });
+  });
+
+  it("should refuse a partner notification whose sub_appid is not the sub-merchant's configured one", () => {
+    const [account] = loadWechatpayAccounts({ ...SHORTHAND, WECHATPAY_SUB_MCHIDS: '1900000109:wxd678efh567hg6999' });
+
+    expect(asDirectResource(resource('wxd678efh567hg6999'), account).subMerchantId).toBe('1900000109');
+    expect(() => asDirectResource(resource('wx0000000000000000'), account)).toThrow(/sub_appid/);
+    expect(() => asDirectResource(resource(undefined), account)).toThrow(/sub_appid/);
+  });
+
+  it('should leave sub_appid unchecked for a sub-merchant configured without one', () => {
+    const [account] = loadWechatpayAccounts({ ...SHORTHAND, WECHATPAY_SUB_MCHIDS: '1900000109' });
+
+    expect(asDirectResource(resource('wx0000000000000000'), account).subMerchantId).toBe('1900000109');
+  });
+});

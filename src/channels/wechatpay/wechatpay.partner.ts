@@ -17,6 +17,20 @@ export interface PartnerAccount {
   mchid: string;
   /** The sub-merchants this provider collects for; empty or absent: a directly connected merchant. */
   subMchids?: string[];
+  /** A sub-merchant's own app (sub_appid), where one is configured: its notifications must name it. */
+  subAppids?: Record<string, string>;
+}
+
+/** An entry of WECHATPAY_SUB_MCHIDS or subMchids: `sub_mchid`, or `sub_mchid:sub_appid`. */
+function splitSubMerchant(value: string): [mchid: string, subAppid: string | undefined] {
+  const [mchid, subAppid] = value.split(':', 2);
+  return [mchid, subAppid || undefined];
+}
+
+/** The sub_appids configured with the sub-merchants (`sub_mchid:sub_appid` entries). */
+export function readSubAppids(values: string[]): Record<string, string> | undefined {
+  const pairs = values.map(splitSubMerchant).filter((pair): pair is [string, string] => pair[1] !== undefined);
+  return pairs.length === 0 ? undefined : Object.fromEntries(pairs);
 }
 
 export function isPartner(account: PartnerAccount): boolean {
@@ -27,7 +41,8 @@ export function isPartner(account: PartnerAccount): boolean {
  * WECHATPAY_SUB_MCHIDS (or an accounts-file entry's subMchids): mchids, each once, none the
  * provider's own. Throws a ConfigurationError naming the bad value.
  */
-export function readSubMchids(values: string[], spMchid: string, where: string): string[] {
+export function readSubMchids(entries: string[], spMchid: string, where: string): string[] {
+  const values = entries.map((entry) => splitSubMerchant(entry)[0]);
   const seen = new Set<string>();
   for (const value of values) {
     if (!MCHID.test(value)) {
@@ -86,9 +101,21 @@ export function asDirectResource(
       `sub_mchid ${describe(subMchid)} is not a configured sub-merchant of sp_mchid ${account.mchid}`,
     );
   }
+  checkSubAppid(resource.sub_appid, subMchid, account);
   // sp_appid is the provider's app: the account's app ids (WECHATPAY_APPIDS) are the sp_appids.
   const { sp_mchid: _sp, sp_appid: spAppid, ...rest } = resource;
   return { resource: { ...rest, mchid: spMchid, appid: spAppid }, subMerchantId: subMchid };
+}
+
+/** A sub-merchant configured with its sub_appid takes only notifications naming that app. */
+export function checkSubAppid(subAppid: unknown, subMchid: string, account: PartnerAccount): void {
+  const expected = account.subAppids?.[subMchid];
+  if (expected !== undefined && subAppid !== expected) {
+    throw new DomainError(
+      'MerchantMismatch',
+      `sub_appid ${describe(subAppid).slice(0, 32)} is not the application of sub-merchant ${subMchid}`,
+    );
+  }
 }
 
 /**

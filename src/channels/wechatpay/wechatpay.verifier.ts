@@ -1,9 +1,10 @@
-import { createDecipheriv, createHash, KeyObject, verify } from 'node:crypto';
+import { createDecipheriv, KeyObject, verify } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { DomainError } from '../../domain/domain-error';
 import { isValidMinorAmount } from '../../domain/money';
 import { ConfigurationError } from '../../domain/env-validation';
 import { WechatpayConfig } from './wechatpay.config';
+import { decodeStrictBase64, replayKeyOf } from '../signature-bytes';
 import { headerValue, loadCertificate, loadPublicKey } from '../key-loading';
 import { asDirectResource } from './wechatpay.partner';
 import {
@@ -121,7 +122,7 @@ export class WechatpayVerifier {
       eventType,
       rawBody: delivery.body,
       headers: keptHeaders(delivery),
-      replayKey: replayKeyOf(sent),
+      replayKey: sendingKeyOf(sent),
       ...(subMerchantId === undefined ? {} : { subMerchantId }),
     };
     try {
@@ -156,7 +157,7 @@ export class WechatpayVerifier {
     if (!platformKey)
       throw new DomainError('UnknownSigningKey', `no platform key or certificate with serial ${serial}`);
     const message = Buffer.concat([Buffer.from(`${timestamp}\n${nonce}\n`), body, Buffer.from('\n')]);
-    if (!verify('sha256', message, platformKey.key, Buffer.from(signature, 'base64'))) {
+    if (!verify('sha256', message, platformKey.key, decodeStrictBase64(signature, 'Wechatpay-Signature'))) {
       throw new DomainError(
         'InvalidSignature',
         `Wechatpay-Signature does not verify with platform key ${serial} (of mchid ${platformKey.account.mchid})`,
@@ -260,10 +261,11 @@ function checkMerchant(mchid: string, account: WechatpayConfig): void {
 
 /**
  * WeChat signs every sending afresh (a new timestamp and nonce): the same timestamp, nonce and
- * signature twice is one sending delivered twice, by a proxy or by someone who captured it.
+ * signature bytes twice is one sending delivered twice, by a proxy or by someone who captured it,
+ * however its base64 was written.
  */
-function replayKeyOf({ timestamp, nonce, signature }: SignatureHeaders): string {
-  return createHash('sha256').update(`${timestamp}\n${nonce}\n${signature}\n`).digest('hex');
+function sendingKeyOf({ timestamp, nonce, signature }: SignatureHeaders): string {
+  return replayKeyOf(`${timestamp}\n${nonce}`, decodeStrictBase64(signature, 'Wechatpay-Signature'));
 }
 
 function signatureHeaders({ headers }: RawDelivery): SignatureHeaders {

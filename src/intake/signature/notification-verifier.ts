@@ -1,9 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { FastifyRequest } from 'fastify';
 import { NotifyEndpoint } from '../../channels/payment-channel';
 import { PaymentChannels } from '../../channels/payment-channels';
 import { DomainError } from '../../domain/domain-error';
-import { VerifiedNotification } from '../../domain/notification';
+import { RawDelivery, VerifiedNotification } from '../../domain/notification';
 
 export interface VerifiedDelivery {
   channel: NotifyEndpoint;
@@ -17,6 +17,8 @@ export interface VerifiedDelivery {
  */
 @Injectable()
 export class NotificationVerifier {
+  private readonly logger = new Logger(NotificationVerifier.name);
+
   constructor(private readonly channels: PaymentChannels) {}
 
   verify(request: FastifyRequest<{ Params: { channel?: string } }>): VerifiedDelivery {
@@ -37,6 +39,20 @@ export class NotificationVerifier {
       );
     }
     if (body.length === 0) throw new DomainError('MalformedRequest', 'empty request body');
-    return { channel, notification: channel.verify({ body, headers: request.headers }) };
+    return { channel, notification: this.readOrRefuse(channel, { body, headers: request.headers }) };
+  }
+
+  /**
+   * Verification only reads the bytes received: whatever else a channel's parser throws (a library
+   * error on a hostile document) is the sender's malformed request, never an unauthenticated 5xx.
+   */
+  private readOrRefuse(channel: NotifyEndpoint, delivery: RawDelivery): VerifiedNotification {
+    try {
+      return channel.verify(delivery);
+    } catch (error) {
+      if (error instanceof DomainError) throw error;
+      this.logger.warn(`${channel.notifyPath}: a parser refused the notification: ${String(error)}`.slice(0, 300));
+      throw new DomainError('MalformedRequest', 'the notification could not be read');
+    }
   }
 }

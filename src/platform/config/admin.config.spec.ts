@@ -85,6 +85,14 @@ describe(loadAdminOperators.name, () => {
     expect(error?.message).toMatch(/repeats an operatorId/);
   });
 
+  it('should read operator ids in lower case, so that alice and ALICE are one operator (issue 35, item 7)', () => {
+    const token = (c: string) => c.repeat(20);
+    expect(sut({ ADMIN_TOKENS: `Alice:${token('a')}:admin` }).map((o) => o.operatorId)).toEqual(['alice']);
+    expect(() => sut({ ADMIN_TOKENS: `alice:${token('a')}:admin,ALICE:${token('b')}:admin` })).toThrow(
+      /repeats an operatorId/,
+    );
+  });
+
   it('should reject two operators with the same token', () => {
     const error = errorOf(() => sut({ ADMIN_TOKENS: `alice:${ALICE_TOKEN}:admin,bob:${ALICE_TOKEN}:viewer` }));
 

@@ -34,7 +34,8 @@ export function loadAdminOperators(env: NodeJS.ProcessEnv = process.env): AdminO
         `Invalid configuration: ADMIN_TOKENS entry ${index + 1} must be operatorId:token:role: ${problem}`,
       );
     }
-    return { operatorId: parts[0], token: parts[1], role: parts[2] as AdminRole };
+    // Operator ids compare one way everywhere (the database's collation ignores case): lower case.
+    return { operatorId: parts[0].toLowerCase(), token: parts[1], role: parts[2] as AdminRole };
   });
   const duplicate = (key: (o: AdminOperator) => string) => new Set(operators.map(key)).size !== operators.length;
   if (duplicate((o) => o.operatorId))

@@ -3,8 +3,8 @@ import { loadOpenApiConfig } from './openapi.config';
 import { ConfigurationError } from '../../domain/env-validation';
 
 describe(loadOpenApiConfig.name, () => {
-  it('should serve the OpenAPI document unless OPENAPI is false', () => {
-    expect(loadOpenApiConfig({}).enabled).toBe(true);
+  it('should serve the OpenAPI document only when OPENAPI is true (issue 35, item 6: off by default)', () => {
+    expect(loadOpenApiConfig({}).enabled).toBe(false);
     expect(loadOpenApiConfig({ OPENAPI: 'true' }).enabled).toBe(true);
     expect(loadOpenApiConfig({ OPENAPI: 'false' }).enabled).toBe(false);
   });

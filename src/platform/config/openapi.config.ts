@@ -8,10 +8,10 @@ class OpenApiEnv {
 }
 
 export interface OpenApiConfig {
-  /** Serve the OpenAPI document and Swagger UI at /docs. */
+  /** Serve the OpenAPI document and Swagger UI at /docs: only when asked, it maps the API for anyone. */
   enabled: boolean;
 }
 
 export function loadOpenApiConfig(env: NodeJS.ProcessEnv = process.env): OpenApiConfig {
-  return { enabled: validateEnv(OpenApiEnv, env).OPENAPI !== 'false' };
+  return { enabled: validateEnv(OpenApiEnv, env).OPENAPI === 'true' };
 }

@@ -65,7 +65,7 @@ export class HttpErrorFilter implements ExceptionFilter {
       reply.status(answer.status).send(exception.getResponse()); // terminus' per-check details
     } else if (channel) {
       this.countRefusal(channel.channel, answer);
-      const failure = channel.failureReply(answer.status, answer.message);
+      const failure = channel.failureReply(answer.status, toCaller(answer));
       reply.status(failure.status).headers(failure.headers).send(failure.body);
     } else {
       reply.status(answer.status).send({ statusCode: answer.status, error: answer.code, message: answer.message });
@@ -117,6 +117,22 @@ function describe(exception: unknown): ErrorAnswer {
     return { status: HttpStatus.INTERNAL_SERVER_ERROR, code: 'DatabaseRefused', message: 'internal error; retry later' };
   }
   return { status: HttpStatus.INTERNAL_SERVER_ERROR, code: 'InternalError', message: 'internal error; retry later' };
+}
+
+/**
+ * What an unauthenticated caller of a notify route is told of a refusal that would name our
+ * configuration (merchant and app ids, key ids, fingerprints): the kind, in general terms. The log
+ * line keeps the specifics for the operator.
+ */
+const GENERAL_REFUSALS: Partial<Record<string, string>> = {
+  InvalidSignature: 'sign does not verify: the signature is refused',
+  UnknownSigningKey: 'the signing key or certificate is not one this service trusts',
+  MerchantMismatch: 'the notification is not for a merchant or application of this service',
+  Undecryptable: 'the encrypted content does not decrypt with the key of this merchant',
+};
+
+function toCaller(answer: ErrorAnswer): string {
+  return GENERAL_REFUSALS[answer.code] ?? answer.message;
 }
 
 function httpExceptionMessage(exception: HttpException): string {

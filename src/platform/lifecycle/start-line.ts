@@ -12,6 +12,8 @@ export interface ChannelSummary {
   keyIds: string[];
   /** The accounts whose API (refunds, queries, closes) can be called. */
   refunds: string[];
+  /** Checks an operator waived (ALIPAY_SELLER_CHECK_WAIVED), named so that nobody misses them. */
+  waived?: string[];
 }
 
 export interface StartSummary {
@@ -29,7 +31,9 @@ export function startSummary(app: INestApplicationContext, port: number, metrics
     app.get(PaymentChannels, { strict: false }).all.map((c) => {
       const name = c.channel.toLowerCase();
       if (!c.enabled) return [name, 'disabled' as const];
-      return [name, { accounts: c.accountIds(), keyIds: c.keyIds(), refunds: c.apiAccounts() }];
+      const waived = c.waivedChecks?.() ?? [];
+      const summary = { accounts: c.accountIds(), keyIds: c.keyIds(), refunds: c.apiAccounts() };
+      return [name, waived.length > 0 ? { ...summary, waived } : summary];
     }),
   );
   const rabbitmq = app.get(RabbitmqConnection, { strict: false });
@@ -59,7 +63,8 @@ function describeChannels(channels: StartSummary['channels']): string {
       if (c === 'disabled') return `${name} disabled`;
       const keys = c.keyIds.length > 0 ? `, keys ${c.keyIds.join(' ')}` : '';
       const refunds = c.refunds.length > 0 ? `refunds for ${c.refunds.join(' ')}` : 'refunds unavailable';
-      return `${name} (accounts ${c.accounts.join(' ')}${keys}; ${refunds})`;
+      const waived = c.waived ? `; WAIVED: ${c.waived.join(', ')}` : '';
+      return `${name} (accounts ${c.accounts.join(' ')}${keys}; ${refunds}${waived})`;
     })
     .join(', ');
 }

@@ -12,10 +12,37 @@ const NOT_LOGGED = /^\/(metrics$|metrics\?|health\/)/;
 
 type LoggedRequest = IncomingMessage & { id?: unknown; log?: Logger };
 
+/** Query parameters that carry a credential: their values never reach the log. */
+const CREDENTIAL_PARAMETER =
+  /^(token|access_token|refresh_token|id_token|auth|authorization|bearer|sign|signature|password|passwd|secret|client_secret|key|api_key|apikey)$/i;
+
+/** The URL with the value of each credential parameter replaced, everything else as received. */
+export function withoutCredentials(url: string | undefined): string | undefined {
+  const query = url?.indexOf('?') ?? -1;
+  if (url === undefined || query < 0) return url;
+  const redacted = url
+    .slice(query + 1)
+    .split('&')
+    .map((pair) => {
+      const equals = pair.indexOf('=');
+      const name = decodeName(equals < 0 ? pair : pair.slice(0, equals));
+      return equals >= 0 && CREDENTIAL_PARAMETER.test(name) ? `${pair.slice(0, equals)}=[REDACTED]` : pair;
+    });
+  return `${url.slice(0, query)}?${redacted.join('&')}`;
+}
+
+function decodeName(name: string): string {
+  try {
+    return decodeURIComponent(name.replace(/\+/g, ' '));
+  } catch {
+    return name;
+  }
+}
+
 /**
  * The process's one log output and the request logger (pino-http) writing to it.
  * Requests are logged as method, url and id only: headers and bodies carry signatures, tokens and
- * payer data, and never reach a log.
+ * payer data, and never reach a log; nor does a credential passed in the query string.
  */
 @Injectable()
 export class RequestLogging {
@@ -38,7 +65,7 @@ function requestLoggerOptions(): Options {
     // copy every header into a new object, per request, only for these to drop them.
     wrapSerializers: false,
     serializers: {
-      req: (req: LoggedRequest) => ({ id: req.id, method: req.method, url: req.url }),
+      req: (req: LoggedRequest) => ({ id: req.id, method: req.method, url: withoutCredentials(req.url) }),
       res: (res: ServerResponse) => ({ statusCode: res.statusCode }),
     },
     // Never logged by the serializer above; should a log call pass a request's headers, none of them shows.

@@ -10,9 +10,10 @@ import {
 } from '../../../domain/notification';
 import { headerValue } from '../../key-loading';
 import { WechatpayConfig } from '../wechatpay.config';
-import { v2SubMerchant } from '../wechatpay.partner';
+import { checkSubAppid, v2SubMerchant } from '../wechatpay.partner';
 import { decryptReqInfo, readSignType, v2SignatureHolds } from './wechatpay-v2.sign';
 import { readV2Xml } from './wechatpay-v2.xml';
+import { replayKeyOf } from '../../signature-bytes';
 
 const SUCCESS = 'SUCCESS';
 const REFUND_STATUSES: Record<string, RefundNoticeStatus | undefined> = {
@@ -59,7 +60,12 @@ export class WechatpayV2Verifier {
       rawBody: delivery.body,
       headers: kept(delivery),
     };
-    if (fields.req_info !== undefined) return Object.assign(base, readRefund(fields, account));
+    if (fields.req_info !== undefined) {
+      // A provider's refund notice names its sub-merchant as its payments do.
+      const subMerchant = v2SubMerchant(fields.sub_mch_id || undefined, account);
+      const refund = Object.assign(base, { replayKey: refundNoticeKeyOf(fields) }, readRefund(fields, account));
+      return subMerchant === undefined ? refund : Object.assign(refund, { subMerchantId: subMerchant });
+    }
 
     const signType = readSignType(fields.sign_type);
     if (!signType)
@@ -73,6 +79,8 @@ export class WechatpayV2Verifier {
     }
     checkAppid(fields, account);
     const subMerchantId = v2SubMerchant(fields.sub_mch_id || undefined, account);
+    if (subMerchantId !== undefined) checkSubAppid(fields.sub_appid, subMerchantId, account);
+    Object.assign(base, { replayKey: paymentKeyOf(fields) });
     try {
       return Object.assign(base, readPayment(fields), subMerchantId === undefined ? {} : { subMerchantId });
     } catch (error) {
@@ -90,6 +98,27 @@ export class WechatpayV2Verifier {
       throw new DomainError('MerchantMismatch', `mch_id ${mchid.slice(0, 32)} is no account with an APIv2 key here`);
     return account;
   }
+}
+
+/**
+ * WeChat sends a v2 notification again unchanged (same nonce_str, same sign) until it is acked:
+ * the same signed fields and sign again are one sending, not a new delivery.
+ */
+function paymentKeyOf(fields: Record<string, string>): string {
+  return replayKeyOf(fieldsText(fields, 'sign'), Buffer.from(fields.sign.toUpperCase(), 'utf8'));
+}
+
+/** A refund notice is not signed: what names one sending is its visible fields and its req_info's bytes. */
+function refundNoticeKeyOf(fields: Record<string, string>): string {
+  return replayKeyOf(fieldsText(fields, 'req_info'), Buffer.from(fields.req_info, 'base64'));
+}
+
+function fieldsText(fields: Record<string, string>, left: string): string {
+  return Object.keys(fields)
+    .filter((name) => name !== left)
+    .sort()
+    .map((name) => `${name}=${fields[name]}`)
+    .join('&');
 }
 
 function eventType(fields: Record<string, string>): string {

@@ -36,8 +36,8 @@ export function readV2Xml(xml: Buffer | string, root: 'xml' | 'root', what: stri
     throw malformed(`${what} is larger than ${MAX_V2_XML_BYTES} bytes`);
   }
   if (/<!(DOCTYPE|ENTITY)/i.test(text)) throw malformed(`${what} carries a DOCTYPE or ENTITY declaration, refused`);
-  if (XMLValidator.validate(text) !== true) throw malformed(`${what} is not well-formed XML`);
-  const document = parser.parse(text) as Record<string, unknown>;
+  refuseReservedNames(text, what);
+  const document = parseWellFormed(text, what);
   const elements = Object.keys(document);
   if (elements.length !== 1 || elements[0] !== root) throw malformed(`${what} must be one <${root}> element`);
   const body = document[root];
@@ -54,6 +54,31 @@ export function readV2Xml(xml: Buffer | string, root: 'xml' | 'root', what: stri
     fields[name] = fieldValue(value, `${what} field ${name}`);
   }
   return fields;
+}
+
+/**
+ * Names every object inherits (`__proto__`, `constructor`, `toString`, …) are refused before the
+ * parser sees them: it throws on some and silently renames others, and no v2 field is named so.
+ */
+const RESERVED_NAMES = new Set([...Object.getOwnPropertyNames(Object.prototype), 'prototype']);
+const CDATA_SECTIONS = /<!\[CDATA\[[\s\S]*?\]\]>/g;
+const ELEMENT_NAMES = /<\/?([^\s/>!?]+)/g;
+
+function refuseReservedNames(text: string, what: string): void {
+  for (const [, name] of text.replace(CDATA_SECTIONS, '').matchAll(ELEMENT_NAMES)) {
+    if (RESERVED_NAMES.has(name) || name.startsWith('__')) throw malformed(`${what} carries a reserved element name`);
+  }
+}
+
+/** Whatever the parser objects to (depth, names, syntax) is the sender's mistake, never ours: a 400. */
+function parseWellFormed(text: string, what: string): Record<string, unknown> {
+  try {
+    if (XMLValidator.validate(text) !== true) throw malformed(`${what} is not well-formed XML`);
+    return parser.parse(text) as Record<string, unknown>;
+  } catch (error) {
+    if (error instanceof DomainError) throw error;
+    throw malformed(`${what} could not be parsed as flat XML`);
+  }
 }
 
 function fieldValue(value: unknown, what: string): string {

@@ -1,0 +1,73 @@
+import { CallHandler, ExecutionContext, HttpException, Injectable, NestInterceptor, SetMetadata } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { FastifyRequest } from 'fastify';
+import { catchError, from, Observable, switchMap, throwError } from 'rxjs';
+import { DomainError } from '../../domain/domain-error';
+import { AuditLog } from './audit-log';
+
+const AUDITED_KEY = 'audited-write';
+
+/** An admin write: what its audit rows call it, and the target a request names. */
+export interface AuditedWriteSpec {
+  action: string;
+  target(request: FastifyRequest): string;
+}
+
+/** Route decorator: a refusal of this write (a 4xx, the role check's 403 included) is audited too. */
+export const AuditedWrite = (action: string, target: (request: FastifyRequest) => string) =>
+  SetMetadata(AUDITED_KEY, { action, target } satisfies AuditedWriteSpec);
+
+export function auditedWriteOf(reflector: Reflector, context: ExecutionContext): AuditedWriteSpec | undefined {
+  return reflector.get<AuditedWriteSpec>(AUDITED_KEY, context.getHandler());
+}
+
+/** A refused write's row: the operator, the target, the action refused and why (status, code, message). */
+export function recordRefusal(
+  audit: AuditLog,
+  spec: AuditedWriteSpec,
+  request: FastifyRequest,
+  operatorId: string,
+  error: DomainError | HttpException,
+): Promise<void> {
+  const status = error instanceof DomainError ? error.status : error.getStatus();
+  const code = error instanceof DomainError ? error.code : error.name;
+  return audit.record({
+    operatorId,
+    action: `${spec.action}_REFUSED`,
+    target: spec.target(request),
+    requestBody: request.body ?? null,
+    result: { refused: { status, code, reason: error.message } },
+  });
+}
+
+/**
+ * Outermost on an audited write: when the write is refused (a 4xx), the transaction has rolled back
+ * and this records the attempt in a transaction of its own, then lets the refusal through.
+ */
+@Injectable()
+export class AuditRefusals implements NestInterceptor {
+  constructor(
+    private readonly audit: AuditLog,
+    private readonly reflector: Reflector,
+  ) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const spec = auditedWriteOf(this.reflector, context);
+    const request = context.switchToHttp().getRequest<FastifyRequest & { operator?: { operatorId: string } }>();
+    return next.handle().pipe(
+      catchError((error: unknown) => {
+        const operatorId = request.operator?.operatorId;
+        if (!spec || !operatorId || !isClientRefusal(error)) return throwError(() => error);
+        return from(recordRefusal(this.audit, spec, request, operatorId, error)).pipe(
+          switchMap(() => throwError(() => error)),
+        );
+      }),
+    );
+  }
+}
+
+function isClientRefusal(error: unknown): error is DomainError | HttpException {
+  const status =
+    error instanceof DomainError ? error.status : error instanceof HttpException ? error.getStatus() : undefined;
+  return status !== undefined && status >= 400 && status < 500;
+}

@@ -1,0 +1,182 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Pool } from 'mysql2/promise';
+import { randomAlphanumeric } from '../tools/simulator/platform-signers';
+import { generateUnionpayKeySet, UnionpayKeySet, writeUnionpayKeySet } from '../tools/simulator/unionpay/unionpay-keys';
+import {
+  newQueryId,
+  signUnionpay,
+  txnTime,
+  unionpayConsumeFields,
+  unionpayForm,
+} from '../tools/simulator/unionpay/unionpay-signer';
+import { v2PaymentNotification } from '../tools/simulator/wechatpay/v2/v2-notifications';
+import {
+  count,
+  createTestPlatforms,
+  HttpAnswer,
+  RunningApp,
+  startApp,
+  TestClient,
+  testDatabasePool,
+  TestPlatforms,
+  uniqueId,
+} from './support/test-app';
+
+/**
+ * Issue 35, item 3: a captured delivery re-posted, re-encoded or not, is never a new delivery row,
+ * in every dialect; a UnionPay notification far older than UnionPay ever retries is refused.
+ */
+const MER_ID = '777290058167151';
+const API_V2_KEY = randomAlphanumeric(32);
+const FORM = 'application/x-www-form-urlencoded; charset=utf-8';
+const DAY_MS = 24 * 3600 * 1000;
+
+let platforms: TestPlatforms;
+let unionpayKeys: UnionpayKeySet;
+let running: RunningApp;
+let client: TestClient;
+let pool: Pool;
+
+beforeAll(async () => {
+  platforms = await createTestPlatforms();
+  unionpayKeys = generateUnionpayKeySet();
+  const unionpayEnv = writeUnionpayKeySet(unionpayKeys, mkdtempSync(join(tmpdir(), 'pcs-replay-')), MER_ID);
+  running = await startApp({
+    ...platforms.env,
+    ...unionpayEnv,
+    UNIONPAY_BACK_URL: 'https://pay.example.com/notify/unionpay',
+    UNIONPAY_VALIDATE_CN: 'true',
+    WECHATPAY_APIV2_KEY: API_V2_KEY,
+  });
+  client = new TestClient(running.url, platforms);
+  pool = testDatabasePool();
+});
+
+afterAll(async () => {
+  await running?.close();
+  await pool?.end();
+});
+
+async function post(path: string, headers: Record<string, string>, body: string): Promise<HttpAnswer> {
+  const response = await fetch(`${running.url}${path}`, { method: 'POST', headers, body });
+  const text = await response.text();
+  return { status: response.status, body: text, json: () => JSON.parse(text) };
+}
+
+function deliveryRows(orderNo: string): Promise<number> {
+  return count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE order_no = ?', [orderNo]);
+}
+
+async function registered(amount: number, extra: Record<string, unknown> = {}): Promise<string> {
+  const orderNo = uniqueId('RB');
+  const answer = await client.api('POST', '/payment-orders', {
+    orderNo,
+    userId: 'u-1',
+    amount,
+    currency: 'CNY',
+    ...extra,
+  });
+  if (answer.status !== 201) throw new Error(`registering ${orderNo}: ${answer.status} ${answer.body}`);
+  return orderNo;
+}
+
+/** The same base64 text written another way: each still decodes, leniently, to the same bytes. */
+function reencodings(base64: string): string[] {
+  const urlSafe = base64.replace(/\+/g, '-').replace(/\//g, '_');
+  const unpadded = base64.replace(/=+$/, '');
+  const spaced = `${base64.slice(0, 40)} ${base64.slice(40, 200)}\t${base64.slice(200)}`;
+  return [urlSafe, unpadded, spaced, urlSafe.replace(/=+$/, ''), ` ${base64}`, `${base64}\n`.trimEnd() + ' '];
+}
+
+describe('replays, whatever their encoding (issue 35, item 3)', () => {
+  it('should store one row for an APIv3 delivery re-posted with its signature re-encoded', async () => {
+    const orderNo = await registered(1234);
+    const sending = client.wechatpayPayment({ outTradeNo: orderNo, transactionId: uniqueId('T'), total: 1234 });
+    expect((await client.postWechatpay(sending)).status).toBe(204);
+
+    for (const signature of reencodings(sending.headers['wechatpay-signature'])) {
+      const answer = await client.postWechatpay({
+        headers: { ...sending.headers, 'wechatpay-signature': signature },
+        body: sending.body,
+      });
+      expect(answer.status).not.toBeGreaterThanOrEqual(500);
+    }
+
+    expect(await deliveryRows(orderNo)).toBe(1);
+  });
+
+  it('should store one row for an Alipay delivery re-posted with its sign re-encoded', async () => {
+    const orderNo = await registered(8888);
+    const form = client.alipayPayment({ outTradeNo: orderNo, tradeNo: uniqueId('T'), totalAmount: '88.88' });
+    expect((await client.postAlipay(form)).body).toBe('success');
+    const sign = new URLSearchParams(form).get('sign') ?? '';
+
+    for (const variant of reencodings(sign)) {
+      const params = new URLSearchParams(form);
+      params.set('sign', variant);
+      const answer = await client.postAlipay(params.toString());
+      expect(answer.status).not.toBeGreaterThanOrEqual(500);
+    }
+
+    expect(await deliveryRows(orderNo)).toBe(1);
+  });
+});
+
+describe('UnionPay replays and freshness (issue 35, item 3)', () => {
+  function consumeForm(orderNo: string, amount: number, at: string): string {
+    const fields = unionpayConsumeFields({
+      merId: MER_ID,
+      orderId: orderNo,
+      queryId: newQueryId(),
+      txnAmt: amount,
+      txnTime: at,
+    });
+    return unionpayForm(signUnionpay(fields, unionpayKeys.unionpaySigner));
+  }
+
+  it('should store one delivery row for an identical UnionPay repost', async () => {
+    const at = txnTime();
+    const orderNo = await registered(500, { channel: 'UNIONPAY', merchantId: MER_ID, channelOrderTime: at });
+    const form = consumeForm(orderNo, 500, at);
+
+    for (let i = 0; i < 3; i++)
+      expect((await post('/notify/unionpay', { 'content-type': FORM }, form)).body).toBe('ok');
+
+    expect(await deliveryRows(orderNo)).toBe(1);
+    expect(
+      await count(pool, "SELECT COUNT(*) FROM payment_order WHERE order_no = ? AND status = 'PAID'", [orderNo]),
+    ).toBe(1);
+  });
+
+  it('should refuse a UnionPay payment whose txnTime is 400 days old, paying nothing', async () => {
+    const at = txnTime(new Date(Date.now() - 400 * DAY_MS));
+    const orderNo = await registered(600);
+    const answer = await post('/notify/unionpay', { 'content-type': FORM }, consumeForm(orderNo, 600, at));
+
+    expect(answer.status).toBeGreaterThanOrEqual(400);
+    expect(answer.status).toBeLessThan(500);
+    expect(await deliveryRows(orderNo)).toBe(0);
+    expect(
+      await count(pool, "SELECT COUNT(*) FROM payment_order WHERE order_no = ? AND status = 'WAIT_PAY'", [orderNo]),
+    ).toBe(1);
+  });
+});
+
+describe('WeChat Pay APIv2 replays (issue 35, item 3)', () => {
+  it('should store one delivery row for an identical APIv2 repost', async () => {
+    const orderNo = await registered(700);
+    const { mchid, appid } = platforms.wechatpay;
+    const xml = v2PaymentNotification(
+      { mchid, appid, outTradeNo: orderNo, transactionId: uniqueId('T'), totalFee: 700, paidAt: new Date() },
+      API_V2_KEY,
+    );
+
+    for (let i = 0; i < 3; i++) {
+      expect((await post('/notify/wechatpay-v2', { 'content-type': 'text/xml' }, xml)).status).toBe(200);
+    }
+
+    expect(await deliveryRows(orderNo)).toBe(1);
+  });
+});
