@@ -78,7 +78,9 @@ export class MigrationRunner implements OnModuleInit, OnApplicationShutdown {
     if (!this.config.runMigrations) return;
     // On a pool of its own, outside the app's query timeout (BoundedPool): waiting for the lock
     // and altering a large table legitimately take longer than any request may.
-    const migrations = await new DataSource(await serverDataSourceOptions({ ...this.config, poolSize: 2 })).initialize();
+    const migrations = await new DataSource(
+      await serverDataSourceOptions({ ...this.config, poolSize: 2 }),
+    ).initialize();
     try {
       const applied = await applyMigrationsLocked(migrations);
       if (applied.length > 0) this.logger.log(`applied migrations: ${applied.join(', ')}`);

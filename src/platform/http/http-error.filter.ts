@@ -114,7 +114,11 @@ function describe(exception: unknown): ErrorAnswer {
     };
   }
   if (exception instanceof QueryFailedError) {
-    return { status: HttpStatus.INTERNAL_SERVER_ERROR, code: 'DatabaseRefused', message: 'internal error; retry later' };
+    return {
+      status: HttpStatus.INTERNAL_SERVER_ERROR,
+      code: 'DatabaseRefused',
+      message: 'internal error; retry later',
+    };
   }
   return { status: HttpStatus.INTERNAL_SERVER_ERROR, code: 'InternalError', message: 'internal error; retry later' };
 }
