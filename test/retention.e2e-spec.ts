@@ -60,11 +60,13 @@ async function rows(pool: Pool, sql: string, params: unknown[] = []): Promise<Ro
 /** Every event of these orders published, and processed by each example handler. */
 async function eventsSettled(pool: Pool, orderNos: string[]): Promise<void> {
   await eventually(
-    'the events published and processed',
+    'the events published, fanned out to the webhooks and processed',
     async () =>
-      (await count(pool, 'SELECT COUNT(*) FROM outbox_event WHERE order_no IN (?) AND published_at IS NOT NULL', [
-        orderNos,
-      ])) === orderNos.length &&
+      (await count(
+        pool,
+        'SELECT COUNT(*) FROM outbox_event WHERE order_no IN (?) AND published_at IS NOT NULL AND webhooks_fanned_out_at IS NOT NULL',
+        [orderNos],
+      )) === orderNos.length &&
       (await count(
         pool,
         'SELECT COUNT(*) FROM processed_event p JOIN outbox_event o ON o.event_id = p.event_id WHERE o.order_no IN (?)',
