@@ -60,7 +60,7 @@ export function loadWebhooksConfig(env: NodeJS.ProcessEnv = process.env): Webhoo
     retryScheduleMs: schedule.map((s) => s * 1000),
     allowPrivateUrls: vars.WEBHOOK_ALLOW_PRIVATE_URLS === 'true',
     endpointConcurrency: vars.WEBHOOK_ENDPOINT_CONCURRENCY ?? 8,
-    pollIntervalMs: vars.WEBHOOK_POLL_INTERVAL_MS ?? 200,
+    pollIntervalMs: vars.WEBHOOK_POLL_INTERVAL_MS ?? 1000,
     disableAfterMs: (vars.WEBHOOK_DISABLE_AFTER_SECONDS ?? 5 * 86400) * 1000,
     secretOverlapMs: 24 * 3600 * 1000,
     maxResponseBytes: 64 * 1024,
