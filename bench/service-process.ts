@@ -49,7 +49,7 @@ export async function assertPortFree(port: number): Promise<void> {
 }
 
 /** As docker/Dockerfile runs the service. */
-export const SERVICE_NODE_OPTIONS = '--max-old-space-size=192';
+export const SERVICE_NODE_OPTIONS = '--max-old-space-size=256';
 
 /** The production build (`node dist/src/main.js`), configured only by its environment, as a user runs it; its log goes to `logFile`. */
 export async function startService(
