@@ -1,6 +1,3 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Pool } from 'mysql2/promise';
 import { encryptReqInfo } from '../src/channels/wechatpay/v2/wechatpay-v2.sign';
 import { writeV2Xml } from '../src/channels/wechatpay/v2/wechatpay-v2.xml';
@@ -11,10 +8,11 @@ import {
   randomAlphanumeric,
   signWechatpayBody,
 } from '../tools/simulator/platform-signers';
-import { generateUnionpayKeySet, UnionpayKeySet, writeUnionpayKeySet } from '../tools/simulator/unionpay/unionpay-keys';
+import { UnionpayKeySet } from '../tools/simulator/unionpay/unionpay-keys';
+import { startAllDialectsApp } from './support/all-dialects-app';
 import { signUnionpay, unionpayForm } from '../tools/simulator/unionpay/unionpay-signer';
 import { hostileFormBodies, hostileJsonTexts, hostileXmlDocuments, seededRandom } from './support/hostile-documents';
-import { count, createTestPlatforms, RunningApp, startApp, testDatabasePool, TestPlatforms } from './support/test-app';
+import { count, RunningApp, testDatabasePool, TestPlatforms } from './support/test-app';
 
 /**
  * Issue 35, item 2: generated hostile documents at every notify route, before and after the
@@ -33,16 +31,7 @@ let running: RunningApp;
 let pool: Pool;
 
 beforeAll(async () => {
-  platforms = await createTestPlatforms();
-  unionpayKeys = generateUnionpayKeySet();
-  const unionpayEnv = writeUnionpayKeySet(unionpayKeys, mkdtempSync(join(tmpdir(), 'pcs-hostile-')), MER_ID);
-  running = await startApp({
-    ...platforms.env,
-    ...unionpayEnv,
-    UNIONPAY_BACK_URL: 'https://pay.example.com/notify/unionpay',
-    UNIONPAY_VALIDATE_CN: 'true',
-    WECHATPAY_APIV2_KEY: API_V2_KEY,
-  });
+  ({ platforms, unionpayKeys, running } = await startAllDialectsApp(MER_ID, API_V2_KEY, 'pcs-hostile-'));
   pool = testDatabasePool();
 });
 

@@ -1,9 +1,7 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Pool } from 'mysql2/promise';
 import { randomAlphanumeric } from '../tools/simulator/platform-signers';
-import { generateUnionpayKeySet, UnionpayKeySet, writeUnionpayKeySet } from '../tools/simulator/unionpay/unionpay-keys';
+import { UnionpayKeySet } from '../tools/simulator/unionpay/unionpay-keys';
+import { startAllDialectsApp } from './support/all-dialects-app';
 import {
   newQueryId,
   signUnionpay,
@@ -14,10 +12,8 @@ import {
 import { v2PaymentNotification } from '../tools/simulator/wechatpay/v2/v2-notifications';
 import {
   count,
-  createTestPlatforms,
   HttpAnswer,
   RunningApp,
-  startApp,
   TestClient,
   testDatabasePool,
   TestPlatforms,
@@ -40,16 +36,7 @@ let client: TestClient;
 let pool: Pool;
 
 beforeAll(async () => {
-  platforms = await createTestPlatforms();
-  unionpayKeys = generateUnionpayKeySet();
-  const unionpayEnv = writeUnionpayKeySet(unionpayKeys, mkdtempSync(join(tmpdir(), 'pcs-replay-')), MER_ID);
-  running = await startApp({
-    ...platforms.env,
-    ...unionpayEnv,
-    UNIONPAY_BACK_URL: 'https://pay.example.com/notify/unionpay',
-    UNIONPAY_VALIDATE_CN: 'true',
-    WECHATPAY_APIV2_KEY: API_V2_KEY,
-  });
+  ({ platforms, unionpayKeys, running } = await startAllDialectsApp(MER_ID, API_V2_KEY, 'pcs-replay-'));
   client = new TestClient(running.url, platforms);
   pool = testDatabasePool();
 });
