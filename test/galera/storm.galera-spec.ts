@@ -1,0 +1,164 @@
+import { createPool, Pool, RowDataPacket } from 'mysql2/promise';
+import { ExchangeTap, TEST_RABBITMQ_URL, testExchange } from '../support/amqp-tap';
+import { AppProcess, startAppProcess } from '../support/app-process';
+import { sleep } from '../support/eventually';
+import { GaleraNode, NodeProxy, nodeDatabaseUrl } from '../support/galera-cluster';
+import {
+  deliver,
+  inParallel,
+  isAck,
+  paymentEffects,
+  registerAll,
+  StormPayment,
+  stormPayments,
+} from '../support/payment-storm';
+import { count, createTestPlatforms, HttpAnswer, TestClient, TestPlatforms } from '../support/test-app';
+
+/**
+ * Two replicas of the service, each writing through its own Galera node (behind a TCP proxy that
+ * stands for the load balancer), receive every payment several times at once, half through each:
+ * the conflicting claims meet at COMMIT (certification), not at the INSERT.
+ */
+const ORDERS = 60;
+const DELIVERIES_PER_NODE = 3;
+const ORDERS_AT_ONCE = 6;
+/** A platform retries a delivery it got no ack for; these bound the test's retries. */
+const MAX_ATTEMPTS = 20;
+const ANSWER_BOUND_MS = 30_000;
+
+/** A pool on one node whose reads wait until the node has applied every commit the cluster made before them. */
+function syncedPool(node: GaleraNode): Pool {
+  const pool = createPool({ uri: nodeDatabaseUrl(node), connectionLimit: 4, supportBigNumbers: true });
+  pool.pool.on('connection', (connection) => connection.query('SET SESSION wsrep_sync_wait = 1'));
+  return pool;
+}
+
+interface Replica {
+  proxy: NodeProxy;
+  process: AppProcess;
+  client: TestClient;
+}
+
+describe('exactly once on a three-node Galera cluster', () => {
+  let platforms: TestPlatforms;
+  let pool: Pool;
+  let tap: ExchangeTap;
+  let exchange: string;
+  const replicas: Replica[] = [];
+  const answers: Array<{ status: number; ms: number; body: string }> = [];
+
+  async function startReplica(node: GaleraNode): Promise<Replica> {
+    const proxy = await NodeProxy.to(node);
+    const process = await startAppProcess({
+      ...platforms.env,
+      DATABASE_URL: proxy.databaseUrl,
+      RABBITMQ_URL: TEST_RABBITMQ_URL,
+      RABBITMQ_EXCHANGE: exchange,
+      OUTBOX_POLL_INTERVAL_MS: '50',
+      RECONCILE_AT: 'off',
+      DATABASE_QUERY_TIMEOUT_MS: '10000',
+      DATABASE_POOL_ACQUIRE_TIMEOUT_MS: '10000',
+    });
+    return { proxy, process, client: new TestClient(process.url, platforms) };
+  }
+
+  /** Delivers until the channel's ack, as the platform retries: every answer is kept for the bounds. */
+  async function deliverUntilAcked(replica: Replica, payment: StormPayment): Promise<void> {
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      const started = Date.now();
+      // A connection the app cut (status 0) counts as no ack, as for the platform.
+      const answer = await deliver(replica.client, payment).catch((error: Error): HttpAnswer => ({
+        status: 0,
+        body: error.message,
+        json: () => JSON.parse('{}'),
+      }));
+      answers.push({ status: answer.status, ms: Date.now() - started, body: answer.body });
+      if (isAck(payment, answer)) return;
+      await sleep(100 * attempt);
+    }
+    throw new Error(
+      `${payment.orderNo} was not acked in ${MAX_ATTEMPTS} deliveries through node ${replica.proxy.node}`,
+    );
+  }
+
+  /** Every payment delivered DELIVERIES_PER_NODE times through each replica, all at once. */
+  async function storm(payments: StormPayment[]): Promise<void> {
+    await inParallel(payments, ORDERS_AT_ONCE, async (payment) => {
+      await Promise.all(
+        replicas.flatMap((replica) =>
+          Array.from({ length: DELIVERIES_PER_NODE }, () => deliverUntilAcked(replica, payment)),
+        ),
+      );
+    });
+  }
+
+  async function expectExactlyOnce(payments: StormPayment[]): Promise<void> {
+    const effects = await paymentEffects(pool, payments);
+    expect(effects.ordersNotExactlyOnce).toEqual([]);
+    expect(effects).toMatchObject({
+      paidOrders: payments.length,
+      callbacks: payments.length,
+      paidTransitions: payments.length,
+      outboxEvents: payments.length,
+      paidDeliveries: payments.length,
+      anomalies: 0,
+    });
+    // Each payment's one event reaches the broker; a second publication would carry the same event id.
+    const orderNos = new Set(payments.map((p) => p.orderNo));
+    await tap.waitFor(
+      () =>
+        new Set(tap.messages.filter((m) => orderNos.has(String(m.body.orderNo))).map((m) => m.body.orderNo)).size ===
+        payments.length,
+      60_000,
+      'every payment event at the broker',
+    );
+    const [events] = await pool.query<RowDataPacket[]>('SELECT event_id FROM outbox_event WHERE order_no IN (?)', [
+      [...orderNos],
+    ]);
+    const published = new Set(tap.messages.filter((m) => orderNos.has(String(m.body.orderNo))).map((m) => m.messageId));
+    expect([...published].sort()).toEqual(events.map((e) => e.event_id as string).sort());
+  }
+
+  beforeAll(async () => {
+    platforms = await createTestPlatforms();
+    exchange = testExchange();
+    tap = await ExchangeTap.bind(exchange);
+    pool = syncedPool(1);
+    // One migrator first, as the Kubernetes Job runs before the Deployment; the second finds nothing to do.
+    replicas.push(await startReplica(1));
+    replicas.push(await startReplica(2));
+  });
+
+  afterAll(async () => {
+    for (const replica of replicas) {
+      replica.process.child.kill('SIGKILL');
+      await replica.process.exited;
+      await replica.proxy.stop();
+    }
+    await tap?.close();
+    await pool?.end();
+  });
+
+  it('claims, pays and publishes each payment once when both replicas take every delivery at once', async () => {
+    const payments = stormPayments(ORDERS, 'GS');
+    await registerAll(replicas[0].client, payments);
+    // The orders were registered through node 1; node 2 has applied them before any delivery reaches it.
+    const node2 = syncedPool(2);
+    try {
+      expect(
+        await count(node2, 'SELECT COUNT(*) FROM payment_order WHERE order_no IN (?)', [
+          payments.map((p) => p.orderNo),
+        ]),
+      ).toBe(ORDERS);
+    } finally {
+      await node2.end();
+    }
+
+    await storm(payments);
+
+    await expectExactlyOnce(payments);
+    // A certification failure is a transient refusal (503, retried by the platform), never a 500.
+    expect(answers.filter((a) => a.status !== 503 && a.status >= 500)).toEqual([]);
+    expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(ANSWER_BOUND_MS);
+  });
+});
