@@ -1,8 +1,8 @@
-import { createPool, Pool, RowDataPacket } from 'mysql2/promise';
+import { Pool, RowDataPacket } from 'mysql2/promise';
 import { ExchangeTap, TEST_RABBITMQ_URL, testExchange } from '../support/amqp-tap';
 import { AppProcess, startAppProcess } from '../support/app-process';
 import { sleep } from '../support/eventually';
-import { GaleraNode, NodeProxy, nodeDatabaseUrl } from '../support/galera-cluster';
+import { GaleraNode, NodeProxy, syncedPool } from '../support/galera-cluster';
 import {
   deliver,
   inParallel,
@@ -25,13 +25,6 @@ const ORDERS_AT_ONCE = 6;
 /** A platform retries a delivery it got no ack for; these bound the test's retries. */
 const MAX_ATTEMPTS = 20;
 const ANSWER_BOUND_MS = 30_000;
-
-/** A pool on one node whose reads wait until the node has applied every commit the cluster made before them. */
-function syncedPool(node: GaleraNode): Pool {
-  const pool = createPool({ uri: nodeDatabaseUrl(node), connectionLimit: 4, supportBigNumbers: true });
-  pool.pool.on('connection', (connection) => connection.query('SET SESSION wsrep_sync_wait = 1'));
-  return pool;
-}
 
 interface Replica {
   proxy: NodeProxy;

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { createPool, Pool } from 'mysql2/promise';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { TcpProxy } from './tcp-proxy';
@@ -63,3 +64,10 @@ export const killNode = (node: GaleraNode) => cluster('kill', String(node));
 export const startNode = (node: GaleraNode) => cluster('start-node', String(node));
 export const waitClusterWhole = () => cluster('wait-whole');
 export const clusterStatus = () => cluster('status');
+
+/** A pool on node N whose reads wait until the node has applied every commit the cluster made before them. */
+export function syncedPool(node: GaleraNode): Pool {
+  const pool = createPool({ uri: nodeDatabaseUrl(node), connectionLimit: 4, supportBigNumbers: true });
+  pool.pool.on('connection', (connection) => void connection.query('SET SESSION wsrep_sync_wait = 1'));
+  return pool;
+}
