@@ -16,11 +16,14 @@ export class OutboxWriter {
     );
   }
 
-  /** The append as a statement for a batch, written only if the statement before it changed one row. */
-  appendIfPreviousChangedOneRow(event: PaymentEvent): Statement {
+  /**
+   * The append as a statement for a batch, written only if the statement before it changed one row
+   * and `transactionAlive` (an SQL condition) holds.
+   */
+  appendIfPreviousChangedOneRow(event: PaymentEvent, transactionAlive: string): Statement {
     return {
       sql: `INSERT INTO outbox_event (event_id, type, order_no, payload, created_at)
-            SELECT ?, ?, ?, ?, ? FROM DUAL WHERE ${PREVIOUS_CHANGED_ONE_ROW}`,
+            SELECT ?, ?, ?, ?, ? FROM DUAL WHERE ${PREVIOUS_CHANGED_ONE_ROW} AND ${transactionAlive}`,
       params: columnValues(event),
     };
   }

@@ -97,9 +97,13 @@ export class PaymentOrderRepository {
    * Compare-and-set WAIT_PAY → PAID, only for the exact amount and currency, and its history row, as
    * statements for a batch: the compare-and-set's affectedRows is 1 when this payment moved the
    * order, 0 when the order is elsewhere, absent, or the amount differs; the history row is written
-   * only when it moved, so a statement after it can in turn require PREVIOUS_CHANGED_ONE_ROW.
+   * only when it moved, so a statement after it can in turn require PREVIOUS_CHANGED_ONE_ROW. Both
+   * write only while `transactionAlive` (an SQL condition) holds.
    */
-  markPaidIfWaitingStatements(payment: PaymentNotification): { compareAndSet: Statement; history: Statement } {
+  markPaidIfWaitingStatements(
+    payment: PaymentNotification,
+    transactionAlive: string,
+  ): { compareAndSet: Statement; history: Statement } {
     const change = statusChange(payment.outTradeNo, OrderEvent.Pay, OrderStatus.WaitPay, payment.transactionId);
     return {
       compareAndSet: compareAndSet(change, {
@@ -113,11 +117,11 @@ export class PaymentOrderRepository {
         where: { amount: payment.amount, currency: payment.currency },
         // An order registered with an account (or a sub-merchant) is paid only at that one of that channel.
         guard: {
-          sql: '(merchant_id IS NULL OR (merchant_id = ? AND channel = ?)) AND (sub_merchant_id IS NULL OR sub_merchant_id <=> ?)',
+          sql: `(merchant_id IS NULL OR (merchant_id = ? AND channel = ?)) AND (sub_merchant_id IS NULL OR sub_merchant_id <=> ?) AND ${transactionAlive}`,
           params: [payment.merchantId, payment.channel, payment.subMerchantId ?? null],
         },
       }),
-      history: historyRow(change, PREVIOUS_CHANGED_ONE_ROW),
+      history: historyRow(change, `${PREVIOUS_CHANGED_ONE_ROW} AND ${transactionAlive}`),
     };
   }
 

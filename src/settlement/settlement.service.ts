@@ -5,7 +5,7 @@ import { Counter } from 'prom-client';
 import { AnomalyRepository } from '../payments/anomaly/anomaly.repository';
 import { classifyRejectedPayment } from '../payments/anomaly/classify-rejected-payment';
 import { changedOneRow } from '../platform/database/sql';
-import { StatementBatch } from '../platform/database/statement-batch';
+import { StatementBatch, whileInsertedRowVisible } from '../platform/database/statement-batch';
 import { DomainError } from '../domain/domain-error';
 import { OutboxWriter } from '../events/outbox.writer';
 import { paymentSucceeded } from '../events/payment-events';
@@ -146,15 +146,20 @@ export class Settlement {
    * claim → compare-and-set → history → outbox in ONE round trip. The server stops at the first
    * statement that fails: a duplicate claim leaves nothing else done. The history and outbox rows
    * are each written only if the statement before them changed one row, i.e. only if the order moved.
+   * Each statement after the claim also requires the row its transaction inserted last to be visible:
+   * a transaction that died mid-batch (a Galera certification abort) must not go on writing.
    */
   private async claimAndPay(payment: PaymentNotification): Promise<DeliveryOutcome | typeof OrderNotMoved> {
-    const pay = this.orders.markPaidIfWaitingStatements(payment);
+    const pay = this.orders.markPaidIfWaitingStatements(payment, whileInsertedRowVisible('payment_callback'));
     try {
       const [, compareAndSet] = await this.batch.run([
         this.callbacks.claimPaymentStatement(payment, new Date()),
         pay.compareAndSet,
         pay.history,
-        this.outbox.appendIfPreviousChangedOneRow(paymentSucceeded(payment)),
+        this.outbox.appendIfPreviousChangedOneRow(
+          paymentSucceeded(payment),
+          whileInsertedRowVisible('order_status_change'),
+        ),
       ]);
       return changedOneRow(compareAndSet) ? DeliveryOutcome.Paid : OrderNotMoved;
     } catch (error) {

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Propagation, Transactional, TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { QueryFailedError } from 'typeorm';
 
 /** One SQL statement and the values of its `?` placeholders: a value never goes into the text. */
 export interface Statement {
@@ -13,6 +14,22 @@ export interface Statement {
  * before it changed exactly one row: ROW_COUNT() is that statement's count.
  */
 export const PREVIOUS_CHANGED_ONE_ROW = 'ROW_COUNT() = 1';
+
+/**
+ * True only while the row that the batch's last INSERT into `table` added is visible, i.e. only
+ * inside the live transaction that inserted it. A later statement of a batch must require it: when
+ * the transaction dies between two statements (a Galera certification abort, a deadlock victim),
+ * the server rolls it back and runs the rest of the batch outside any transaction, each statement
+ * committing on its own; ROW_COUNT() still says 1 there, but the rolled-back row is gone, so the
+ * statement writes nothing. LAST_INSERT_ID() keeps its value across statements that insert nothing,
+ * and an id is never handed out twice.
+ */
+export function whileInsertedRowVisible(table: string): string {
+  return `EXISTS (SELECT 1 FROM ${table} WHERE id = LAST_INSERT_ID())`;
+}
+
+/** The server's status flag, in every OK packet, for "a transaction is open on this session". */
+const SERVER_STATUS_IN_TRANS = 0x0001;
 
 /**
  * Sends statements to the current transaction's connection as ONE multi-statement query: one round
@@ -33,8 +50,34 @@ export class StatementBatch {
       statements.flatMap((s) => s.params),
     );
     // mysql2 answers a single statement with its result, several with an array of them.
-    return statements.length === 1 ? [results] : (results as unknown[]);
+    const each = statements.length === 1 ? [results] : (results as unknown[]);
+    assertTransactionAlive(each, statements);
+    return each;
   }
+}
+
+/**
+ * Every statement of a batch runs inside the caller's transaction, so every write's OK packet says
+ * a transaction is open. One that does not ran after the transaction died (and was rolled back) in
+ * the middle of the batch, and the server did not report it: the caller must not act on results
+ * of a transaction that is gone, nor COMMIT (which would succeed, committing nothing). It is
+ * reported as the deadlock it is, which callers already treat as transient and run again.
+ */
+function assertTransactionAlive(results: unknown[], statements: Statement[]): void {
+  const died = results.some((result) => {
+    const status = (result as { serverStatus?: unknown } | null)?.serverStatus;
+    return typeof status === 'number' && (status & SERVER_STATUS_IN_TRANS) === 0;
+  });
+  if (!died) return;
+  const driverError = Object.assign(
+    new Error('the transaction was aborted in the middle of a statement batch (a lock or certification conflict)'),
+    { errno: 1213, code: 'ER_LOCK_DEADLOCK', sqlState: '40001' },
+  );
+  throw new QueryFailedError(
+    statements.map((s) => s.sql).join(';\n'),
+    statements.flatMap((s) => s.params),
+    driverError,
+  );
 }
 
 /**
