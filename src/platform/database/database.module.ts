@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { databaseConfig } from '../config/database.config';
 import { spoolConfig } from '../config/spool.config';
 import { BoundedPool } from './bounded-pool';
+import { ClusterSettingsCheck } from './cluster-settings';
 import { POOL_WAIT_METRICS } from './pool-wait-metrics';
 import { EntityList, serverDataSourceOptions } from './data-source-options';
 import { MigrationRunner } from './migration-runner';
@@ -46,6 +47,7 @@ export class DatabaseModule {
         BoundedPool,
         ...POOL_WAIT_METRICS,
         ReadCommittedSessions,
+        ClusterSettingsCheck,
         MigrationRunner,
         StatementBatch,
         ReportingDatabase,
