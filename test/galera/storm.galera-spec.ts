@@ -1,8 +1,16 @@
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { ExchangeTap, TEST_RABBITMQ_URL, testExchange } from '../support/amqp-tap';
 import { AppProcess, startAppProcess } from '../support/app-process';
-import { sleep } from '../support/eventually';
-import { GaleraNode, NodeProxy, syncedPool } from '../support/galera-cluster';
+import { eventually, sleep } from '../support/eventually';
+import {
+  clusterStatus,
+  GaleraNode,
+  killNode,
+  NodeProxy,
+  startNode,
+  syncedPool,
+  waitClusterWhole,
+} from '../support/galera-cluster';
 import {
   deliver,
   inParallel,
@@ -39,6 +47,7 @@ describe('exactly once on a three-node Galera cluster', () => {
   let exchange: string;
   const replicas: Replica[] = [];
   const answers: Array<{ status: number; ms: number; body: string }> = [];
+  const acked = new Set<string>();
 
   async function startReplica(node: GaleraNode): Promise<Replica> {
     const proxy = await NodeProxy.to(node);
@@ -66,7 +75,10 @@ describe('exactly once on a three-node Galera cluster', () => {
         json: () => JSON.parse('{}'),
       }));
       answers.push({ status: answer.status, ms: Date.now() - started, body: answer.body });
-      if (isAck(payment, answer)) return;
+      if (isAck(payment, answer)) {
+        acked.add(payment.orderNo);
+        return;
+      }
       await sleep(100 * attempt);
     }
     throw new Error(
@@ -112,6 +124,20 @@ describe('exactly once on a three-node Galera cluster', () => {
     expect([...published].sort()).toEqual(events.map((e) => e.event_id as string).sort());
   }
 
+  /** Registers the orders through node 1, and waits until node 2 has them too. */
+  async function registerOrders(payments: StormPayment[]): Promise<void> {
+    await registerAll(replicas[0].client, payments);
+    const node2 = syncedPool(2);
+    try {
+      const orderNos = payments.map((p) => p.orderNo);
+      expect(await count(node2, 'SELECT COUNT(*) FROM payment_order WHERE order_no IN (?)', [orderNos])).toBe(
+        payments.length,
+      );
+    } finally {
+      await node2.end();
+    }
+  }
+
   beforeAll(async () => {
     platforms = await createTestPlatforms();
     exchange = testExchange();
@@ -134,18 +160,7 @@ describe('exactly once on a three-node Galera cluster', () => {
 
   it('claims, pays and publishes each payment once when both replicas take every delivery at once', async () => {
     const payments = stormPayments(ORDERS, 'GS');
-    await registerAll(replicas[0].client, payments);
-    // The orders were registered through node 1; node 2 has applied them before any delivery reaches it.
-    const node2 = syncedPool(2);
-    try {
-      expect(
-        await count(node2, 'SELECT COUNT(*) FROM payment_order WHERE order_no IN (?)', [
-          payments.map((p) => p.orderNo),
-        ]),
-      ).toBe(ORDERS);
-    } finally {
-      await node2.end();
-    }
+    await registerOrders(payments);
 
     await storm(payments);
 
@@ -153,5 +168,39 @@ describe('exactly once on a three-node Galera cluster', () => {
     // A certification failure is a transient refusal (503, retried by the platform), never a 500.
     expect(answers.filter((a) => a.status !== 503 && a.status >= 500)).toEqual([]);
     expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(ANSWER_BOUND_MS);
+  });
+
+  it('loses no acked payment when the node under one replica dies mid-storm, and the node rejoins', async () => {
+    const payments = stormPayments(ORDERS, 'GK');
+    await registerOrders(payments);
+    acked.clear();
+    answers.length = 0;
+
+    const storming = storm(payments);
+    await eventually('a third of the payments to be acked', () => acked.size >= ORDERS / 3, 120_000);
+    await killNode(2);
+    const ackedBeforeKill = [...acked];
+    // The load balancer's health check fails: the replica on node 2 now reaches node 3.
+    await replicas[1].proxy.repoint(3);
+    await storming;
+
+    const before = payments.filter((p) => ackedBeforeKill.includes(p.orderNo));
+    expect(before.length).toBeGreaterThanOrEqual(ORDERS / 3);
+    await expectExactlyOnce(payments);
+    expect(answers.filter((a) => a.status !== 503 && a.status >= 500)).toEqual([]);
+    expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(ANSWER_BOUND_MS);
+
+    // The node comes back, catches up from the others, and has every payment the cluster acked.
+    await startNode(2);
+    await waitClusterWhole();
+    expect(await clusterStatus()).not.toMatch(/down/);
+    const node2 = syncedPool(2);
+    try {
+      const effects = await paymentEffects(node2, payments);
+      expect(effects.ordersNotExactlyOnce).toEqual([]);
+      expect(effects.paidOrders).toBe(ORDERS);
+    } finally {
+      await node2.end();
+    }
   });
 });
