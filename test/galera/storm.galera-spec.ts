@@ -1,5 +1,11 @@
 import { Pool, RowDataPacket } from 'mysql2/promise';
-import { ExchangeTap, TEST_RABBITMQ_URL, testExchange } from '../support/amqp-tap';
+import {
+  EXAMPLE_CONSUMERS,
+  ExchangeTap,
+  handlerQueuesConsumed,
+  TEST_RABBITMQ_URL,
+  testExchange,
+} from '../support/amqp-tap';
 import { AppProcess, startAppProcess } from '../support/app-process';
 import { eventually, sleep } from '../support/eventually';
 import {
@@ -33,6 +39,8 @@ const ORDERS_AT_ONCE = 6;
 /** A platform retries a delivery it got no ack for; these bound the test's retries. */
 const MAX_ATTEMPTS = 20;
 const ANSWER_BOUND_MS = 30_000;
+/** What the example consumers do once per event (their effects' tables). */
+const EXAMPLE_EFFECT_TABLES = ['points_grant', 'coupon_issue', 'shipment_request'];
 
 interface Replica {
   proxy: NodeProxy;
@@ -56,6 +64,7 @@ describe('exactly once on a three-node Galera cluster', () => {
       DATABASE_URL: proxy.databaseUrl,
       RABBITMQ_URL: TEST_RABBITMQ_URL,
       RABBITMQ_EXCHANGE: exchange,
+      EXAMPLE_HANDLERS: 'true',
       OUTBOX_POLL_INTERVAL_MS: '50',
       RECONCILE_AT: 'off',
       DATABASE_QUERY_TIMEOUT_MS: '10000',
@@ -122,6 +131,13 @@ describe('exactly once on a three-node Galera cluster', () => {
     ]);
     const published = new Set(tap.messages.filter((m) => orderNos.has(String(m.body.orderNo))).map((m) => m.messageId));
     expect([...published].sort()).toEqual(events.map((e) => e.event_id as string).sort());
+    // Relays on two nodes may both claim an event (SKIP LOCKED locks one node's rows) and publish it
+    // twice under its one event id; the consumers, on both replicas, still take each effect once.
+    for (const table of EXAMPLE_EFFECT_TABLES) {
+      const effects = () => count(pool, `SELECT COUNT(*) FROM ${table} WHERE order_no IN (?)`, [[...orderNos]]);
+      await eventually(`one ${table} row per payment`, async () => (await effects()) >= payments.length, 60_000);
+      expect(await effects()).toBe(payments.length);
+    }
   }
 
   /** Registers the orders through node 1, and waits until node 2 has them too. */
@@ -146,6 +162,7 @@ describe('exactly once on a three-node Galera cluster', () => {
     // One migrator first, as the Kubernetes Job runs before the Deployment; the second finds nothing to do.
     replicas.push(await startReplica(1));
     replicas.push(await startReplica(2));
+    await eventually('the example consumers to consume', () => handlerQueuesConsumed(exchange), 90_000);
   });
 
   afterAll(async () => {
@@ -154,7 +171,7 @@ describe('exactly once on a three-node Galera cluster', () => {
       await replica.process.exited;
       await replica.proxy.stop();
     }
-    await tap?.close();
+    await tap?.close(EXAMPLE_CONSUMERS);
     await pool?.end();
   });
 

@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
-import { DataSource } from 'typeorm';
+import { DataSource, QueryRunner } from 'typeorm';
 import { databaseConfig } from '../config/database.config';
 import { isAwaitingDatabase } from './awaiting-database';
+import { ClusterMigrationLock, isGaleraNode } from './cluster-migration-lock';
 import { serverDataSourceOptions } from './data-source-options';
 import { isDatabaseUnavailable } from './database-unavailable';
 import { databaseAnswered } from './start-without-database';
@@ -13,23 +14,46 @@ const LOCK_TIMEOUT_SECONDS = 120;
 const AWAIT_DATABASE_INTERVAL_MS = 1000;
 
 /**
- * Applies the pending migrations under a MySQL named lock, so that replicas (or a migration Job)
- * starting together do not race on DDL; the ones that wait find nothing left to do.
- * Returns the names of the migrations this call applied.
+ * Applies the pending migrations under a lock, so that replicas (or a migration Job) starting
+ * together do not race on DDL; the ones that wait find nothing left to do. The lock is a MySQL
+ * named lock, except on a Galera node, where GET_LOCK locks only that node: there it is a row that
+ * replicates (ClusterMigrationLock). Returns the names of the migrations this call applied.
  */
-export async function applyMigrationsLocked(dataSource: DataSource): Promise<string[]> {
+export async function applyMigrationsLocked(
+  dataSource: DataSource,
+  timeoutSeconds = LOCK_TIMEOUT_SECONDS,
+): Promise<string[]> {
   const runner = dataSource.createQueryRunner();
   try {
-    const [{ locked }] = await runner.query('SELECT GET_LOCK(?, ?) AS locked', [MIGRATION_LOCK, LOCK_TIMEOUT_SECONDS]);
-    if (Number(locked) !== 1) throw new Error(`could not take the migration lock within ${LOCK_TIMEOUT_SECONDS}s`);
+    const lock = (await isGaleraNode(runner))
+      ? new ClusterMigrationLock(MIGRATION_LOCK, timeoutSeconds)
+      : new NamedLock(MIGRATION_LOCK, timeoutSeconds);
+    await lock.take(runner);
     try {
       const applied = await dataSource.runMigrations({ transaction: 'each' });
       return applied.map((m) => m.name);
     } finally {
-      await runner.query('SELECT RELEASE_LOCK(?)', [MIGRATION_LOCK]);
+      await lock.release(runner);
     }
   } finally {
     await runner.release();
+  }
+}
+
+/** GET_LOCK: held by the session, freed when it ends, however it ends. */
+class NamedLock {
+  constructor(
+    private readonly name: string,
+    private readonly timeoutSeconds: number,
+  ) {}
+
+  async take(runner: QueryRunner): Promise<void> {
+    const [{ locked }] = await runner.query('SELECT GET_LOCK(?, ?) AS locked', [this.name, this.timeoutSeconds]);
+    if (Number(locked) !== 1) throw new Error(`could not take the migration lock within ${this.timeoutSeconds}s`);
+  }
+
+  async release(runner: QueryRunner): Promise<void> {
+    await runner.query('SELECT RELEASE_LOCK(?)', [this.name]);
   }
 }
 
