@@ -66,6 +66,8 @@ performance_schema=OFF
 binlog_format=ROW
 default_storage_engine=InnoDB
 innodb_autoinc_lock_mode=2
+# A transaction (BEGIN) and a read wait until this node has applied what the others committed before.
+wsrep_sync_wait=1
 wsrep_on=ON
 wsrep_provider=$PROVIDER
 wsrep_cluster_name=pcs_galera

@@ -3,7 +3,9 @@ import { DataSource } from 'typeorm';
 import { isAwaitingDatabase } from './awaiting-database';
 
 /** The server variables exactly-once depends on when the server is a Galera node. */
-const VARIABLES = ['wsrep_on', 'binlog_format', 'innodb_autoinc_lock_mode'] as const;
+const VARIABLES = ['wsrep_on', 'binlog_format', 'innodb_autoinc_lock_mode', 'wsrep_sync_wait'] as const;
+/** wsrep_sync_wait's bit for reads and BEGIN: they wait until this node has applied what the cluster committed before. */
+const SYNC_WAIT_READS = 1;
 export type ClusterVariables = Partial<Record<(typeof VARIABLES)[number], string>>;
 
 /**
@@ -21,6 +23,11 @@ export function galeraSettingProblems(variables: ClusterVariables): string[] {
   if (variables.innodb_autoinc_lock_mode !== '2') {
     problems.push(
       `innodb_autoinc_lock_mode is ${variables.innodb_autoinc_lock_mode ?? 'unset'}, Galera needs innodb_autoinc_lock_mode=2 (interleaved)`,
+    );
+  }
+  if ((Number(variables.wsrep_sync_wait ?? 0) & SYNC_WAIT_READS) === 0) {
+    problems.push(
+      `wsrep_sync_wait is ${variables.wsrep_sync_wait ?? 'unset'}, a transaction must see what other nodes committed before it began (an order registered there): wsrep_sync_wait=1`,
     );
   }
   return problems;
