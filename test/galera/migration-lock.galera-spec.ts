@@ -28,7 +28,7 @@ describe('the migration lock on a Galera cluster', () => {
     const results = await Promise.allSettled([first.take(node1), second.take(node3)]);
     expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
     const refusal = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')!;
-    expect(String(refusal.reason)).toMatch(/another migrator runs on this Galera cluster, held by .* since/);
+    expect(String(refusal.reason)).toMatch(/another migrator runs on this Galera cluster held by .* since/);
     expect(String(refusal.reason)).toContain(`DELETE FROM migration_lock WHERE name = '${name}'`);
 
     // Released, it can be taken through the other node.
