@@ -16,7 +16,7 @@ import { createTestPlatforms, notificationsOnly, TestPlatforms } from '../suppor
  * one-round-trip batch (claim → compare-and-set → history → outbox). The loser must leave nothing:
  * no second outbox event, no second history row, no anomaly.
  */
-const ORDERS = 800;
+const ORDERS = 600;
 const SETTLES_PER_NODE = 2;
 const ORDERS_AT_ONCE = 12;
 /** A platform retries a delivery it got no ack for: a settle that failed transiently is run again. */

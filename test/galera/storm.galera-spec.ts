@@ -33,7 +33,7 @@ import { count, createTestPlatforms, HttpAnswer, TestClient, TestPlatforms } fro
  * stands for the load balancer), receive every payment several times at once, half through each:
  * the conflicting claims meet at COMMIT (certification), not at the INSERT.
  */
-const ORDERS = 60;
+const ORDERS = 40;
 const DELIVERIES_PER_NODE = 3;
 const ORDERS_AT_ONCE = 6;
 /** A platform retries a delivery it got no ack for; these bound the test's retries. */
