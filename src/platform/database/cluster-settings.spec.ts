@@ -19,8 +19,9 @@ describe(galeraSettingProblems.name, () => {
       wsrep_on: 'ON',
       binlog_format: 'STATEMENT',
       innodb_autoinc_lock_mode: '1',
+      wsrep_sync_wait: '0',
     });
-    expect(problems).toHaveLength(2);
+    expect(problems).toHaveLength(3);
     expect(problems[0]).toMatch(/binlog_format is STATEMENT.*binlog_format=ROW/);
     expect(problems[1]).toMatch(/innodb_autoinc_lock_mode is 1.*innodb_autoinc_lock_mode=2/);
     expect(problems[2]).toMatch(/wsrep_sync_wait is 0.*wsrep_sync_wait=1/);
