@@ -15,7 +15,6 @@ import { AuditLog } from './audit/audit-log';
 import { AuditRefusals } from './audit/audited-write';
 import { DatabaseGauges } from './database-gauges';
 import { OperatorReadLimit } from './operator-read-limit.interceptor';
-import { StartRefundAfterCommit } from './start-refund-after-commit.interceptor';
 
 @Module({
   imports: [ConfigModule.forFeature(adminConfig), RefundModule, SpoolModule, ChannelsModule, WebhooksModule],
@@ -26,7 +25,6 @@ import { StartRefundAfterCommit } from './start-refund-after-commit.interceptor'
     OperationsOverviewQuery,
     AuditLog,
     AuditRefusals,
-    StartRefundAfterCommit,
     OperatorReadLimit,
     DatabaseGauges,
   ],
