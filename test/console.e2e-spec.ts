@@ -4,6 +4,9 @@ import { Pool, RowDataPacket } from 'mysql2/promise';
 import { BrowserContext, Page } from 'playwright-core';
 import { FakePlatform } from '../tools/simulator/fake-platform';
 import { CONSOLE_CSP } from '../src/admin/console/serve-console';
+import { REGISTERED_CHANNELS } from '../src/channels/registered-channels';
+import { AnomalyStatus, AnomalyType } from '../src/payments/anomaly/anomaly.entity';
+import { RefundPurpose, RefundStatus } from '../src/refund/refund.entity';
 import { accessibilityViolations, buildConsole, launchChromium, RunningBrowser } from './support/browser';
 import { eventually } from './support/eventually';
 import { WebhookReceiver } from './support/webhook-receiver';
@@ -437,6 +440,28 @@ describe('operators in the browser', () => {
     }
   });
 
+  it("should offer the API's channels, anomaly types and refund statuses as filters, a linked filter selected", async () => {
+    const { context, page } = await operatorPage(platforms.admins.viewer);
+    // Each select's options after its first, "Any": the values, shown as they are.
+    const offered = async (select: string) => (await page.locator(`#${select} option`).allTextContents()).slice(1);
+
+    await go(page, '#/anomalies?channel=UNIONPAY&type=MERCHANT_MISMATCH', 'Anomalies');
+
+    expect(await offered('channel')).toEqual([...REGISTERED_CHANNELS]);
+    expect(await offered('channel')).toContain('UNIONPAY');
+    expect(await offered('type')).toEqual(Object.values(AnomalyType));
+    expect(await offered('type')).toEqual(expect.arrayContaining(['MERCHANT_MISMATCH', 'MALFORMED_NOTIFICATION']));
+    expect(await offered('status')).toEqual(Object.values(AnomalyStatus));
+    expect(await page.locator('#channel').inputValue()).toBe('UNIONPAY');
+    expect(await page.locator('#type').inputValue()).toBe('MERCHANT_MISMATCH');
+
+    await go(page, '#/refunds', 'Refunds');
+    const chips = page.getByRole('navigation', { name: 'Status' }).getByRole('link');
+    await chips.getByText('REJECTED', { exact: true }).waitFor();
+    expect(await chips.allTextContents()).toEqual(['Any', ...Object.values(RefundStatus)]);
+    await context.close();
+  });
+
   it('should never put a token in a URL', () => {
     const tokens = Object.values(platforms.admins);
     expect(requestedUrls.length).toBeGreaterThan(10);
@@ -452,6 +477,17 @@ describe('the admin endpoints the console reads', () => {
     expect((await read('/admin/me', platforms.admins.admin2)).json()).toEqual({ operatorId: 'bob', role: 'admin' });
     expect((await client.admin('GET', '/admin/me', undefined)).status).toBe(401);
     expect((await client.admin('GET', '/admin/overview', undefined)).status).toBe(401);
+  });
+
+  it('should give the lists the filters offer, from their registries, and refuse no token', async () => {
+    expect((await read('/admin/vocabulary')).json()).toEqual({
+      channels: [...REGISTERED_CHANNELS],
+      anomalyTypes: Object.values(AnomalyType),
+      anomalyStatuses: Object.values(AnomalyStatus),
+      refundPurposes: Object.values(RefundPurpose),
+      refundStatuses: Object.values(RefundStatus),
+    });
+    expect((await client.admin('GET', '/admin/vocabulary', undefined)).status).toBe(401);
   });
 
   it('should give the overview figures the database holds', async () => {

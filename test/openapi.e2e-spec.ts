@@ -61,6 +61,7 @@ describe('OpenAPI', () => {
           'GET /admin/reconciliations/{channel}/{date}',
           'POST /admin/reconciliations/{channel}/{date}/run',
           'GET /admin/me',
+          'GET /admin/vocabulary',
           'GET /admin/overview',
           'GET /admin/anomalies/{id}',
           'GET /admin/transactions/{transactionId}',

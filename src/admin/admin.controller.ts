@@ -3,10 +3,7 @@ import { Body, Controller, Get, HttpCode, Param, Post, Query, UseInterceptors } 
 import { ApiAcceptedResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiErrors } from '../platform/http/error.view';
 import { AdminRole } from '../platform/config/admin.config';
-import { EmergencyRefundService } from '../refund/emergency-refund.service';
-import { RefundApproval } from '../refund/refund-approval';
-import { RefundSettlement } from '../refund/refund-settlement';
-import { TransactionInterceptor } from '../platform/transaction/transaction.interceptor';
+import { Refunds } from '../refund/refunds';
 import { AdminAccess, AuthenticatedOperator, CurrentOperator } from './admin-auth.guard';
 import { AdminQueries, CallbackStatsView } from './admin-queries';
 import { AuditLog } from './audit/audit-log';
@@ -28,7 +25,6 @@ import {
   RefundView,
   toRefundView,
 } from './dto/admin-views';
-import { StartRefundAfterCommit } from './start-refund-after-commit.interceptor';
 
 /**
  * The operators' API: every read for viewers and admins (on the reporting pool, a few at a time per
@@ -44,9 +40,7 @@ import { StartRefundAfterCommit } from './start-refund-after-commit.interceptor'
 export class AdminController {
   constructor(
     private readonly queries: AdminQueries,
-    private readonly refunds: EmergencyRefundService,
-    private readonly settlement: RefundSettlement,
-    private readonly approval: RefundApproval,
+    private readonly refunds: Refunds,
     private readonly audit: AuditLog,
   ) {}
 
@@ -120,7 +114,10 @@ export class AdminController {
     return this.queries.callbackStats(query);
   }
 
-  /** 202: the refund is recorded; the channel is called after the commit, and retried until it answers. */
+  /**
+   * 202: the refund is recorded with its audit row in one transaction; the channel is called after
+   * the commit, and retried until it answers.
+   */
   @Post('refunds/emergency')
   @ApiOperation({ summary: 'Give back the money of one transaction; idempotent on refundNo (admin)' })
   @ApiAcceptedResponse({ type: EmergencyRefundView, description: 'recorded; the channel is called after the commit' })
@@ -133,19 +130,20 @@ export class AdminController {
   @HttpCode(202)
   @AdminAccess(AdminRole.Admin)
   @AuditedWrite('EMERGENCY_REFUND', (request) => `order:${bodyField(request, 'orderNo')}`)
-  @UseInterceptors(AuditRefusals, StartRefundAfterCommit, TransactionInterceptor)
+  @UseInterceptors(AuditRefusals)
   async emergencyRefund(
     @Body() dto: EmergencyRefundDto,
     @CurrentOperator() operator: AuthenticatedOperator,
   ): Promise<EmergencyRefundView> {
-    const { refund, created } = await this.refunds.request(dto, operator.operatorId);
-    await this.audit.record({
-      operatorId: operator.operatorId,
-      action: 'EMERGENCY_REFUND',
-      target: `order:${dto.orderNo}`,
-      requestBody: dto,
-      result: { refundNo: refund.refundNo, status: refund.status, amount: refund.amount, created },
-    });
+    const { refund, created } = await this.refunds.request(dto, operator.operatorId, ({ refund, created }) =>
+      this.audit.record({
+        operatorId: operator.operatorId,
+        action: 'EMERGENCY_REFUND',
+        target: `order:${dto.orderNo}`,
+        requestBody: dto,
+        result: { refundNo: refund.refundNo, status: refund.status, amount: refund.amount, created },
+      }),
+    );
     return { ...toRefundView(refund), created };
   }
 
@@ -157,20 +155,21 @@ export class AdminController {
   @HttpCode(200)
   @AdminAccess(AdminRole.Admin)
   @AuditedWrite('REFUND_RESOLVE_OFFLINE', refundTarget)
-  @UseInterceptors(AuditRefusals, TransactionInterceptor)
+  @UseInterceptors(AuditRefusals)
   async resolveOffline(
     @Param('refundNo') refundNo: string,
     @Body() dto: ReasonDto,
     @CurrentOperator() operator: AuthenticatedOperator,
   ): Promise<RefundView> {
-    const refund = await this.settlement.resolveOffline(refundNo, dto.reason);
-    await this.audit.record({
-      operatorId: operator.operatorId,
-      action: 'REFUND_RESOLVED_OFFLINE',
-      target: `refund:${refundNo}`,
-      requestBody: dto,
-      result: { refundNo, status: refund.status, amount: refund.amount },
-    });
+    const refund = await this.refunds.resolveOffline(refundNo, dto.reason, (refund) =>
+      this.audit.record({
+        operatorId: operator.operatorId,
+        action: 'REFUND_RESOLVED_OFFLINE',
+        target: `refund:${refundNo}`,
+        requestBody: dto,
+        result: { refundNo, status: refund.status, amount: refund.amount },
+      }),
+    );
     return toRefundView(refund);
   }
 
@@ -182,19 +181,20 @@ export class AdminController {
   @HttpCode(200)
   @AdminAccess(AdminRole.Admin)
   @AuditedWrite('REFUND_APPROVE', refundTarget)
-  @UseInterceptors(AuditRefusals, StartRefundAfterCommit, TransactionInterceptor)
+  @UseInterceptors(AuditRefusals)
   async approve(
     @Param('refundNo') refundNo: string,
     @CurrentOperator() operator: AuthenticatedOperator,
   ): Promise<RefundView> {
-    const refund = await this.approval.approve(refundNo, operator.operatorId);
-    await this.audit.record({
-      operatorId: operator.operatorId,
-      action: 'REFUND_APPROVED',
-      target: `refund:${refundNo}`,
-      requestBody: null,
-      result: { refundNo, status: refund.status, amount: refund.amount, requestedBy: refund.requestedBy },
-    });
+    const refund = await this.refunds.approve(refundNo, operator.operatorId, (refund) =>
+      this.audit.record({
+        operatorId: operator.operatorId,
+        action: 'REFUND_APPROVED',
+        target: `refund:${refundNo}`,
+        requestBody: null,
+        result: { refundNo, status: refund.status, amount: refund.amount, requestedBy: refund.requestedBy },
+      }),
+    );
     return toRefundView(refund);
   }
 
@@ -206,20 +206,21 @@ export class AdminController {
   @HttpCode(200)
   @AdminAccess(AdminRole.Admin)
   @AuditedWrite('REFUND_REJECT', refundTarget)
-  @UseInterceptors(AuditRefusals, TransactionInterceptor)
+  @UseInterceptors(AuditRefusals)
   async reject(
     @Param('refundNo') refundNo: string,
     @Body() dto: ReasonDto,
     @CurrentOperator() operator: AuthenticatedOperator,
   ): Promise<RefundView> {
-    const refund = await this.approval.reject(refundNo, operator.operatorId, dto.reason);
-    await this.audit.record({
-      operatorId: operator.operatorId,
-      action: 'REFUND_REJECTED',
-      target: `refund:${refundNo}`,
-      requestBody: dto,
-      result: { refundNo, status: refund.status, amount: refund.amount, requestedBy: refund.requestedBy },
-    });
+    const refund = await this.refunds.reject(refundNo, operator.operatorId, dto.reason, (refund) =>
+      this.audit.record({
+        operatorId: operator.operatorId,
+        action: 'REFUND_REJECTED',
+        target: `refund:${refundNo}`,
+        requestBody: dto,
+        result: { refundNo, status: refund.status, amount: refund.amount, requestedBy: refund.requestedBy },
+      }),
+    );
     return toRefundView(refund);
   }
 }

@@ -15,18 +15,17 @@ import { AuditLog } from './audit/audit-log';
 import { AuditRefusals } from './audit/audited-write';
 import { DatabaseGauges } from './database-gauges';
 import { OperatorReadLimit } from './operator-read-limit.interceptor';
-import { StartRefundAfterCommit } from './start-refund-after-commit.interceptor';
+import { VocabularyController } from './vocabulary.controller';
 
 @Module({
   imports: [ConfigModule.forFeature(adminConfig), RefundModule, SpoolModule, ChannelsModule, WebhooksModule],
-  controllers: [AdminController, OperationsController, WebhookEndpointsController],
+  controllers: [AdminController, OperationsController, WebhookEndpointsController, VocabularyController],
   providers: [
     AdminAuthGuard,
     AdminQueries,
     OperationsOverviewQuery,
     AuditLog,
     AuditRefusals,
-    StartRefundAfterCommit,
     OperatorReadLimit,
     DatabaseGauges,
   ],

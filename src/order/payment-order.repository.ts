@@ -80,6 +80,7 @@ export class PaymentOrderRepository {
   }
 
   /** A locking read: the order as committed now, held until the transaction ends. */
+  @Transactional(Propagation.Mandatory)
   async findForUpdate(orderNo: string): Promise<PaymentOrder | null> {
     return this.txHost.tx
       .getRepository(PaymentOrder)

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
+import { Propagation, Transactional } from '@nestjs-cls/transactional';
 import { AnomalyStatus, AnomalyType } from '../payments/anomaly/anomaly.entity';
 import { AnomalyRepository } from '../payments/anomaly/anomaly.repository';
 import { DomainError } from '../domain/domain-error';
@@ -27,9 +28,9 @@ export interface EmergencyRefundRequest {
  * Records an emergency refund of one transaction, in the caller's transaction: the refund row
  * under its unique refund number first (a repeat finds it and changes nothing), then the amount
  * taken from what the payment has left by a conditional UPDATE, then the order or the anomaly
- * moved to REFUNDING. The channel is called only after this commits (RefundExecutor), and only once
- * another admin approved it when the payment's refunds, this one included, add up to
- * REFUND_APPROVAL_THRESHOLD or more.
+ * moved to REFUNDING. The channel is called only after this commits (Refunds, the use case that
+ * opens the transaction), and only once another admin approved it when the payment's refunds, this
+ * one included, add up to REFUND_APPROVAL_THRESHOLD or more.
  */
 @Injectable()
 export class EmergencyRefundService {
@@ -42,7 +43,8 @@ export class EmergencyRefundService {
     @Inject(refundConfig.KEY) private readonly config: ConfigType<typeof refundConfig>,
   ) {}
 
-  async request(request: EmergencyRefundRequest, operatorId: string): Promise<{ refund: Refund; created: boolean }> {
+  @Transactional(Propagation.Mandatory)
+  async record(request: EmergencyRefundRequest, operatorId: string): Promise<{ refund: Refund; created: boolean }> {
     const payment = await this.findPayment(request);
     const unavailable = this.executor.channel(payment.channel)?.apiUnavailableReason(payment.merchantId ?? undefined);
     if (unavailable) {

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { Propagation, Transactional } from '@nestjs-cls/transactional';
 import { DomainError } from '../domain/domain-error';
 import { Refund, RefundStatus } from './refund.entity';
 import { RefundRepository } from './refund.repository';
@@ -6,7 +7,7 @@ import { RefundSettlement } from './refund-settlement';
 
 /**
  * Four eyes on large refunds: one admin requests, another approves (the channel is called after
- * the commit) or any admin rejects (the requester may withdraw their own). Both are compare-and-set
+ * the commit, by Refunds) or any admin rejects (the requester may withdraw their own). Both are compare-and-set
  * from AWAITING_APPROVAL, so of concurrent approvals and rejections exactly one applies.
  */
 @Injectable()
@@ -16,6 +17,7 @@ export class RefundApproval {
     private readonly settlement: RefundSettlement,
   ) {}
 
+  @Transactional(Propagation.Mandatory)
   async approve(refundNo: string, operatorId: string): Promise<Refund> {
     if (await this.refunds.approve(refundNo, operatorId)) return (await this.refunds.findByRefundNo(refundNo))!;
     const refund = await this.refunds.findByRefundNo(refundNo);
@@ -29,6 +31,7 @@ export class RefundApproval {
   }
 
   /** Cancels the refund before any channel call; the amount it reserved is free again. */
+  @Transactional(Propagation.Mandatory)
   async reject(refundNo: string, operatorId: string, reason: string): Promise<Refund> {
     return this.settlement.reject(refundNo, operatorId, reason);
   }

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { Propagation, Transactional } from '@nestjs-cls/transactional';
 import { RefundNotice, RefundNoticeStatus } from '../domain/notification';
 import { AnomalyStatus } from '../payments/anomaly/anomaly.entity';
 import { AnomalyRepository } from '../payments/anomaly/anomaly.repository';
@@ -63,6 +64,7 @@ export class RefundSettlement {
    * A refund notification: settles the refund it names, once. UNKNOWN_REFUND for a refund this
    * service did not make (one made in the merchant console, say): acked, kept in the delivery log.
    */
+  @Transactional(Propagation.Mandatory)
   async applyNotice(channel: string, notice: RefundNotice, transactionId?: string): Promise<RefundNoticeOutcome> {
     const refund = await this.refunds.findByRefundNo(notice.refundNo);
     const otherAmount = notice.amount !== undefined && notice.amount !== refund?.amount;
@@ -84,6 +86,7 @@ export class RefundSettlement {
   }
 
   /** An operator gave the money of an ABNORMAL refund back outside the channel. */
+  @Transactional(Propagation.Mandatory)
   async resolveOffline(refundNo: string, reason: string): Promise<Refund> {
     const settled = await this.settle(refundNo, RefundStatus.ResolvedOffline, undefined, `resolved offline: ${reason}`);
     if (settled) return settled;
@@ -101,6 +104,7 @@ export class RefundSettlement {
   }
 
   /** An admin rejected a refund that awaited approval: it is cancelled before any channel call. */
+  @Transactional(Propagation.Mandatory)
   async reject(refundNo: string, operatorId: string, reason: string): Promise<Refund> {
     const rejected = await this.settle(refundNo, RefundStatus.Rejected, undefined, `rejected: ${reason}`);
     if (!rejected) throw await this.notIn(refundNo, RefundStatus.AwaitingApproval, 'rejected');
@@ -109,6 +113,7 @@ export class RefundSettlement {
   }
 
   /** The settled refund, or undefined when it was unknown or its status does not take this verdict (a repeat). */
+  @Transactional(Propagation.Mandatory)
   async settle(
     refundNo: string,
     status: RefundVerdict,

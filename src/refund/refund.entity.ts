@@ -1,5 +1,6 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 import { bigintAmount } from '../domain/money';
+import { AnomalyType } from '../payments/anomaly/anomaly.entity';
 
 export const RefundStatus = {
   /** At or above REFUND_APPROVAL_THRESHOLD: recorded and reserved, the channel not called until another admin approves. */
@@ -49,14 +50,11 @@ const sendTimesColumn = {
   from: (text: string | null): Date[] => (text ? text.split(',').map((ms) => new Date(Number(ms))) : []),
 };
 
-/** Why the money goes back: the order's own payment, or a payment that should not have happened. */
-export const RefundPurpose = {
-  OrderRefund: 'ORDER_REFUND',
-  DuplicatePayment: 'DUPLICATE_PAYMENT',
-  PaidAfterClose: 'PAID_AFTER_CLOSE',
-  AmountMismatch: 'AMOUNT_MISMATCH',
-  MerchantMismatch: 'MERCHANT_MISMATCH',
-} as const;
+// A malformed notification's anomaly took no money: there is nothing of it to refund.
+const { MalformedNotification: _tookNoMoney, ...RefundableAnomalyType } = AnomalyType;
+
+/** Why a transaction's money goes back: it paid its order, or it is an anomaly's (the anomaly's type). */
+export const RefundPurpose = { OrderRefund: 'ORDER_REFUND', ...RefundableAnomalyType } as const;
 export type RefundPurpose = (typeof RefundPurpose)[keyof typeof RefundPurpose];
 
 /**

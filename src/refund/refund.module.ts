@@ -13,6 +13,7 @@ import { RefundExecutor } from './refund-executor';
 import { RefundRepository } from './refund.repository';
 import { RefundRetryWorker } from './refund-retry.worker';
 import { RefundSettlement } from './refund-settlement';
+import { Refunds } from './refunds';
 import { UnsettledRefundsMetric } from './unsettled-refunds.metric';
 
 @Module({
@@ -33,7 +34,8 @@ import { UnsettledRefundsMetric } from './unsettled-refunds.metric';
     EmergencyRefundService,
     UnsettledRefundsMetric,
     RefundApproval,
+    Refunds,
   ],
-  exports: [RefundRepository, RefundSettlement, RefundExecutor, EmergencyRefundService, RefundApproval],
+  exports: [RefundRepository, RefundSettlement, RefundExecutor, Refunds],
 })
 export class RefundModule {}

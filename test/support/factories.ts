@@ -2,18 +2,16 @@
  * Orders, payments and refunds for the medium tests, made the way the service makes them: an order
  * by the order service, a payment by a notification the platform's real key signed, verified by
  * the channel's real verifier and applied by the settlement use case (what the notify route does,
- * without HTTP), a refund by the emergency-refund service in one transaction, sent after the
- * commit (what the admin route does, without HTTP).
+ * without HTTP), a refund by the refund use case (what the admin route calls, without HTTP).
  */
 import { PaymentChannels } from '../../src/channels/payment-channels';
 import { Channel, VerifiedNotification } from '../../src/domain/notification';
 import { PaymentOrder } from '../../src/order/payment-order.entity';
 import { PaymentOrderService } from '../../src/order/payment-order.service';
 import { TradeCloseService } from '../../src/trade/trade-close.service';
-import { EmergencyRefundRequest, EmergencyRefundService } from '../../src/refund/emergency-refund.service';
-import { Refund, RefundStatus } from '../../src/refund/refund.entity';
-import { RefundExecutor } from '../../src/refund/refund-executor';
-import { TransactionRunner } from '../../src/platform/transaction/transaction.runner';
+import { EmergencyRefundRequest } from '../../src/refund/emergency-refund.service';
+import { Refund } from '../../src/refund/refund.entity';
+import { Refunds } from '../../src/refund/refunds';
 import { DeliveryOutcome, Settlement } from '../../src/settlement/settlement.service';
 import { yuan } from '../../tools/simulator/platform-signers';
 import { MediumContext } from './medium';
@@ -123,22 +121,14 @@ export class Factories {
   }
 
   /**
-   * An emergency refund as an admin asks for it: recorded in one transaction, then, when it may go
-   * to the channel, sent after the commit in the background (the retry worker covers the rest).
+   * An emergency refund as an admin asks for it, through the refund use case: recorded in one
+   * transaction, then, when it may go to the channel, sent after the commit in the background.
    */
-  async refund(
+  refund(
     request: Omit<EmergencyRefundRequest, 'reason'> & { reason?: string },
     operatorId = 'alice',
   ): Promise<{ refund: Refund; created: boolean }> {
-    const answer = await this.ctx.inContext(() =>
-      this.ctx
-        .get(TransactionRunner)
-        .run(() =>
-          this.ctx.get(EmergencyRefundService).request({ reason: 'money taken twice', ...request }, operatorId),
-        ),
-    );
-    if (answer.refund.status === RefundStatus.Pending) this.ctx.get(RefundExecutor).start(answer.refund.refundNo);
-    return answer;
+    return this.ctx.get(Refunds).request({ reason: 'money taken twice', ...request }, operatorId);
   }
 
   /** A signed WeChat Pay REFUND.* notification, verified and settled. */

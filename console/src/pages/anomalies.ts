@@ -5,6 +5,7 @@ import { formatAmount, parseAmount } from '../format';
 import { t } from '../i18n';
 import { navigate, Route } from '../router';
 import { canAct, Money, OrderLink, Show, Status, Table, Time, useGet, useOperator, ViewerNote } from '../ui';
+import { useVocabulary, Vocabulary } from '../vocabulary';
 import { OrderDetail, OrderSections, Payment } from './orders';
 
 export interface Anomaly {
@@ -19,10 +20,6 @@ export interface Anomaly {
   status: string;
   createdAt: string;
 }
-
-const TYPES = ['DUPLICATE_PAYMENT', 'PAID_AFTER_CLOSE', 'AMOUNT_MISMATCH'];
-const STATUSES = ['OPEN', 'REFUNDING', 'RESOLVED'];
-const CHANNELS = ['WECHATPAY', 'ALIPAY'];
 
 function Select({ id, label, value, options }: { id: string; label: string; value: string; options: string[] }) {
   return html`<label for=${id}>${label}</label>
@@ -44,6 +41,7 @@ export function AnomaliesPage({ route }: { route: Route }) {
     cursor: p.get('cursor') ?? '',
   };
   const dayStart = (d: string) => (d ? `${d}T00:00:00Z` : undefined);
+  const vocabulary = useVocabulary();
   const list = useGet<{ items: Anomaly[]; nextCursor: string | null }>(
     `/admin/anomalies${query({ ...filters, from: dayStart(filters.from), to: dayStart(filters.to) })}`,
   );
@@ -55,14 +53,17 @@ export function AnomaliesPage({ route }: { route: Route }) {
     navigate(`#/anomalies${query(next)}`);
   };
   return html`<h1>${t('anomalies')}</h1>
-    <form class="filters" onSubmit=${submit}>
-      <${Select} id="type" label=${t('type')} value=${filters.type} options=${TYPES} />
-      <${Select} id="status" label=${t('status')} value=${filters.status} options=${STATUSES} />
-      <${Select} id="channel" label=${t('channel')} value=${filters.channel} options=${CHANNELS} />
-      <label for="from">${t('from')} (UTC)</label><input id="from" name="from" type="date" value=${filters.from} />
-      <label for="to">${t('to')} (UTC)</label><input id="to" name="to" type="date" value=${filters.to} />
-      <button type="submit">${t('filter')}</button>
-    </form>
+    <${Show} loaded=${vocabulary}>
+      ${(lists: Vocabulary) =>
+        html`<form class="filters" onSubmit=${submit}>
+          <${Select} id="type" label=${t('type')} value=${filters.type} options=${lists.anomalyTypes} />
+          <${Select} id="status" label=${t('status')} value=${filters.status} options=${lists.anomalyStatuses} />
+          <${Select} id="channel" label=${t('channel')} value=${filters.channel} options=${lists.channels} />
+          <label for="from">${t('from')} (UTC)</label><input id="from" name="from" type="date" value=${filters.from} />
+          <label for="to">${t('to')} (UTC)</label><input id="to" name="to" type="date" value=${filters.to} />
+          <button type="submit">${t('filter')}</button>
+        </form>`}
+    <//>
     <${Show} loaded=${list}>
       ${(page: { items: Anomaly[]; nextCursor: string | null }) =>
         html`<${Table}

@@ -4,6 +4,7 @@ import { ApiError, post, query } from '../api';
 import { t } from '../i18n';
 import { Route } from '../router';
 import { canAct, Money, OrderLink, Show, Status, Table, Time, useGet, useOperator, ViewerNote } from '../ui';
+import { useVocabulary } from '../vocabulary';
 
 export interface Refund {
   refundNo: string;
@@ -108,26 +109,16 @@ function Decide({ refund, onDone }: { refund: Refund; onDone: () => void }) {
   </div>`;
 }
 
-const STATUSES = [
-  'AWAITING_APPROVAL',
-  'PENDING',
-  'PROCESSING',
-  'SUCCEEDED',
-  'CLOSED',
-  'ABNORMAL',
-  'RESOLVED_OFFLINE',
-  'REJECTED',
-];
-
 /** Every refund, filtered by status (the overview's unsettled figures link here). */
 export function RefundsPage({ route }: { route: Route }) {
   const status = route.params.get('status') ?? '';
   const cursor = route.params.get('cursor') ?? '';
+  const statuses = useVocabulary().data?.refundStatuses ?? [];
   const list = useGet<RefundPage>(`/admin/refunds${query({ status, cursor })}`);
   return html`<h1>${t('refunds')}</h1>
     <nav aria-label=${t('status')} class="chips">
       <a href="#/refunds" aria-current=${status === '' ? 'page' : undefined}>${t('any')}</a>
-      ${STATUSES.map((s) => html`<a href=${`#/refunds?status=${s}`} aria-current=${s === status ? 'page' : undefined}>${s}</a>`)}
+      ${statuses.map((s) => html`<a href=${`#/refunds?status=${s}`} aria-current=${s === status ? 'page' : undefined}>${s}</a>`)}
     </nav>
     <${Show} loaded=${list}>
       ${(page: RefundPage) =>

@@ -51,9 +51,9 @@ export class AnomalyQueryDto extends PageQueryDto {
   @IsIn(Object.values(AnomalyStatus), { message: `status must be one of ${Object.values(AnomalyStatus).join(', ')}` })
   status?: AnomalyStatus;
 
-  @ApiPropertyOptional({ enum: Object.values(Channel) })
+  @ApiPropertyOptional({ enum: REGISTERED_CHANNELS })
   @IsOptional()
-  @IsIn(Object.values(Channel), { message: `channel must be one of ${Object.values(Channel).join(', ')}` })
+  @IsIn(REGISTERED_CHANNELS, { message: `channel must be one of ${REGISTERED_CHANNELS.join(', ')}` })
   channel?: Channel;
 }
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
-import { TransactionHost } from '@nestjs-cls/transactional';
+import { Propagation, Transactional, TransactionHost } from '@nestjs-cls/transactional';
 import { isDuplicateKeyOn, WriteResult } from '../../platform/database/sql';
 import { Statement } from '../../platform/database/statement-batch';
 import { PaymentNotification } from '../../domain/notification';
@@ -62,6 +62,7 @@ export class CallbackRecordRepository {
    * (a new one, a settled one) takes this lock after writing its refund row, so whoever holds it
    * reads the refunds' totals with every other change either committed or waiting behind it.
    */
+  @Transactional(Propagation.Mandatory)
   async lockPayment(channel: string, transactionId: string): Promise<void> {
     await this.txHost.tx.query(`SELECT id FROM payment_callback WHERE channel = ? AND transaction_id = ? FOR UPDATE`, [
       channel,
@@ -83,6 +84,7 @@ export class CallbackRecordRepository {
   }
 
   /** What the payment's refunds have reserved, read with a lock: the latest committed value, or the caller's own. */
+  @Transactional(Propagation.Mandatory)
   async lockedRefundReserved(channel: string, transactionId: string): Promise<number> {
     const [row]: Array<{ reserved: string }> = await this.txHost.tx.query(
       `SELECT refund_reserved_amount AS reserved FROM payment_callback

@@ -1,0 +1,130 @@
+import { Pool } from 'mysql2/promise';
+import { TransactionAlreadyActiveError, TransactionNotActiveError } from '@nestjs-cls/transactional';
+import { AdminModule } from '../../src/admin/admin.module';
+import { Channel } from '../../src/domain/notification';
+import { OrderModule } from '../../src/order/order.module';
+import { TransactionRunner } from '../../src/platform/transaction/transaction.runner';
+import { EmergencyRefundService } from '../../src/refund/emergency-refund.service';
+import { Refund } from '../../src/refund/refund.entity';
+import { Refunds } from '../../src/refund/refunds';
+import { SettlementModule } from '../../src/settlement/settlement.module';
+import { FakePlatform } from '../../tools/simulator/fake-platform';
+import { Factories } from '../support/factories';
+import { createMediumModule, MediumContext } from '../support/medium';
+import { OrderEffects } from '../support/order-effects';
+import { RefundEffects } from '../support/refund-effects';
+import {
+  count as countRows,
+  createTestPlatforms,
+  fakePlatformOptions,
+  testDatabasePool,
+  TestPlatforms,
+  uniqueId,
+} from '../support/test-app';
+
+/**
+ * The refund use case called as a script or a job would call it, outside any HTTP request: it
+ * opens its one transaction, so what it writes commits together or not at all, and the channel
+ * is called only for what committed.
+ */
+let platforms: TestPlatforms;
+let fake: FakePlatform;
+let ctx: MediumContext;
+let make: Factories;
+let pool: Pool;
+let orders: OrderEffects;
+let refunds: RefundEffects;
+let sut: Refunds;
+
+beforeAll(async () => {
+  platforms = await createTestPlatforms();
+  fake = await FakePlatform.start(fakePlatformOptions(platforms));
+  ctx = await createMediumModule([OrderModule, SettlementModule, AdminModule], {
+    ...platforms.env,
+    ...fake.apiEnv,
+    REFUND_POLL_INTERVAL_MS: '100',
+  });
+  make = new Factories(ctx, platforms);
+  pool = testDatabasePool();
+  orders = new OrderEffects(pool);
+  refunds = new RefundEffects(pool);
+  sut = ctx.get(Refunds);
+});
+
+afterAll(async () => {
+  await ctx?.close();
+  await fake?.close();
+  await pool?.end();
+});
+
+const refundRows = (orderNo: string) => countRows(pool, 'SELECT COUNT(*) FROM refund WHERE order_no = ?', [orderNo]);
+
+describe(Refunds.name, () => {
+  it('should record a refund, commit it, and only then call the channel, without any HTTP request', async () => {
+    const { orderNo, paidBy, amount } = await make.paidOrder(Channel.Wechatpay, 2500);
+
+    const { refund, created } = await sut.request({ orderNo, transactionId: paidBy, reason: 'a script' }, 'cron');
+
+    expect({ created, status: refund.status, amount: refund.amount, requestedBy: refund.requestedBy }).toEqual({
+      created: true,
+      status: 'PENDING',
+      amount,
+      requestedBy: 'cron',
+    });
+    await refunds.statusIs(refund.refundNo, 'SUCCEEDED');
+    expect(fake.callsFor(refund.refundNo)).toBe(1);
+    expect(await orders.status(orderNo)).toBe('REFUNDED');
+  });
+
+  it('should leave no refund, no reservation and the order PAID when a write after the insert fails', async () => {
+    const { orderNo, paidBy } = await make.paidOrder(Channel.Alipay, 3100);
+    const refundNo = uniqueId('A');
+    let written: { refund: Refund; created: boolean } | undefined;
+
+    const failure = sut.request({ orderNo, transactionId: paidBy, reason: 'atomic', refundNo }, 'alice', (answer) => {
+      written = answer;
+      throw new Error('the audit row could not be written');
+    });
+
+    await expect(failure).rejects.toThrow('the audit row could not be written');
+    // The refund had been inserted, its amount reserved and the order moved, in the transaction that rolled back.
+    expect(written).toMatchObject({ created: true, refund: { refundNo, status: 'PENDING', amount: 3100 } });
+    expect(await refundRows(orderNo)).toBe(0);
+    expect(await refunds.reserved(paidBy)).toBe(0);
+    expect(await orders.status(orderNo)).toBe('PAID');
+    expect(await orders.history(orderNo)).toEqual(['->WAIT_PAY', 'WAIT_PAY>PAID']);
+    expect(fake.callsFor(refundNo)).toBe(0);
+
+    const again = await sut.request({ orderNo, transactionId: paidBy, reason: 'atomic', refundNo }, 'alice');
+    expect(again.created).toBe(true);
+    await refunds.statusIs(refundNo, 'SUCCEEDED');
+    expect(fake.callsFor(refundNo)).toBe(1);
+  });
+
+  it("should refuse to run inside a caller's transaction, whose commit it cannot wait for, and write nothing", async () => {
+    const { orderNo, paidBy } = await make.paidOrder(Channel.Wechatpay, 1800);
+
+    const nested = ctx
+      .get(TransactionRunner)
+      .run(() => sut.request({ orderNo, transactionId: paidBy, reason: 'nested' }, 'alice'));
+
+    await expect(nested).rejects.toBeInstanceOf(TransactionAlreadyActiveError);
+    expect(await refundRows(orderNo)).toBe(0);
+    expect(await refunds.reserved(paidBy)).toBe(0);
+  });
+});
+
+describe(EmergencyRefundService.name, () => {
+  it('should refuse to record a refund outside a transaction instead of autocommitting each statement', async () => {
+    const { orderNo, paidBy } = await make.paidOrder(Channel.Wechatpay, 1700);
+
+    // The decorator throws before the method runs, so not even the first statement is sent.
+    const bare = async () =>
+      ctx.get(EmergencyRefundService).record({ orderNo, transactionId: paidBy, reason: 'bare' }, 'alice');
+
+    await expect(bare).rejects.toBeInstanceOf(TransactionNotActiveError);
+    expect(await refundRows(orderNo)).toBe(0);
+    expect(await refunds.reserved(paidBy)).toBe(0);
+    expect(await orders.status(orderNo)).toBe('PAID');
+  });
+});
