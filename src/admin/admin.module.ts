@@ -3,6 +3,7 @@ import { ConfigModule } from '@nestjs/config';
 import { ChannelsModule } from '../channels/channels.module';
 import { adminConfig } from '../platform/config/admin.config';
 import { RefundModule } from '../refund/refund.module';
+import { AnomalyModule } from '../payments/anomaly/anomaly.module';
 import { SpoolModule } from '../intake/spool/spool.module';
 import { WebhooksModule } from '../events/webhooks/webhooks.module';
 import { WebhookEndpointsController } from './webhook-endpoints.controller';
@@ -10,6 +11,7 @@ import { OperationsController } from './operations.controller';
 import { OperationsOverviewQuery } from './operations-overview';
 import { AdminAuthGuard } from './admin-auth.guard';
 import { AdminController } from './admin.controller';
+import { AnomalyResolutionController } from './anomaly-resolution.controller';
 import { AdminQueries } from './admin-queries';
 import { AuditLog } from './audit/audit-log';
 import { AuditRefusals } from './audit/audited-write';
@@ -18,8 +20,8 @@ import { OperatorReadLimit } from './operator-read-limit.interceptor';
 import { StartRefundAfterCommit } from './start-refund-after-commit.interceptor';
 
 @Module({
-  imports: [ConfigModule.forFeature(adminConfig), RefundModule, SpoolModule, ChannelsModule, WebhooksModule],
-  controllers: [AdminController, OperationsController, WebhookEndpointsController],
+  imports: [ConfigModule.forFeature(adminConfig), RefundModule, AnomalyModule, SpoolModule, ChannelsModule, WebhooksModule],
+  controllers: [AdminController, OperationsController, WebhookEndpointsController, AnomalyResolutionController],
   providers: [
     AdminAuthGuard,
     AdminQueries,

@@ -6,6 +6,7 @@ import { t } from '../i18n';
 import { navigate, Route } from '../router';
 import { canAct, Money, OrderLink, Show, Status, Table, Time, useGet, useOperator, ViewerNote } from '../ui';
 import { OrderDetail, OrderSections, Payment } from './orders';
+import { AnomalyHistory, Resolution, ResolutionSection } from './anomaly-resolution';
 
 export interface Anomaly {
   id: string;
@@ -18,6 +19,8 @@ export interface Anomaly {
   currency: string;
   status: string;
   createdAt: string;
+  updatedAt: string;
+  resolution?: Resolution | null;
 }
 
 const TYPES = ['DUPLICATE_PAYMENT', 'PAID_AFTER_CLOSE', 'AMOUNT_MISMATCH'];
@@ -109,14 +112,20 @@ export function AnomalyPage({ id }: { id: string }) {
         </dl>
         <${Show} loaded=${order}>
           ${(o: OrderDetail) =>
-            html` <${RefundForm}
-                anomaly=${a}
-                payments=${o.payments}
-                onDone=${() => {
-                  anomaly.reload();
-                  order.reload();
-                }}
-              />
+            html`${
+                a.resolution
+                  ? null
+                  : html`<${RefundForm}
+                      anomaly=${a}
+                      payments=${o.payments}
+                      onDone=${() => {
+                        anomaly.reload();
+                        order.reload();
+                      }}
+                    />`
+              }
+              <${ResolutionSection} anomaly=${a} onDone=${anomaly.reload} />
+              <${AnomalyHistory} id=${a.id} round=${a.updatedAt} />
               <${OrderSections} detail=${o} />`}
         <//>`}
   <//>`;
