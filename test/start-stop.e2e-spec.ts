@@ -1,5 +1,5 @@
 import { Agent, request } from 'node:http';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -123,6 +123,15 @@ describe('starting and stopping the service (src/main.ts in a child process)', (
       expect(started.exampleHandlers).toBe(false);
       expect(started.msg).toContain(`started on port ${started.port}`);
       expect(main.output()).not.toContain(`:${broker.password}@`);
+    });
+
+    it("should report its version, package.json's, on the start line and on liveness", async () => {
+      const version = (JSON.parse(readFileSync(join(__dirname, '../package.json'), 'utf8')) as { version: string })
+        .version;
+      expect(started.version).toBe(version);
+      expect(started.msg).toContain(`(version ${version})`);
+      const live = await fetch(`http://127.0.0.1:${started.metricsPort}/health/live`);
+      expect(await live.json()).toMatchObject({ status: 'ok', info: { service: { status: 'up', version } } });
     });
 
     it('should serve /metrics on METRICS_PORT only', async () => {

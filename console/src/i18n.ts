@@ -149,7 +149,6 @@ const EN = {
   decisions: 'Decisions',
   operator: 'Operator',
   action: 'Action',
-  target: 'Target',
 };
 
 export type Key = keyof typeof EN;
@@ -302,7 +301,6 @@ const ZH: Record<Key, string> = {
   decisions: '操作记录',
   operator: '操作员',
   action: '操作',
-  target: '对象',
 };
 
 let current: Lang = localStorage.getItem(LANG_KEY) === 'zh' ? 'zh' : 'en';

@@ -25,7 +25,6 @@ interface Decision {
   id: string;
   operatorId: string;
   action: string;
-  target: string;
   createdAt: string;
 }
 
@@ -68,7 +67,6 @@ function ResolveForm({ anomaly, onDone }: { anomaly: Resolvable; onDone: () => v
 
   return html`<section class="card action" aria-labelledby="resolve-form">
     <h2 id="resolve-form">${t('closeWithoutRefund')}</h2>
-    <${ViewerNote} />
     <form onSubmit=${submit} novalidate>
       <label for="resolve-why">${t('closedAs')}</label>
       <select
@@ -167,15 +165,18 @@ function ResolutionFacts({
   </section>`;
 }
 
-/** Every decision on the anomaly, from the audit log: its resolution's and its refunds'. */
+/**
+ * Every decision on the anomaly, from the audit log: its resolution's and its refunds'. Without the
+ * refund numbers: the refunds' own table beside it names them.
+ */
 export function AnomalyHistory({ id, round }: { id: string; round: string }) {
   const history = useGet<{ items: Decision[] }>(`/admin/anomalies/${encodeURIComponent(id)}/history?at=${round}`);
   return html`<${Show} loaded=${history}>
     ${(h: { items: Decision[] }) =>
       html`<${Table}
         caption=${t('decisions')}
-        head=${[t('at'), t('operator'), t('action'), t('target')]}
-        rows=${h.items.map((d) => [html`<${Time} iso=${d.createdAt} />`, d.operatorId, d.action, d.target])}
+        head=${[t('at'), t('operator'), t('action')]}
+        rows=${h.items.map((d) => [html`<${Time} iso=${d.createdAt} />`, d.operatorId, d.action])}
       />`}
   <//>`;
 }
