@@ -10,6 +10,7 @@ import { WebhookEndpointsController } from './webhook-endpoints.controller';
 import { OperationsController } from './operations.controller';
 import { OperationsOverviewQuery } from './operations-overview';
 import { AdminAuthGuard } from './admin-auth.guard';
+import { OperatorDirectory } from './operator-directory';
 import { AdminController } from './admin.controller';
 import { AnomalyResolutionController } from './anomaly-resolution.controller';
 import { AdminQueries } from './admin-queries';
@@ -20,10 +21,18 @@ import { OperatorReadLimit } from './operator-read-limit.interceptor';
 import { StartRefundAfterCommit } from './start-refund-after-commit.interceptor';
 
 @Module({
-  imports: [ConfigModule.forFeature(adminConfig), RefundModule, AnomalyModule, SpoolModule, ChannelsModule, WebhooksModule],
+  imports: [
+    ConfigModule.forFeature(adminConfig),
+    RefundModule,
+    AnomalyModule,
+    SpoolModule,
+    ChannelsModule,
+    WebhooksModule,
+  ],
   controllers: [AdminController, OperationsController, WebhookEndpointsController, AnomalyResolutionController],
   providers: [
     AdminAuthGuard,
+    OperatorDirectory,
     AdminQueries,
     OperationsOverviewQuery,
     AuditLog,
@@ -32,6 +41,6 @@ import { StartRefundAfterCommit } from './start-refund-after-commit.interceptor'
     OperatorReadLimit,
     DatabaseGauges,
   ],
-  exports: [AdminAuthGuard, AuditLog, ConfigModule],
+  exports: [AdminAuthGuard, OperatorDirectory, AuditLog, ConfigModule],
 })
 export class AdminModule {}
