@@ -65,6 +65,25 @@ describe('starting and stopping the service (src/main.ts in a child process)', (
       expect(line.msg).toMatch(/^WECHATPAY_PUBLIC_KEY_PATH: cannot read \/nonexistent\/wechatpay-pub.pem/);
     });
 
+    it('should say once that each API without its token is disabled (issue 39, item 6)', async () => {
+      const main = spawnMain({ DATABASE_URL: process.env.DATABASE_URL!, PORT: '0', LOG_LEVEL: 'info' });
+      try {
+        await startLineOf(main);
+        const disabled = main
+          .logLines()
+          .map((line) => String(line.msg))
+          .filter((msg) => msg.includes('API is disabled'));
+
+        expect(disabled.sort()).toEqual([
+          'the admin API is disabled: set ADMIN_TOKENS to enable it',
+          'the order API is disabled: set INTERNAL_API_TOKEN to enable it',
+        ]);
+      } finally {
+        main.child.kill('SIGKILL');
+        await main.exited;
+      }
+    });
+
     it('should read .env from the working directory, the environment winning over it', async () => {
       const dir = mkdtempSync(join(tmpdir(), 'pcs-dotenv-'));
       writeFileSync(join(dir, '.env'), 'PORT=abc\nSHUTDOWN_GRACE_MS=-5\n');
