@@ -42,6 +42,8 @@ interface AnomalyView {
   status: string;
   createdAt: string;
   updatedAt: string;
+  /** An admin's decision to close it without a refund (issue 39, item 1); none here. */
+  resolution: null;
 }
 
 interface AnomalyPage {
@@ -257,6 +259,7 @@ function expectAnomalyView(
     status: 'OPEN',
     createdAt: anInstant(),
     updatedAt: anInstant(),
+    resolution: null,
   });
 }
 

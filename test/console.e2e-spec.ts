@@ -253,6 +253,63 @@ describe('operators in the browser', () => {
     await bob.context.close();
   });
 
+  it('should close an anomaly without a refund: resolved by one admin, approved by another above the threshold', async () => {
+    const { duplicateBy, anomalyId } = await duplicatePayment();
+    const alice = await operatorPage(platforms.admins.admin);
+    await go(alice.page, `#/anomalies/${anomalyId}`, `Anomaly ${anomalyId}: DUPLICATE_PAYMENT`);
+
+    // A note is required; DUPLICATE_OF needs a reference, and the server's refusal is shown.
+    await alice.page.getByRole('button', { name: 'Resolve', exact: true }).click();
+    await alice.page.getByText('A note is required.').waitFor();
+    await alice.page.getByLabel('Closed as').selectOption('DUPLICATE_OF');
+    await alice.page.getByLabel('Note').fill('the customer was charged once by the bank');
+    await alice.page.getByRole('button', { name: 'Resolve', exact: true }).click();
+    await alice.page.getByText('reference is required for DUPLICATE_OF').waitFor();
+    await alice.page.getByLabel('Closed as').selectOption('REFUNDED_OUTSIDE');
+    await alice.page.getByLabel('Reference').fill('BANK-4711');
+    await alice.page.getByRole('button', { name: 'Resolve', exact: true }).click();
+
+    // 80.00 is over the threshold: it waits for a second admin, and the refund form is gone.
+    const resolution = alice.page.getByRole('region', { name: 'Resolution' });
+    await resolution.getByText('AWAITING_APPROVAL').waitFor();
+    expect(await alice.page.getByRole('button', { name: 'Refund', exact: true }).count()).toBe(0);
+    await resolution.getByRole('button', { name: 'Approve resolution' }).click();
+    await resolution.getByRole('alert').getByText('cannot approve it; another admin must').waitFor();
+    await screenshot(alice.page, 'anomaly-resolution');
+
+    const bob = await operatorPage(platforms.admins.admin2);
+    await go(bob.page, `#/anomalies/${anomalyId}`, `Anomaly ${anomalyId}: DUPLICATE_PAYMENT`);
+    await bob.page.getByRole('button', { name: 'Approve resolution' }).click();
+    await bob.page.getByRole('definition').getByText('RESOLVED', { exact: true }).waitFor();
+    await bob.page.getByRole('region', { name: 'Resolution' }).getByText('APPLIED').waitFor();
+    const decisions = bob.page.getByRole('table', { name: 'Decisions' });
+    await decisions.getByRole('row', { name: /bob ANOMALY_RESOLUTION_APPROVED/ }).waitFor();
+    await decisions.getByRole('row', { name: /alice ANOMALY_RESOLUTION_REQUESTED/ }).waitFor();
+
+    const [[row]] = await pool.query<RowDataPacket[]>('SELECT * FROM payment_anomaly WHERE id = ?', [anomalyId]);
+    expect(row).toMatchObject({
+      status: 'RESOLVED',
+      resolution_status: 'APPLIED',
+      resolution_reason: 'REFUNDED_OUTSIDE',
+      resolution_reference: 'BANK-4711',
+      resolution_requested_by: 'alice',
+      resolution_reviewed_by: 'bob',
+    });
+    expect(await refundsOf(duplicateBy)).toHaveLength(0);
+    const [audits] = await pool.query<RowDataPacket[]>(
+      'SELECT operator_id, action FROM admin_audit WHERE target = ? ORDER BY id',
+      [`anomaly:${anomalyId}`],
+    );
+    expect(audits.map((a) => `${a.operator_id} ${a.action}`)).toEqual([
+      'alice ANOMALY_RESOLVE_REFUSED',
+      'alice ANOMALY_RESOLUTION_REQUESTED',
+      'alice ANOMALY_RESOLUTION_APPROVE_REFUSED',
+      'bob ANOMALY_RESOLUTION_APPROVED',
+    ]);
+    await alice.context.close();
+    await bob.context.close();
+  });
+
   it('should find an order by a transaction id', async () => {
     const { orderNo, duplicateBy } = await duplicatePayment();
     const { context, page } = await operatorPage(platforms.admins.viewer);

@@ -103,6 +103,37 @@ describe('the documentation', () => {
     expect(unreached.map((page) => relative(ROOT, page))).toEqual([]);
   });
 
+  it("should not hard-code the service's port in a curl line of the README or docs/ (issue 39, item 6)", () => {
+    const hardCoded = pages()
+      .filter((page) => page !== join(ROOT, 'docker/README.md')) // compose publishes port 3000 itself
+      .flatMap((page) =>
+        readFileSync(page, 'utf8')
+          .split('\n')
+          .map((line, index) => ({ line, where: `${relative(ROOT, page)}:${index + 1}` }))
+          .filter(({ line }) => /^\s*curl\b/.test(line) && /(localhost|127\.0\.0\.1):3000\b/.test(line))
+          .map(({ where }) => where),
+      );
+    expect(hardCoded).toEqual([]);
+  });
+
+  it("should list every channel's notification endpoint in docs/api.md (issue 39, item 6)", () => {
+    const sources = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+        entry.isDirectory()
+          ? sources(join(dir, entry.name))
+          : entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts')
+            ? [join(dir, entry.name)]
+            : [],
+      );
+    const notifyPaths = sources(join(ROOT, 'src/channels')).flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/readonly notifyPath = '([^']+)'/g)].map((m) => m[1]),
+    );
+    const api = readFileSync(join(ROOT, 'docs/api.md'), 'utf8');
+
+    expect(notifyPaths.length).toBeGreaterThanOrEqual(4);
+    expect(notifyPaths.filter((path) => !api.includes(`\`POST /notify/${path}\``))).toEqual([]);
+  });
+
   it('should keep the README a front door: under 300 lines', () => {
     const lines = readFileSync(join(ROOT, 'README.md'), 'utf8').split('\n').length;
     expect(lines).toBeLessThan(300);

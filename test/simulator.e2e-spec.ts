@@ -73,6 +73,9 @@ describe('simulate init', () => {
     expect(parseEnv(readFileSync(envFile, 'utf8'))).toMatchObject({
       PORT: '4567',
       REFUND_APPROVAL_THRESHOLD: '100000',
+      // Issue 39, item 6: the database the README creates, and UnionPay's notifications to this port.
+      DATABASE_URL: 'mariadb://root@127.0.0.1:3306/payments',
+      UNIONPAY_BACK_URL: 'http://127.0.0.1:4567/notify/unionpay',
     });
     expect(parseEnv(readFileSync(join(dir, '.env.local'), 'utf8'))).toMatchObject({ PORT: '3000' });
   });
@@ -240,6 +243,8 @@ describe('help and tokens', () => {
       INTERNAL_API_TOKEN: keys.internalApiToken,
       ALICE_TOKEN: keys.admins[0].token,
       BOB_TOKEN: keys.admins[1].token,
+      // The service the README's curl lines call: .env.local's PORT, or --target (issue 39, item 6).
+      SERVICE_URL: app.url,
     });
   });
 });
@@ -345,6 +350,14 @@ describe('npm run drill', () => {
         );
       expect(await settledBy('REFUND_SUCCEEDED')).toBe(channel === 'alipay' ? 0 : 1);
       expect(await settledBy('DUPLICATE')).toBe(channel === 'alipay' ? 1 : 0);
+      // Issue 39, item 6: the platform prints every refund call, UnionPay's too.
+      const [[refund]] = await pool.query<RowDataPacket[]>(
+        'SELECT refund_no, channel, transaction_id FROM refund WHERE order_no = ?',
+        [orderNo],
+      );
+      await eventually('the platform to print the refund', () =>
+        platform.output().includes(`refund ${refund.refund_no}  ${refund.channel} ${refund.transaction_id}  `),
+      );
     },
   );
 

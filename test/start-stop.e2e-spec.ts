@@ -1,5 +1,5 @@
 import { Agent, request } from 'node:http';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -65,6 +65,25 @@ describe('starting and stopping the service (src/main.ts in a child process)', (
       expect(line.msg).toMatch(/^WECHATPAY_PUBLIC_KEY_PATH: cannot read \/nonexistent\/wechatpay-pub.pem/);
     });
 
+    it('should say once that each API without its token is disabled (issue 39, item 6)', async () => {
+      const main = spawnMain({ DATABASE_URL: process.env.DATABASE_URL!, PORT: '0', LOG_LEVEL: 'info' });
+      try {
+        await startLineOf(main);
+        const disabled = main
+          .logLines()
+          .map((line) => String(line.msg))
+          .filter((msg) => msg.includes('API is disabled'));
+
+        expect(disabled.sort()).toEqual([
+          'the admin API is disabled: set ADMIN_TOKENS to enable it',
+          'the order API is disabled: set INTERNAL_API_TOKEN to enable it',
+        ]);
+      } finally {
+        main.child.kill('SIGKILL');
+        await main.exited;
+      }
+    });
+
     it('should read .env from the working directory, the environment winning over it', async () => {
       const dir = mkdtempSync(join(tmpdir(), 'pcs-dotenv-'));
       writeFileSync(join(dir, '.env'), 'PORT=abc\nSHUTDOWN_GRACE_MS=-5\n');
@@ -123,6 +142,15 @@ describe('starting and stopping the service (src/main.ts in a child process)', (
       expect(started.exampleHandlers).toBe(false);
       expect(started.msg).toContain(`started on port ${started.port}`);
       expect(main.output()).not.toContain(`:${broker.password}@`);
+    });
+
+    it("should report its version, package.json's, on the start line and on liveness", async () => {
+      const version = (JSON.parse(readFileSync(join(__dirname, '../package.json'), 'utf8')) as { version: string })
+        .version;
+      expect(started.version).toBe(version);
+      expect(started.msg).toContain(`(version ${version})`);
+      const live = await fetch(`http://127.0.0.1:${started.metricsPort}/health/live`);
+      expect(await live.json()).toMatchObject({ status: 'ok', info: { service: { status: 'up', version } } });
     });
 
     it('should serve /metrics on METRICS_PORT only', async () => {

@@ -136,6 +136,19 @@ const EN = {
   recover: 'Recover',
   recoverSince: 'Send again what failed since',
   queued: 'Queued',
+  closeWithoutRefund: 'Close without a refund',
+  closedAs: 'Closed as',
+  reference: 'Reference',
+  referenceHelp: 'Required for DUPLICATE_OF: what it duplicates (an anomaly, a transaction, a ticket).',
+  note: 'Note',
+  noteRequired: 'A note is required.',
+  resolve: 'Resolve',
+  resolution: 'Resolution',
+  approveResolution: 'Approve resolution',
+  rejectResolution: 'Reject resolution',
+  decisions: 'Decisions',
+  operator: 'Operator',
+  action: 'Action',
 };
 
 export type Key = keyof typeof EN;
@@ -275,6 +288,19 @@ const ZH: Record<Key, string> = {
   recover: '恢复',
   recoverSince: '重新发送此时间之后失败的消息',
   queued: '已排队',
+  closeWithoutRefund: '不退款关闭',
+  closedAs: '关闭原因',
+  reference: '关联编号',
+  referenceHelp: 'DUPLICATE_OF 必填：与哪一笔重复（异常、交易或工单）。',
+  note: '备注',
+  noteRequired: '请填写备注。',
+  resolve: '关闭异常',
+  resolution: '处理结论',
+  approveResolution: '批准关闭',
+  rejectResolution: '驳回关闭',
+  decisions: '操作记录',
+  operator: '操作员',
+  action: '操作',
 };
 
 let current: Lang = localStorage.getItem(LANG_KEY) === 'zh' ? 'zh' : 'en';

@@ -3,20 +3,18 @@ import {
   CanActivate,
   createParamDecorator,
   ExecutionContext,
-  Inject,
   Injectable,
-  Logger,
   SetMetadata,
   UseGuards,
 } from '@nestjs/common';
-import { ConfigType } from '@nestjs/config';
 import { Reflector } from '@nestjs/core';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { FastifyRequest } from 'fastify';
 import { DomainError } from '../domain/domain-error';
-import { adminConfig, AdminRole } from '../platform/config/admin.config';
+import { AdminRole } from '../platform/config/admin.config';
 import { AuditLog } from './audit/audit-log';
 import { auditedWriteOf, recordRefusal } from './audit/audited-write';
+import { KnownOperator, OperatorDirectory } from './operator-directory';
 
 const ROLE_KEY = 'admin-role';
 
@@ -28,35 +26,25 @@ export interface AuthenticatedOperator {
 type AdminRequest = FastifyRequest & { operator?: AuthenticatedOperator };
 
 /**
- * Bearer tokens from ADMIN_TOKENS. The presented token is hashed and compared in constant time with
- * every operator's (no early exit), so neither a token's bytes nor which operator matched leak through
- * timing. 401 without a valid token, 403 for a viewer calling an admin action.
+ * Bearer tokens from ADMIN_TOKENS and ADMIN_TOKENS_FILE (OperatorDirectory). The presented token is
+ * hashed and compared in constant time with every operator's (no early exit), so neither a token's
+ * bytes nor which operator matched leak through timing. 401 without a valid token, 403 for a viewer
+ * calling an admin action.
  */
 @Injectable()
 export class AdminAuthGuard implements CanActivate {
-  private readonly operators: Array<AuthenticatedOperator & { digest: Buffer }>;
-
   constructor(
-    @Inject(adminConfig.KEY) config: ConfigType<typeof adminConfig>,
+    private readonly directory: OperatorDirectory,
     private readonly reflector: Reflector,
     private readonly audit: AuditLog,
-  ) {
-    this.operators = config.operators.map(({ operatorId, role, token }) => ({
-      operatorId,
-      role,
-      digest: digest(token),
-    }));
-    if (this.operators.length === 0) {
-      new Logger(AdminAuthGuard.name).warn('the admin API is disabled: set ADMIN_TOKENS to enable it');
-    }
-  }
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    if (this.operators.length === 0) {
+    if (!this.directory.configured) {
       throw new DomainError('FeatureDisabled', 'the admin API is disabled: ADMIN_TOKENS is not configured');
     }
     const request = context.switchToHttp().getRequest<AdminRequest>();
-    const operator = this.authenticate(request.headers.authorization);
+    const operator = this.authenticate(request.headers.authorization, await this.directory.current());
     if (!operator) throw new DomainError('Unauthenticated', 'a valid Authorization: Bearer admin token is required');
     const required = this.reflector.get<AdminRole>(ROLE_KEY, context.getHandler());
     if (required === AdminRole.Admin && operator.role !== AdminRole.Admin) {
@@ -72,20 +60,19 @@ export class AdminAuthGuard implements CanActivate {
     return true;
   }
 
-  private authenticate(header: string | undefined): AuthenticatedOperator | undefined {
+  private authenticate(
+    header: string | undefined,
+    operators: readonly KnownOperator[],
+  ): AuthenticatedOperator | undefined {
     const token = /^Bearer (\S+)$/.exec(header ?? '')?.[1];
     if (!token) return undefined;
-    const presented = digest(token);
+    const presented = createHash('sha256').update(token).digest();
     let found: AuthenticatedOperator | undefined;
-    for (const operator of this.operators) {
+    for (const operator of operators) {
       if (timingSafeEqual(presented, operator.digest)) found = operator;
     }
     return found;
   }
-}
-
-function digest(token: string): Buffer {
-  return createHash('sha256').update(token).digest();
 }
 
 /** Route decorator: needs an admin token; `viewer` routes accept both roles, `admin` routes only admins. */

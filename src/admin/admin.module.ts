@@ -3,13 +3,16 @@ import { ConfigModule } from '@nestjs/config';
 import { ChannelsModule } from '../channels/channels.module';
 import { adminConfig } from '../platform/config/admin.config';
 import { RefundModule } from '../refund/refund.module';
+import { AnomalyModule } from '../payments/anomaly/anomaly.module';
 import { SpoolModule } from '../intake/spool/spool.module';
 import { WebhooksModule } from '../events/webhooks/webhooks.module';
 import { WebhookEndpointsController } from './webhook-endpoints.controller';
 import { OperationsController } from './operations.controller';
 import { OperationsOverviewQuery } from './operations-overview';
 import { AdminAuthGuard } from './admin-auth.guard';
+import { OperatorDirectory } from './operator-directory';
 import { AdminController } from './admin.controller';
+import { AnomalyResolutionController } from './anomaly-resolution.controller';
 import { AdminQueries } from './admin-queries';
 import { AuditLog } from './audit/audit-log';
 import { AuditRefusals } from './audit/audited-write';
@@ -18,10 +21,24 @@ import { OperatorReadLimit } from './operator-read-limit.interceptor';
 import { VocabularyController } from './vocabulary.controller';
 
 @Module({
-  imports: [ConfigModule.forFeature(adminConfig), RefundModule, SpoolModule, ChannelsModule, WebhooksModule],
-  controllers: [AdminController, OperationsController, WebhookEndpointsController, VocabularyController],
+  imports: [
+    ConfigModule.forFeature(adminConfig),
+    RefundModule,
+    AnomalyModule,
+    SpoolModule,
+    ChannelsModule,
+    WebhooksModule,
+  ],
+  controllers: [
+    AdminController,
+    OperationsController,
+    WebhookEndpointsController,
+    AnomalyResolutionController,
+    VocabularyController,
+  ],
   providers: [
     AdminAuthGuard,
+    OperatorDirectory,
     AdminQueries,
     OperationsOverviewQuery,
     AuditLog,
@@ -29,6 +46,6 @@ import { VocabularyController } from './vocabulary.controller';
     OperatorReadLimit,
     DatabaseGauges,
   ],
-  exports: [AdminAuthGuard, AuditLog, ConfigModule],
+  exports: [AdminAuthGuard, OperatorDirectory, AuditLog, ConfigModule],
 })
 export class AdminModule {}

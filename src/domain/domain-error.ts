@@ -17,6 +17,7 @@ export const ErrorCode = {
   RefundNotFound: { status: 404 },
   RefundConflict: { status: 409 },
   OverRefund: { status: 422 },
+  AnomalyConflict: { status: 409 },
   RefundChannelUnavailable: { status: 503 },
   ChannelDisabled: { status: 503 },
   FeatureDisabled: { status: 503 },

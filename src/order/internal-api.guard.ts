@@ -1,4 +1,4 @@
-import { CanActivate, ExecutionContext, Inject, Injectable, Logger } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { FastifyRequest } from 'fastify';
@@ -10,9 +10,9 @@ import { serverConfig } from '../platform/config/server.config';
 export class InternalApiGuard implements CanActivate {
   private readonly expectedDigest?: Buffer;
 
+  /** Nest makes one guard per controller that uses it: the warning that the API is off is OrderModule's, said once. */
   constructor(@Inject(serverConfig.KEY) config: ConfigType<typeof serverConfig>) {
     if (config.internalApiToken) this.expectedDigest = digest(config.internalApiToken);
-    else new Logger(InternalApiGuard.name).warn('the order API is disabled: set INTERNAL_API_TOKEN to enable it');
   }
 
   canActivate(context: ExecutionContext): boolean {

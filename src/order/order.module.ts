@@ -1,5 +1,5 @@
-import { Module } from '@nestjs/common';
-import { ConfigModule } from '@nestjs/config';
+import { Inject, Logger, Module, OnApplicationBootstrap } from '@nestjs/common';
+import { ConfigModule, ConfigType } from '@nestjs/config';
 import { ChannelsModule } from '../channels/channels.module';
 import { paymentQueryConfig } from '../platform/config/payment-query.config';
 import { orderConfig } from '../platform/config/order.config';
@@ -20,4 +20,13 @@ import { PaymentOrderService } from './payment-order.service';
   providers: [PaymentOrderRepository, PaymentOrderService, InternalApiGuard],
   exports: [PaymentOrderRepository, PaymentOrderService, InternalApiGuard],
 })
-export class OrderModule {}
+export class OrderModule implements OnApplicationBootstrap {
+  constructor(@Inject(serverConfig.KEY) private readonly config: ConfigType<typeof serverConfig>) {}
+
+  /** Once per start, however many controllers use InternalApiGuard. */
+  onApplicationBootstrap(): void {
+    if (!this.config.internalApiToken) {
+      new Logger(InternalApiGuard.name).warn('the order API is disabled: set INTERNAL_API_TOKEN to enable it');
+    }
+  }
+}

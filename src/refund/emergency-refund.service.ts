@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
 import { Propagation, Transactional } from '@nestjs-cls/transactional';
-import { AnomalyStatus, AnomalyType } from '../payments/anomaly/anomaly.entity';
+import { AnomalyType } from '../payments/anomaly/anomaly.entity';
 import { AnomalyRepository } from '../payments/anomaly/anomaly.repository';
 import { DomainError } from '../domain/domain-error';
 import { refundConfig } from '../platform/config/refund.config';
@@ -143,7 +143,7 @@ export class EmergencyRefundService {
 
   private async markAnomalyRefunding(payment: PaymentCallback): Promise<void> {
     const anomaly = (await this.anomalies.findByTransaction(payment.channel, payment.transactionId))!;
-    await this.anomalies.moveIf(anomaly.id, [AnomalyStatus.Open, AnomalyStatus.Refunding], AnomalyStatus.Refunding);
+    await this.anomalies.moveToRefunding(anomaly.id);
   }
 }
 

@@ -35,6 +35,7 @@ describe(runCli.name, () => {
     [['refund-notice', '-h'], 'usage: refund-notice <refundNo>'],
     [['init', '--help'], 'usage: init [--keys .simulator] [--env-local .env.local] [--port 3000]'],
     [['tokens', '--help'], 'usage: tokens [--shell]'],
+    [['platform', '--help'], "default: the key set's, set by init --platform-port"],
   ])('should print the command usage and exit 0 for %j, doing nothing else', async (argv, usage) => {
     const result = await sut(argv);
 

@@ -131,7 +131,7 @@ export function platformKeys(keys: DevKeys): { wechatpay: KeyObject; alipay: Key
 }
 
 /** The service's configuration for this key set, the platforms' APIs on the simulator's platform server. */
-export function serviceEnvironment(keys: DevKeys): Record<string, string> {
+export function serviceEnvironment(keys: DevKeys, servicePort?: number): Record<string, string> {
   const platformUrl = `http://127.0.0.1:${keys.platformPort}`;
   return {
     INTERNAL_API_TOKEN: keys.internalApiToken,
@@ -151,7 +151,7 @@ export function serviceEnvironment(keys: DevKeys): Record<string, string> {
     ...alipayKeyEnvironment(keys),
     ALIPAY_APP_PRIVATE_KEY_PATH: join(keys.dir, PEM.alipayAppKey),
     ALIPAY_GATEWAY_URL: `${platformUrl}/gateway.do`,
-    ...unionpayServiceEnvironment(keys.dir, keys.platformPort),
+    ...unionpayServiceEnvironment(keys.dir, keys.platformPort, servicePort),
   };
 }
 
@@ -168,7 +168,8 @@ function alipayKeyEnvironment(keys: DevKeys): Record<string, string> {
 
 /** `.env.local`: KEY="value" lines that both `node --env-file` and `set -a; . ./.env.local` read. */
 export function envFileText(keys: DevKeys, service: Record<string, string> = {}): string {
-  const lines = Object.entries({ ...service, ...serviceEnvironment(keys) }).map(
+  const servicePort = service.PORT === undefined ? undefined : Number(service.PORT);
+  const lines = Object.entries({ ...service, ...serviceEnvironment(keys, servicePort) }).map(
     ([name, value]) => `${name}="${value}"`,
   );
   return [

@@ -9,6 +9,7 @@ import {
   print,
   UsageError,
 } from './cli';
+import { DEFAULT_DATABASE_URL } from '../../src/platform/config/database.config';
 import { addAlipayCertMode, createDevKeys, envFileText, keysExist, writeSecret } from './dev-keys';
 import { DEV_SUB_MCHIDS, Dialect, DIALECTS } from './wechatpay/partner-dialect';
 
@@ -44,7 +45,11 @@ export async function init(args: string[]): Promise<number> {
   const keys = values['alipay-cert'] ? await addAlipayCertMode(created) : created;
   writeSecret(
     envFile,
-    envFileText(keys, { PORT: String(port), REFUND_APPROVAL_THRESHOLD: String(APPROVAL_THRESHOLD) }),
+    envFileText(keys, {
+      PORT: String(port),
+      DATABASE_URL: DEFAULT_DATABASE_URL,
+      REFUND_APPROVAL_THRESHOLD: String(APPROVAL_THRESHOLD),
+    }),
   );
   print(`key set written to ${keys.dir}:`);
   print(
@@ -60,11 +65,15 @@ export async function init(args: string[]): Promise<number> {
     print(`              alipay_root_cert_sn ${rootCertSn} (a test root made now)`);
   }
   print(`  tokens      INTERNAL_API_TOKEN, admins ${keys.admins.map((admin) => admin.id).join(' and ')}`);
-  print(`service configuration written to ${envFile}: PORT ${port}, refunds from`);
+  print(
+    `service configuration written to ${envFile}: PORT ${port}, DATABASE_URL ${DEFAULT_DATABASE_URL}, refunds from`,
+  );
   print(`  ${formatMinor(APPROVAL_THRESHOLD)} CNY wait for a second admin (REFUND_APPROVAL_THRESHOLD)`);
   print();
   print('next:');
-  print(`  npm run simulate -- platform            # the fake platform APIs on 127.0.0.1:${platformPort}`);
+  print(
+    `  npm run simulate -- platform            # the fake platform APIs on 127.0.0.1:${platformPort} (the key set's)`,
+  );
   print(`  npm run build && npm run start:local    # the service with both channels enabled, on port ${port}`);
   print('  npm run simulate -- tokens              # the order API and admin tokens');
   return 0;

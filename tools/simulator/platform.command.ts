@@ -4,7 +4,8 @@ import { fakePlatformAccounts, loadDevKeys } from './dev-keys';
 import { FakeChannel, FakePlatform, RefundBehaviour } from './fake-platform';
 import { SimulatedUnionpayGateway, startUnionpayGateway } from './unionpay/unionpay-dev-keys';
 
-export const PLATFORM_USAGE = 'platform [--port 3100] [--refunds processing|success]';
+export const PLATFORM_USAGE =
+  "platform [--port N (default: the key set's, set by init --platform-port, 3100 unless given)] [--refunds processing|success]";
 
 const REFUND_BEHAVIOURS = ['processing', 'success'];
 const CHANNEL_IDS: Record<string, FakeChannel> = { wechatpay: 'WECHATPAY', alipay: 'ALIPAY' };
@@ -41,7 +42,7 @@ export async function platform(args: string[]): Promise<number> {
   );
   if (control.unionpay) print(`UnionPay gateway on ${control.unionpay.url}`);
   print(`refunds answered ${values.refunds}; Ctrl-C to stop`);
-  const logger = setInterval(() => logNewCalls(fake), LOG_INTERVAL_MS);
+  const logger = setInterval(() => logNewCalls(fake, control.unionpay), LOG_INTERVAL_MS);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
@@ -149,9 +150,9 @@ function send(res: ServerResponse, status: number, payload?: object): void {
   res.writeHead(status, { 'content-type': 'application/json' }).end(payload ? JSON.stringify(payload) : undefined);
 }
 
-const logged = { calls: 0, queries: 0, tradeCalls: 0, refused: 0 };
+const logged = { calls: 0, queries: 0, tradeCalls: 0, refused: 0, unionpayRefunds: 0 };
 
-function logNewCalls(fake: FakePlatform): void {
+function logNewCalls(fake: FakePlatform, unionpay: SimulatedUnionpayGateway | undefined): void {
   for (const call of fake.calls.slice(logged.calls)) {
     print(
       `refund ${call.refundNo}  ${call.channel} ${call.transactionId}  ${formatMinor(call.amount)}  → ${call.behaviour}`,
@@ -166,10 +167,17 @@ function logNewCalls(fake: FakePlatform): void {
     );
   }
   for (const refusal of fake.refusedRequests.slice(logged.refused)) print(`REFUSED ${refusal.path}: ${refusal.reason}`);
+  const unionpayRefunds = unionpay?.refunds ?? [];
+  for (const refund of unionpayRefunds.slice(logged.unionpayRefunds)) {
+    print(
+      `refund ${refund.orderId}  UNIONPAY ${refund.origQryId}  ${formatMinor(refund.txnAmt)}  → respCode ${refund.respCode}`,
+    );
+  }
   Object.assign(logged, {
     calls: fake.calls.length,
     queries: fake.queries.length,
     tradeCalls: fake.tradeCalls.length,
     refused: fake.refusedRequests.length,
+    unionpayRefunds: unionpayRefunds.length,
   });
 }

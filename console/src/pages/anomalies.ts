@@ -7,6 +7,7 @@ import { navigate, Route } from '../router';
 import { canAct, Money, OrderLink, Show, Status, Table, Time, useGet, useOperator, ViewerNote } from '../ui';
 import { useVocabulary, Vocabulary } from '../vocabulary';
 import { OrderDetail, OrderSections, Payment } from './orders';
+import { AnomalyHistory, Resolution, ResolutionSection } from './anomaly-resolution';
 
 export interface Anomaly {
   id: string;
@@ -19,6 +20,8 @@ export interface Anomaly {
   currency: string;
   status: string;
   createdAt: string;
+  updatedAt: string;
+  resolution?: Resolution | null;
 }
 
 function Select({ id, label, value, options }: { id: string; label: string; value: string; options: string[] }) {
@@ -110,14 +113,20 @@ export function AnomalyPage({ id }: { id: string }) {
         </dl>
         <${Show} loaded=${order}>
           ${(o: OrderDetail) =>
-            html` <${RefundForm}
-                anomaly=${a}
-                payments=${o.payments}
-                onDone=${() => {
-                  anomaly.reload();
-                  order.reload();
-                }}
-              />
+            html`${
+                a.resolution
+                  ? null
+                  : html`<${RefundForm}
+                      anomaly=${a}
+                      payments=${o.payments}
+                      onDone=${() => {
+                        anomaly.reload();
+                        order.reload();
+                      }}
+                    />`
+              }
+              <${ResolutionSection} anomaly=${a} onDone=${anomaly.reload} />
+              <${AnomalyHistory} id=${a.id} round=${a.updatedAt} />
               <${OrderSections} detail=${o} />`}
         <//>`}
   <//>`;

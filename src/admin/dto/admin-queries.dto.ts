@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
-import { AnomalyStatus, AnomalyType } from '../../payments/anomaly/anomaly.entity';
+import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Length, Matches, Max, Min, ValidateIf } from 'class-validator';
+import { AnomalyStatus, AnomalyType, ResolutionReason } from '../../payments/anomaly/anomaly.entity';
 import { RefundStatus } from '../../refund/refund.entity';
 import { Channel } from '../../domain/notification';
 import { ORDER_NO, ORDER_NO_MESSAGE } from '../../order/order-no';
@@ -125,4 +125,28 @@ export class ReasonDto {
   @Length(1, 256, { message: 'reason must be 1 to 256 characters' })
   @Matches(/\S/, { message: 'reason must not be blank' })
   reason: string;
+}
+
+/** Closes an anomaly without a refund: why, what it duplicates or refers to, and a note; kept in the audit log. */
+export class ResolveAnomalyDto {
+  @ApiProperty({ enum: Object.values(ResolutionReason) })
+  @IsIn(Object.values(ResolutionReason), {
+    message: `reason must be one of ${Object.values(ResolutionReason).join(', ')}`,
+  })
+  reason: ResolutionReason;
+
+  @ApiPropertyOptional({
+    pattern: '^[\\x21-\\x7e]{1,64}$',
+    description: 'Required for DUPLICATE_OF: what it duplicates (an anomaly, a transaction, a ticket)',
+  })
+  @ValidateIf((dto: ResolveAnomalyDto) => dto.reason === ResolutionReason.DuplicateOf || dto.reference !== undefined)
+  @IsString({ message: 'reference is required for DUPLICATE_OF: name what the anomaly duplicates' })
+  @Matches(/^[\x21-\x7e]{1,64}$/, { message: 'reference must be 1 to 64 printable ASCII characters' })
+  reference?: string;
+
+  @ApiProperty({ minLength: 1, maxLength: 256 })
+  @IsString()
+  @Length(1, 256, { message: 'note must be 1 to 256 characters' })
+  @Matches(/\S/, { message: 'note must not be blank' })
+  note: string;
 }

@@ -1,6 +1,12 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ChannelCall } from '../../trade/channel-call.entity';
-import { AnomalyStatus, AnomalyType, PaymentAnomaly } from '../../payments/anomaly/anomaly.entity';
+import {
+  AnomalyStatus,
+  AnomalyType,
+  PaymentAnomaly,
+  ResolutionReason,
+  ResolutionStatus,
+} from '../../payments/anomaly/anomaly.entity';
 import { CallbackDelivery } from '../../payments/idempotency/callback-delivery.entity';
 import { PaymentOrderView, toView } from '../../order/dto/payment-order.view';
 import { OrderStatusChange } from '../../order/order-status-change.entity';
@@ -15,6 +21,33 @@ const MINOR_UNITS = { type: 'integer', description: 'Integer minor units (fen, c
 const DATE_TIME = { type: String, format: 'date-time' } as const;
 const NULLABLE_DATE_TIME = { ...DATE_TIME, nullable: true } as const;
 const NULLABLE_STRING = { type: String, nullable: true } as const;
+
+/** An admin's decision to close the anomaly without a refund. */
+export class AnomalyResolutionView {
+  @ApiProperty({ enum: Object.values(ResolutionStatus) })
+  status: string;
+
+  @ApiProperty({ enum: Object.values(ResolutionReason) })
+  reason: string;
+
+  @ApiProperty(NULLABLE_STRING)
+  reference: string | null;
+
+  @ApiProperty()
+  note: string;
+
+  @ApiProperty()
+  requestedBy: string;
+
+  @ApiProperty(DATE_TIME)
+  requestedAt: string;
+
+  @ApiProperty(NULLABLE_STRING)
+  reviewedBy: string | null;
+
+  @ApiProperty(NULLABLE_DATE_TIME)
+  reviewedAt: string | null;
+}
 
 export class AnomalyView {
   @ApiProperty({ description: 'Pass as cursor to page on' })
@@ -49,6 +82,9 @@ export class AnomalyView {
 
   @ApiProperty(DATE_TIME)
   updatedAt: string;
+
+  @ApiProperty({ type: AnomalyResolutionView, nullable: true, description: 'Closed, or to be, without a refund' })
+  resolution: AnomalyResolutionView | null;
 }
 
 export function toAnomalyView(a: PaymentAnomaly): AnomalyView {
@@ -64,6 +100,18 @@ export function toAnomalyView(a: PaymentAnomaly): AnomalyView {
     status: a.status,
     createdAt: a.createdAt.toISOString(),
     updatedAt: a.updatedAt.toISOString(),
+    resolution: a.resolutionStatus
+      ? {
+          status: a.resolutionStatus,
+          reason: a.resolutionReason!,
+          reference: a.resolutionReference,
+          note: a.resolutionNote!,
+          requestedBy: a.resolutionRequestedBy!,
+          requestedAt: a.resolutionRequestedAt!.toISOString(),
+          reviewedBy: a.resolutionReviewedBy,
+          reviewedAt: iso(a.resolutionReviewedAt),
+        }
+      : null,
   };
 }
 

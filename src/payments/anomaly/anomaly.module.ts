@@ -1,8 +1,12 @@
 import { Module } from '@nestjs/common';
+import { ConfigModule } from '@nestjs/config';
+import { refundConfig } from '../../platform/config/refund.config';
 import { AnomalyRepository } from './anomaly.repository';
+import { AnomalyResolution } from './anomaly-resolution';
 
 @Module({
-  providers: [AnomalyRepository],
-  exports: [AnomalyRepository],
+  imports: [ConfigModule.forFeature(refundConfig)],
+  providers: [AnomalyRepository, AnomalyResolution],
+  exports: [AnomalyRepository, AnomalyResolution],
 })
 export class AnomalyModule {}

@@ -3,6 +3,7 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { PaymentOrder } from '../../order/payment-order.entity';
 import { PaymentNotification, VerifiedNotification } from '../../domain/notification';
+import { DomainError } from '../../domain/domain-error';
 import { WriteResult } from '../../platform/database/sql';
 import { AnomalyStatus, AnomalyType, PaymentAnomaly } from './anomaly.entity';
 
@@ -29,6 +30,7 @@ export class AnomalyRepository {
          currency = IF(type = ?, VALUES(currency), currency),
          status = IF(type = ?, VALUES(status), status),
          updated_at = IF(type = ?, VALUES(updated_at), updated_at),
+         resolution_status = IF(type = ?, NULL, resolution_status),
          type = IF(type = ?, VALUES(type), type)`,
       [
         type,
@@ -41,7 +43,7 @@ export class AnomalyRepository {
         AnomalyStatus.Open,
         now,
         now,
-        ...Array<string>(7).fill(AnomalyType.MalformedNotification),
+        ...Array<string>(8).fill(AnomalyType.MalformedNotification),
       ],
     );
     if (result.affectedRows === 0) {
@@ -75,6 +77,30 @@ export class AnomalyRepository {
 
   async findByTransaction(channel: string, transactionId: string): Promise<PaymentAnomaly | null> {
     return this.txHost.tx.getRepository(PaymentAnomaly).findOneBy({ channel, transactionId });
+  }
+
+  /**
+   * OPEN or REFUNDING to REFUNDING for a refund being requested, unless an admin resolved the anomaly
+   * without a refund or asked to (then a 409: it is never refunded while that stands). An anomaly
+   * RESOLVED by its earlier refunds stays as it is, as before.
+   */
+  async moveToRefunding(id: string): Promise<void> {
+    const result: WriteResult = await this.txHost.tx.query(
+      `UPDATE payment_anomaly SET status = ?, updated_at = ?
+       WHERE id = ? AND status IN (?) AND resolution_status IS NULL`,
+      [AnomalyStatus.Refunding, new Date(), id, [AnomalyStatus.Open, AnomalyStatus.Refunding]],
+    );
+    if (result.affectedRows === 1) return;
+    const [row]: Array<Pick<PaymentAnomaly, 'resolutionStatus'>> = await this.txHost.tx.query(
+      'SELECT resolution_status AS resolutionStatus FROM payment_anomaly WHERE id = ? FOR UPDATE',
+      [id],
+    );
+    if (row?.resolutionStatus) {
+      throw new DomainError(
+        'AnomalyConflict',
+        `anomaly ${id} is resolved without a refund (${row.resolutionStatus}); it cannot be refunded`,
+      );
+    }
   }
 
   /** Compare-and-set of the anomaly's status: true when it was in one of `from`. */

@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { AdminRole, loadAdminOperators } from './admin.config';
 import { ConfigurationError } from '../../domain/env-validation';
 
@@ -123,5 +126,49 @@ describe(loadAdminOperators.name, () => {
         expect(error?.message).not.toContain(secret.slice(0, 8));
       }
     });
+  });
+});
+
+describe('ADMIN_TOKENS_FILE and hashed tokens', () => {
+  const HASH = `sha256=${'ab'.repeat(32)}`;
+  const fileWith = (text: string) => {
+    const dir = mkdtempSync(join(tmpdir(), 'pcs-admin-'));
+    writeFileSync(join(dir, 'tokens'), text);
+    return join(dir, 'tokens');
+  };
+
+  it('should read one entry a line, skipping comments and blank lines, with hashed tokens', () => {
+    const file = fileWith(`# admins\n\ncarol:${HASH}:admin\n  dave:${ALICE_TOKEN}:viewer  \n`);
+
+    expect(loadAdminOperators({ ADMIN_TOKENS: `alice:${BOB_TOKEN}:admin`, ADMIN_TOKENS_FILE: file })).toEqual([
+      { operatorId: 'alice', token: BOB_TOKEN, role: 'admin' },
+      { operatorId: 'carol', token: HASH, role: 'admin' },
+      { operatorId: 'dave', token: ALICE_TOKEN, role: 'viewer' },
+    ]);
+  });
+
+  it('should name the line that is wrong without quoting it, and refuse a malformed hash', () => {
+    const file = fileWith(`carol:${HASH}:admin\ndave:sha256=${'AB'.repeat(32)}:viewer\n`);
+
+    const error = errorOf(() => loadAdminOperators({ ADMIN_TOKENS_FILE: file }));
+
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect(error?.message).toBe(
+      'Invalid configuration: ADMIN_TOKENS_FILE line 2 must be operatorId:token:role: ' +
+        'a hashed token must be sha256= and 64 lower-case hex digits',
+    );
+    expect(error?.message).not.toContain('AB'.repeat(32));
+  });
+
+  it('should refuse an operatorId in both, and a file that cannot be read', () => {
+    const file = fileWith(`alice:${HASH}:admin\n`);
+
+    expect(
+      errorOf(() => loadAdminOperators({ ADMIN_TOKENS: `alice:${ALICE_TOKEN}:admin`, ADMIN_TOKENS_FILE: file }))
+        ?.message,
+    ).toBe('Invalid configuration: ADMIN_TOKENS_FILE (with ADMIN_TOKENS) repeats an operatorId');
+    expect(errorOf(() => loadAdminOperators({ ADMIN_TOKENS_FILE: join(tmpdir(), 'no-such-pcs-file') }))?.message).toBe(
+      `Invalid configuration: ADMIN_TOKENS_FILE ${join(tmpdir(), 'no-such-pcs-file')} cannot be read (ENOENT)`,
+    );
   });
 });

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { registerAs } from '@nestjs/config';
 import { IsOptional } from 'class-validator';
 import { ConfigurationError, IntegerBetween, validateEnv } from '../../domain/env-validation';
@@ -17,32 +18,69 @@ const TOKEN_CHARACTERS = /^[\x21-\x2b\x2d-\x39\x3b-\x7e]*$/;
 const TOKEN_LENGTH = { min: 16, max: 256 };
 const ROLES: readonly string[] = Object.values(AdminRole);
 
+/** A token given as the SHA-256 of its bytes, in lower-case hex, so that the configuration never holds it. */
+export const HASHED_TOKEN = /^sha256=[0-9a-f]{64}$/;
+
 /**
- * ADMIN_TOKENS: comma-separated `operatorId:token:role` entries. Unset: the admin API answers 503.
- * The error names the entry's position and the part that is wrong, and never quotes an entry, since entries hold tokens.
+ * ADMIN_TOKENS: comma-separated `operatorId:token:role` entries; and ADMIN_TOKENS_FILE: a file of
+ * such entries, one a line (`#` comments and blank lines allowed), which the service re-reads when
+ * it changes (see OperatorDirectory). A token may be given as `sha256=<hex>`. Neither set: the admin
+ * API answers 503. The error names the entry's position and the part that is wrong, and never
+ * quotes an entry, since entries hold tokens.
  */
 export function loadAdminOperators(env: NodeJS.ProcessEnv = process.env): AdminOperator[] {
-  const entries = (env.ADMIN_TOKENS ?? '')
-    .split(',')
-    .map((e) => e.trim())
-    .filter((e) => e !== '');
-  const operators = entries.map((entry, index) => {
-    const parts = entry.split(':');
-    const problem = entryProblem(parts);
-    if (problem) {
-      throw new ConfigurationError(
-        `Invalid configuration: ADMIN_TOKENS entry ${index + 1} must be operatorId:token:role: ${problem}`,
-      );
-    }
-    // Operator ids compare one way everywhere (the database's collation ignores case): lower case.
-    return { operatorId: parts[0].toLowerCase(), token: parts[1], role: parts[2] as AdminRole };
-  });
-  const duplicate = (key: (o: AdminOperator) => string) => new Set(operators.map(key)).size !== operators.length;
-  if (duplicate((o) => o.operatorId))
-    throw new ConfigurationError('Invalid configuration: ADMIN_TOKENS repeats an operatorId');
-  if (duplicate((o) => o.token))
-    throw new ConfigurationError('Invalid configuration: ADMIN_TOKENS gives two operators the same token');
+  const fromEnv = parseEntries(
+    (env.ADMIN_TOKENS ?? '').split(',').map((entry, index) => ({ entry, where: `ADMIN_TOKENS entry ${index + 1}` })),
+  );
+  checkUnique(fromEnv, 'ADMIN_TOKENS');
+  if (!env.ADMIN_TOKENS_FILE) return fromEnv;
+  const operators = [...fromEnv, ...readAdminTokensFile(env.ADMIN_TOKENS_FILE)];
+  checkUnique(operators, 'ADMIN_TOKENS_FILE (with ADMIN_TOKENS)');
   return operators;
+}
+
+/** The entries of ADMIN_TOKENS_FILE, each named by its line number in an error. */
+export function readAdminTokensFile(path: string): AdminOperator[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+    throw new ConfigurationError(`Invalid configuration: ADMIN_TOKENS_FILE ${path} cannot be read (${code})`);
+  }
+  const operators = parseEntries(
+    text
+      .split('\n')
+      .map((entry, index) => ({ entry, where: `ADMIN_TOKENS_FILE line ${index + 1}` }))
+      .filter(({ entry }) => !entry.trim().startsWith('#')),
+  );
+  checkUnique(operators, 'ADMIN_TOKENS_FILE');
+  return operators;
+}
+
+function parseEntries(entries: Array<{ entry: string; where: string }>): AdminOperator[] {
+  return entries
+    .map(({ entry, where }) => ({ entry: entry.trim(), where }))
+    .filter(({ entry }) => entry !== '')
+    .map(({ entry, where }) => {
+      const parts = entry.split(':');
+      const problem = entryProblem(parts);
+      if (problem) {
+        throw new ConfigurationError(`Invalid configuration: ${where} must be operatorId:token:role: ${problem}`);
+      }
+      // Operator ids compare one way everywhere (the database's collation ignores case): lower case.
+      return { operatorId: parts[0].toLowerCase(), token: parts[1], role: parts[2] as AdminRole };
+    });
+}
+
+function checkUnique(operators: AdminOperator[], source: string): void {
+  const duplicate = (key: (o: AdminOperator) => string) => new Set(operators.map(key)).size !== operators.length;
+  if (duplicate((o) => o.operatorId)) {
+    throw new ConfigurationError(`Invalid configuration: ${source} repeats an operatorId`);
+  }
+  if (duplicate((o) => o.token)) {
+    throw new ConfigurationError(`Invalid configuration: ${source} gives two operators the same token`);
+  }
 }
 
 /** Which part of `operatorId:token:role` is wrong, in words that quote no token; undefined when none is. */
@@ -56,6 +94,9 @@ function entryProblem(parts: string[]): string | undefined {
     return `the token is ${token.length} characters long, not ${TOKEN_LENGTH.min} to ${TOKEN_LENGTH.max}`;
   }
   if (!TOKEN_CHARACTERS.test(token)) return "the token must be printable ASCII without spaces, ',' or ':'";
+  if (token.startsWith('sha256=') && !HASHED_TOKEN.test(token)) {
+    return 'a hashed token must be sha256= and 64 lower-case hex digits';
+  }
   if (!ROLES.includes(role)) return `the role must be ${ROLES.join(' or ')} (lower case)`;
   return undefined;
 }
@@ -75,5 +116,8 @@ export function loadAdminReadsPerOperator(env: NodeJS.ProcessEnv = process.env):
 
 export const adminConfig = registerAs('admin', () => ({
   operators: loadAdminOperators(),
+  /** ADMIN_TOKENS's alone: what stays when ADMIN_TOKENS_FILE is re-read. */
+  envOperators: loadAdminOperators({ ADMIN_TOKENS: process.env.ADMIN_TOKENS }),
+  tokensFile: process.env.ADMIN_TOKENS_FILE || undefined,
   readsPerOperator: loadAdminReadsPerOperator(),
 }));

@@ -10,6 +10,7 @@ import {
 } from '@nestjs/terminus';
 import { serverConfig } from '../config/server.config';
 import { ShutdownState } from '../lifecycle/shutdown-state';
+import { SERVICE_VERSION } from '../lifecycle/service-version';
 import { DatabaseOutageCover, DATABASE_OUTAGE_COVER, HealthReport, HEALTH_REPORTS } from './health-reports';
 
 @Controller('health')
@@ -24,11 +25,14 @@ export class HealthController {
     @Inject(DATABASE_OUTAGE_COVER) private readonly outageCover: DatabaseOutageCover,
   ) {}
 
-  /** Liveness: the process answers. Never checks dependencies, so a database outage restarts nothing. */
+  /**
+   * Liveness: the process answers. Never checks dependencies, so a database outage restarts nothing.
+   * Reports the running version (`info.service.version`), e.g. to follow a rolling update.
+   */
   @Get('live')
   @HealthCheck()
   live() {
-    return this.health.check([]);
+    return this.health.check([() => this.indicators.check('service').up({ version: SERVICE_VERSION })]);
   }
 
   /**

@@ -46,10 +46,14 @@ export class HttpErrorFilter implements ExceptionFilter {
     return notifyPath ? this.channels.byNotifyPath(notifyPath) : undefined;
   }
 
-  /** Refusals (never to be trusted, or malformed) apart from transient failures the platform retries. */
+  /**
+   * Refusals (never to be trusted, malformed, or for an order this service does not know) apart from
+   * transient failures (5xx). An unknown order is retried by the platform too, but counts as REFUSED:
+   * PaymentNotificationsRefused fires when many are, which means orders are not being registered.
+   */
   private countRefusal(channel: string, answer: ErrorAnswer): void {
-    const retried = answer.status >= 500 || answer.code === 'OrderNotFound';
-    this.notifications.inc({ channel, outcome: retried ? 'FAILED' : 'REFUSED', reason: answer.code });
+    const outcome = answer.status >= 500 ? 'FAILED' : 'REFUSED';
+    this.notifications.inc({ channel, outcome, reason: answer.code });
   }
 
   catch(exception: unknown, host: ArgumentsHost): void {

@@ -4,6 +4,7 @@ import { PaymentChannels } from '../../channels/payment-channels';
 import { serverConfig } from '../config/server.config';
 import { webhooksConfig } from '../config/webhooks.config';
 import { RabbitmqConnection } from '../rabbitmq/rabbitmq.connection';
+import { SERVICE_VERSION } from './service-version';
 
 export interface ChannelSummary {
   /** The channel's merchant or app ids. */
@@ -18,6 +19,7 @@ export interface ChannelSummary {
 
 export interface StartSummary {
   msg: string;
+  version: string;
   port: number;
   metricsPort: number;
   channels: Record<string, ChannelSummary | 'disabled'>;
@@ -47,8 +49,9 @@ export function startSummary(app: INestApplicationContext, port: number, metrics
     : '';
   return {
     msg:
-      `started on port ${port}${metricsText}; channels: ${describeChannels(channels)}; ` +
+      `started on port ${port} (version ${SERVICE_VERSION})${metricsText}; channels: ${describeChannels(channels)}; ` +
       `events: ${events}${examplesText}${webhooksText}`,
+    version: SERVICE_VERSION,
     port,
     metricsPort,
     channels,

@@ -7,7 +7,7 @@ import { createPrivateKey, KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_SERVICE_PORT } from '../cli';
-import { FakeUnionpayGateway } from './fake-unionpay-gateway';
+import { FakeUnionpayGateway, RecordedUnionpayRefund } from './fake-unionpay-gateway';
 import { generateUnionpayKeySet } from './unionpay-keys';
 import { newQueryId, signUnionpay, unionpayConsumeFields, unionpayForm, unionpayRefundFields } from './unionpay-signer';
 
@@ -70,7 +70,11 @@ export function merchantCertificatePem(keys: UnionpayDevKeys): string {
 }
 
 /** The service's UnionPay variables; its gateway is the simulator's, on the platform port + 1. */
-export function unionpayServiceEnvironment(keysDir: string, platformPort: number): Record<string, string> {
+export function unionpayServiceEnvironment(
+  keysDir: string,
+  platformPort: number,
+  servicePort = DEFAULT_SERVICE_PORT,
+): Record<string, string> {
   const keys = loadUnionpayDevKeys(keysDir);
   if (!keys) return {};
   const gateway = `http://127.0.0.1:${platformPort + GATEWAY_PORT_OFFSET}`;
@@ -83,7 +87,7 @@ export function unionpayServiceEnvironment(keysDir: string, platformPort: number
     UNIONPAY_GATEWAY_URL: gateway,
     UNIONPAY_FILE_TRANSFER_URL: `${gateway}/unionpay/fileTransfer`,
     // Sent with refunds; the fake gateway posts nothing there: `simulate refund-notice` delivers the result.
-    UNIONPAY_BACK_URL: `http://127.0.0.1:${DEFAULT_SERVICE_PORT}/notify/unionpay`,
+    UNIONPAY_BACK_URL: `http://127.0.0.1:${servicePort}/notify/unionpay`,
   };
 }
 
@@ -163,6 +167,11 @@ export class SimulatedUnionpayGateway {
       ...(typeof trade.txnTime === 'string' ? { txnTime: trade.txnTime } : {}),
     });
     return true;
+  }
+
+  /** The refunds the service asked for here, oldest first (the platform command prints them). */
+  get refunds(): readonly RecordedUnionpayRefund[] {
+    return this.gateway.refunds;
   }
 
   /** What `simulate refund-notice` needs of a refund the service asked for here. */
