@@ -4,6 +4,7 @@ import { TerminusModule } from '@nestjs/terminus';
 import { serverConfig } from '../config/server.config';
 import { DatabaseOutageCover, DATABASE_OUTAGE_COVER, HealthReport, HEALTH_REPORTS } from './health-reports';
 import { HealthController } from './health.controller';
+import { MANAGEMENT_READINESS } from '../metrics/management-readiness';
 import { Readiness } from './readiness';
 
 export interface HealthParts {
@@ -25,11 +26,12 @@ export class HealthModule {
       controllers: [HealthController],
       providers: [
         Readiness,
+        { provide: MANAGEMENT_READINESS, useExisting: Readiness },
         ...(parts.providers ?? []),
         { provide: HEALTH_REPORTS, useFactory: (...reports: HealthReport[]) => reports, inject: parts.reports },
         { provide: DATABASE_OUTAGE_COVER, useExisting: parts.outageCover },
       ],
-      exports: [Readiness],
+      exports: [Readiness, MANAGEMENT_READINESS],
     };
   }
 }

@@ -12,7 +12,7 @@ import { HttpAdapterHost, ModuleRef } from '@nestjs/core';
 import { FastifyInstance } from 'fastify';
 import { register } from 'prom-client';
 import { serverConfig } from '../config/server.config';
-import { Readiness } from '../health/readiness';
+import { ManagementReadiness, MANAGEMENT_READINESS } from './management-readiness';
 
 const METRICS_PATH = '/metrics';
 const LIVE_PATH = '/health/live';
@@ -80,7 +80,9 @@ export class MetricsServer implements OnModuleInit, OnApplicationBootstrap, OnAp
   /** 200 or 503, as the public port's, with the report: what decides readiness and what is reported beside it. */
   private async answerReadiness(response: ServerResponse): Promise<void> {
     try {
-      const { ready, report } = await this.moduleRef.get(Readiness, { strict: false }).report();
+      const { ready, report } = await this.moduleRef
+        .get<ManagementReadiness>(MANAGEMENT_READINESS, { strict: false })
+        .report();
       response
         .writeHead(ready ? 200 : 503, { 'content-type': 'application/json; charset=utf-8' })
         .end(JSON.stringify(report));
