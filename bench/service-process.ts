@@ -74,6 +74,8 @@ export async function startService(
       NODE_OPTIONS: process.env.SERVICE_NODE_OPTIONS ?? SERVICE_NODE_OPTIONS,
       // Nobody routes traffic to it: stop without the load balancer's drain.
       SHUTDOWN_DRAIN_MS: '0',
+      // Several services on one machine: each its own free management port (/metrics), not 9464.
+      METRICS_PORT: '0',
       ...env,
       PORT: String(port),
     },

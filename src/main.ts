@@ -32,7 +32,7 @@ async function bootstrap(): Promise<void> {
   new GracefulShutdown(app, config).install();
   await app.listen(config.port, '0.0.0.0');
   const { port } = app.getHttpServer().address() as { port: number };
-  const { msg, ...fields } = startSummary(app, port, app.get(MetricsServer).port ?? port);
+  const { msg, ...fields } = startSummary(app, port, app.get(MetricsServer).port ?? config.metricsPort);
   new Logger('Lifecycle').log({ msg, ...fields });
 }
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Pool } from 'mysql2/promise';
 import { randomAlphanumeric, signWechatpayBody } from '../tools/simulator/platform-signers';
 import {
+  ANY_MANAGEMENT_PORT,
   count,
   createTestPlatforms,
   HttpAnswer,
@@ -552,7 +553,7 @@ describe('admin API', () => {
         });
         expect(forged.status).toBe(401);
         expect((await fetch(`${app.url}/health/live`)).status).toBe(200);
-        await fetch(`${app.url}/metrics`);
+        await fetch(`${app.managementUrl}/metrics`);
         await eventually(
           'the registration, the outcome and the refusal to be logged',
           () =>
@@ -1008,6 +1009,7 @@ describe('admin API', () => {
 
 interface LoggingAppProcess {
   url: string;
+  managementUrl: string;
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string;
   /** SIGTERM (graceful shutdown, so its last log lines are written), SIGKILL if it hangs. */
@@ -1024,7 +1026,7 @@ async function startLoggingAppProcess(env: Record<string, string>): Promise<Logg
     ['-r', 'ts-node/register/transpile-only', join(__dirname, 'support/app-main.ts')],
     {
       cwd: join(__dirname, '..'),
-      env: { ...process.env, ...env },
+      env: { ...process.env, ...ANY_MANAGEMENT_PORT, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
@@ -1045,14 +1047,19 @@ async function startLoggingAppProcess(env: Record<string, string>): Promise<Logg
   try {
     await eventually('the app process to listen', () => {
       if (hasExited) throw new Error(`app process exited before listening:\n${output}`);
-      return /listening \d+/.test(output);
+      return /listening \d+ management \d+/.test(output);
     });
   } catch (error) {
     await stop();
     throw error;
   }
-  const port = Number(/listening (\d+)/.exec(output)![1]);
-  return { url: `http://127.0.0.1:${port}`, output: () => output, stop };
+  const [, port, managementPort] = /listening (\d+) management (\d+)/.exec(output)!;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    managementUrl: `http://127.0.0.1:${managementPort}`,
+    output: () => output,
+    stop,
+  };
 }
 
 /** The JSON lines of a stopped process's output (pino's), parsed. */

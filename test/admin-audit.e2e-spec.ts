@@ -159,3 +159,53 @@ describe('operator ids compare one way (issue 35, item 7)', () => {
     expect(refund.requested_by).toBe('dora');
   });
 });
+
+describe('admin_audit records refused dead-letter replays and reconciliation runs (issue 35, item 7)', () => {
+  it("should record a viewer's replay (403) and an admin's replay of no dead letter (404), naming the event", async () => {
+    const eventId = uniqueId('EV');
+
+    const viewer = await client.admin('POST', `/admin/dead-letters/${eventId}/replay`, platforms.admins.viewer);
+    const none = await client.admin('POST', `/admin/dead-letters/${eventId}/replay`, platforms.admins.admin);
+
+    expect([viewer.status, none.status]).toEqual([403, 404]);
+    expect(await auditsOf(`event:${eventId}`)).toEqual([
+      {
+        operator: 'victor',
+        action: 'DEAD_LETTER_REPLAY_REFUSED',
+        status: 403,
+        reason: expect.stringContaining('viewer'),
+      },
+      {
+        operator: 'alice',
+        action: 'DEAD_LETTER_REPLAY_REFUSED',
+        status: 404,
+        reason: expect.stringContaining(eventId),
+      },
+    ]);
+  });
+
+  it("should record a viewer's run (403) and each run refused for its input (400, 404), one row each", async () => {
+    const day = '2019-03-07';
+    const run = (token: string, channel: string, date: string, body: object = {}) =>
+      client.admin('POST', `/admin/reconciliations/${channel}/${date}/run`, token, body);
+
+    const answers = [
+      await run(platforms.admins.viewer, 'wechatpay', day),
+      await run(platforms.admins.admin, 'wechatpay', day, { x: 1 }),
+      await run(platforms.admins.admin, 'paypal', day),
+      await run(platforms.admins.admin, 'alipay', '2026-02-30'),
+    ];
+
+    expect(answers.map((a) => a.status)).toEqual([403, 400, 404, 400]);
+    expect(await auditsOf(`reconciliation:WECHATPAY:${day}`)).toEqual([
+      { operator: 'victor', action: 'RECONCILE_REFUSED', status: 403, reason: expect.stringContaining('viewer') },
+      { operator: 'alice', action: 'RECONCILE_REFUSED', status: 400, reason: expect.stringContaining('x') },
+    ]);
+    expect(await auditsOf(`reconciliation:PAYPAL:${day}`)).toEqual([
+      { operator: 'alice', action: 'RECONCILE_REFUSED', status: 404, reason: expect.stringContaining('paypal') },
+    ]);
+    expect(await auditsOf('reconciliation:ALIPAY:2026-02-30')).toEqual([
+      { operator: 'alice', action: 'RECONCILE_REFUSED', status: 400, reason: expect.stringContaining('date') },
+    ]);
+  });
+});

@@ -123,7 +123,7 @@ describe('bounded waits', () => {
       proxy.stall();
       const stalledAt = Date.now();
       const [ready, ...answers] = await Promise.all([
-        readiness(running!.url),
+        readiness(running!.managementUrl),
         ...payments.map(async (p, i) => {
           const answer = await deliver(client, p, i);
           return { ...answer, afterMs: Date.now() - stalledAt };
@@ -143,7 +143,11 @@ describe('bounded waits', () => {
       expect(await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no IN (?)', [orderNos])).toBe(0);
       expect(await count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE order_no IN (?)', [orderNos])).toBe(0);
 
-      await eventually('readiness to recover', async () => (await readiness(running!.url)).status === 200, 15000);
+      await eventually(
+        'readiness to recover',
+        async () => (await readiness(running!.managementUrl)).status === 200,
+        15000,
+      );
       // The platforms retry later, spread out: one at a time here, as the pool is tiny on purpose.
       const retried: HttpAnswer[] = [];
       for (const [i, p] of payments.entries()) retried.push(await deliverUntilAcked(client, p, i));
@@ -252,7 +256,7 @@ describe('bounded waits', () => {
     it('should count no attempt and dead-letter nothing, stay ready, and publish every event once it resumes', async () => {
       await eventually(
         'broker up',
-        async () => (await readiness(running!.url)).body.details?.rabbitmq?.status === 'up',
+        async () => (await readiness(running!.managementUrl)).body.details?.rabbitmq?.status === 'up',
         15000,
       );
       const client = new TestClient(running!.url, platforms);
@@ -266,7 +270,7 @@ describe('bounded waits', () => {
       expect(answers.filter((a) => !isAck(a))).toEqual([]);
       // Many publish timeouts long, yet short of the heartbeat noticing: the relay keeps trying a "connected" broker.
       await sleep(2500);
-      const during = await readiness(running!.url);
+      const during = await readiness(running!.managementUrl);
       expect([during.status, during.body.details.rabbitmq.status]).toEqual([200, 'up']);
       const [rows] = await pool.query<RowDataPacket[]>(
         `SELECT SUM(attempts) AS attempts, SUM(dead_lettered_at IS NOT NULL) AS dead, SUM(last_error IS NOT NULL) AS errors,

@@ -72,7 +72,7 @@ describe.each(['mysql', 'mariadb'] as const)('DATABASE_URL=%s://… against the 
   });
 
   it('should serve the scrape-time gauges read from the database', async () => {
-    const scrape = await (await fetch(`${app.url}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
+    const scrape = await (await fetch(`${app.managementUrl}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
     expect(scrape).toMatch(/^operations_gauges_up 1$/m);
   });
 });

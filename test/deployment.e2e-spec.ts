@@ -117,6 +117,11 @@ describe('docker/k8s', () => {
       expect(configured).toBe(loadServerConfig({}).port);
       const management = Number(one('ConfigMap').data.METRICS_PORT);
       expect(management).not.toBe(configured);
+      // The app's own default, which the image's HEALTHCHECK falls back on too.
+      expect(management).toBe(loadServerConfig({}).metricsPort);
+      expect(readFileSync(join(ROOT, 'docker/Dockerfile'), 'utf8')).toContain(
+        `process.env.METRICS_PORT || ${loadServerConfig({}).metricsPort})`,
+      );
       const { livenessProbe, readinessProbe, startupProbe } = container();
       for (const probe of [livenessProbe, readinessProbe, startupProbe]) expect(portOf(probe)).toBe(management);
       expect(readFileSync(join(ROOT, 'docker/Dockerfile'), 'utf8')).toContain(`EXPOSE ${configured}`);
@@ -268,6 +273,7 @@ describe('docker compose, profile monitoring', () => {
     const { config } = await renderedConfig(undefined);
     const appMetricsPort = Number(/:-(\d+)\}$/.exec(compose().services.app.environment.METRICS_PORT)![1]);
     expect(appMetricsPort).toBe(9464);
+    expect(appMetricsPort).toBe(loadServerConfig({}).metricsPort);
     expect(config.scrape_configs[0].dns_sd_configs[0]).toEqual({ names: ['app'], type: 'A', port: appMetricsPort });
   });
 

@@ -241,10 +241,10 @@ describe('after-payment events through RabbitMQ', () => {
       for (const instance of instances) {
         await eventually(
           'broker up',
-          async () => (await health(instance.url)).body.details?.rabbitmq?.status === 'up',
+          async () => (await health(instance.managementUrl)).body.details?.rabbitmq?.status === 'up',
           15000,
         );
-        const { status, body } = await health(instance.url);
+        const { status, body } = await health(instance.managementUrl);
         expect(status).toBe(200);
         expect(body.status).toBe('ok');
         expect(body.details.database.status).toBe('up');
@@ -436,7 +436,7 @@ describe('after-payment events through RabbitMQ', () => {
     it('should accept payments, keep their events in the outbox without counting attempts, and publish all once it returns', async () => {
       await eventually(
         'broker up',
-        async () => (await health(instance!.url)).body.details?.rabbitmq?.status === 'up',
+        async () => (await health(instance!.managementUrl)).body.details?.rabbitmq?.status === 'up',
         15000,
       );
       // The app's channels are set up before the broker goes (losing it during setup is the next test's case).
@@ -445,15 +445,15 @@ describe('after-payment events through RabbitMQ', () => {
       await proxy.stop();
       await eventually(
         'the broker to be reported down',
-        async () => (await health(instance!.url)).body.details?.rabbitmq?.status === 'down',
+        async () => (await health(instance!.managementUrl)).body.details?.rabbitmq?.status === 'down',
         15000,
       );
       // The outbox absorbs the outage: the instance stays ready, and says why events wait.
-      const down = await health(instance!.url);
+      const down = await health(instance!.managementUrl);
       expect(down.status).toBe(200);
       expect(down.body.details.rabbitmq.status).toBe('down');
       expect(down.body.details.database.status).toBe('up');
-      expect(await brokerConnectedMetric(instance!.url)).toBe(0);
+      expect(await brokerConnectedMetric(instance!.managementUrl)).toBe(0);
 
       const payments = newPayments(50, 'B');
       const orderNos = payments.map((p) => p.orderNo);
@@ -480,7 +480,7 @@ describe('after-payment events through RabbitMQ', () => {
         alive: 50,
         without_error: 50,
       });
-      const backlog = await health(instance!.url);
+      const backlog = await health(instance!.managementUrl);
       expect(backlog.status).toBe(200);
       expect(backlog.body.details.outbox.pending).toBeGreaterThanOrEqual(50);
       expect(messagesFor(tap, orderNos)).toHaveLength(0);
@@ -516,11 +516,11 @@ describe('after-payment events through RabbitMQ', () => {
 
       await eventually(
         'the broker to be reported up again',
-        async () => (await health(instance!.url)).body.details?.rabbitmq?.status === 'up',
+        async () => (await health(instance!.managementUrl)).body.details?.rabbitmq?.status === 'up',
         15000,
       );
-      expect((await health(instance!.url)).status).toBe(200);
-      expect(await brokerConnectedMetric(instance!.url)).toBe(1);
+      expect((await health(instance!.managementUrl)).status).toBe(200);
+      expect(await brokerConnectedMetric(instance!.managementUrl)).toBe(1);
     });
   });
 
@@ -551,7 +551,7 @@ describe('after-payment events through RabbitMQ', () => {
 
       await eventually('two setups cut short', async () => proxy.cutsDone === 2, 15000);
       await eventually('the handlers to consume their queues', () => handlerQueuesConsumed(exchange), 15000);
-      await eventually('readiness', async () => (await health(instance!.url)).status === 200, 15000);
+      await eventually('readiness', async () => (await health(instance!.managementUrl)).status === 200, 15000);
 
       const payments = newPayments(10, 'F');
       const orderNos = payments.map((p) => p.orderNo);

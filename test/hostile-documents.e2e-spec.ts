@@ -55,7 +55,7 @@ async function post(path: string, headers: Record<string, string>, body: string)
 }
 
 async function internalErrors(): Promise<number> {
-  const metrics = await (await fetch(`${running.url}/metrics`)).text();
+  const metrics = await (await fetch(`${running.managementUrl}/metrics`)).text();
   return [...metrics.matchAll(/reason="InternalError"\} (\d+)/g)].reduce((sum, [, n]) => sum + Number(n), 0);
 }
 

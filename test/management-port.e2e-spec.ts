@@ -1,5 +1,5 @@
+import { get } from 'node:http';
 import { connect, Socket } from 'node:net';
-import { MetricsServer } from '../src/platform/metrics/metrics-server';
 import { sleep } from './support/eventually';
 import { createTestPlatforms, notificationsOnly, RunningApp, startApp } from './support/test-app';
 
@@ -27,6 +27,20 @@ async function probe(url: string): Promise<number> {
   }
 }
 
+/** One GET on a connection of its own, closed after the answer: none is left to the flood below. */
+function getOnce(url: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = get(url, { agent: false, headers: { connection: 'close' }, timeout: 5000 }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+    });
+    request.on('timeout', () => request.destroy(new Error(`${url}: no answer in 5 s`)));
+    request.on('error', reject);
+  });
+}
+
 describe('the management port (METRICS_PORT) under a flood of slow connections on the public port', () => {
   let app: RunningApp;
   let management: string;
@@ -36,17 +50,33 @@ describe('the management port (METRICS_PORT) under a flood of slow connections o
     const platforms = await createTestPlatforms();
     app = await startApp({
       ...notificationsOnly(platforms.env),
-      METRICS_PORT: '0',
       HTTP_MAX_CONNECTIONS: String(FLOOD_CONNECTIONS),
       // The trickle stays connected for the whole test.
       HTTP_HEADERS_TIMEOUT_MS: '60000',
       HTTP_REQUEST_TIMEOUT_MS: '60000',
     });
-    management = `http://127.0.0.1:${app.app.get(MetricsServer).port}`;
+    management = app.managementUrl;
   });
   afterAll(async () => {
     for (const socket of flood) socket.destroy();
     await app?.close();
+  });
+
+  // Before the flood below, which takes the public port for the rest of the suite.
+  it('should give the public port only the readiness status, and the report and /metrics to the management port', async () => {
+    const publicReady = await getOnce(`${app.url}/health/ready`);
+    expect(publicReady.status).toBe(200);
+    expect(JSON.parse(publicReady.body)).toEqual({ status: 'ok' });
+    expect((await getOnce(`${app.url}/metrics`)).status).toBe(404);
+
+    const report = await fetch(`${management}/health/ready`);
+    expect(report.status).toBe(200);
+    const body = (await report.json()) as { status: string; details: Record<string, unknown> };
+    expect(body.status).toBe('ok');
+    expect(Object.keys(body.details)).toEqual(expect.arrayContaining(['database', 'outbox', 'spool']));
+    const metrics = await fetch(`${management}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toContain('payment_notifications_total');
   });
 
   it('should answer liveness, readiness and /metrics on the management port while the public port is full', async () => {

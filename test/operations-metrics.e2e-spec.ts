@@ -188,7 +188,7 @@ describe('gauges and logs operators alert on', () => {
   });
 
   it('should report the same figures as the tables on every replica, and follow them', async () => {
-    const before = await scrapeSteady(pool, [replicaA.url, replicaB.url]);
+    const before = await scrapeSteady(pool, [replicaA.managementUrl, replicaB.managementUrl]);
 
     // A payment (its event waits in the outbox), an amount mismatch, a duplicate payment refunded in an emergency.
     const paid = uniqueId('MO');
@@ -209,7 +209,7 @@ describe('gauges and logs operators alert on', () => {
     });
     expect(refund.status).toBe(202); // accepted: the refund API is unreachable, the refund stays PENDING
 
-    const after = await scrapeSteady(pool, [replicaA.url, replicaB.url]);
+    const after = await scrapeSteady(pool, [replicaA.managementUrl, replicaB.managementUrl]);
     for (const scrape of after.scrapes) {
       expect(scrape.get('operations_gauges_up')).toBe(1);
       for (const [sample, value] of Object.entries(after.figures.gauges))
@@ -306,7 +306,7 @@ describe('gauges and logs operators alert on', () => {
     const read = new Set(expressions.flatMap(metricNames));
     expect(read).toContain('outbox_oldest_pending_age_seconds');
     expect(read).toContain('payment_notification_duration_seconds_bucket');
-    const served = await servedNames(replicaB.url);
+    const served = await servedNames(replicaB.managementUrl);
     expect([...read].filter((name) => !served.has(name))).toEqual([]);
   });
 
@@ -324,12 +324,12 @@ describe('gauges and logs operators alert on', () => {
     });
     const unsettled = (samples: Samples) => [...samples.keys()].filter((key) => key.startsWith('refunds_unsettled{'));
     try {
-      const there = await scrape(replica.url);
+      const there = await scrape(replica.managementUrl);
       expect(there.get('operations_gauges_up')).toBe(1);
       expect(unsettled(there).length).toBeGreaterThan(0);
 
       await proxy.stop();
-      const away = await scrape(replica.url);
+      const away = await scrape(replica.managementUrl);
       expect(away.get('operations_gauges_up')).toBe(0);
       expect(away.get('outbox_pending_events')).toBeNaN();
       expect(away.has('payment_anomalies_open{type="AMOUNT_MISMATCH"}')).toBe(false);
@@ -340,7 +340,7 @@ describe('gauges and logs operators alert on', () => {
       await proxy.start();
       await eventually(
         'the gauges back',
-        async () => (await scrape(replica.url)).get('operations_gauges_up') === 1,
+        async () => (await scrape(replica.managementUrl)).get('operations_gauges_up') === 1,
         30_000,
       );
     } finally {

@@ -116,7 +116,7 @@ function within<T>(what: string, promise: Promise<T>, timeoutMs = 30_000): Promi
 }
 
 async function metrics(): Promise<string[]> {
-  return Promise.all([replicaA, replicaB].map(async (r) => (await fetch(`${r.url}/metrics`)).text()));
+  return Promise.all([replicaA, replicaB].map(async (r) => (await fetch(`${r.managementUrl}/metrics`)).text()));
 }
 
 describe('an order paid at the channel whose notification never arrives', () => {

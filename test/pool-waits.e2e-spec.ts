@@ -43,7 +43,7 @@ describe('waits for a database connection, as metrics (database_pool_waiting, da
     await pool?.end();
   });
 
-  const scrape = async () => (await fetch(`${app.url}/metrics`)).text();
+  const scrape = async () => (await fetch(`${app.managementUrl}/metrics`)).text();
 
   /** Every connection of the notify pool, taken through the app's own DataSource as its requests take them. */
   async function holdWholePool(): Promise<QueryRunner[]> {

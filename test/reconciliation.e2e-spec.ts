@@ -340,7 +340,7 @@ describe('a day of WeChat Pay reconciled against its bill', () => {
     expect(await effects.status(lost.orderNo)).toBe('PAID');
     expect(await effects.events(lost.orderNo)).toBe(1);
     expect(await effects.history(lost.orderNo)).toEqual(['->WAIT_PAY', 'WAIT_PAY>PAID']);
-    const metrics = await (await fetch(`${replicaA.url}/metrics`)).text();
+    const metrics = await (await fetch(`${replicaA.managementUrl}/metrics`)).text();
     const labels = { channel: 'WECHATPAY', merchant_id: wechatMchid() };
     expect(metricValue(metrics, 'reconciliation_discrepancies', { ...labels, outcome: 'MISSING_CHANNEL' })).toBe(
       report?.counts?.MISSING_CHANNEL,
@@ -397,8 +397,8 @@ describe('the reconciliation_discrepancies gauge, read from the database', () =>
   it('should report on a replica started after the run the figures of the replica that ran it', async () => {
     const stored = await storedDiscrepancies('WECHATPAY', wechatMchid(), today);
 
-    const ranIt = await scrapedDiscrepancies(replicaB.url, 'WECHATPAY', wechatMchid());
-    const fresh = await scrapedDiscrepancies(startedAfter.url, 'WECHATPAY', wechatMchid());
+    const ranIt = await scrapedDiscrepancies(replicaB.managementUrl, 'WECHATPAY', wechatMchid());
+    const fresh = await scrapedDiscrepancies(startedAfter.managementUrl, 'WECHATPAY', wechatMchid());
 
     expect(stored).toMatchObject({ AMOUNT_DIFFERS: 1, REFUND_MISSING_LOCAL: 1, MALFORMED: 1 });
     expect(Object.keys(stored)).toHaveLength(6);
@@ -419,7 +419,7 @@ describe('the reconciliation_discrepancies gauge, read from the database', () =>
       });
       expect((await service(replicaA).run('ALIPAY', alipayAppId(), date, 'MANUAL'))?.status).toBe('COMPLETED');
     };
-    const scraped = () => scrapedDiscrepancies(startedAfter.url, 'ALIPAY', alipayAppId());
+    const scraped = () => scrapedDiscrepancies(startedAfter.managementUrl, 'ALIPAY', alipayAppId());
     const only = (malformed: number) => ({
       MISSING_LOCAL: 0,
       MISSING_CHANNEL: 0,

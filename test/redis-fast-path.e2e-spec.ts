@@ -32,7 +32,7 @@ const MAX_ATTEMPTS = 5;
 
 /** Counters of the test process: both apps run in it and share prom-client's registry. */
 async function counters(app: RunningApp) {
-  const text = await (await fetch(`${app.url}/metrics`)).text();
+  const text = await (await fetch(`${app.managementUrl}/metrics`)).text();
   return {
     redisHits: metricValue(text, FAST_PATH_HITS, { source: 'redis' }),
     memoryHits: metricValue(text, FAST_PATH_HITS, { source: 'memory' }),

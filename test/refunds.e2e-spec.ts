@@ -436,7 +436,7 @@ describe('GET /admin/refunds', () => {
 
 describe('the refunds_unsettled metric', () => {
   const unsettled = async (channel: string, status: string) => {
-    const text = await (await fetch(`${replicaB.url}/metrics`)).text();
+    const text = await (await fetch(`${replicaB.managementUrl}/metrics`)).text();
     const line = text
       .split('\n')
       .find((l) => l.startsWith(`refunds_unsettled{channel="${channel}",status="${status}"}`));

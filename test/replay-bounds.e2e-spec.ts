@@ -22,7 +22,8 @@ import {
 
 /**
  * Issue 35, item 3: a captured delivery re-posted, re-encoded or not, is never a new delivery row,
- * in every dialect; a UnionPay notification far older than UnionPay ever retries is refused.
+ * in every dialect; a UnionPay or APIv2 notification far older than its platform ever retries, or
+ * dated ahead of our clock, is refused.
  */
 const MER_ID = '777290058167151';
 const API_V2_KEY = randomAlphanumeric(32);
@@ -165,5 +166,28 @@ describe('WeChat Pay APIv2 replays (issue 35, item 3)', () => {
     }
 
     expect(await deliveryRows(orderNo)).toBe(1);
+  });
+
+  it.each([
+    ['27 hours old', -27 * 3600_000],
+    ['10 minutes ahead of our clock', 10 * 60_000],
+  ])('should refuse a signed APIv2 payment whose time_end is %s, paying nothing', async (_when, offsetMs) => {
+    const orderNo = await registered(800);
+    const { mchid, appid } = platforms.wechatpay;
+    const paidAt = new Date(Date.now() + offsetMs);
+    const xml = v2PaymentNotification(
+      { mchid, appid, outTradeNo: orderNo, transactionId: uniqueId('T'), totalFee: 800, paidAt },
+      API_V2_KEY,
+    );
+
+    const answer = await post('/notify/wechatpay-v2', { 'content-type': 'text/xml' }, xml);
+
+    expect(answer.status).toBe(401);
+    expect(answer.body).toContain('<return_code><![CDATA[FAIL]]></return_code>');
+    expect(answer.body).toContain('time_end');
+    expect(await deliveryRows(orderNo)).toBe(0);
+    expect(
+      await count(pool, "SELECT COUNT(*) FROM payment_order WHERE order_no = ? AND status = 'WAIT_PAY'", [orderNo]),
+    ).toBe(1);
   });
 });

@@ -401,7 +401,7 @@ describe('retention', () => {
       );
       const allOrderNos = allPaid.map((p) => p.orderNo);
       await eventsSettled(pool, allOrderNos);
-      const metrics = await (await fetch(`${pruning.url}/metrics`)).text();
+      const metrics = await (await fetch(`${pruning.managementUrl}/metrics`)).text();
 
       expect(paidDuringPrune.length).toBeGreaterThan(0);
       expect(

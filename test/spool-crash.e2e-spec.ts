@@ -72,7 +72,7 @@ describe('an instance SIGKILLed in the middle of replaying its spool', () => {
     child = await startAppProcess(env);
     await eventually('every payment to apply', async () => (await paid()) === PAYMENTS, 120_000);
     await eventually('the restarted spool to drain', async () => {
-      const body = (await (await fetch(`${child!.url}/health/ready`)).json()) as {
+      const body = (await (await fetch(`${child!.managementUrl}/health/ready`)).json()) as {
         details: { spool: { pending: number } };
       };
       return body.details.spool.pending === 0;

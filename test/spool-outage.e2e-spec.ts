@@ -106,9 +106,9 @@ describe('the durable spool across instances and outages', () => {
 
       // The first instance's segments are intact: it keeps spooling, and replays everything.
       for (const p of payments.slice(30)) expect(isAck(p, await deliver(client, p))).toBe(true);
-      expect(await spoolPending(app.url)).toBe(payments.length);
+      expect(await spoolPending(app.managementUrl)).toBe(payments.length);
       await proxy.start();
-      await eventually('the spool to drain', async () => (await spoolPending(app!.url)) === 0, 60_000);
+      await eventually('the spool to drain', async () => (await spoolPending(app!.managementUrl)) === 0, 60_000);
       expect(await paymentEffects(pool, payments)).toMatchObject({
         paidOrders: payments.length,
         ordersNotExactlyOnce: [],
@@ -135,7 +135,7 @@ describe('the durable spool across instances and outages', () => {
       await registerAll(client, payments);
       await proxy.stop();
 
-      const during = await readiness(app.url);
+      const during = await readiness(app.managementUrl);
       expect(during.status).toBe(200);
       expect(during.database).toMatchObject({ status: 'down', affectsReadiness: false });
       const acked = [];
@@ -146,11 +146,11 @@ describe('the durable spool across instances and outages', () => {
       expect(acked.length).toBeGreaterThan(5);
       expect(acked.length).toBeLessThan(payments.length);
       // Full: a delivery would be refused, so the pod hands its traffic to the others.
-      expect((await readiness(app.url)).status).toBe(503);
+      expect((await readiness(app.managementUrl)).status).toBe(503);
 
       await proxy.start();
-      await eventually('the spool to drain', async () => (await spoolPending(app!.url)) === 0, 60_000);
-      expect((await readiness(app.url)).status).toBe(200);
+      await eventually('the spool to drain', async () => (await spoolPending(app!.managementUrl)) === 0, 60_000);
+      expect((await readiness(app.managementUrl)).status).toBe(200);
       expect(await paymentEffects(pool, acked)).toMatchObject({
         paidOrders: acked.length,
         ordersNotExactlyOnce: [],
@@ -169,10 +169,10 @@ describe('the durable spool across instances and outages', () => {
         const viaProxy = databaseUrl(name).replace(/@[^/]+\//, `@127.0.0.1:${proxy.port}/`);
         app = await startApp(spoolEnv(spoolDir, { DATABASE_URL: viaProxy }));
         const client = new TestClient(app.url, platforms);
-        expect((await readiness(app.url)).status).toBe(200);
+        expect((await readiness(app.managementUrl)).status).toBe(200);
         const payments = stormPayments(20, 'C');
         for (const p of payments) expect(isAck(p, await deliver(client, p))).toBe(true);
-        expect(await spoolPending(app.url)).toBe(payments.length);
+        expect(await spoolPending(app.managementUrl)).toBe(payments.length);
 
         await proxy.start();
         await eventually(
@@ -183,7 +183,7 @@ describe('the durable spool across instances and outages', () => {
         // The schema is current a moment before the instance lets queries through (databaseAnswered).
         await eventually(
           'the instance to reach the database',
-          async () => (await readiness(app!.url)).database.status === 'up',
+          async () => (await readiness(app!.managementUrl)).database.status === 'up',
           60_000,
         );
         // The orders are registered only now (the database was away): the replayed payments wait parked for them.

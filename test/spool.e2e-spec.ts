@@ -99,7 +99,7 @@ describe('the durable spool (SPOOL_DIR)', () => {
     // Some payments committed before the cut: their repeats arrive during it.
     const paidBefore = payments.slice(0, 20);
     for (const p of paidBefore) expect(isAck(p, await deliver(client, p))).toBe(true);
-    const spooledBefore = await spooledAcks(app.url);
+    const spooledBefore = await spooledAcks(app.managementUrl);
 
     await proxy.stop();
     const cutAt = Date.now();
@@ -118,12 +118,12 @@ describe('the durable spool (SPOOL_DIR)', () => {
       },
     );
     expect(refused).toEqual([]);
-    const during = await readiness(app.url);
+    const during = await readiness(app.managementUrl);
     // The database is down, but the spool has room: the pod keeps its traffic and acks from the spool.
     expect(during.status).toBe(200);
     expect(during.database).toMatchObject({ status: 'down' });
     expect(during.spool).toMatchObject({ status: 'up', pending: storm.length, parked: 0, quarantined: 0 });
-    expect(await spooledAcks(app.url)).toBe(spooledBefore + storm.length);
+    expect(await spooledAcks(app.managementUrl)).toBe(spooledBefore + storm.length);
     // Nothing was applied while the database was away.
     expect((await paymentEffects(pool, payments)).paidOrders).toBe(paidBefore.length);
     await sleep(Math.max(0, cutAt + CUT_MS - Date.now()));
@@ -135,7 +135,7 @@ describe('the durable spool (SPOOL_DIR)', () => {
     await eventually(
       'the spool to drain',
       async () => {
-        const { status, spool } = await readiness(app!.url);
+        const { status, spool } = await readiness(app!.managementUrl);
         return status === 200 && spool.pending === 0;
       },
       120_000,
@@ -153,7 +153,7 @@ describe('the durable spool (SPOOL_DIR)', () => {
       paidDeliveries: payments.length,
       anomalies: 0,
     });
-    const drained = await readiness(app.url);
+    const drained = await readiness(app.managementUrl);
     expect(drained.spool).toMatchObject({ pending: 0, parked: 0, quarantined: 0 });
     expect(readdirSync(join(spoolDir, 'quarantine'))).toEqual([]);
     // Consumed segments are deleted; what is left holds no record.
@@ -171,9 +171,13 @@ describe('the durable spool (SPOOL_DIR)', () => {
 
     for (let i = 0; i < 6; i++) expect((await client.postWechatpay(sending)).status).toBe(204);
 
-    expect((await readiness(app.url)).spool).toMatchObject({ pending: 1 });
+    expect((await readiness(app.managementUrl)).spool).toMatchObject({ pending: 1 });
     await proxy.start();
-    await eventually('the spool to drain', async () => (await readiness(app!.url)).spool.pending === 0, 60_000);
+    await eventually(
+      'the spool to drain',
+      async () => (await readiness(app!.managementUrl)).spool.pending === 0,
+      60_000,
+    );
     expect(await paymentEffects(pool, [p])).toMatchObject({ paidOrders: 1, callbacks: 1, deliveries: 1 });
   });
 
@@ -188,7 +192,10 @@ describe('the durable spool (SPOOL_DIR)', () => {
     expect(isAck(p, answer)).toBe(false);
     await proxy.start();
     expect(await paymentEffects(pool, [p])).toMatchObject({ paidOrders: 0, callbacks: 0, deliveries: 0 });
-    expect((await readiness(app.url)).spool).toMatchObject({ status: 'up', mode: 'disabled (SPOOL_DIR not set)' });
+    expect((await readiness(app.managementUrl)).spool).toMatchObject({
+      status: 'up',
+      mode: 'disabled (SPOOL_DIR not set)',
+    });
   });
 
   it('should answer the retryable failure once the spool is full, and apply what it took', async () => {
@@ -212,12 +219,16 @@ describe('the durable spool (SPOOL_DIR)', () => {
     expect(taken.length).toBeGreaterThan(5);
     expect(refused.length).toBeGreaterThan(5);
     expect(payments.indexOf(refused[0])).toBe(taken.length);
-    const full = await readiness(app.url);
+    const full = await readiness(app.managementUrl);
     expect(full.spool.pending).toBe(taken.length);
     expect(full.spool.bytes).toBeLessThanOrEqual(64 * 1024);
 
     await proxy.start();
-    await eventually('the spool to drain', async () => (await readiness(app!.url)).spool.pending === 0, 60_000);
+    await eventually(
+      'the spool to drain',
+      async () => (await readiness(app!.managementUrl)).spool.pending === 0,
+      60_000,
+    );
     expect(await paymentEffects(pool, taken)).toMatchObject({
       paidOrders: taken.length,
       ordersNotExactlyOnce: [],
@@ -242,19 +253,23 @@ describe('the durable spool (SPOOL_DIR)', () => {
     await proxy.start();
 
     await eventually('the unknown order to be parked', async () => {
-      const { spool } = await readiness(app!.url);
+      const { spool } = await readiness(app!.managementUrl);
       return spool.pending === 0 && spool.parked === 1;
     });
     // It waits out of the way: the delivery behind it applied.
     expect(await paymentEffects(pool, [other])).toMatchObject({ paidOrders: 1, ordersNotExactlyOnce: [] });
     expect(await paymentEffects(pool, [early])).toMatchObject({ callbacks: 0, deliveries: 0 });
     expect(readdirSync(join(spoolDir, 'parked'))).toHaveLength(1);
-    const metrics = await (await fetch(`${app.url}/metrics`)).text();
+    const metrics = await (await fetch(`${app.managementUrl}/metrics`)).text();
     expect(metricValue(metrics, 'payment_spool_deliveries', { state: 'parked' })).toBe(1);
     expect(metricValue(metrics, 'payment_spool_replayed_total', { outcome: 'PARKED' })).toBeGreaterThan(0);
 
     expect((await client.registerOrder({ orderNo: early.orderNo, amount: early.amount })).status).toBe(201);
-    await eventually('the parked payment to apply', async () => (await readiness(app!.url)).spool.parked === 0, 60_000);
+    await eventually(
+      'the parked payment to apply',
+      async () => (await readiness(app!.managementUrl)).spool.parked === 0,
+      60_000,
+    );
     expect(await paymentEffects(pool, [early])).toMatchObject({
       paidOrders: 1,
       ordersNotExactlyOnce: [],
@@ -289,13 +304,13 @@ describe('the durable spool (SPOOL_DIR)', () => {
     await proxy.start();
     app = await startApp(spoolEnv(spoolDir));
     client = new TestClient(app.url, platforms);
-    await eventually('the spool to drain', async () => (await readiness(app!.url)).spool.pending === 0);
+    await eventually('the spool to drain', async () => (await readiness(app!.managementUrl)).spool.pending === 0);
     // A record behind the torn tail: spooled by this instance during another cut.
     await proxy.stop();
     expect(isAck(e, await deliver(client, e))).toBe(true);
     await proxy.start();
     await eventually('the spool to drain again', async () => {
-      const { status, spool } = await readiness(app!.url);
+      const { status, spool } = await readiness(app!.managementUrl);
       return status === 200 && spool.pending === 0;
     });
 
@@ -305,7 +320,7 @@ describe('the durable spool (SPOOL_DIR)', () => {
       deliveries: 3,
     });
     expect(await paymentEffects(pool, [corrupt, torn])).toMatchObject({ paidOrders: 0, callbacks: 0, deliveries: 0 });
-    expect((await readiness(app.url)).spool.quarantined).toBe(2);
+    expect((await readiness(app.managementUrl)).spool.quarantined).toBe(2);
     const quarantined = readdirSync(join(spoolDir, 'quarantine')).map((file) =>
       readFileSync(join(spoolDir, 'quarantine', file)).toString('latin1'),
     );

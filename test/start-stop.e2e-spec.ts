@@ -141,6 +141,7 @@ describe('starting and stopping the service (src/main.ts in a child process)', (
       expect(started.events).toBe(`RabbitMQ amqp://${broker.host}, exchange ${exchange}`);
       expect(started.exampleHandlers).toBe(false);
       expect(started.msg).toContain(`started on port ${started.port}`);
+      expect(started.msg).toContain(`/metrics and the readiness report on management port ${started.metricsPort}`);
       expect(main.output()).not.toContain(`:${broker.password}@`);
     });
 
@@ -173,7 +174,8 @@ describe('starting and stopping the service (src/main.ts in a child process)', (
       main.child.kill('SIGTERM');
 
       await eventually('readiness to fail', async () => (await fetch(`${base}/health/ready`)).status === 503, 5000);
-      const ready = (await (await fetch(`${base}/health/ready`)).json()) as Record<string, any>;
+      const management = `http://127.0.0.1:${started.metricsPort}`;
+      const ready = (await (await fetch(`${management}/health/ready`)).json()) as Record<string, any>;
       expect(ready.details.shutdown).toEqual({ status: 'down', message: 'this instance is stopping' });
       expect(ready.details.database.status).toBe('up');
 

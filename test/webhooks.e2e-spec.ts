@@ -363,7 +363,7 @@ describe('signed webhooks (Standard Webhooks), two replicas, no broker', () => {
         .find((e) => e.id === endpoint.id)!;
     await eventually('the endpoint to be disabled', async () => !(await view()).enabled, 10_000);
     expect((await view()).disabledReason).toMatch(/^every attempt failed since \d{4}-/);
-    const metrics = await (await fetch(`${replicas[0].url}/metrics`)).text();
+    const metrics = await (await fetch(`${replicas[0].managementUrl}/metrics`)).text();
     expect(metrics).toContain(`webhook_endpoints_disabled_for_failing{endpoint="${endpoint.id}"} 1`);
     // The replicas share one process, so one registry: disabled once, by one of them.
     expect(metrics).toContain(`webhook_endpoints_disabled_total{endpoint="${endpoint.id}"} 1`);

@@ -1,3 +1,4 @@
+import { FastifyRequest } from 'fastify';
 import { Controller, Get, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
@@ -12,6 +13,7 @@ import { PaymentCallback } from '../payments/idempotency/payment-callback.entity
 import { TransactionInterceptor } from '../platform/transaction/transaction.interceptor';
 import { AdminAccess, AuthenticatedOperator, CurrentOperator } from './admin-auth.guard';
 import { AuditLog } from './audit/audit-log';
+import { AuditedWrite, AuditRefusals } from './audit/audited-write';
 import { AnomalyView, toAnomalyView } from './dto/admin-views';
 import { OperationsOverview, OperationsOverviewQuery } from './operations-overview';
 
@@ -89,7 +91,8 @@ export class OperationsController {
   @ApiOperation({ summary: 'Replay one dead-lettered event; audited (admin)' })
   @ApiErrors([403, 'a viewer token'], [404, 'no dead letter with that event id'])
   @AdminAccess(AdminRole.Admin)
-  @UseInterceptors(TransactionInterceptor)
+  @AuditedWrite('DEAD_LETTER_REPLAY', eventTarget)
+  @UseInterceptors(AuditRefusals, TransactionInterceptor)
   async replayDeadLetter(
     @Param('eventId') eventId: string,
     @CurrentOperator() operator: AuthenticatedOperator,
@@ -105,4 +108,8 @@ export class OperationsController {
     });
     return { eventId, replayed };
   }
+}
+
+function eventTarget(request: FastifyRequest): string {
+  return `event:${(request.params as { eventId?: string }).eventId ?? ''}`;
 }

@@ -1,6 +1,8 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { FastifyRequest } from 'fastify';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, UseInterceptors } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminAccess, AuthenticatedOperator, CurrentOperator } from '../admin/admin-auth.guard';
+import { AuditedWrite, AuditRefusals } from '../admin/audit/audited-write';
 import { ApiErrors } from '../platform/http/error.view';
 import { AdminRole } from '../platform/config/admin.config';
 import { billDateOf, isBillDate, shiftBillDate } from '../domain/bill';
@@ -62,6 +64,8 @@ export class ReconciliationController {
   @Post(':channel/:date/run')
   @HttpCode(202)
   @AdminAccess(AdminRole.Admin)
+  @AuditedWrite('RECONCILE', runTarget)
+  @UseInterceptors(AuditRefusals)
   @ApiOperation({ summary: 'Reconcile a day now, in the background; audited (admin)' })
   @ApiAcceptedResponse({ description: '{runs: [{channel, merchantId, date, started}]}' })
   @ApiErrors(
@@ -96,4 +100,10 @@ export class ReconciliationController {
 function checkDate(value: string, name: string): string {
   if (!isBillDate(value)) throw new DomainError('MalformedRequest', `${name} must be a date YYYY-MM-DD`);
   return value;
+}
+
+/** The target the run's audit row names: `reconciliation:<CHANNEL>:<date>`, as asked. */
+function runTarget(request: FastifyRequest): string {
+  const { channel, date } = request.params as { channel?: string; date?: string };
+  return `reconciliation:${(channel ?? '').toUpperCase()}:${date ?? ''}`;
 }

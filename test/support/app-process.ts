@@ -1,10 +1,12 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { assertTestDatabase } from './test-database';
-import { CONFIG_VARIABLES, NO_PLATFORM_API } from './test-app';
+import { ANY_MANAGEMENT_PORT, CONFIG_VARIABLES, NO_PLATFORM_API } from './test-app';
 
 export interface AppProcess {
   url: string;
+  /** Its management port: /metrics and the readiness report. */
+  managementUrl: string;
   child: ChildProcess;
   /** Resolves with the exit signal or code. */
   exited: Promise<string>;
@@ -15,22 +17,28 @@ export async function startAppProcess(env: Record<string, string>): Promise<AppP
   assertTestDatabase(process.env.TEST_DATABASE_NAME);
   const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', join(__dirname, 'app-main.ts')], {
     cwd: join(__dirname, '../..'),
-    env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', ...NO_PLATFORM_API, ...env },
+    env: {
+      ...process.env,
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+      ...NO_PLATFORM_API,
+      ...ANY_MANAGEMENT_PORT,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<string>((resolve) => child.on('exit', (code, signal) => resolve(signal ?? String(code))));
   let stderr = '';
   child.stderr!.on('data', (chunk) => (stderr += chunk));
-  const port = await new Promise<number>((resolve, reject) => {
+  const [port, managementPort] = await new Promise<[number, number]>((resolve, reject) => {
     let stdout = '';
     child.stdout!.on('data', (chunk) => {
       stdout += chunk;
-      const match = /listening (\d+)/.exec(stdout);
-      if (match) resolve(Number(match[1]));
+      const match = /listening (\d+) management (\d+)/.exec(stdout);
+      if (match) resolve([Number(match[1]), Number(match[2])]);
     });
     void exited.then((how) => reject(new Error(`app process exited (${how}) before listening:\n${stderr}`)));
   });
-  return { url: `http://127.0.0.1:${port}`, child, exited };
+  return { url: `http://127.0.0.1:${port}`, managementUrl: `http://127.0.0.1:${managementPort}`, child, exited };
 }
 
 /**
@@ -46,7 +54,13 @@ export async function failedStartup(
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !CONFIG_VARIABLES.test(name)));
   const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', join(__dirname, 'app-main.ts')], {
     cwd: join(__dirname, '../..'),
-    env: { ...inherited, LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', ...NO_PLATFORM_API, ...env },
+    env: {
+      ...inherited,
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+      ...NO_PLATFORM_API,
+      ...ANY_MANAGEMENT_PORT,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -95,7 +109,13 @@ export function spawnMain(env: Record<string, string>, cwd = join(__dirname, '..
     ['-r', require.resolve('ts-node/register/transpile-only'), join(__dirname, '../../src/main.ts')],
     {
       cwd,
-      env: { PATH: process.env.PATH ?? '', TS_NODE_PROJECT: join(__dirname, '../../tsconfig.json'), ...env },
+      // A free management port unless `env` names one: suites run side by side, and 9464 is one port.
+      env: {
+        PATH: process.env.PATH ?? '',
+        TS_NODE_PROJECT: join(__dirname, '../../tsconfig.json'),
+        ...ANY_MANAGEMENT_PORT,
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );

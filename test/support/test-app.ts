@@ -6,6 +6,7 @@ import { ModuleMetadata } from '@nestjs/common';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createPool, Pool, RowDataPacket } from 'mysql2/promise';
 import { createApp } from '../../src/app.factory';
+import { MetricsServer } from '../../src/platform/metrics/metrics-server';
 import {
   alipayDelivery,
   alipayRefundParams,
@@ -116,11 +117,20 @@ export const CONFIG_VARIABLES =
  * bounds are proven where they are the subject (bounded-waits.e2e-spec.ts sets its own), and a
  * suite may still set these.
  */
+/**
+ * Several apps run at once (replicas in one suite, suites side by side): each takes a free
+ * management port of its own, found on RunningApp.managementUrl, instead of the default 9464.
+ */
+export const ANY_MANAGEMENT_PORT = { METRICS_PORT: '0' };
+
 const SHARED_MACHINE_BOUNDS = { DATABASE_QUERY_TIMEOUT_MS: '30000', DATABASE_POOL_ACQUIRE_TIMEOUT_MS: '30000' };
 
 export interface RunningApp {
   app: NestFastifyApplication;
+  /** The public port: the API, the notifications, the probes' status. */
   url: string;
+  /** The management port (METRICS_PORT, a free one per app unless given): /metrics and the readiness report. */
+  managementUrl: string;
   close(): Promise<void>;
 }
 
@@ -133,13 +143,24 @@ export async function startApp(
   for (const name of Object.keys(process.env)) if (CONFIG_VARIABLES.test(name)) delete process.env[name];
   Object.assign(
     process.env,
-    { LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', RECONCILE_AT: 'off', ...NO_PLATFORM_API, ...SHARED_MACHINE_BOUNDS },
+    {
+      LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
+      RECONCILE_AT: 'off',
+      ...NO_PLATFORM_API,
+      ...SHARED_MACHINE_BOUNDS,
+      ...ANY_MANAGEMENT_PORT,
+    },
     env,
   );
   const app = await createApp(extraImports);
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
-  return { app, url: `http://127.0.0.1:${address.port}`, close: () => app.close() };
+  return {
+    app,
+    url: `http://127.0.0.1:${address.port}`,
+    managementUrl: `http://127.0.0.1:${app.get(MetricsServer).port}`,
+    close: () => app.close(),
+  };
 }
 
 /** A direct connection to the test database, for asserting effects (never for arranging them behind the app's back). */

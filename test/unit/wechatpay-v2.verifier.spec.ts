@@ -20,7 +20,11 @@ import {
   V2SignType,
 } from '../../src/channels/wechatpay/v2/wechatpay-v2.sign';
 import { WechatpayV2Client } from '../../src/channels/wechatpay/v2/wechatpay-v2.client';
-import { readBeijingTime, WechatpayV2Verifier } from '../../src/channels/wechatpay/v2/wechatpay-v2.verifier';
+import {
+  readBeijingTime,
+  V2_MAX_TIME_END_AGE_MS,
+  WechatpayV2Verifier,
+} from '../../src/channels/wechatpay/v2/wechatpay-v2.verifier';
 import { readV2Xml, writeV2Xml } from '../../src/channels/wechatpay/v2/wechatpay-v2.xml';
 import {
   v2PaymentFields,
@@ -163,8 +167,12 @@ describe('WeChat Pay APIv2 real vectors', () => {
   });
 });
 
+/** The vectors' payment is dated 2025: the verifier reads it a minute after, as WeChat would send it. */
+const SENT_AT = PAYMENT.paidAt.getTime() + 60_000;
+const atSending = () => SENT_AT;
+
 describe(WechatpayV2Verifier.name, () => {
-  const sut = new WechatpayV2Verifier([account]);
+  const sut = new WechatpayV2Verifier([account], atSending);
 
   it('should verify an MD5 payment notification', () => {
     const notification = sut.verify(delivery(v2PaymentNotification(PAYMENT, API_V2_KEY)));
@@ -216,7 +224,7 @@ describe(WechatpayV2Verifier.name, () => {
   });
 
   it("should take a service provider's notification of one of its sub-merchants, and refuse any other", () => {
-    const provider = new WechatpayV2Verifier([{ ...account, subMchids: ['1900000109', '1900000110'] }]);
+    const provider = new WechatpayV2Verifier([{ ...account, subMchids: ['1900000109', '1900000110'] }], atSending);
     const bySub = (subMchid?: string) => delivery(v2PaymentNotification({ ...PAYMENT, subMchid }, API_V2_KEY));
     expect(provider.verify(bySub('1900000110'))).toMatchObject({ paid: true, subMerchantId: '1900000110' });
     expect(codeOf(() => provider.verify(bySub('1900000999')))).toBe('MerchantMismatch');
@@ -327,6 +335,52 @@ describe(WechatpayV2Verifier.name, () => {
     expect(codeOf(() => sut.verify(delivery(xml)))).toBe('MalformedRequest');
   });
 
+  describe('time_end freshness', () => {
+    const HOUR_MS = 3600_000;
+    const at = (offsetMs: number) => new WechatpayV2Verifier([account], () => PAYMENT.paidAt.getTime() + offsetMs);
+    const payment = () => delivery(v2PaymentNotification(PAYMENT, API_V2_KEY));
+
+    it('should take a payment within WeChat Pay retries, and one a little ahead of our clock', () => {
+      for (const offsetMs of [0, HOUR_MS, 25 * HOUR_MS, V2_MAX_TIME_END_AGE_MS, -4 * 60_000]) {
+        expect(at(offsetMs).verify(payment())).toMatchObject({ paid: true, paidAt: PAYMENT.paidAt });
+      }
+    });
+
+    it('should refuse a payment older than WeChat Pay retries as TimestampExpired (401)', () => {
+      for (const offsetMs of [V2_MAX_TIME_END_AGE_MS + 1000, 30 * 24 * HOUR_MS]) {
+        expect(codeOf(() => at(offsetMs).verify(payment()))).toBe('TimestampExpired');
+      }
+      expect(new DomainError('TimestampExpired', '').status).toBe(401);
+    });
+
+    it('should refuse a payment dated more than 5 minutes ahead of our clock', () => {
+      expect(codeOf(() => at(-6 * 60_000).verify(payment()))).toBe('TimestampExpired');
+      expect(codeOf(() => at(-24 * HOUR_MS).verify(payment()))).toBe('TimestampExpired');
+    });
+
+    it('should check the signature first: a stale forgery is refused for its signature', () => {
+      const forged = delivery(v2PaymentNotification(PAYMENT, OTHER_KEY));
+      expect(codeOf(() => at(30 * 24 * HOUR_MS).verify(forged))).toBe('InvalidSignature');
+    });
+
+    it('should leave a signed FAIL result, which carries no time_end, to be recorded', () => {
+      const failed = v2PaymentFields({ ...PAYMENT, resultCode: 'FAIL' }, API_V2_KEY);
+      const { time_end: _timeEnd, sign: _sign, ...unsigned } = failed;
+      const signed = { ...unsigned, sign: signV2(unsigned, API_V2_KEY, 'MD5') };
+      expect(at(30 * 24 * HOUR_MS).verify(delivery(writeV2Xml(signed)))).toMatchObject({ paid: false });
+    });
+
+    it('should keep a signed payment whose time_end does not read as malformed, not refuse it', () => {
+      const fields = v2PaymentFields(PAYMENT, API_V2_KEY);
+      const changed = { ...fields, time_end: '2025-03-01' };
+      const resigned = { ...changed, sign: signV2(changed, API_V2_KEY, 'MD5') };
+      expect(at(0).verify(delivery(writeV2Xml(resigned)))).toMatchObject({
+        paid: false,
+        malformed: expect.stringMatching(/time_end/),
+      });
+    });
+  });
+
   it('should read time_end as Beijing time', () => {
     expect(readBeijingTime('20140903131540')).toEqual(new Date('2014-09-03T05:15:40Z'));
     expect(codeOf(() => readBeijingTime('20140231131540'))).toBe('MalformedRequest');
@@ -335,7 +389,7 @@ describe(WechatpayV2Verifier.name, () => {
 });
 
 describe(WechatpayV2Endpoint.name, () => {
-  const sut = new WechatpayV2Endpoint(new WechatpayV2Verifier([account]));
+  const sut = new WechatpayV2Endpoint(new WechatpayV2Verifier([account], atSending));
 
   it('should ack with v2 SUCCESS XML and fail with FAIL and the reason', () => {
     expect(sut.successReply()).toEqual({

@@ -19,7 +19,7 @@ export const wechatpayChannel: ChannelRegistration<WechatpayOptions> = {
       { baseUrl: api.baseUrl, timeoutMs: calls.requestTimeoutMs, downloadTimeoutMs: calls.billDownloadTimeoutMs },
       verifier,
     );
-    const v2 = createWechatpayV2(accounts, api, calls);
+    const v2 = createWechatpayV2(accounts, api, calls, clock);
     const options = { refundNotifyUrl: api.refundNotifyUrl };
     return new WechatpayChannel(accounts, verifier, client, options, v2.endpoints, v2.calls);
   },

@@ -18,28 +18,39 @@ interface PendingRow {
   oldest: Date | string;
 }
 
-/** Pending deliveries of the enabled endpoints (a disabled endpoint's wait is the disabled alert's business). */
-function pendingByEndpoint(reporting: ReportingDatabase): Promise<PendingRow[]> {
-  return scrapeQuery<PendingRow>(
-    reporting,
-    `SELECT d.endpoint_id, COUNT(*) AS pending, MIN(d.created_at) AS oldest
-     FROM webhook_delivery d JOIN webhook_endpoint e ON e.id = d.endpoint_id AND e.enabled = 1
-     WHERE d.status = ? GROUP BY d.endpoint_id`,
-    [DeliveryStatus.Pending],
-  );
+/**
+ * Pending deliveries of the enabled endpoints (a disabled endpoint's wait is the disabled alert's
+ * business), read once per scrape: the pending and oldest-age gauges collect together and share it.
+ */
+@Injectable()
+export class PendingDeliveriesReading {
+  private inFlight?: Promise<PendingRow[]>;
+
+  constructor(private readonly reporting: ReportingDatabase) {}
+
+  read(): Promise<PendingRow[]> {
+    this.inFlight ??= scrapeQuery<PendingRow>(
+      this.reporting,
+      `SELECT d.endpoint_id, COUNT(*) AS pending, MIN(d.created_at) AS oldest
+       FROM webhook_delivery d JOIN webhook_endpoint e ON e.id = d.endpoint_id AND e.enabled = 1
+       WHERE d.status = ? GROUP BY d.endpoint_id`,
+      [DeliveryStatus.Pending],
+    ).finally(() => (this.inFlight = undefined));
+    return this.inFlight;
+  }
 }
 
 @Injectable()
 export class WebhookPendingMetric extends ScrapeTimeGauge {
   constructor(
     @InjectMetric(WEBHOOK_PENDING_DELIVERIES) gauge: Gauge<string>,
-    private readonly reporting: ReportingDatabase,
+    private readonly pending: PendingDeliveriesReading,
   ) {
     super(gauge);
   }
 
   protected async read(): Promise<GaugeSample[]> {
-    const rows = await pendingByEndpoint(this.reporting);
+    const rows = await this.pending.read();
     return rows.map((r) => [{ endpoint: String(r.endpoint_id) }, Number(r.pending)]);
   }
 }
@@ -48,13 +59,13 @@ export class WebhookPendingMetric extends ScrapeTimeGauge {
 export class WebhookOldestPendingMetric extends ScrapeTimeGauge {
   constructor(
     @InjectMetric(WEBHOOK_OLDEST_PENDING_AGE) gauge: Gauge<string>,
-    private readonly reporting: ReportingDatabase,
+    private readonly pending: PendingDeliveriesReading,
   ) {
     super(gauge);
   }
 
   protected async read(): Promise<GaugeSample[]> {
-    const rows = await pendingByEndpoint(this.reporting);
+    const rows = await this.pending.read();
     const now = Date.now();
     return rows.map((r) => [
       { endpoint: String(r.endpoint_id) },
@@ -103,6 +114,7 @@ export class WebhookDisabledEndpointsMetric extends ScrapeTimeGauge {
 }
 
 export const WEBHOOK_GAUGES = [
+  PendingDeliveriesReading,
   WebhookPendingMetric,
   WebhookOldestPendingMetric,
   WebhookFailedMetric,

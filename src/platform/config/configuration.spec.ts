@@ -95,10 +95,14 @@ describe('bounded waits configuration', () => {
     expect(loadEventsConfig({}).publishTimeoutMs).toBe(5000);
   });
 
-  it('should serve metrics beside the API unless METRICS_PORT names another port', () => {
-    expect(loadServerConfig({}).metricsPort).toBeUndefined();
-    expect(loadServerConfig({ PORT: '8080', METRICS_PORT: '8080' }).metricsPort).toBeUndefined();
-    expect(loadServerConfig({ PORT: '8080', METRICS_PORT: '9464' }).metricsPort).toBe(9464);
+  it('should serve metrics on the management port, 9464 unless METRICS_PORT names another, never on PORT', () => {
+    expect(loadServerConfig({}).metricsPort).toBe(9464);
+    expect(() => loadServerConfig({ PORT: '8080', METRICS_PORT: '8080' })).toThrow(
+      /METRICS_PORT must differ from PORT/,
+    );
+    expect(() => loadServerConfig({ METRICS_PORT: '3000' })).toThrow(/METRICS_PORT must differ from PORT/);
+    expect(loadServerConfig({ PORT: '8080', METRICS_PORT: '9465' }).metricsPort).toBe(9465);
+    expect(loadServerConfig({ PORT: '0', METRICS_PORT: '0' }).metricsPort).toBe(0);
   });
 
   it('should turn the example handlers on only when asked to', () => {

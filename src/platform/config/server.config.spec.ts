@@ -5,7 +5,7 @@ describe('server and database configuration', () => {
   it('should default to port 3000 and the local MariaDB, and name a bad variable', () => {
     expect(loadServerConfig({})).toEqual({
       port: 3000,
-      metricsPort: undefined,
+      metricsPort: 9464,
       internalApiToken: undefined,
       http: { requestTimeoutMs: 10000, headersTimeoutMs: 5000, keepAliveTimeoutMs: 65000, maxConnections: 2000 },
       healthCheckTimeoutMs: 1000,

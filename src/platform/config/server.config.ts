@@ -1,6 +1,9 @@
 import { registerAs } from '@nestjs/config';
 import { IsOptional, IsString, MinLength } from 'class-validator';
-import { IntegerBetween, OneOf, validateEnv } from '../../domain/env-validation';
+import { ConfigurationError, IntegerBetween, OneOf, validateEnv } from '../../domain/env-validation';
+
+/** The management port unless METRICS_PORT names another: /metrics and the detailed readiness, never public. */
+export const DEFAULT_METRICS_PORT = 9464;
 
 class ServerEnv {
   @IsOptional()
@@ -61,8 +64,8 @@ export interface HttpLimits {
 
 export interface ServerConfig {
   port: number;
-  /** Where /metrics is served; undefined: on `port`, beside the API. */
-  metricsPort?: number;
+  /** The management port: /metrics and the detailed probes (0: any free port, in tests). */
+  metricsPort: number;
   /** Undefined: the internal order API answers 503 until a token is configured. */
   internalApiToken?: string;
   http: HttpLimits;
@@ -77,10 +80,16 @@ export interface ServerConfig {
 export function loadServerConfig(env: NodeJS.ProcessEnv = process.env): ServerConfig {
   const vars = validateEnv(ServerEnv, env);
   const port = vars.PORT ?? 3000;
+  const metricsPort = vars.METRICS_PORT ?? DEFAULT_METRICS_PORT;
+  // Port 0 (a free one, in tests) is never the same port as another 0.
+  if (metricsPort === port && port !== 0) {
+    throw new ConfigurationError(
+      'Invalid configuration: METRICS_PORT must differ from PORT: /metrics and the detailed readiness are never served on the public port',
+    );
+  }
   return {
     port,
-    // Port 0 (a free one, in tests) is never the same port as another 0.
-    metricsPort: vars.METRICS_PORT === port && port !== 0 ? undefined : vars.METRICS_PORT,
+    metricsPort,
     internalApiToken: vars.INTERNAL_API_TOKEN,
     http: {
       requestTimeoutMs: vars.HTTP_REQUEST_TIMEOUT_MS ?? 10000,

@@ -1,28 +1,15 @@
-import { Controller, Get, Inject, ServiceUnavailableException } from '@nestjs/common';
-import { ConfigType } from '@nestjs/config';
-import {
-  HealthCheck,
-  HealthCheckResult,
-  HealthCheckService,
-  HealthIndicatorResult,
-  HealthIndicatorService,
-  TypeOrmHealthIndicator,
-} from '@nestjs/terminus';
-import { serverConfig } from '../config/server.config';
-import { ShutdownState } from '../lifecycle/shutdown-state';
+import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
+import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import { SERVICE_VERSION } from '../lifecycle/service-version';
-import { DatabaseOutageCover, DATABASE_OUTAGE_COVER, HealthReport, HEALTH_REPORTS } from './health-reports';
+import { Readiness } from './readiness';
 
+/** The probes on the public port: liveness, and whether this instance is ready, without the report. */
 @Controller('health')
 export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
     private readonly indicators: HealthIndicatorService,
-    private readonly database: TypeOrmHealthIndicator,
-    private readonly shutdown: ShutdownState,
-    @Inject(serverConfig.KEY) private readonly config: ConfigType<typeof serverConfig>,
-    @Inject(HEALTH_REPORTS) private readonly reports: HealthReport[],
-    @Inject(DATABASE_OUTAGE_COVER) private readonly outageCover: DatabaseOutageCover,
+    private readonly readiness: Readiness,
   ) {}
 
   /**
@@ -36,45 +23,12 @@ export class HealthController {
   }
 
   /**
-   * Readiness: the database answers within HEALTH_CHECK_TIMEOUT_MS, and this instance is not
-   * stopping. With a spool that has room, the database is reported but not decisive: the spool
-   * acks what the database cannot take, so the pod keeps its traffic through an outage (otherwise
-   * every pod turns unready at once and the spool takes nothing). The broker and the outbox
-   * backlog are reported beside it, never decisive.
+   * 200 `{"status":"ok"}` or 503 `{"status":"error"}`, for the kubelet and load balancers; what the
+   * spool, the outbox and the database say is on the management port (METRICS_PORT), not here.
    */
   @Get('ready')
-  @HealthCheck()
-  async ready(): Promise<HealthCheckResult> {
-    const spooling = this.outageCover.hasRoom;
-    // All bounded by HEALTH_CHECK_TIMEOUT_MS, and run side by side.
-    const reported = Promise.all([
-      ...this.reports.map((r) => r.report()),
-      spooling ? this.databaseReported() : {},
-    ]).then((results): HealthIndicatorResult => Object.assign({}, ...results));
-    try {
-      return withDetails(await this.health.check(this.readinessChecks(spooling)), await reported);
-    } catch (error) {
-      if (!(error instanceof ServiceUnavailableException)) throw error;
-      throw new ServiceUnavailableException(withDetails(error.getResponse() as HealthCheckResult, await reported));
-    }
+  async ready(): Promise<{ status: 'ok' }> {
+    if (!(await this.readiness.isReady())) throw new ServiceUnavailableException({ status: 'error' });
+    return { status: 'ok' };
   }
-
-  private readinessChecks(spooling: boolean): Array<() => Promise<HealthIndicatorResult> | HealthIndicatorResult> {
-    const checks = spooling ? [] : [() => this.pingDatabase()];
-    if (!this.shutdown.draining) return checks;
-    return [() => this.indicators.check('shutdown').down({ message: 'this instance is stopping' }), ...checks];
-  }
-
-  private async pingDatabase(): Promise<HealthIndicatorResult> {
-    return await this.database.pingCheck('database', { timeout: this.config.healthCheckTimeoutMs });
-  }
-
-  private async databaseReported(): Promise<HealthIndicatorResult> {
-    const { database } = await this.pingDatabase();
-    return { database: { ...database, affectsReadiness: false } };
-  }
-}
-
-function withDetails(result: HealthCheckResult, extra: HealthIndicatorResult): HealthCheckResult {
-  return { ...result, details: { ...result.details, ...extra } };
 }

@@ -27,7 +27,11 @@ export interface StartSummary {
   exampleHandlers: boolean;
 }
 
-/** What an operator wants to see once at start: where it listens, what it accepts, what it can do, where events go. */
+/**
+ * What an operator wants to see once at start: where it listens (the API and the probes' status on
+ * `port`; /metrics and the readiness report on the management port), what it accepts, what it can
+ * do, where events go.
+ */
 export function startSummary(app: INestApplicationContext, port: number, metricsPort: number): StartSummary {
   const channels = Object.fromEntries(
     app.get(PaymentChannels, { strict: false }).all.map((c) => {
@@ -41,7 +45,7 @@ export function startSummary(app: INestApplicationContext, port: number, metrics
   const rabbitmq = app.get(RabbitmqConnection, { strict: false });
   const events = rabbitmq.destination ?? 'in-process handlers (RABBITMQ_URL not set)';
   const exampleHandlers = app.get<ConfigType<typeof serverConfig>>(serverConfig.KEY, { strict: false }).exampleHandlers;
-  const metricsText = metricsPort === port ? '' : `, /metrics on port ${metricsPort}`;
+  const metricsText = `, /metrics and the readiness report on management port ${metricsPort}`;
   const examplesText = exampleHandlers ? '; EXAMPLE HANDLERS ON (fake points, coupons, shipments)' : '';
   const webhooksText = app.get<ConfigType<typeof webhooksConfig>>(webhooksConfig.KEY, { strict: false })
     .allowPrivateUrls

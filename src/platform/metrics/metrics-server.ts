@@ -8,22 +8,25 @@ import {
   OnModuleInit,
 } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
-import { HttpAdapterHost } from '@nestjs/core';
+import { HttpAdapterHost, ModuleRef } from '@nestjs/core';
 import { FastifyInstance } from 'fastify';
 import { register } from 'prom-client';
 import { serverConfig } from '../config/server.config';
+import { ManagementReadiness, MANAGEMENT_READINESS } from './management-readiness';
 
 const METRICS_PATH = '/metrics';
-/** The probes, answered by the app's own HealthController; the public port keeps serving them too. */
-const PROBE_PATHS = new Set(['/health/live', '/health/ready']);
+const LIVE_PATH = '/health/live';
+const READY_PATH = '/health/ready';
 /** Prometheus and the kubelet need a handful; a flood from inside the cluster is refused past this. */
 const MAX_CONNECTIONS = 64;
 
 /**
- * The management port (METRICS_PORT): /metrics and the probes on a listener of their own, kept
- * inside the cluster, so that a flood of slow connections on the public port (up to
- * HTTP_MAX_CONNECTIONS) cannot fail liveness and get the pod restarted. The public port answers
- * 404 for /metrics. It closes last, so metrics are scraped and probes answered while draining.
+ * The management port (METRICS_PORT, 9464 by default): /metrics and the probes on a listener of
+ * their own, kept inside the cluster, so that a flood of slow connections on the public port (up
+ * to HTTP_MAX_CONNECTIONS) cannot fail liveness and get the pod restarted, and so that an outsider
+ * reads neither the metrics nor the readiness report (spool, outbox, database). The public port
+ * answers 404 for /metrics and only the status for /health/ready. It closes last, so metrics are
+ * scraped and probes answered while draining. Beside an HTTP app only (not in a bare module).
  */
 @Injectable()
 export class MetricsServer implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
@@ -33,15 +36,16 @@ export class MetricsServer implements OnModuleInit, OnApplicationBootstrap, OnAp
   constructor(
     @Inject(serverConfig.KEY) private readonly config: ConfigType<typeof serverConfig>,
     private readonly adapterHost: HttpAdapterHost,
+    private readonly moduleRef: ModuleRef,
   ) {}
 
-  /** The port /metrics is served on, once listening; undefined: the API's port. */
+  /** The port /metrics is served on, once listening. */
   get port(): number | undefined {
     return (this.server?.address() as { port: number } | null)?.port;
   }
 
   onModuleInit(): void {
-    if (this.config.metricsPort === undefined) return;
+    if (!this.adapterHost.httpAdapter) return;
     const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
     fastify.addHook('onRequest', async (request, reply) => {
       if (request.url.split('?')[0] === METRICS_PATH)
@@ -52,7 +56,7 @@ export class MetricsServer implements OnModuleInit, OnApplicationBootstrap, OnAp
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    if (this.config.metricsPort === undefined) return;
+    if (!this.adapterHost.httpAdapter) return;
     const server = createServer((request, response) => void this.answer(request.method, request.url, response));
     server.requestTimeout = 10000;
     server.headersTimeout = 5000;
@@ -62,14 +66,31 @@ export class MetricsServer implements OnModuleInit, OnApplicationBootstrap, OnAp
       server.listen(this.config.metricsPort, '0.0.0.0', () => resolve());
     });
     this.server = server;
-    this.logger.log(`/metrics and /health served on port ${this.port}`);
+    this.logger.log(`/metrics and /health (the readiness report) served on port ${this.port}`);
   }
 
   private async answer(method: string | undefined, url: string | undefined, response: ServerResponse): Promise<void> {
     const path = (url ?? '').split('?')[0];
     if (method === 'GET' && path === METRICS_PATH) return this.answerMetrics(response);
-    if (method === 'GET' && PROBE_PATHS.has(path)) return this.answerProbe(path, response);
+    if (method === 'GET' && path === READY_PATH) return this.answerReadiness(response);
+    if (method === 'GET' && path === LIVE_PATH) return this.answerProbe(path, response);
     response.writeHead(404).end();
+  }
+
+  /** 200 or 503, as the public port's, with the report: what decides readiness and what is reported beside it. */
+  private async answerReadiness(response: ServerResponse): Promise<void> {
+    try {
+      const { ready, report } = await this.moduleRef
+        .get<ManagementReadiness>(MANAGEMENT_READINESS, { strict: false })
+        .report();
+      response
+        .writeHead(ready ? 200 : 503, { 'content-type': 'application/json; charset=utf-8' })
+        .end(JSON.stringify(report));
+    } catch (error) {
+      // The app is closing or broken: either way, not ready.
+      this.logger.error(`${READY_PATH} failed: ${(error as Error).message}`);
+      response.writeHead(503).end();
+    }
   }
 
   /** In-process, through the app's routes (no socket): the same answer the public port would give. */

@@ -1,3 +1,4 @@
+import { Clock } from '../../../domain/notification';
 import { ChannelCallsConfig } from '../../channel-calls.config';
 import { NotifyEndpoint } from '../../payment-channel';
 import { WechatpayAccount, WechatpayApiOptions } from '../wechatpay.config';
@@ -17,8 +18,9 @@ export function createWechatpayV2(
   accounts: WechatpayAccount[],
   api: WechatpayApiOptions,
   calls: ChannelCallsConfig,
+  clock: Clock = Date.now,
 ): WechatpayV2 {
-  const verifier = new WechatpayV2Verifier(accounts);
+  const verifier = new WechatpayV2Verifier(accounts, clock);
   const client = new WechatpayV2Client(accounts, {
     baseUrl: api.baseUrl,
     timeoutMs: calls.requestTimeoutMs,

@@ -2,6 +2,7 @@ import { DomainError } from '../../../domain/domain-error';
 import { isValidMinorAmount } from '../../../domain/money';
 import {
   Channel,
+  Clock,
   MALFORMED,
   malformedNotification,
   RawDelivery,
@@ -23,6 +24,13 @@ const REFUND_STATUSES: Record<string, RefundNoticeStatus | undefined> = {
 };
 /** Beijing time (UTC+8, no daylight saving), in which v2 writes `time_end` and `success_time`. */
 const BEIJING_OFFSET_MS = 8 * 60 * 60 * 1000;
+/**
+ * How old a payment result's `time_end` may be. WeChat notifies at once and retries for about 24 h
+ * (15 s … 6 h apart) until acked; an older one is a captured notification replayed, never a retry.
+ */
+export const V2_MAX_TIME_END_AGE_MS = 26 * 3600 * 1000;
+/** Clocks disagree a little: a `time_end` this far ahead of ours is still taken as now. */
+const MAX_CLOCK_SKEW_MS = 5 * 60 * 1000;
 
 /** An account whose APIv2 key is configured: only those are heard at the v2 endpoint. */
 type V2Account = WechatpayConfig & { apiV2Key: string };
@@ -35,7 +43,10 @@ type V2Account = WechatpayConfig & { apiV2Key: string };
 export class WechatpayV2Verifier {
   private readonly accounts = new Map<string, V2Account>();
 
-  constructor(accounts: WechatpayConfig[]) {
+  constructor(
+    accounts: WechatpayConfig[],
+    private readonly now: Clock = Date.now,
+  ) {
     for (const account of accounts) {
       if (account.apiV2Key !== undefined) this.accounts.set(account.mchid, account as V2Account);
     }
@@ -80,6 +91,7 @@ export class WechatpayV2Verifier {
     checkAppid(fields, account);
     const subMerchantId = v2SubMerchant(fields.sub_mch_id || undefined, account);
     if (subMerchantId !== undefined) checkSubAppid(fields.sub_appid, subMerchantId, account);
+    this.checkFresh(fields.time_end);
     Object.assign(base, { replayKey: paymentKeyOf(fields) });
     try {
       return Object.assign(base, readPayment(fields), subMerchantId === undefined ? {} : { subMerchantId });
@@ -87,6 +99,29 @@ export class WechatpayV2Verifier {
       if (!(error instanceof DomainError) || error.code !== MALFORMED) throw error;
       const ids = { outTradeNo: fields.out_trade_no, transactionId: fields.transaction_id };
       return malformedNotification({ ...base, eventType: eventType(fields) }, ids, error.message);
+    }
+  }
+
+  /**
+   * A signed payment result whose `time_end` is past WeChat's retries, or ahead of our clock, is not
+   * a delivery WeChat is making now: refused, so that a captured notification cannot be replayed
+   * for ever. A FAIL result carries no `time_end`; one that does not read is kept as malformed below.
+   */
+  private checkFresh(timeEnd: string | undefined): void {
+    if (timeEnd === undefined) return;
+    let paidAt: number;
+    try {
+      paidAt = readBeijingTime(timeEnd).getTime();
+    } catch {
+      return;
+    }
+    const age = this.now() - paidAt;
+    if (age < -MAX_CLOCK_SKEW_MS) throw new DomainError('TimestampExpired', 'time_end is in the future');
+    if (age > V2_MAX_TIME_END_AGE_MS) {
+      throw new DomainError(
+        'TimestampExpired',
+        `time_end is more than ${V2_MAX_TIME_END_AGE_MS / 3600_000} h old: past WeChat's retries`,
+      );
     }
   }
 

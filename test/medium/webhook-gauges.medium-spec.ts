@@ -1,0 +1,89 @@
+import { randomUUID } from 'node:crypto';
+import { Pool, ResultSetHeader } from 'mysql2/promise';
+import { register } from 'prom-client';
+import { WebhooksModule } from '../../src/events/webhooks/webhooks.module';
+import { ReportingDatabase } from '../../src/platform/database/reporting-database';
+import { createMediumModule, MediumContext } from '../support/medium';
+import { testDatabasePool } from '../support/test-app';
+
+/**
+ * The webhook backlog's gauges on the real database: the pending count and the oldest pending age
+ * come from one query per scrape, and each reports what the table holds.
+ */
+let ctx: MediumContext;
+let pool: Pool;
+
+beforeAll(async () => {
+  ctx = await createMediumModule([WebhooksModule]);
+  pool = testDatabasePool();
+});
+
+afterAll(async () => {
+  await ctx?.close();
+  await pool?.end();
+});
+
+const HOUR_MS = 3600_000;
+
+async function endpointWithPendingDeliveries(ages: number[]): Promise<string> {
+  const [endpoint] = await pool.query<ResultSetHeader>(
+    `INSERT INTO webhook_endpoint (url, enabled, secret, created_at, updated_at)
+     VALUES ('https://receiver.example/hook', 1, 'whsec_gauges', NOW(3), NOW(3))`,
+  );
+  for (const ageMs of ages) {
+    // Due tomorrow: the dispatcher leaves them pending while the test scrapes.
+    await pool.query(
+      `INSERT INTO webhook_delivery (endpoint_id, event_id, event_type, order_no, body, status, attempts,
+         schedule_start, next_attempt_at, created_at)
+       VALUES (?, ?, 'payment.succeeded', 'ORDER-GAUGES', '{}', 'PENDING', 0, 0, NOW(3) + INTERVAL 1 DAY, ?)`,
+      [endpoint.insertId, randomUUID(), new Date(Date.now() - ageMs)],
+    );
+  }
+  return String(endpoint.insertId);
+}
+
+function sample(metrics: string, name: string, endpoint: string): number {
+  const line = metrics.split('\n').find((l) => l.startsWith(`${name}{endpoint="${endpoint}"} `));
+  return Number(line?.split(' ')[1]);
+}
+
+it('reads the pending count and the oldest pending age with one query per scrape', async () => {
+  const endpoint = await endpointWithPendingDeliveries([2 * HOUR_MS, 0, HOUR_MS]);
+  const { dataSource } = await ctx.get(ReportingDatabase).connection();
+  const query = jest.spyOn(dataSource, 'query');
+  try {
+    const metrics = await register.metrics();
+
+    const pendingReads = query.mock.calls.filter(([sql]) => String(sql).includes('FROM webhook_delivery d JOIN'));
+    expect(pendingReads).toHaveLength(1);
+    expect(sample(metrics, 'webhook_pending_deliveries', endpoint)).toBe(3);
+    const oldest = sample(metrics, 'webhook_oldest_pending_age_seconds', endpoint);
+    expect(oldest).toBeGreaterThanOrEqual(7200);
+    expect(oldest).toBeLessThan(7200 + 600);
+  } finally {
+    query.mockRestore();
+  }
+});
+
+it('reads again at the next scrape', async () => {
+  const endpoint = await endpointWithPendingDeliveries([0]);
+  const { dataSource } = await ctx.get(ReportingDatabase).connection();
+  const query = jest.spyOn(dataSource, 'query');
+  try {
+    const first = await register.metrics();
+    await pool.query(
+      `INSERT INTO webhook_delivery (endpoint_id, event_id, event_type, order_no, body, status, attempts,
+         schedule_start, next_attempt_at, created_at)
+       VALUES (?, ?, 'payment.succeeded', 'ORDER-GAUGES', '{}', 'PENDING', 0, 0, NOW(3) + INTERVAL 1 DAY, NOW(3))`,
+      [endpoint, randomUUID()],
+    );
+    const second = await register.metrics();
+
+    const pendingReads = query.mock.calls.filter(([sql]) => String(sql).includes('FROM webhook_delivery d JOIN'));
+    expect(pendingReads).toHaveLength(2);
+    expect(sample(first, 'webhook_pending_deliveries', endpoint)).toBe(1);
+    expect(sample(second, 'webhook_pending_deliveries', endpoint)).toBe(2);
+  } finally {
+    query.mockRestore();
+  }
+});
