@@ -267,15 +267,15 @@ describe('gauges and logs operators alert on', () => {
     for (const secret of secrets) expect(rawLog.includes(secret)).toBe(false);
   });
 
-  it('should count a notification for an unknown order as REFUSED, which PaymentNotificationsRefused reads (issue 39)', async () => {
+  it('should count a notification for an unknown order as REFUSED, which PaymentNotificationsRefused reads', async () => {
     const refusedUnknown = async () =>
-      metricValue(await (await fetch(`${replicaA.url}/metrics`)).text(), 'payment_notifications_total', {
+      metricValue(await (await fetch(`${replicaA.managementUrl}/metrics`)).text(), 'payment_notifications_total', {
         channel: 'WECHATPAY',
         outcome: 'REFUSED',
         reason: 'OrderNotFound',
       });
     const failedUnknown = async () =>
-      metricValue(await (await fetch(`${replicaA.url}/metrics`)).text(), 'payment_notifications_total', {
+      metricValue(await (await fetch(`${replicaA.managementUrl}/metrics`)).text(), 'payment_notifications_total', {
         channel: 'WECHATPAY',
         outcome: 'FAILED',
         reason: 'OrderNotFound',
