@@ -10,7 +10,7 @@ import { Test, TestingModule } from '@nestjs/testing';
 import { ClsService } from 'nestjs-cls';
 import { CHANNEL_REGISTRATIONS } from '../../src/channels/registered-channels';
 import { channelCallsConfig, loadChannelCallsConfig } from '../../src/channels/channel-calls.config';
-import { adminConfig, loadAdminOperators, loadAdminReadsPerOperator } from '../../src/platform/config/admin.config';
+import { adminConfig, loadAdminConfig } from '../../src/platform/config/admin.config';
 import { databaseConfig, loadDatabaseConfig } from '../../src/platform/config/database.config';
 import { eventsConfig, loadEventsConfig } from '../../src/platform/config/events.config';
 import { loadOrderConfig, orderConfig } from '../../src/platform/config/order.config';
@@ -42,7 +42,7 @@ function configurations(env: NodeJS.ProcessEnv): Array<[string | symbol, unknown
     [paymentQueryConfig.KEY, loadPaymentQueryConfig(env)],
     [spoolConfig.KEY, loadSpoolConfig(env)],
     [redisConfig.KEY, loadRedisConfig(env)],
-    [adminConfig.KEY, { operators: loadAdminOperators(env), readsPerOperator: loadAdminReadsPerOperator(env) }],
+    [adminConfig.KEY, loadAdminConfig(env)],
     [channelCallsConfig.KEY, loadChannelCallsConfig(env)],
     ...CHANNEL_REGISTRATIONS.map((r): [string | symbol, unknown] => [
       getConfigToken(`channel.${r.channel}`),

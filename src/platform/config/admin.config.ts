@@ -114,10 +114,15 @@ export function loadAdminReadsPerOperator(env: NodeJS.ProcessEnv = process.env):
   return validateEnv(AdminReadsEnv, env).ADMIN_READS_PER_OPERATOR ?? DEFAULT_ADMIN_READS_PER_OPERATOR;
 }
 
-export const adminConfig = registerAs('admin', () => ({
-  operators: loadAdminOperators(),
-  /** ADMIN_TOKENS's alone: what stays when ADMIN_TOKENS_FILE is re-read. */
-  envOperators: loadAdminOperators({ ADMIN_TOKENS: process.env.ADMIN_TOKENS }),
-  tokensFile: process.env.ADMIN_TOKENS_FILE || undefined,
-  readsPerOperator: loadAdminReadsPerOperator(),
-}));
+/** The admin API's configuration, from `env`. */
+export function loadAdminConfig(env: NodeJS.ProcessEnv = process.env) {
+  return {
+    operators: loadAdminOperators(env),
+    /** ADMIN_TOKENS's alone: what stays when ADMIN_TOKENS_FILE is re-read. */
+    envOperators: loadAdminOperators({ ADMIN_TOKENS: env.ADMIN_TOKENS }),
+    tokensFile: env.ADMIN_TOKENS_FILE || undefined,
+    readsPerOperator: loadAdminReadsPerOperator(env),
+  };
+}
+
+export const adminConfig = registerAs('admin', () => loadAdminConfig());
