@@ -138,6 +138,7 @@ describe('anomalies', () => {
           paidAmount: offending.amount,
           currency: 'CNY',
           status: 'OPEN',
+          resolution: null,
           createdAt: anInstant(),
           updatedAt: anInstant(),
         });
