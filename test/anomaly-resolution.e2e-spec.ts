@@ -1,20 +1,8 @@
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { Channel } from '../src/domain/notification';
-import { FakePlatform } from '../tools/simulator/fake-platform';
-import { randomAlphanumeric } from '../tools/simulator/platform-signers';
+import { FourEyesReplicas, startFourEyesReplicas } from './support/four-eyes-replicas';
 import { paidOrder as paidOrderBy } from './support/paid-orders';
-import {
-  count,
-  createTestPlatforms,
-  fakePlatformOptions,
-  HttpAnswer,
-  RunningApp,
-  startApp,
-  TestClient,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from './support/test-app';
+import { count, HttpAnswer, TestClient, TestPlatforms, uniqueId } from './support/test-app';
 
 /**
  * Closing an anomaly without a refund (issue 39, item 1): admin only, audited, idempotent, four eyes
@@ -22,33 +10,19 @@ import {
  */
 const THRESHOLD = 5000;
 
+let setup: FourEyesReplicas | undefined;
 let platforms: TestPlatforms;
 let carol: string;
-let fake: FakePlatform;
-let replicas: RunningApp[];
 let clients: TestClient[];
 let pool: Pool;
 
 beforeAll(async () => {
-  platforms = await createTestPlatforms();
-  carol = randomAlphanumeric(40);
-  fake = await FakePlatform.start(fakePlatformOptions(platforms));
-  const env = {
-    ...platforms.env,
-    ADMIN_TOKENS: `${platforms.env.ADMIN_TOKENS},carol:${carol}:admin`,
-    ...fake.apiEnv,
-    REFUND_POLL_INTERVAL_MS: '50',
-    REFUND_APPROVAL_THRESHOLD: String(THRESHOLD),
-  };
-  replicas = [await startApp(env), await startApp(env)];
-  clients = replicas.map((r) => new TestClient(r.url, platforms));
-  pool = testDatabasePool();
+  setup = await startFourEyesReplicas(THRESHOLD, { REFUND_POLL_INTERVAL_MS: '50' });
+  ({ platforms, carol, clients, pool } = setup);
 });
 
 afterAll(async () => {
-  for (const replica of replicas ?? []) await replica.close();
-  await fake?.close();
-  await pool?.end();
+  await setup?.close();
 });
 
 /** An order paid twice: the second transaction's DUPLICATE_PAYMENT anomaly, of `amount`. */

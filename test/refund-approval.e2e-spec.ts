@@ -3,19 +3,8 @@ import { paidOrder as paidOrderBy } from './support/paid-orders';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { eventually, sleep } from './support/eventually';
 import { FakePlatform } from '../tools/simulator/fake-platform';
-import { randomAlphanumeric } from '../tools/simulator/platform-signers';
-import {
-  count,
-  createTestPlatforms,
-  fakePlatformOptions,
-  HttpAnswer,
-  RunningApp,
-  startApp,
-  TestClient,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from './support/test-app';
+import { FourEyesReplicas, startFourEyesReplicas } from './support/four-eyes-replicas';
+import { count, HttpAnswer, TestClient, TestPlatforms, uniqueId } from './support/test-app';
 
 /**
  * Four eyes on large emergency refunds: at or above REFUND_APPROVAL_THRESHOLD a refund is recorded
@@ -24,33 +13,20 @@ import {
 const THRESHOLD = 5000;
 const POLL_INTERVAL_MS = 50;
 
+let setup: FourEyesReplicas | undefined;
 let platforms: TestPlatforms;
 let carol: string;
 let fake: FakePlatform;
-let replicas: RunningApp[];
 let clients: TestClient[];
 let pool: Pool;
 
 beforeAll(async () => {
-  platforms = await createTestPlatforms();
-  carol = randomAlphanumeric(40);
-  fake = await FakePlatform.start(fakePlatformOptions(platforms));
-  const env = {
-    ...platforms.env,
-    ADMIN_TOKENS: `${platforms.env.ADMIN_TOKENS},carol:${carol}:admin`,
-    ...fake.apiEnv,
-    REFUND_POLL_INTERVAL_MS: String(POLL_INTERVAL_MS),
-    REFUND_APPROVAL_THRESHOLD: String(THRESHOLD),
-  };
-  replicas = [await startApp(env), await startApp(env)];
-  clients = replicas.map((r) => new TestClient(r.url, platforms));
-  pool = testDatabasePool();
+  setup = await startFourEyesReplicas(THRESHOLD, { REFUND_POLL_INTERVAL_MS: String(POLL_INTERVAL_MS) });
+  ({ platforms, carol, fake, clients, pool } = setup);
 });
 
 afterAll(async () => {
-  for (const replica of replicas ?? []) await replica.close();
-  await fake?.close();
-  await pool?.end();
+  await setup?.close();
 });
 
 const paidOrder = (channel: Channel, amount: number, duplicate = false) =>
