@@ -112,6 +112,41 @@ describe('one transaction per delivery', () => {
     expect(await effects(orderNo, tradeNo)).toEqual({ status: 'PAID', claims: 1, deliveries: 1, events: 1 });
   });
 
+  it('should record the delivery that paid in the payment transaction: no record, no payment', async () => {
+    const orderNo = uniqueId('R');
+    const transactionId = uniqueId('T');
+    await client.registerOrder({ orderNo, amount: 300 });
+    const delivery = () =>
+      client.postWechatpay(client.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 300 }));
+
+    // As a database node lost right after the commit would: were the record written after the
+    // commit, the payment would stay and every retry would be recorded DUPLICATE, none PAID.
+    await withFailingTrigger(
+      'fail_delivery_record',
+      `BEFORE INSERT ON callback_delivery FOR EACH ROW
+       IF NEW.order_no = '${orderNo}' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'injected failure'; END IF`,
+      async () => {
+        const failed = await delivery();
+        expect(failed.status).toBeGreaterThanOrEqual(500);
+        expect(await effects(orderNo, transactionId)).toEqual({
+          status: 'WAIT_PAY',
+          claims: 0,
+          deliveries: 0,
+          events: 0,
+        });
+      },
+    );
+
+    expect((await delivery()).status).toBe(204);
+    expect((await delivery()).status).toBe(204);
+    const [outcomes] = await pool.query<RowDataPacket[]>(
+      'SELECT outcome FROM callback_delivery WHERE transaction_id = ? ORDER BY id',
+      [transactionId],
+    );
+    expect(outcomes.map((o) => o.outcome)).toEqual(['PAID', 'DUPLICATE']);
+    expect(await effects(orderNo, transactionId)).toMatchObject({ status: 'PAID', claims: 1, events: 1 });
+  });
+
   it('should hold both the claim and every duplicate unacknowledged until the order update commits', async () => {
     const orderNo = uniqueId('Z');
     const transactionId = uniqueId('T');
@@ -177,7 +212,9 @@ describe('one transaction per delivery', () => {
     };
 
     // The decorator throws before the method runs: the async wrapper turns that into the rejection a caller awaits.
-    await expect(async () => running.app.get(Settlement).apply(payment)).rejects.toThrow(/transaction/i);
+    await expect(async () =>
+      running.app.get(Settlement).apply(payment, { source: 'ROUTE', receivedAt: new Date() }),
+    ).rejects.toThrow(/transaction/i);
 
     expect(await effects(orderNo, transactionId)).toEqual({ status: 'WAIT_PAY', claims: 0, deliveries: 0, events: 0 });
   });

@@ -12,7 +12,7 @@ import { NotificationVerifier, VerifiedDelivery } from './signature/notification
 import { SpoolFallback } from './spool/spool-fallback';
 import { TransactionRunner } from '../platform/transaction/transaction.runner';
 import { CommittedRepeatFastPath } from './committed-repeat.fast-path';
-import { keepFailure, keepVerified, verifiedEarlier } from './verified-notification.param';
+import { keepArrival, keepFailure, keepVerified, verifiedEarlier } from './verified-notification.param';
 
 export type NotifyRequest = FastifyRequest<{ Params: { channel?: string } }>;
 export type TransactionalHandler = () => Promise<DeliveryOutcome>;
@@ -99,6 +99,7 @@ export class NotificationIntake {
         answerBy: receivedAt.getTime() + this.answerWithinMs,
         requestId: String(request.id),
       };
+      keepArrival(request, arrival);
       await settle(arrival).catch((error: unknown) => this.spoolOrRethrow(error, notification, arrival));
       const ack = channel.successReply();
       void reply.status(ack.status).headers(ack.headers).send(ack.body);

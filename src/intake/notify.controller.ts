@@ -2,10 +2,10 @@ import { Controller, Post, Res, UseInterceptors } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
 import { answeredByChannel } from '../platform/http/http-error.filter';
 import { VerifiedNotification } from '../domain/notification';
-import { DeliveryOutcome, Settlement } from '../settlement/settlement.service';
+import { Arrival, DeliveryOutcome, Settlement } from '../settlement/settlement.service';
 import { NotifyTransactionInterceptor } from './notify-transaction.interceptor';
 import { BODY_AS_BYTES } from './notify-body';
-import { Verified } from './verified-notification.param';
+import { Arrived, Verified } from './verified-notification.param';
 
 /**
  * The platforms' callback endpoints, one per notification endpoint of a registered channel (POST /notify/<notifyPath>).
@@ -26,8 +26,9 @@ export class NotifyController {
   @RouteConfig({ ...BODY_AS_BYTES, ...answeredByChannel('channel') })
   receive(
     @Verified() notification: VerifiedNotification,
+    @Arrived() arrival: Arrival,
     @Res() _ackedByInterceptor: unknown,
   ): Promise<DeliveryOutcome> {
-    return this.settlement.apply(notification);
+    return this.settlement.apply(notification, arrival);
   }
 }

@@ -5,13 +5,18 @@ import { Counter } from 'prom-client';
 import { AnomalyRepository } from '../payments/anomaly/anomaly.repository';
 import { classifyRejectedPayment } from '../payments/anomaly/classify-rejected-payment';
 import { changedOneRow } from '../platform/database/sql';
-import { StatementBatch, whileInsertedRowVisible } from '../platform/database/statement-batch';
+import {
+  PREVIOUS_CHANGED_ONE_ROW,
+  Statement,
+  StatementBatch,
+  whileInsertedRowVisible,
+} from '../platform/database/statement-batch';
 import { DomainError } from '../domain/domain-error';
 import { OutboxWriter } from '../events/outbox.writer';
 import { paymentSucceeded } from '../events/payment-events';
 import { CallbackRecordRepository } from '../payments/idempotency/callback-record.repository';
 import { CommittedPayments } from '../payments/idempotency/committed-payments';
-import { DeliveryLog } from '../payments/idempotency/delivery-log';
+import { DeliveryLog, recordDeliveryIf } from '../payments/idempotency/delivery-log';
 import { NOTIFICATIONS_TOTAL } from '../platform/metrics/metrics.module';
 import { TransactionRunner } from '../platform/transaction/transaction.runner';
 import { NotificationOutcomeLog } from './notification-outcome.log';
@@ -49,10 +54,11 @@ const OrderNotMoved = Symbol('order not moved');
 /**
  * The one use case for a verified notification, whichever way it arrived (the notify route, the
  * spool replay, the active trade query, reconciliation's recovery through the trade query):
- * - inside the caller's ONE transaction (`apply`): claim → compare-and-set → history → outbox for a
- *   payment, or its anomaly; a refund notice settles its refund once;
+ * - inside the caller's ONE transaction (`apply`): claim → compare-and-set → history → outbox, and
+ *   the record of the delivery that paid, for a payment; or its anomaly; a refund notice settles
+ *   its refund once;
  * - after the commit, once (`afterCommit`): mark the payment committed for the fast path, write the
- *   delivery log, count the outcome and log its line.
+ *   delivery log for every other outcome, count the outcome and log its line.
  * `settle` is both, for the entry points that open no transaction of their own.
  */
 @Injectable()
@@ -75,19 +81,19 @@ export class Settlement {
 
   /** Applies and commits in ONE transaction, then the after-commit steps. */
   async settle(notification: VerifiedNotification, arrival: Arrival): Promise<DeliveryOutcome> {
-    const outcome = await this.transactions.run(() => this.apply(notification));
+    const outcome = await this.transactions.run(() => this.apply(notification, arrival));
     await this.afterCommit(notification, outcome, arrival);
     return outcome;
   }
 
   /** The business effect; every write here commits together with the caller's transaction or not at all. */
   @Transactional(Propagation.Mandatory)
-  async apply(notification: VerifiedNotification): Promise<DeliveryOutcome> {
+  async apply(notification: VerifiedNotification, arrival: Arrival): Promise<DeliveryOutcome> {
     if (notification.malformed !== undefined) {
       await this.anomalies.recordMalformed(notification);
       return DeliveryOutcome.MalformedNotification;
     }
-    if (isPayment(notification)) return this.applyPayment(notification);
+    if (isPayment(notification)) return this.applyPayment(notification, arrival);
     if (notification.refund) {
       return this.refunds.applyNotice(notification.channel, notification.refund, notification.transactionId);
     }
@@ -120,14 +126,14 @@ export class Settlement {
     outcome: DeliveryOutcome,
     arrival: Arrival,
   ): Promise<void> {
-    if (arrival.source !== 'QUERY') {
+    if (isDelivery(arrival) && !recordedInTransaction(outcome)) {
       await this.deliveries.record(notification, outcome, arrival.receivedAt, arrival.answerBy);
     }
     this.count(notification, outcome, arrival);
   }
 
-  private async applyPayment(payment: PaymentNotification): Promise<DeliveryOutcome> {
-    const claimed = await this.claimAndPay(payment);
+  private async applyPayment(payment: PaymentNotification, arrival: Arrival): Promise<DeliveryOutcome> {
+    const claimed = await this.claimAndPay(payment, arrival);
     if (claimed !== OrderNotMoved) return claimed;
     const order = await this.orders.findForUpdate(payment.outTradeNo);
     if (!order) {
@@ -143,28 +149,55 @@ export class Settlement {
   }
 
   /**
-   * claim → compare-and-set → history → outbox in ONE round trip. The server stops at the first
-   * statement that fails: a duplicate claim leaves nothing else done. The history and outbox rows
-   * are each written only if the statement before them changed one row, i.e. only if the order moved.
+   * claim → compare-and-set → history → outbox (→ the paying delivery's record) in ONE round trip.
+   * The server stops at the first statement that fails: a duplicate claim leaves nothing else done.
+   * The rows after the compare-and-set are each written only if the statement before them changed
+   * one row, i.e. only if the order moved.
    * Each statement after the claim also requires the row its transaction inserted last to be visible:
    * a transaction that died mid-batch (a Galera certification abort) must not go on writing.
    */
-  private async claimAndPay(payment: PaymentNotification): Promise<DeliveryOutcome | typeof OrderNotMoved> {
+  private async claimAndPay(
+    payment: PaymentNotification,
+    arrival: Arrival,
+  ): Promise<DeliveryOutcome | typeof OrderNotMoved> {
     const pay = this.orders.markPaidIfWaitingStatements(payment, whileInsertedRowVisible('payment_callback'));
+    const statements: Statement[] = [
+      this.callbacks.claimPaymentStatement(payment, new Date()),
+      pay.compareAndSet,
+      pay.history,
+      this.outbox.appendIfPreviousChangedOneRow(
+        paymentSucceeded(payment),
+        whileInsertedRowVisible('order_status_change'),
+      ),
+    ];
+    if (isDelivery(arrival)) statements.push(payingDeliveryRecord(payment, arrival));
     try {
-      const [, compareAndSet] = await this.batch.run([
-        this.callbacks.claimPaymentStatement(payment, new Date()),
-        pay.compareAndSet,
-        pay.history,
-        this.outbox.appendIfPreviousChangedOneRow(
-          paymentSucceeded(payment),
-          whileInsertedRowVisible('order_status_change'),
-        ),
-      ]);
+      const [, compareAndSet] = await this.batch.run(statements);
       return changedOneRow(compareAndSet) ? DeliveryOutcome.Paid : OrderNotMoved;
     } catch (error) {
       if (this.callbacks.isDuplicateClaim(error)) return DeliveryOutcome.Duplicate;
       throw error;
     }
   }
+}
+
+/** A platform's delivery (at the route or from the spool) is recorded; a trade query's answer is none. */
+function isDelivery(arrival: Arrival): boolean {
+  return arrival.source !== 'QUERY';
+}
+
+/** A delivery that paid was recorded in the payment's transaction (claimAndPay); every other after it. */
+function recordedInTransaction(outcome: DeliveryOutcome): boolean {
+  return outcome === DeliveryOutcome.Paid;
+}
+
+/** Written only when the outbox row went in just before it, i.e. only when the order moved to PAID. */
+function payingDeliveryRecord(payment: PaymentNotification, arrival: Arrival): Statement {
+  const row = {
+    notification: payment,
+    outcome: DeliveryOutcome.Paid,
+    receivedAt: arrival.receivedAt,
+    processingMs: Date.now() - arrival.receivedAt.getTime(),
+  };
+  return recordDeliveryIf(row, `${PREVIOUS_CHANGED_ONE_ROW} AND ${whileInsertedRowVisible('outbox_event')}`);
 }

@@ -56,6 +56,8 @@ describe('exactly once on a three-node Galera cluster', () => {
   const replicas: Replica[] = [];
   const answers: Array<{ status: number; ms: number; body: string }> = [];
   const acked = new Set<string>();
+  /** The node this suite killed and has not brought back yet: afterAll brings it back for the suites after this one. */
+  let nodeDown: GaleraNode | undefined;
 
   async function startReplica(node: GaleraNode): Promise<Replica> {
     const proxy = await NodeProxy.to(node);
@@ -166,6 +168,7 @@ describe('exactly once on a three-node Galera cluster', () => {
   });
 
   afterAll(async () => {
+    if (nodeDown !== undefined) await startNode(nodeDown);
     for (const replica of replicas) {
       replica.process.child.kill('SIGKILL');
       await replica.process.exited;
@@ -196,6 +199,7 @@ describe('exactly once on a three-node Galera cluster', () => {
     const storming = storm(payments);
     await eventually('a third of the payments to be acked', () => acked.size >= ORDERS / 3, 120_000);
     await killNode(2);
+    nodeDown = 2;
     const ackedBeforeKill = [...acked];
     // The load balancer's health check fails: the replica on node 2 now reaches node 3.
     await replicas[1].proxy.repoint(3);
@@ -209,6 +213,7 @@ describe('exactly once on a three-node Galera cluster', () => {
 
     // The node comes back, catches up from the others, and has every payment the cluster acked.
     await startNode(2);
+    nodeDown = undefined;
     await waitClusterWhole();
     expect(await clusterStatus()).not.toMatch(/down/);
     const node2 = syncedPool(2);

@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ANSWER_DEADLINE_PASSED } from '../../platform/database/bounded-pool';
 import { VerifiedNotification } from '../../domain/notification';
+import { Statement } from '../../platform/database/statement-batch';
 
 const MAX_GROUP_ROWS = 128;
 /**
@@ -16,10 +17,24 @@ const MAX_WAIT_MS = 2;
  * first row; its outcome is kept unless that one was a DUPLICATE, so that a replay racing its
  * original cannot hide the PAID that one did.
  */
-export const RECORD_DELIVERIES = `INSERT INTO callback_delivery (channel, event_type, transaction_id, order_no, pays, outcome, raw_body, headers, received_at, processing_ms, replay_key)
-  VALUES ?
-  ON DUPLICATE KEY UPDATE replays = replays + 1,
+const DELIVERY_COLUMNS =
+  'channel, event_type, transaction_id, order_no, pays, outcome, raw_body, headers, received_at, processing_ms, replay_key';
+const ON_REPLAY = `ON DUPLICATE KEY UPDATE replays = replays + 1,
     outcome = IF(outcome = 'DUPLICATE', VALUES(outcome), outcome)`;
+export const RECORD_DELIVERIES = `INSERT INTO callback_delivery (${DELIVERY_COLUMNS}) VALUES ? ${ON_REPLAY}`;
+
+/**
+ * The record of the delivery that paid, written inside the payment's own transaction (a batch
+ * statement run only when `condition` holds): a node lost between the commit and a later write
+ * would otherwise leave the payment with no delivery marked PAID, its retries all DUPLICATE.
+ */
+export function recordDeliveryIf(row: DeliveryRow, condition: string): Statement {
+  return {
+    sql: `INSERT INTO callback_delivery (${DELIVERY_COLUMNS})
+          SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM DUAL WHERE ${condition} ${ON_REPLAY}`,
+    params: toRow(row),
+  };
+}
 
 interface Pending {
   notification: VerifiedNotification;
