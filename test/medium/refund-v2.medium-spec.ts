@@ -12,6 +12,7 @@ import { createMediumModule, MediumContext } from '../support/medium';
 import { OrderEffects } from '../support/order-effects';
 import { RefundEffects } from '../support/refund-effects';
 import { createTestPlatforms, notificationsOnly, testDatabasePool, uniqueId } from '../support/test-app';
+import { useOwnDatabase } from '../support/test-database';
 
 /**
  * Refunds of a WeChat Pay account with only an APIv2 key (its API calls go to a local fake of APIv2
@@ -26,8 +27,11 @@ let make: Factories;
 let pool: Pool;
 let orders: OrderEffects;
 let refunds: RefundEffects;
+let dropOwnDatabase: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
+  // The refund worker takes every due refund in its database: other suites' would come first.
+  dropOwnDatabase = await useOwnDatabase();
   const platforms = await createTestPlatforms();
   const { mchid, appid } = platforms.wechatpay;
   const tls = createV2TlsMaterial(mchid);
@@ -54,6 +58,7 @@ afterAll(async () => {
   await ctx?.close();
   await fake?.close();
   await pool?.end();
+  await dropOwnDatabase?.();
 });
 
 describe('an APIv2 refund the channel made, whose answer was lost', () => {
@@ -64,7 +69,6 @@ describe('an APIv2 refund the channel made, whose answer was lost', () => {
 
     await make.refund({ orderNo, transactionId: paidBy, refundNo });
 
-    // The run's database is shared: the worker also works through other suites' refunds still due, first.
     const settled = await waitFor(
       `refund ${refundNo} to settle`,
       async () => {

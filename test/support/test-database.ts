@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createConnection } from 'mysql2/promise';
 
 /** Every test database's name starts with this; nothing else is ever created or dropped by the tests. */
@@ -28,4 +29,21 @@ export async function withAdminConnection<T>(
   } finally {
     await conn.end();
   }
+}
+
+/**
+ * Moves the calling suite (this test file: Jest gives each its own process.env) onto a database of
+ * its own, for a suite whose background workers must not work through other suites' rows first
+ * (the refund worker takes every due refund in the database). Returns the function that drops it.
+ */
+export async function useOwnDatabase(): Promise<() => Promise<void>> {
+  const name = assertTestDatabase(
+    `${assertTestDatabase(process.env.TEST_DATABASE_NAME)}_${randomBytes(3).toString('hex')}`,
+  );
+  await withAdminConnection((conn) =>
+    conn.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`),
+  );
+  process.env.TEST_DATABASE_NAME = name;
+  process.env.DATABASE_URL = databaseUrl(name);
+  return () => withAdminConnection((conn) => conn.query(`DROP DATABASE IF EXISTS \`${name}\``)).then(() => undefined);
 }
