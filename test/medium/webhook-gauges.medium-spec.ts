@@ -5,6 +5,7 @@ import { WebhooksModule } from '../../src/events/webhooks/webhooks.module';
 import { ReportingDatabase } from '../../src/platform/database/reporting-database';
 import { createMediumModule, MediumContext } from '../support/medium';
 import { testDatabasePool } from '../support/test-app';
+import { useOwnDatabase } from '../support/test-database';
 
 /**
  * The webhook backlog's gauges on the real database: the pending count and the oldest pending age
@@ -12,8 +13,11 @@ import { testDatabasePool } from '../support/test-app';
  */
 let ctx: MediumContext;
 let pool: Pool;
+let dropOwnDatabase: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
+  // The fan-out gives every enabled endpoint the events other suites left in a shared database.
+  dropOwnDatabase = await useOwnDatabase();
   ctx = await createMediumModule([WebhooksModule]);
   pool = testDatabasePool();
 });
@@ -21,6 +25,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await ctx?.close();
   await pool?.end();
+  await dropOwnDatabase?.();
 });
 
 const HOUR_MS = 3600_000;
