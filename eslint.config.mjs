@@ -3,7 +3,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'coverage/', 'node_modules/', 'bench/results/', 'eslint.config.mjs'] },
+  { ignores: ['dist/', 'coverage/', 'node_modules/', 'bench/results/', 'bench/reference-bench/', 'eslint.config.mjs'] },
   {
     files: ['**/*.ts'],
     extends: [tseslint.configs.base],

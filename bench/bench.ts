@@ -63,11 +63,26 @@ const PREFILL = Number(args.prefill);
 const PREFILL_AGE_DAYS = Number(args['prefill-age-days']);
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
+/**
+ * Without a population flag, every population in turn, each on databases of its own: the mix as
+ * the platforms send it, then each payment's first delivery alone, then repeats alone.
+ */
 async function main(): Promise<void> {
-  const mode = modeOf(args['duplicates-only']!, args['first-deliveries-only']!);
+  const modes = modesOf(args['duplicates-only']!, args['first-deliveries-only']!);
   const ports = replicaPorts(parsePort(args.port!), parseReplicas(args.replicas!));
   for (const port of ports) await assertPortFree(port);
   const dbCpu = await databaseCpu(ADMIN_URL);
+  const summary: string[] = [];
+  for (const mode of modes) summary.push(await benchOne(mode, ports, dbCpu));
+  if (modes.length > 1) {
+    say('');
+    say('  populations, same sitting:');
+    for (const line of summary) say(`    ${line}`);
+  }
+}
+
+/** One population on fresh databases; answers its one-line summary. */
+async function benchOne(mode: Mode, ports: number[], dbCpu: DatabaseCpu): Promise<string> {
   const runId = Date.now().toString(36);
   const { scheme, version } = await serverKind();
   const databases = { service: `pcs_bench_${runId}`, raw: `pcs_bench_${runId}_raw` };
@@ -80,8 +95,8 @@ async function main(): Promise<void> {
       for (const db of Object.values(databases)) await prefill(url(db), PREFILL, PREFILL_AGE_DAYS);
     }
     const result = await runBenchmark(mode, runId, url(databases.service), url(databases.raw), ports, dbCpu);
-    report({ ...result, mode, database: version });
     if (result.violations.length > 0) process.exitCode = 1;
+    return report({ ...result, mode, database: version });
   } finally {
     await runAsAdmin(Object.values(databases).map((db) => `DROP DATABASE IF EXISTS ${db}`));
   }
@@ -185,12 +200,13 @@ async function runBenchmark(
   }
 }
 
-function modeOf(duplicatesOnly: boolean, firstDeliveriesOnly: boolean): Mode {
+function modesOf(duplicatesOnly: boolean, firstDeliveriesOnly: boolean): Mode[] {
   if (duplicatesOnly && firstDeliveriesOnly) {
     throw new BenchUsageError('--duplicates-only and --first-deliveries-only measure different deliveries: choose one');
   }
-  if (duplicatesOnly) return 'duplicates-only';
-  return firstDeliveriesOnly ? 'first-deliveries-only' : 'mixed';
+  if (duplicatesOnly) return ['duplicates-only'];
+  if (firstDeliveriesOnly) return ['first-deliveries-only'];
+  return ['mixed', 'first-deliveries-only', 'duplicates-only'];
 }
 
 /** Three more deliveries of every payment, measured after each was delivered once (untimed). */
@@ -236,7 +252,7 @@ function perDelivery(ms: number | null): string {
   return ms === null ? 'n/a' : `${ms.toFixed(2)} ms`;
 }
 
-function report(r: Awaited<ReturnType<typeof runBenchmark>> & { mode: Mode; database: string }): void {
+function report(r: Awaited<ReturnType<typeof runBenchmark>> & { mode: Mode; database: string }): string {
   const sorted = [...r.load.latenciesMs].sort((a, b) => a - b);
   const deliveriesPerSecond = r.measured / r.load.seconds;
   const rawPerSecond = r.measured / r.rawSeconds;
@@ -319,6 +335,7 @@ function report(r: Awaited<ReturnType<typeof runBenchmark>> & { mode: Mode; data
   }
   say(r.violations.length === 0 ? 'exactly-once: OK' : `exactly-once: VIOLATED\n  ${r.violations.join('\n  ')}`);
   say(`results: ${file}`);
+  return `${r.mode.padEnd(22)} ${String(figures.deliveriesPerSecond).padStart(6)}/s  p99 ${figures.latencyMs.p99.toFixed(1)} ms  CPU ${(figures.serviceCpuMsPerDelivery * 1000).toFixed(0)} µs/delivery  ratio to raw SQL ${figures.ratioServiceToRaw}  exactly-once ${r.violations.length === 0 ? 'OK' : 'VIOLATED'}`;
 }
 
 async function migrate(url: string): Promise<void> {

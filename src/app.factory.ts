@@ -6,16 +6,13 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { Logger } from 'nestjs-pino';
 import { AfterPaymentExamplesModule } from './events/after-payment/after-payment-examples.module';
 import { AppModule, DOCUMENTED_MODULES } from './app.module';
-import { getToken } from '@willsoto/nestjs-prometheus';
-import { PaymentChannels } from './channels/payment-channels';
 import { HttpErrorFilter } from './platform/http/http-error.filter';
 import { HttpLimits, loadServerConfig } from './platform/config/server.config';
-import { NOTIFICATIONS_TOTAL } from './platform/metrics/metrics.module';
 import { loadOpenApiConfig } from './platform/config/openapi.config';
 import { serveOpenApi } from './platform/openapi/openapi';
 import { registerBodyParsers, wantsBytes } from './intake/notify-body';
 import { logRequests } from './platform/logging/logging.module';
-import { answerKnownRepeatsFirst } from './intake/known-repeats-first';
+import { serveNotifyRoute } from './intake/notify.route';
 import { loadConsoleConfig } from './platform/config/console.config';
 import { serveConsole } from './admin/console/serve-console';
 import { bindAsyncResourcesWithoutDeprecatedProperty } from './platform/transaction/async-resource-bind';
@@ -62,8 +59,8 @@ export async function createApp(extraImports: ModuleMetadata['imports'] = []): P
   await logRequests(app, wantsBytes);
   // Signatures are verified over the exact bytes received: the notify routes keep their body unparsed.
   registerBodyParsers(app);
-  answerKnownRepeatsFirst(app);
-  app.useGlobalFilters(new HttpErrorFilter(app.get(PaymentChannels), app.get(getToken(NOTIFICATIONS_TOTAL))));
+  serveNotifyRoute(app);
+  app.useGlobalFilters(new HttpErrorFilter());
   app.useGlobalPipes(
     new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true, stopAtFirstError: false }),
   );

@@ -1,21 +1,17 @@
-import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
-import { FastifyReply } from 'fastify';
-import { from, lastValueFrom, Observable } from 'rxjs';
-import { DeliveryOutcome } from '../settlement/settlement.service';
-import { NotificationIntake, NotifyRequest } from './notification-intake';
+import { Injectable } from '@nestjs/common';
+import { TransactionRunner } from '../platform/transaction/transaction.runner';
 
 /**
- * The notify route's transactional interceptor: NotificationIntake.receive opens ONE transaction
- * around the route handler, commits it, records the delivery and only then acks. Known repeats
- * never get here (NotificationIntake.answerKnownRepeat acked them before Nest's pipeline).
+ * The notify route's transactional interceptor: the use case's transactional step (Settlement.apply)
+ * runs inside it, in ONE transaction that it opens and commits (again after a lock conflict). It
+ * returns only once that transaction has committed; everything after it (the delivery log, the
+ * ack) comes after the commit. Known repeats never get here.
  */
 @Injectable()
-export class NotifyTransactionInterceptor implements NestInterceptor {
-  constructor(private readonly intake: NotificationIntake) {}
+export class NotifyTransactionInterceptor {
+  constructor(private readonly transactions: TransactionRunner) {}
 
-  intercept(context: ExecutionContext, next: CallHandler<DeliveryOutcome>): Observable<void> {
-    const http = context.switchToHttp();
-    const handler = () => lastValueFrom(next.handle());
-    return from(this.intake.receive(http.getRequest<NotifyRequest>(), http.getResponse<FastifyReply>(), handler));
+  intercept<T>(handler: () => Promise<T>): Promise<T> {
+    return this.transactions.run(handler);
   }
 }

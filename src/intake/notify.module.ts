@@ -6,13 +6,13 @@ import { SettlementModule } from '../settlement/settlement.module';
 import { SignatureModule } from './signature/signature.module';
 import { SpoolModule } from './spool/spool.module';
 import { CommittedRepeatFastPath } from './committed-repeat.fast-path';
-import { NotifyController } from './notify.controller';
 import { NotifyTransactionInterceptor } from './notify-transaction.interceptor';
 import { NotificationIntake } from './notification-intake';
+import { NotifyRefusals } from './notify-refusals';
 
+/** The notify route's use case and its parts; app.factory.ts serves the route itself (serveNotifyRoute). */
 @Module({
   imports: [ConfigModule.forFeature(databaseConfig), SignatureModule, IdempotencyModule, SettlementModule, SpoolModule],
-  controllers: [NotifyController],
-  providers: [CommittedRepeatFastPath, NotificationIntake, NotifyTransactionInterceptor],
+  providers: [CommittedRepeatFastPath, NotificationIntake, NotifyTransactionInterceptor, NotifyRefusals],
 })
 export class NotifyModule {}

@@ -1,9 +1,18 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { FastifyRequest } from 'fastify';
 import { NotifyEndpoint } from '../../channels/payment-channel';
 import { PaymentChannels } from '../../channels/payment-channels';
 import { DomainError } from '../../domain/domain-error';
 import { RawDelivery, VerifiedNotification } from '../../domain/notification';
+
+/** A request at the notify route as it arrived: the path segment naming the endpoint, the bytes, the headers. */
+export interface IncomingDelivery {
+  notifyPath: string;
+  /** The exact bytes for a JSON, form or XML body (see notify-body.ts); anything else is refused. */
+  body: unknown;
+  headers: Record<string, string | string[] | undefined>;
+  /** The request's correlation id (X-Request-Id). */
+  requestId: string;
+}
 
 export interface VerifiedDelivery {
   channel: NotifyEndpoint;
@@ -21,25 +30,24 @@ export class NotificationVerifier {
 
   constructor(private readonly channels: PaymentChannels) {}
 
-  verify(request: FastifyRequest<{ Params: { channel?: string } }>): VerifiedDelivery {
-    const channel = this.channels.byNotifyPath(request.params.channel ?? '');
-    if (!channel) throw new DomainError('NotFound', `no payment channel at ${request.url.split('?')[0]}`);
+  verify({ notifyPath, body, headers }: IncomingDelivery): VerifiedDelivery {
+    const channel = this.channels.byNotifyPath(notifyPath);
+    if (!channel) throw new DomainError('NotFound', `no payment channel at /notify/${notifyPath}`);
     if (!channel.enabled) {
       throw new DomainError(
         'ChannelDisabled',
         `${channel.channel} notifications are disabled: no keys are configured for this channel`,
       );
     }
-    const body = request.body;
     // Only JSON, form and XML bodies arrive as bytes; other content types never reach a verifier.
     if (!Buffer.isBuffer(body)) {
       throw new DomainError(
         'MalformedRequest',
-        `unsupported Content-Type ${request.headers['content-type'] ?? '(none)'}`,
+        `unsupported Content-Type ${String(headers['content-type'] ?? '(none)')}`,
       );
     }
     if (body.length === 0) throw new DomainError('MalformedRequest', 'empty request body');
-    return { channel, notification: this.readOrRefuse(channel, { body, headers: request.headers }) };
+    return { channel, notification: this.readOrRefuse(channel, { body, headers }) };
   }
 
   /**
