@@ -105,7 +105,10 @@ export class EmergencyRefundService {
     const anomaly = await this.anomalies.findByTransaction(payment.channel, payment.transactionId);
     // A malformed notification's anomaly took no payment: there is nothing here to refund.
     if (!anomaly || anomaly.type === AnomalyType.MalformedNotification) {
-      throw new Error(`payment ${payment.transactionId} neither paid its order nor is an anomaly`);
+      throw new DomainError(
+        'RefundConflict',
+        `payment ${payment.transactionId} neither paid order ${payment.orderNo} nor is an anomaly's: there is nothing of it to refund`,
+      );
     }
     return anomaly.type;
   }
