@@ -22,6 +22,8 @@ export interface EmergencyRefundRequest {
   reason: string;
   /** The caller's own refund number; derived from (channel, transaction, purpose) when absent. */
   refundNo?: string;
+  /** The order service's own refund (not an operator's): four eyes apply only with SHOP_REFUNDS_NEED_APPROVAL. */
+  fromShop?: boolean;
 }
 
 /**
@@ -78,11 +80,22 @@ export class EmergencyRefundService {
     }
 
     const refundTotal = await this.reserve(payment, amount);
-    if (!this.needsApproval(refundTotal)) await this.refunds.releaseForSending(refundNo, now);
+    if (!this.needsApproval(refundTotal, request)) await this.refunds.releaseForSending(refundNo, now);
     if (purpose === RefundPurpose.OrderRefund) await this.markOrderRefunding(payment.orderNo, refundNo);
     else await this.markAnomalyRefunding(payment);
     const refund = (await this.refunds.findByRefundNo(refundNo))!;
     return { refund, created: true };
+  }
+
+  /** The transaction that paid an order: what the order service's refund of it gives back. */
+  @Transactional(Propagation.Mandatory)
+  async payingTransactionOf(orderNo: string): Promise<string> {
+    const order = await this.orders.find(orderNo);
+    if (!order) throw new DomainError('OrderNotFound', `order ${orderNo} not found`);
+    if (!order.transactionId) {
+      throw new DomainError('OrderConflict', `order ${orderNo} is ${order.status}: no payment of it to refund`);
+    }
+    return order.transactionId;
   }
 
   private async findPayment({ orderNo, transactionId }: EmergencyRefundRequest): Promise<PaymentCallback> {
@@ -132,7 +145,8 @@ export class EmergencyRefundService {
   }
 
   /** Four eyes on the payment's refund total, not on the piece: splitting a refund does not escape them. */
-  private needsApproval(refundTotal: number): boolean {
+  private needsApproval(refundTotal: number, { fromShop }: EmergencyRefundRequest): boolean {
+    if (fromShop && !this.config.shopRefundsNeedApproval) return false;
     return this.config.approvalThreshold !== undefined && refundTotal >= this.config.approvalThreshold;
   }
 
