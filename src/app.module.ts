@@ -19,6 +19,7 @@ import { EventsModule } from './events/events.module';
 import { WebhooksModule } from './events/webhooks/webhooks.module';
 import { RabbitmqModule } from './platform/rabbitmq/rabbitmq.module';
 import { RetentionModule } from './platform/retention/retention.module';
+import { RefundModule } from './refund/refund.module';
 import { ReconciliationModule } from './reconciliation/reconciliation.module';
 import { AdminAudit } from './admin/audit/admin-audit.entity';
 import { OutboxEvent } from './events/outbox-event.entity';
@@ -62,7 +63,7 @@ export const ENTITIES = [
 ];
 
 /** The modules whose routes the OpenAPI document describes: the ones people call. */
-export const DOCUMENTED_MODULES = [OrderModule, TradeModule, AdminModule, ReconciliationModule];
+export const DOCUMENTED_MODULES = [OrderModule, RefundModule, TradeModule, AdminModule, ReconciliationModule];
 
 @Module({
   imports: [

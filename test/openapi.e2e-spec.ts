@@ -48,6 +48,7 @@ describe('OpenAPI', () => {
           'POST /payment-orders',
           'GET /payment-orders/{orderNo}',
           'POST /payment-orders/{orderNo}/close',
+          'POST /payment-orders/{orderNo}/refunds',
           'GET /admin/anomalies',
           'GET /admin/refunds',
           'POST /admin/refunds/{refundNo}/approve',

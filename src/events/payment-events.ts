@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { PaymentNotification } from '../domain/notification';
 
-export const EventType = { PaymentSucceeded: 'payment.succeeded', RefundSucceeded: 'refund.succeeded' } as const;
+export const EventType = {
+  PaymentSucceeded: 'payment.succeeded',
+  RefundSucceeded: 'refund.succeeded',
+  /** A refund that will not happen: the channel closed or refused it, or an admin rejected it. */
+  RefundClosed: 'refund.closed',
+} as const;
 export type EventType = (typeof EventType)[keyof typeof EventType];
 
 /** The message body other services receive; the contract is documented in docs/architecture.md ("Destination: RabbitMQ, or in-process"). */
@@ -12,10 +17,10 @@ export interface PaymentEvent {
   orderNo: string;
   transactionId: string;
   channel: string;
-  /** Minor units: what was paid, or for refund.succeeded what was refunded. */
+  /** Minor units: what was paid, for refund.succeeded what was refunded, for refund.closed what was not. */
   amount: number;
   currency: string;
-  /** refund.succeeded only. */
+  /** refund.succeeded and refund.closed only. */
   refundNo?: string;
 }
 
@@ -32,17 +37,27 @@ export function paymentSucceeded(payment: PaymentNotification): PaymentEvent {
   };
 }
 
-export function refundSucceeded(refund: {
+interface RefundFacts {
   orderNo: string;
   transactionId: string;
   channel: string;
   amount: number;
   currency: string;
   refundNo: string;
-}): PaymentEvent {
+}
+
+export function refundSucceeded(refund: RefundFacts): PaymentEvent {
+  return refundEvent(EventType.RefundSucceeded, refund);
+}
+
+export function refundClosed(refund: RefundFacts): PaymentEvent {
+  return refundEvent(EventType.RefundClosed, refund);
+}
+
+function refundEvent(type: EventType, refund: RefundFacts): PaymentEvent {
   return {
     eventId: randomUUID(),
-    type: EventType.RefundSucceeded,
+    type,
     occurredAt: new Date().toISOString(),
     orderNo: refund.orderNo,
     transactionId: refund.transactionId,

@@ -22,6 +22,8 @@ export interface EmergencyRefundRequest {
   reason: string;
   /** The caller's own refund number; derived from (channel, transaction, purpose) when absent. */
   refundNo?: string;
+  /** The order service's own refund (not an operator's): four eyes apply only with SHOP_REFUNDS_NEED_APPROVAL. */
+  fromShop?: boolean;
 }
 
 /**
@@ -78,11 +80,22 @@ export class EmergencyRefundService {
     }
 
     const refundTotal = await this.reserve(payment, amount);
-    if (!this.needsApproval(refundTotal)) await this.refunds.releaseForSending(refundNo, now);
+    if (!this.needsApproval(refundTotal, request)) await this.refunds.releaseForSending(refundNo, now);
     if (purpose === RefundPurpose.OrderRefund) await this.markOrderRefunding(payment.orderNo, refundNo);
     else await this.markAnomalyRefunding(payment);
     const refund = (await this.refunds.findByRefundNo(refundNo))!;
     return { refund, created: true };
+  }
+
+  /** The transaction that paid an order: what the order service's refund of it gives back. */
+  @Transactional(Propagation.Mandatory)
+  async payingTransactionOf(orderNo: string): Promise<string> {
+    const order = await this.orders.find(orderNo);
+    if (!order) throw new DomainError('OrderNotFound', `order ${orderNo} not found`);
+    if (!order.transactionId) {
+      throw new DomainError('OrderConflict', `order ${orderNo} is ${order.status}: no payment of it to refund`);
+    }
+    return order.transactionId;
   }
 
   private async findPayment({ orderNo, transactionId }: EmergencyRefundRequest): Promise<PaymentCallback> {
@@ -105,7 +118,10 @@ export class EmergencyRefundService {
     const anomaly = await this.anomalies.findByTransaction(payment.channel, payment.transactionId);
     // A malformed notification's anomaly took no payment: there is nothing here to refund.
     if (!anomaly || anomaly.type === AnomalyType.MalformedNotification) {
-      throw new Error(`payment ${payment.transactionId} neither paid its order nor is an anomaly`);
+      throw new DomainError(
+        'RefundConflict',
+        `payment ${payment.transactionId} neither paid order ${payment.orderNo} nor is an anomaly's: there is nothing of it to refund`,
+      );
     }
     return anomaly.type;
   }
@@ -129,7 +145,8 @@ export class EmergencyRefundService {
   }
 
   /** Four eyes on the payment's refund total, not on the piece: splitting a refund does not escape them. */
-  private needsApproval(refundTotal: number): boolean {
+  private needsApproval(refundTotal: number, { fromShop }: EmergencyRefundRequest): boolean {
+    if (fromShop && !this.config.shopRefundsNeedApproval) return false;
     return this.config.approvalThreshold !== undefined && refundTotal >= this.config.approvalThreshold;
   }
 

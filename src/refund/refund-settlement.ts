@@ -5,7 +5,7 @@ import { AnomalyStatus } from '../payments/anomaly/anomaly.entity';
 import { AnomalyRepository } from '../payments/anomaly/anomaly.repository';
 import { DomainError } from '../domain/domain-error';
 import { OutboxWriter } from '../events/outbox.writer';
-import { refundSucceeded } from '../events/payment-events';
+import { refundClosed, refundSucceeded } from '../events/payment-events';
 import { CallbackRecordRepository } from '../payments/idempotency/callback-record.repository';
 import { OrderEvent, OrderStatus } from '../order/order-status';
 import { PaymentOrderRepository } from '../order/payment-order.repository';
@@ -137,6 +137,8 @@ export class RefundSettlement {
     else await this.settleAnomaly(refund, totals);
     if (status === RefundStatus.Succeeded || status === RefundStatus.ResolvedOffline) {
       await this.outbox.append(refundSucceeded(refund));
+    } else if (status === RefundStatus.Closed || status === RefundStatus.Rejected) {
+      await this.outbox.append(refundClosed(refund));
     }
     return refund;
   }

@@ -14,6 +14,7 @@ import { RefundRepository } from './refund.repository';
 import { RefundRetryWorker } from './refund-retry.worker';
 import { RefundSettlement } from './refund-settlement';
 import { Refunds } from './refunds';
+import { ShopRefundController } from './shop-refund.controller';
 import { UnsettledRefundsMetric } from './unsettled-refunds.metric';
 
 @Module({
@@ -25,6 +26,7 @@ import { UnsettledRefundsMetric } from './unsettled-refunds.metric';
     AnomalyModule,
     EventsModule,
   ],
+  controllers: [ShopRefundController],
   providers: [
     RefundRepository,
     RefundAnomalyRepository,

@@ -7,12 +7,18 @@ import { RefundApproval } from './refund-approval';
 import { RefundExecutor } from './refund-executor';
 import { RefundSettlement } from './refund-settlement';
 
+/** Who the refunds of the order service (POST /payment-orders/:orderNo/refunds) are requested by. */
+export const ORDER_SERVICE = 'order-service';
+
+/** The order service's refund of what paid an order: its own refund number, an amount, a reason. */
+export type ShopRefundRequest = Pick<EmergencyRefundRequest, 'amount' | 'reason'> & { refundNo: string };
+
 /** What a caller writes in the same transaction as the refund's change (the admin API's audit row). */
 export type InTheSameTransaction<T> = (result: T) => Promise<void>;
 
 /**
- * The one use case for an operator's refund, whichever way it comes (the admin API and the
- * console behind it, a test, a script): each method opens ONE transaction of its own, commits it,
+ * The one use case for a refund, whichever way it comes (the admin API and the console behind
+ * it, the order service's refund API, a test, a script): each method opens ONE transaction of its own, commits it,
  * and only then starts the channel call of a refund that may go (RefundExecutor, whose retry
  * worker covers whatever that start misses). It refuses to run inside a caller's transaction
  * (Propagation.Never): the channel must never be asked to refund what could still roll back.
@@ -35,6 +41,20 @@ export class Refunds {
     alongside?: InTheSameTransaction<{ refund: Refund; created: boolean }>,
   ): Promise<{ refund: Refund; created: boolean }> {
     const answer = await this.commit(() => this.emergency.record(request, operatorId), alongside);
+    this.startIfPending(answer.refund);
+    return answer;
+  }
+
+  /**
+   * The order service's refund of the transaction that paid `orderNo` (idempotent on its refund
+   * number). Four eyes apply only with SHOP_REFUNDS_NEED_APPROVAL.
+   */
+  @Transactional(Propagation.Never)
+  async requestFromShop(orderNo: string, request: ShopRefundRequest): Promise<{ refund: Refund; created: boolean }> {
+    const answer = await this.commit(async () => {
+      const transactionId = await this.emergency.payingTransactionOf(orderNo);
+      return this.emergency.record({ ...request, orderNo, transactionId, fromShop: true }, ORDER_SERVICE);
+    });
     this.startIfPending(answer.refund);
     return answer;
   }

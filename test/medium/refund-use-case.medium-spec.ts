@@ -112,6 +112,23 @@ describe(Refunds.name, () => {
     expect(await refundRows(orderNo)).toBe(0);
     expect(await refunds.reserved(paidBy)).toBe(0);
   });
+
+  it('should refuse, as a conflict and writing nothing, a payment that neither paid its order nor is an anomaly', async () => {
+    const { orderNo } = await make.paidOrder(Channel.Wechatpay, 1900);
+    // A claim with no anomaly beside it, which no settlement writes: a repair by hand, say.
+    const stray = uniqueId('T');
+    await pool.query(
+      `INSERT INTO payment_callback (channel, transaction_id, order_no, amount, currency, first_received_at)
+       VALUES ('WECHATPAY', ?, ?, 1900, 'CNY', NOW(3))`,
+      [stray, orderNo],
+    );
+
+    const refused = await sut.request({ orderNo, transactionId: stray, reason: 'stray' }, 'alice').catch((e) => e);
+
+    expect(refused).toMatchObject({ code: 'RefundConflict', status: 409 });
+    expect(await refundRows(orderNo)).toBe(0);
+    expect(await refunds.reserved(stray)).toBe(0);
+  });
 });
 
 describe(EmergencyRefundService.name, () => {

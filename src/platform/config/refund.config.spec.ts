@@ -11,6 +11,7 @@ describe(loadRefundConfig.name, () => {
       pollIntervalMs: 1000,
       processingMaxAgeSeconds: 86400,
       approvalThreshold: undefined,
+      shopRefundsNeedApproval: false,
     });
   });
 
@@ -27,6 +28,7 @@ describe(loadRefundConfig.name, () => {
       REFUND_POLL_INTERVAL_MS: '250',
       REFUND_PROCESSING_MAX_AGE_SECONDS: '3600',
       REFUND_APPROVAL_THRESHOLD: '500000',
+      SHOP_REFUNDS_NEED_APPROVAL: 'true',
     });
 
     expect(result).toEqual({
@@ -35,8 +37,13 @@ describe(loadRefundConfig.name, () => {
       pollIntervalMs: 250,
       processingMaxAgeSeconds: 3600,
       approvalThreshold: 500000,
+      shopRefundsNeedApproval: true,
     });
     expect(Number.isInteger(result.retryBaseDelayMs)).toBe(true);
+  });
+
+  it('should refuse a SHOP_REFUNDS_NEED_APPROVAL other than true or false', () => {
+    expect(() => sut({ SHOP_REFUNDS_NEED_APPROVAL: 'yes' })).toThrow(ConfigurationError);
   });
 
   describe.each([

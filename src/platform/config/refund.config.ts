@@ -1,7 +1,7 @@
 import { registerAs } from '@nestjs/config';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { MAX_AMOUNT } from '../../domain/money';
-import { IntegerBetween, validateEnv } from '../../domain/env-validation';
+import { IntegerBetween, OneOf, validateEnv } from '../../domain/env-validation';
 
 class RefundEnv {
   @IsOptional()
@@ -25,6 +25,10 @@ class RefundEnv {
   @Min(1, { message: 'REFUND_APPROVAL_THRESHOLD must be at least 1' })
   @Max(MAX_AMOUNT, { message: `REFUND_APPROVAL_THRESHOLD must be at most ${MAX_AMOUNT}` })
   REFUND_APPROVAL_THRESHOLD?: number;
+
+  @IsOptional()
+  @OneOf(['true', 'false'])
+  SHOP_REFUNDS_NEED_APPROVAL?: string;
 }
 
 export interface RefundConfig {
@@ -38,6 +42,12 @@ export interface RefundConfig {
   processingMaxAgeSeconds: number;
   /** Minor units: an emergency refund of this much or more waits for a second admin's approval. Unset: none does. */
   approvalThreshold?: number;
+  /**
+   * Whether the order service's refunds (POST /payment-orders/:orderNo/refunds) wait for a second
+   * admin above approvalThreshold too. Off by default: they are the shop's ordinary refunds, decided
+   * by its own workflow; four eyes guard the money an operator moves by hand.
+   */
+  shopRefundsNeedApproval: boolean;
 }
 
 export function loadRefundConfig(env: NodeJS.ProcessEnv = process.env): RefundConfig {
@@ -48,6 +58,7 @@ export function loadRefundConfig(env: NodeJS.ProcessEnv = process.env): RefundCo
     pollIntervalMs: vars.REFUND_POLL_INTERVAL_MS ?? 1000,
     processingMaxAgeSeconds: vars.REFUND_PROCESSING_MAX_AGE_SECONDS ?? 86400,
     approvalThreshold: vars.REFUND_APPROVAL_THRESHOLD,
+    shopRefundsNeedApproval: vars.SHOP_REFUNDS_NEED_APPROVAL === 'true',
   };
 }
 
