@@ -3,6 +3,7 @@ import { ConfigModule } from '@nestjs/config';
 import { AnomalyModule } from '../payments/anomaly/anomaly.module';
 import { ChannelsModule } from '../channels/channels.module';
 import { refundConfig } from '../platform/config/refund.config';
+import { serverConfig } from '../platform/config/server.config';
 import { EventsModule } from '../events/events.module';
 import { IdempotencyModule } from '../payments/idempotency/idempotency.module';
 import { OrderModule } from '../order/order.module';
@@ -20,6 +21,8 @@ import { UnsettledRefundsMetric } from './unsettled-refunds.metric';
 @Module({
   imports: [
     ConfigModule.forFeature(refundConfig),
+    // InternalApiGuard (ShopRefundController) reads the internal API token.
+    ConfigModule.forFeature(serverConfig),
     ChannelsModule,
     IdempotencyModule,
     OrderModule,
