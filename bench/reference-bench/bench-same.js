@@ -172,8 +172,11 @@ async function prime(port, primers, path_) {
 
 async function measure(target, port, pid, deliveries, path_, counts, primers = []) {
   let ptr = 0;
+  let exhausted = false;
+  // Thrown inside autocannon's callback, an error would end this process before `finally` stops the
+  // service (which then holds its ports): the last delivery is sent again and the run fails after.
   const requests = [{ method: 'POST', path: path_, setupRequest: (req) => {
-    const d = deliveries[ptr++]; if (!d) throw new Error('schedule exhausted: raise --payments');
+    const d = deliveries[ptr++] ?? ((exhausted = true), deliveries[deliveries.length - 1]);
     return { ...req, headers: d.headers, body: d.body };
   } }];
   const run = (d) => autocannon({ url: `http://127.0.0.1:${port}`, connections: CONN, duration: d, requests });
@@ -188,6 +191,7 @@ async function measure(target, port, pid, deliveries, path_, counts, primers = [
   const q0 = await status();
   const a = { s: ticks(pid), d: ticks(MARIADB_PID), me: process.cpuUsage(), sys: sys(), t: Date.now(), sent: ptr };
   const r = await run(DUR);
+  if (exhausted) throw new Error('schedule exhausted: raise --payments');
   const b = { s: ticks(pid), d: ticks(MARIADB_PID), me: process.cpuUsage(a.me), sys: sys(), t: Date.now(), sent: ptr };
   const wall = (b.t - a.t) / 1000;
   const q1 = await status();
