@@ -61,6 +61,12 @@ describe('one transaction per delivery', () => {
     }
   }
 
+  /** A trigger body that fails `statement` (e.g. `BEFORE INSERT ON outbox_event`) for one order's rows only. */
+  const failingFor = (statement: string, orderNo: string) =>
+    `${statement} FOR EACH ROW
+     IF NEW.order_no = '${orderNo}' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'injected failure'; END IF`;
+  const NOTHING_KEPT = { status: 'WAIT_PAY', claims: 0, deliveries: 0, events: 0 };
+
   it('should keep nothing, and answer failure, when the order update fails after the dedup insert', async () => {
     const orderNo = uniqueId('X');
     const transactionId = uniqueId('T');
@@ -68,22 +74,12 @@ describe('one transaction per delivery', () => {
     const delivery = () =>
       client.postWechatpay(client.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 500 }));
 
-    await withFailingTrigger(
-      'fail_pay_update',
-      `BEFORE UPDATE ON payment_order FOR EACH ROW
-       IF NEW.order_no = '${orderNo}' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'injected failure'; END IF`,
-      async () => {
-        const failed = await delivery();
-        expect(failed.status).toBeGreaterThanOrEqual(500);
-        expect(failed.json()).toEqual({ code: 'FAIL', message: expect.any(String) });
-        expect(await effects(orderNo, transactionId)).toEqual({
-          status: 'WAIT_PAY',
-          claims: 0,
-          deliveries: 0,
-          events: 0,
-        });
-      },
-    );
+    await withFailingTrigger('fail_pay_update', failingFor('BEFORE UPDATE ON payment_order', orderNo), async () => {
+      const failed = await delivery();
+      expect(failed.status).toBeGreaterThanOrEqual(500);
+      expect(failed.json()).toEqual({ code: 'FAIL', message: expect.any(String) });
+      expect(await effects(orderNo, transactionId)).toEqual(NOTHING_KEPT);
+    });
 
     // Had the claim survived the rollback, the retry would be taken for a duplicate and never pay.
     expect((await delivery()).status).toBe(204);
@@ -97,16 +93,11 @@ describe('one transaction per delivery', () => {
     const delivery = () =>
       client.postAlipay(client.alipayPayment({ outTradeNo: orderNo, tradeNo, totalAmount: '19.99' }));
 
-    await withFailingTrigger(
-      'fail_outbox_insert',
-      `BEFORE INSERT ON outbox_event FOR EACH ROW
-       IF NEW.order_no = '${orderNo}' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'injected failure'; END IF`,
-      async () => {
-        const failed = await delivery();
-        expect([failed.status >= 500, failed.body]).toEqual([true, 'fail']);
-        expect(await effects(orderNo, tradeNo)).toEqual({ status: 'WAIT_PAY', claims: 0, deliveries: 0, events: 0 });
-      },
-    );
+    await withFailingTrigger('fail_outbox_insert', failingFor('BEFORE INSERT ON outbox_event', orderNo), async () => {
+      const failed = await delivery();
+      expect([failed.status >= 500, failed.body]).toEqual([true, 'fail']);
+      expect(await effects(orderNo, tradeNo)).toEqual(NOTHING_KEPT);
+    });
 
     expect((await delivery()).body).toBe('success');
     expect(await effects(orderNo, tradeNo)).toEqual({ status: 'PAID', claims: 1, deliveries: 1, events: 1 });
@@ -123,17 +114,11 @@ describe('one transaction per delivery', () => {
     // commit, the payment would stay and every retry would be recorded DUPLICATE, none PAID.
     await withFailingTrigger(
       'fail_delivery_record',
-      `BEFORE INSERT ON callback_delivery FOR EACH ROW
-       IF NEW.order_no = '${orderNo}' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'injected failure'; END IF`,
+      failingFor('BEFORE INSERT ON callback_delivery', orderNo),
       async () => {
         const failed = await delivery();
         expect(failed.status).toBeGreaterThanOrEqual(500);
-        expect(await effects(orderNo, transactionId)).toEqual({
-          status: 'WAIT_PAY',
-          claims: 0,
-          deliveries: 0,
-          events: 0,
-        });
+        expect(await effects(orderNo, transactionId)).toEqual(NOTHING_KEPT);
       },
     );
 
