@@ -15,7 +15,7 @@
 // Usage: node bench-same.js --project /path/to/checkout [--pairs 2] [--conn 64] [--dur 15] [--warm 3]
 //        [--pool 16] [--payments 25000] [--only project|ideal] [--mix default|firsts|repeats]
 //
-// This copy (bench/reference-bench/) differs from ../shared/reference-bench only by --mix, which
+// This copy (bench/reference-bench/) differs from the team's shared reference bench only by --mix, which
 // measures one population of the default mix alone, for both targets alike:
 //   default  the mix above;
 //   firsts   each payment's first delivery only (every delivery needs a transaction; raise --payments

@@ -1,11 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { Counter } from 'prom-client';
-import { QueryFailedError } from 'typeorm';
 import { PlatformReply } from '../channels/payment-channel';
 import { PaymentChannels } from '../channels/payment-channels';
-import { describeDatabaseRefusal } from '../platform/database/database-unavailable';
-import { DATABASE_REFUSED_LOG, describeError, ErrorAnswer, isUnexpected } from '../platform/http/error-answer';
+import { describeError, errorBody, logFailure } from '../platform/http/error-answer';
 import { NOTIFICATIONS_TOTAL } from '../platform/metrics/metrics.module';
 
 /**
@@ -38,31 +36,16 @@ export class NotifyRefusals {
 
   answer(failure: unknown, notifyPath: string, requestId: string): PlatformReply {
     const answer = describeError(failure);
-    this.log(answer, failure, notifyPath, requestId);
-    const channel = this.channels.byNotifyPath(notifyPath);
-    if (!channel) {
-      return {
-        status: answer.status,
-        headers: {},
-        body: { statusCode: answer.status, error: answer.code, message: answer.message },
-      };
-    }
-    const outcome = answer.status >= 500 ? 'FAILED' : 'REFUSED';
-    this.notifications.inc({ channel: channel.channel, outcome, reason: answer.code });
-    return channel.failureReply(answer.status, GENERAL_REFUSALS[answer.code] ?? answer.message);
-  }
-
-  private log(answer: ErrorAnswer, failure: unknown, notifyPath: string, requestId: string): void {
     // The notify route runs without request logging: its lines carry the request id themselves.
     const line = {
       msg: `POST /notify/${notifyPath} → ${answer.status} ${answer.code}: ${answer.message}`,
       req: { id: requestId },
     };
-    // Expected refusals (a disabled channel, an unknown order) are warnings; only the unexpected carries a stack.
-    if (isUnexpected(answer, failure)) this.logger.error(line, (failure as Error)?.stack);
-    else this.logger.warn(line);
-    if (answer.code === 'DatabaseRefused') {
-      this.logger.error(`${DATABASE_REFUSED_LOG}: ${describeDatabaseRefusal(failure as QueryFailedError)}`);
-    }
+    logFailure(this.logger, line, answer, failure);
+    const channel = this.channels.byNotifyPath(notifyPath);
+    if (!channel) return { status: answer.status, headers: {}, body: errorBody(answer) };
+    const outcome = answer.status >= 500 ? 'FAILED' : 'REFUSED';
+    this.notifications.inc({ channel: channel.channel, outcome, reason: answer.code });
+    return channel.failureReply(answer.status, GENERAL_REFUSALS[answer.code] ?? answer.message);
   }
 }

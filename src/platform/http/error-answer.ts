@@ -1,6 +1,6 @@
-import { HttpException, HttpStatus } from '@nestjs/common';
+import { HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { QueryFailedError } from 'typeorm';
-import { isTransientDatabaseError } from '../database/database-unavailable';
+import { describeDatabaseRefusal, isTransientDatabaseError } from '../database/database-unavailable';
 import { DomainError } from '../../domain/domain-error';
 
 /** What a failure becomes in an HTTP answer: its status, a stable code, and a message for the caller. */
@@ -47,14 +47,25 @@ export function describeError(exception: unknown): ErrorAnswer {
   return { status: HttpStatus.INTERNAL_SERVER_ERROR, code: 'InternalError', message: 'internal error; retry later' };
 }
 
-/** Whether a failure with this answer is logged with its stack: only the unexpected (5xx, not a DomainError). */
-export function isUnexpected(answer: ErrorAnswer, exception: unknown): boolean {
-  return answer.status >= 500 && !(exception instanceof DomainError);
+/** The body of every error answer of the service's own APIs. */
+export function errorBody(answer: ErrorAnswer): { statusCode: number; error: string; message: string } {
+  return { statusCode: answer.status, error: answer.code, message: answer.message };
 }
 
-/** A statement the database refused is a fault to mend, not an outage: the log line names the cause. */
-export const DATABASE_REFUSED_LOG =
-  'the database refused a statement, which retrying will not mend (a configuration or code fault, not an outage)';
+/**
+ * Logs a failure's answer line: expected refusals (a disabled channel, an unknown order) as
+ * warnings, only the unexpected (5xx, not a DomainError) with its stack. A statement the database
+ * refused is a fault to mend, not an outage: a second line names the cause.
+ */
+export function logFailure(logger: Logger, line: string | object, answer: ErrorAnswer, failure: unknown): void {
+  if (answer.status >= 500 && !(failure instanceof DomainError)) logger.error(line, (failure as Error)?.stack);
+  else logger.warn(line);
+  if (answer.code === 'DatabaseRefused') {
+    logger.error(
+      `the database refused a statement, which retrying will not mend (a configuration or code fault, not an outage): ${describeDatabaseRefusal(failure as QueryFailedError)}`,
+    );
+  }
+}
 
 function httpExceptionMessage(exception: HttpException): string {
   const response = exception.getResponse();

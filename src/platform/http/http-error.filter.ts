@@ -1,8 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { FastifyReply, FastifyRequest } from 'fastify';
-import { QueryFailedError } from 'typeorm';
-import { describeDatabaseRefusal } from '../database/database-unavailable';
-import { DATABASE_REFUSED_LOG, describeError, ErrorAnswer, isUnexpected } from './error-answer';
+import { describeError, errorBody, logFailure } from './error-answer';
 
 /**
  * Where the service's own APIs' errors become HTTP answers (describeError): domain errors and
@@ -18,23 +16,18 @@ export class HttpErrorFilter implements ExceptionFilter {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const answer = describeError(exception);
-    this.log(answer, exception, request);
-    if (answer.code === 'DatabaseRefused') {
-      this.logger.error(`${DATABASE_REFUSED_LOG}: ${describeDatabaseRefusal(exception as QueryFailedError)}`);
-    }
-
     const path = request.url.split('?')[0];
+    logFailure(
+      this.logger,
+      `${request.method} ${path} → ${answer.status} ${answer.code}: ${answer.message}`,
+      answer,
+      exception,
+    );
+
     if (path.startsWith('/health/') && exception instanceof HttpException) {
       reply.status(answer.status).send(exception.getResponse()); // terminus' per-check details
     } else {
-      reply.status(answer.status).send({ statusCode: answer.status, error: answer.code, message: answer.message });
+      reply.status(answer.status).send(errorBody(answer));
     }
-  }
-
-  private log(answer: ErrorAnswer, exception: unknown, request: FastifyRequest): void {
-    const line = `${request.method} ${request.url.split('?')[0]} → ${answer.status} ${answer.code}: ${answer.message}`;
-    // Expected refusals (a disabled channel, an unknown order) are warnings; only the unexpected carries a stack.
-    if (isUnexpected(answer, exception)) this.logger.error(line, (exception as Error)?.stack);
-    else this.logger.warn(line);
   }
 }
