@@ -18,7 +18,6 @@ export class OutboxEvent {
   @Column({ type: 'varchar', length: 64 })
   type: string;
 
-  @Index('ix_outbox_event_order_no')
   @Column({ name: 'order_no', type: 'varchar', length: 64 })
   orderNo: string;
 

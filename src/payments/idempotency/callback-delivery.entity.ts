@@ -5,7 +5,6 @@ import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
  * that retention empties the bytes of old rows (see RetentionPruner); the row and its outcome stay.
  */
 @Entity('callback_delivery')
-@Index('ix_callback_delivery_transaction', ['channel', 'transactionId'])
 // Retention finds the rows whose bytes are still there in received order, without rescanning pruned ones.
 @Index('ix_callback_delivery_raw_retention', ['rawPrunedAt', 'receivedAt'])
 export class CallbackDelivery {
