@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { Pool, RowDataPacket } from 'mysql2/promise';
+import { DataSource } from 'typeorm';
 import { BODY_LIMIT_BYTES } from '../src/app.factory';
 import { PaymentChannels } from '../src/channels/payment-channels';
 import { Channel } from '../src/domain/notification';
 import { DeliveryLog } from '../src/payments/idempotency/delivery-log';
+import { OrderStatusChange } from '../src/order/order-status-change.entity';
 import { StatementBatch } from '../src/platform/database/statement-batch';
 import { PaymentNotification } from '../src/domain/notification';
 import { CallbackRecordRepository } from '../src/payments/idempotency/callback-record.repository';
@@ -21,9 +23,10 @@ import {
 } from './support/test-app';
 
 /**
- * A new payment costs three round trips to the database: START TRANSACTION, one batch (claim,
- * compare-and-set, history, outbox), COMMIT. The suite counts the commands the driver actually
- * sends, on two replicas sharing the database, and checks the batch's failure paths.
+ * A new payment costs two round trips to the database: START TRANSACTION with one batch (claim,
+ * compare-and-set, history, outbox, the paying delivery's record), then COMMIT. The suite counts the
+ * commands the driver actually sends, on two replicas sharing the database, and checks the batch's
+ * failure paths.
  */
 describe('round trips of a payment', () => {
   let running: RunningApp;
@@ -81,27 +84,26 @@ describe('round trips of a payment', () => {
   const wechatpay = (via: TestClient, orderNo: string, transactionId: string, total: number) =>
     via.postWechatpay(via.wechatpayPayment({ outTradeNo: orderNo, transactionId, total }));
 
-  it('should pay a new payment in three round trips: START TRANSACTION, one batch, COMMIT', async () => {
+  it('should pay a new payment in two round trips: START TRANSACTION with one batch, then COMMIT', async () => {
     const { orderNo, transactionId } = await newOrder(1200);
 
     expect((await wechatpay(client, orderNo, transactionId, 1200)).status).toBe(204);
 
     const transaction = sent.transactionSending(transactionId);
     expect(transaction).toEqual([
-      'START TRANSACTION',
       expect.stringMatching(
-        /^INSERT INTO payment_callback[^;]*;\s*UPDATE payment_order[^;]*;\s*INSERT INTO order_status_change[^;]*;\s*INSERT INTO outbox_event[^;]*;\s*INSERT INTO callback_delivery[^;]*$/,
+        /^START TRANSACTION;\s*INSERT INTO payment_callback[^;]*;\s*UPDATE payment_order[^;]*;\s*INSERT INTO order_status_change[^;]*;\s*INSERT INTO outbox_event[^;]*;\s*INSERT INTO callback_delivery[^;]*$/,
       ),
       'COMMIT',
     ]);
-    expect(transaction.length).toBeLessThanOrEqual(3);
+    expect(transaction.length).toBeLessThanOrEqual(2);
     // The delivery that paid is recorded in the batch: outside its transaction the payment costs nothing.
     const outside = sent.sending(transactionId).filter((text) => !transaction.includes(text));
     expect(outside).toEqual([]);
     expect(await effects(orderNo, transactionId)).toEqual({ status: 'PAID', claims: 1, history: 1, events: 1 });
   });
 
-  it('should answer a duplicate on another replica in three round trips, write nothing more, and take the next payment', async () => {
+  it('should answer a duplicate on another replica in two round trips, write nothing more, and take the next payment', async () => {
     const { orderNo, transactionId } = await newOrder(1300);
     expect((await wechatpay(client, orderNo, transactionId, 1300)).status).toBe(204);
 
@@ -109,7 +111,7 @@ describe('round trips of a payment', () => {
     expect((await wechatpay(replicaClient, orderNo, transactionId, 1300)).status).toBe(204);
 
     const duplicate = replicaSent.transactionSending(transactionId);
-    expect(duplicate).toEqual(['START TRANSACTION', expect.stringMatching(/^INSERT INTO payment_callback/), 'COMMIT']);
+    expect(duplicate).toEqual([expect.stringMatching(/^START TRANSACTION;\s*INSERT INTO payment_callback/), 'COMMIT']);
     expect(await outcomes(transactionId)).toEqual(['PAID', 'DUPLICATE']);
     expect(await effects(orderNo, transactionId)).toEqual({ status: 'PAID', claims: 1, history: 1, events: 1 });
 
@@ -136,8 +138,7 @@ describe('round trips of a payment', () => {
     try {
       expect((await wechatpay(client, orderNo, transactionId, 1500)).status).toBeGreaterThanOrEqual(500);
       expect(sent.transactionSending(transactionId)).toEqual([
-        'START TRANSACTION',
-        expect.stringMatching(/^INSERT INTO payment_callback/),
+        expect.stringMatching(/^START TRANSACTION;\s*INSERT INTO payment_callback/),
         'ROLLBACK',
       ]);
       expect(await effects(orderNo, transactionId)).toEqual({ status: 'WAIT_PAY', claims: 0, history: 0, events: 0 });
@@ -212,6 +213,65 @@ describe('round trips of a payment', () => {
     expect(await count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE transaction_id = ?', [transactionId])).toBe(
       130,
     );
+  });
+
+  describe('START TRANSACTION with the first statement', () => {
+    const marker = () => uniqueId('BEGIN');
+
+    it("should send a transaction's first statement with its START TRANSACTION and answer it as if alone", async () => {
+      const tag = marker();
+      const answers = await running.app.get(DataSource).transaction(async (manager) => ({
+        raw: (await manager.query('SELECT ? AS tag', [tag])) as unknown,
+        structured: (await manager.getRepository(OrderStatusChange).findBy({ orderNo: tag })).length,
+      }));
+
+      expect(answers).toEqual({ raw: [{ tag }], structured: 0 });
+      expect(sent.transactionSending(tag)).toEqual([
+        `START TRANSACTION;\nSELECT '${tag}' AS tag`,
+        expect.stringMatching(new RegExp(`^SELECT .* FROM \`order_status_change\`.*'${tag}'`)),
+        'COMMIT',
+      ]);
+    });
+
+    it('should keep the first statement inside the transaction: a rollback undoes it', async () => {
+      const tag = marker();
+      const failure = await running.app
+        .get(DataSource)
+        .transaction(async (manager) => {
+          const written = (await manager.query(
+            `INSERT INTO order_status_change (order_no, from_status, to_status, event, cause, changed_at)
+             VALUES (?, NULL, 'WAIT_PAY', 'REGISTER', 'round-trips test', NOW(3))`,
+            [tag],
+          )) as { affectedRows: number; serverStatus: number };
+          expect(written.affectedRows).toBe(1);
+          throw new Error('undo it');
+        })
+        .catch((error: Error) => error.message);
+
+      expect(failure).toBe('undo it');
+      expect(sent.transactionSending(tag)).toEqual([expect.stringMatching(/^START TRANSACTION;\s*INSERT/), 'ROLLBACK']);
+      expect(await count(pool, 'SELECT COUNT(*) FROM order_status_change WHERE order_no = ?', [tag])).toBe(0);
+    });
+
+    it('should send nothing for a transaction that sends no statement', async () => {
+      const [before, after] = [marker(), marker()];
+      const runner = running.app.get(DataSource).createQueryRunner();
+      try {
+        await runner.query(`SELECT '${before}'`);
+        await runner.startTransaction();
+        await runner.commitTransaction();
+        await runner.query(`SELECT '${after}'`);
+      } finally {
+        await runner.release();
+      }
+
+      const [first, last] = [before, after].map((tag) => sent.sent.find((c) => c.text.includes(tag))!);
+      const between = sent.sent.slice(sent.sent.indexOf(first), sent.sent.indexOf(last) + 1);
+      expect(between.filter((c) => c.connectionId === first.connectionId).map((c) => c.text)).toEqual([
+        `SELECT '${before}'`,
+        `SELECT '${after}'`,
+      ]);
+    });
   });
 
   describe(StatementBatch.name, () => {

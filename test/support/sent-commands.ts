@@ -42,14 +42,15 @@ export class SentCommands {
 
   /**
    * The commands of the transaction, on one connection, that sent `marker` (a transaction id): from
-   * its START TRANSACTION to its COMMIT or ROLLBACK, both included.
+   * the command that began it (START TRANSACTION and its first statement) to its COMMIT or ROLLBACK, both included.
    */
   transactionSending(marker: string): string[] {
     const at = this.sent.findIndex((c) => c.text.includes(marker));
     if (at < 0) throw new Error(`no command sent ${marker}`);
     const connection = this.sent.filter((c) => c.connectionId === this.sent[at].connectionId);
     const index = connection.indexOf(this.sent[at]);
-    const begin = connection.map((c) => c.text).lastIndexOf('START TRANSACTION', index);
+    // START TRANSACTION goes out with the transaction's first statement (beginWithFirstStatement).
+    const begin = connection.findLastIndex((c, i) => i <= index && c.text.startsWith('START TRANSACTION'));
     const end = connection.findIndex((c, i) => i >= index && (c.text === 'COMMIT' || c.text === 'ROLLBACK'));
     if (begin < 0 || end < 0) throw new Error(`${marker} was not sent inside a whole transaction`);
     return connection.slice(begin, end + 1).map((c) => c.text);

@@ -4,6 +4,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { databaseConfig } from '../config/database.config';
 import { spoolConfig } from '../config/spool.config';
+import { beginWithFirstStatement } from './begin-with-first-statement';
 import { BoundedPool } from './bounded-pool';
 import { ClusterSettingsCheck } from './cluster-settings';
 import { POOL_WAIT_METRICS } from './pool-wait-metrics';
@@ -36,7 +37,7 @@ export class DatabaseModule {
             manualInitialization: spool.dir !== undefined,
           }),
           dataSourceFactory: async (options) => {
-            const dataSource = new DataSource(options!);
+            const dataSource = beginWithFirstStatement(new DataSource(options!));
             const spooling = (options as { manualInitialization?: boolean }).manualInitialization === true;
             return spooling ? initializeWithoutWaiting(dataSource) : dataSource;
           },
