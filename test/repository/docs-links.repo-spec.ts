@@ -8,7 +8,7 @@ import type Token from 'markdown-it/lib/token.mjs';
  * or folder that exists, and every #anchor a heading of its page (GitHub's ids).
  */
 
-const ROOT = join(__dirname, '..');
+const ROOT = join(__dirname, '../..');
 const markdown = new MarkdownIt({ html: true });
 
 /** The README, docker/README.md and docs/, less docs/pending/: texts waiting to be placed in a page. */

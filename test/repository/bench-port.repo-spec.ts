@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
 import { createServer, Server } from 'node:net';
 import { join } from 'node:path';
-import { withAdminConnection } from './support/test-database';
+import { withAdminConnection } from '../support/test-database';
 
 /** `npm run bench` must never measure a process that already holds its port. */
 
-const ROOT = join(__dirname, '..');
+const ROOT = join(__dirname, '../..');
 
 function bench(args: string[]): Promise<{ code: number | null; stderr: string }> {
   return new Promise((resolve) => {

@@ -12,10 +12,10 @@ import { PodMonitor } from '@kubernetes-models/prometheus-operator/monitoring.co
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IProbe } from 'kubernetes-models/v1/Probe';
 import { parse, parseAllDocuments } from 'yaml';
-import { loadServerConfig } from '../src/platform/config/server.config';
-import { MetricsServer } from '../src/platform/metrics/metrics-server';
-import { RunningApp, startApp } from './support/test-app';
-import { databaseUrl, TEST_DATABASE_PREFIX, withAdminConnection } from './support/test-database';
+import { loadServerConfig } from '../../src/platform/config/server.config';
+import { MetricsServer } from '../../src/platform/metrics/metrics-server';
+import { RunningApp, startApp } from '../support/test-app';
+import { databaseUrl, TEST_DATABASE_PREFIX, withAdminConnection } from '../support/test-database';
 
 /**
  * The manifests in docker/k8s and docker/docker-compose.yml, checked against the Kubernetes API
@@ -24,7 +24,7 @@ import { databaseUrl, TEST_DATABASE_PREFIX, withAdminConnection } from './suppor
  * Job's command migrates.
  */
 
-const ROOT = join(__dirname, '..');
+const ROOT = join(__dirname, '../..');
 const K8S = join(ROOT, 'docker/k8s');
 const run = promisify(execFile);
 
