@@ -21,10 +21,12 @@ module.exports = {
     },
     {
       name: 'channels-import-only-the-domain',
-      comment: 'A channel adapter depends on the vocabulary and its own files, never on a feature, config or the platform.',
+      comment:
+        'A channel adapter depends on the vocabulary and its own files, never on a feature, config or the platform; ' +
+        'only on the helper that validates its environment variables with the rest of the configuration.',
       severity: 'error',
       from: { path: '^src/channels/' },
-      to: { path: '^(src|test|tools|bench)/', pathNot: '^src/(domain|channels)/' },
+      to: { path: '^(src|test|tools|bench)/', pathNot: '^src/(domain/|channels/|platform/config/env-validation\\.ts$)' },
     },
     {
       name: 'channel-folders-apart',
@@ -32,6 +34,16 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/channels/([^/]+)/' },
       to: { path: '^src/channels/[^/]+/', pathNot: '^src/channels/$1/' },
+    },
+    {
+      name: 'platform-names-no-feature',
+      comment:
+        'src/platform holds only what every feature shares (database, transaction, HTTP plumbing, metrics, health, ' +
+        'lifecycle, logging, configuration plumbing): it imports no feature. What the app is made of is composed ' +
+        'at the top (app.module.ts, configuration.ts, main.ts).',
+      severity: 'error',
+      from: { path: '^src/platform/' },
+      to: { path: '^src/', pathNot: '^src/(platform|domain)/' },
     },
     {
       name: 'no-folder-cycles',

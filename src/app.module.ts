@@ -17,7 +17,7 @@ import { TradeModule } from './trade/trade.module';
 import { TransactionModule } from './platform/transaction/transaction.module';
 import { EventsModule } from './events/events.module';
 import { WebhooksModule } from './events/webhooks/webhooks.module';
-import { RabbitmqModule } from './platform/rabbitmq/rabbitmq.module';
+import { RabbitmqModule } from './events/rabbitmq/rabbitmq.module';
 import { RetentionModule } from './platform/retention/retention.module';
 import { RefundModule } from './refund/refund.module';
 import { ReconciliationModule } from './reconciliation/reconciliation.module';

@@ -6,13 +6,13 @@ import { createApp } from './app.factory';
 import { applyExampleMigrations } from './events/after-payment/example-schema';
 import { loadDatabaseConfig } from './platform/config/database.config';
 import { applyPendingMigrations } from './platform/database/migrate';
-import { validateConfiguration } from './platform/config/configuration';
+import { validateConfiguration } from './configuration';
 import { explainDatabaseStartError } from './platform/database/database-start-error';
 import { loadServerConfig } from './platform/config/server.config';
 import { loadSpoolConfig } from './platform/config/spool.config';
-import { ConfigurationError } from './domain/env-validation';
+import { ConfigurationError } from './platform/config/env-validation';
 import { GracefulShutdown } from './platform/lifecycle/graceful-shutdown';
-import { startSummary } from './platform/lifecycle/start-line';
+import { startSummary } from './start-line';
 import { MetricsServer } from './platform/metrics/metrics-server';
 import { SpoolLock } from './intake/spool/spool-lock';
 

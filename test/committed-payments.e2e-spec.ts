@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Counter, Registry } from 'prom-client';
-import { loadRedisConfig, RedisConfig } from '../src/platform/config/redis.config';
+import { loadRedisConfig, RedisConfig } from '../src/payments/idempotency/redis.config';
 import { PaymentNotification } from '../src/domain/notification';
 import { CommittedPayments } from '../src/payments/idempotency/committed-payments';
 import { CommittedPaymentsCache } from '../src/payments/idempotency/committed-payments.cache';

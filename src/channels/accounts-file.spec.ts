@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { ConfigurationError } from '../domain/env-validation';
+import { ConfigurationError } from '../platform/config/env-validation';
 import { readAccountsFile as readAnyAccountsFile } from './accounts-file';
 import { AlipayAccount } from './alipay/alipay.config';
 import { CHANNEL_REGISTRATIONS } from './registered-channels';

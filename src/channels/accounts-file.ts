@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, ValidationError } from 'class-validator';
 import { parse as parseYaml } from 'yaml';
-import { ConfigurationError } from '../domain/env-validation';
+import { ConfigurationError } from '../platform/config/env-validation';
 
 const VARIABLE = 'PAYMENT_ACCOUNTS_FILE';
 

@@ -1,6 +1,6 @@
 import { registerAs } from '@nestjs/config';
 import { IsOptional, IsUrl } from 'class-validator';
-import { IntegerBetween, validateEnv } from '../domain/env-validation';
+import { IntegerBetween, validateEnv } from '../platform/config/env-validation';
 
 /** The bounds every channel's API calls share, whatever the channel. */
 class ChannelCallsEnv {

@@ -1,6 +1,6 @@
 import { createPrivateKey, createPublicKey, KeyObject, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { ConfigurationError } from '../domain/env-validation';
+import { ConfigurationError } from '../platform/config/env-validation';
 
 function readPem(path: string, variable: string): string {
   try {

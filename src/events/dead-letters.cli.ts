@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
-import { asksForHelp } from '../platform/http/command-line';
+import { asksForHelp } from '../platform/lifecycle/command-line';
 import { loadDatabaseConfig } from '../platform/config/database.config';
 import { serverDataSourceOptions } from '../platform/database/data-source-options';
 import { listDeadLetters, replayDeadLetters } from './dead-letters';

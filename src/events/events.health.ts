@@ -3,7 +3,7 @@ import { ConfigType } from '@nestjs/config';
 import { HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
 import { serverConfig } from '../platform/config/server.config';
 import { OutboxRepository } from './outbox.repository';
-import { RabbitmqConnection } from '../platform/rabbitmq/rabbitmq.connection';
+import { RabbitmqConnection } from './rabbitmq/rabbitmq.connection';
 
 /**
  * The event side, reported beside readiness but never part of it: the outbox absorbs a broker

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
-import { eventsConfig } from '../platform/config/events.config';
-import { RabbitmqConnection } from '../platform/rabbitmq/rabbitmq.connection';
+import { eventsConfig } from './events.config';
+import { RabbitmqConnection } from './rabbitmq/rabbitmq.connection';
 import { EventDispatcher } from './subscribers/event-dispatcher';
 import { SubscriberRegistry } from './subscribers/subscriber-registry';
 import { SubscribersModule } from './subscribers/subscribers.module';

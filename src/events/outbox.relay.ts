@@ -2,8 +2,8 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
-import { PollingWorker } from '../platform/http/polling-worker';
-import { eventsConfig } from '../platform/config/events.config';
+import { PollingWorker } from '../platform/lifecycle/polling-worker';
+import { eventsConfig } from './events.config';
 import { DestinationUnavailable, EVENT_PUBLISHER, EventPublisher } from './event-publisher';
 import { OutboxRepository } from './outbox.repository';
 

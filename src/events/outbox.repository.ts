@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
-import { eventsConfig, retryDelayMs } from '../platform/config/events.config';
+import { eventsConfig, retryDelayMs } from './events.config';
 import { errorText } from './subscribers/handler-retry.repository';
 import { PaymentEvent } from './payment-events';
 

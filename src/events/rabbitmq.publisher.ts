@@ -1,6 +1,6 @@
 import { ChannelWrapper } from 'amqp-connection-manager';
 import { ConfirmChannel } from 'amqplib';
-import { RabbitmqConnection } from '../platform/rabbitmq/rabbitmq.connection';
+import { RabbitmqConnection } from './rabbitmq/rabbitmq.connection';
 import { declareHandlerQueues } from './subscribers/handler-queues';
 import { SubscriberRegistry } from './subscribers/subscriber-registry';
 import { DestinationUnavailable, EventPublisher } from './event-publisher';

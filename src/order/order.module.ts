@@ -1,8 +1,8 @@
 import { Inject, Logger, Module, OnApplicationBootstrap } from '@nestjs/common';
 import { ConfigModule, ConfigType } from '@nestjs/config';
 import { ChannelsModule } from '../channels/channels.module';
-import { paymentQueryConfig } from '../platform/config/payment-query.config';
-import { orderConfig } from '../platform/config/order.config';
+import { paymentQueryConfig } from './payment-query.config';
+import { orderConfig } from './order.config';
 import { serverConfig } from '../platform/config/server.config';
 import { InternalApiGuard } from './internal-api.guard';
 import { PaymentOrderController } from './payment-order.controller';

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
 import { PaymentChannels } from '../channels/payment-channels';
-import { nextQueryAt, paymentQueryConfig } from '../platform/config/payment-query.config';
+import { nextQueryAt, paymentQueryConfig } from './payment-query.config';
 import { DomainError } from '../domain/domain-error';
-import { orderConfig } from '../platform/config/order.config';
+import { orderConfig } from './order.config';
 import { CreatePaymentOrderDto } from './dto/create-payment-order.dto';
 import { PaymentOrder } from './payment-order.entity';
 import { PaymentOrderRepository } from './payment-order.repository';

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { parseArgs } from 'node:util';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from '../app.module';
-import { asksForHelp } from '../platform/http/command-line';
+import { asksForHelp } from '../platform/lifecycle/command-line';
 import { isBillDate } from '../domain/bill';
 import { describeCounts, ReconciliationService } from './reconciliation.service';
 import { REGISTERED_CHANNELS } from '../channels/registered-channels';

@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { AdminModule } from '../admin/admin.module';
 import { ChannelsModule } from '../channels/channels.module';
-import { reconciliationConfig } from '../platform/config/reconciliation.config';
+import { reconciliationConfig } from './reconciliation.config';
 import { RefundModule } from '../refund/refund.module';
 import { TradeModule } from '../trade/trade.module';
 import { DiscrepanciesMetric } from './discrepancies.metric';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
-import { PollingWorker } from '../platform/http/polling-worker';
-import { reconciliationConfig } from '../platform/config/reconciliation.config';
+import { PollingWorker } from '../platform/lifecycle/polling-worker';
+import { reconciliationConfig } from './reconciliation.config';
 import { billDateOf, shiftBillDate } from '../domain/bill';
 import { ReconciliationRepository } from './reconciliation.repository';
 import { ReconciliationService } from './reconciliation.service';

@@ -3,7 +3,7 @@ import { ConfigType } from '@nestjs/config';
 import { AuditLog } from '../admin/audit/audit-log';
 import { PaymentChannel } from '../channels/payment-channel';
 import { PaymentChannels } from '../channels/payment-channels';
-import { reconciliationConfig } from '../platform/config/reconciliation.config';
+import { reconciliationConfig } from './reconciliation.config';
 import { BillEntry, BillLine, billDayRange, shiftBillDate } from '../domain/bill';
 import { DomainError } from '../domain/domain-error';
 import { TradeQueryService } from '../trade/trade-query.service';

@@ -4,7 +4,7 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { Counter } from 'prom-client';
-import { retryDelayMs } from '../platform/config/events.config';
+import { retryDelayMs } from '../events/events.config';
 import { refundConfig } from '../platform/config/refund.config';
 import { REFUND_CALLS_TOTAL } from '../platform/metrics/metrics.module';
 import { PaymentChannel } from '../channels/payment-channel';

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
-import { PollingWorker } from '../platform/http/polling-worker';
-import { nextQueryAt, paymentQueryConfig } from '../platform/config/payment-query.config';
+import { PollingWorker } from '../platform/lifecycle/polling-worker';
+import { nextQueryAt, paymentQueryConfig } from '../order/payment-query.config';
 import { DueQuery, PaymentOrderRepository } from '../order/payment-order.repository';
 import { TransactionRunner } from '../platform/transaction/transaction.runner';
 import { TradeQueryService } from './trade-query.service';

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { ChannelsModule } from '../channels/channels.module';
-import { paymentQueryConfig } from '../platform/config/payment-query.config';
+import { paymentQueryConfig } from '../order/payment-query.config';
 import { serverConfig } from '../platform/config/server.config';
 import { OrderModule } from '../order/order.module';
 import { SettlementModule } from '../settlement/settlement.module';

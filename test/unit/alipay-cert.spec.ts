@@ -2,7 +2,7 @@ import { readFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { DomainError } from '../../src/domain/domain-error';
-import { ConfigurationError } from '../../src/domain/env-validation';
+import { ConfigurationError } from '../../src/platform/config/env-validation';
 import { isPayment, RawDelivery } from '../../src/domain/notification';
 import {
   certSn,

@@ -2,7 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigurationError } from '../../src/domain/env-validation';
+import { ConfigurationError } from '../../src/platform/config/env-validation';
 import { parseAnswer, signatureHolds, signFields, signedString } from '../../src/channels/unionpay/unionpay.message';
 import { loadSigningCertificate } from '../../src/channels/unionpay/unionpay.sign-cert';
 import { generateUnionpayKeySet } from '../../tools/simulator/unionpay/unionpay-keys';

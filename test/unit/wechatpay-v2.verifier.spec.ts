@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { DomainError } from '../../src/domain/domain-error';
 import { isPayment, RefundNoticeStatus } from '../../src/domain/notification';
-import { ConfigurationError } from '../../src/domain/env-validation';
+import { ConfigurationError } from '../../src/platform/config/env-validation';
 import {
   loadWechatpayAccounts,
   loadWechatpayOptions,

@@ -10,7 +10,7 @@
 import { createHash, KeyObject, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Logger } from '@nestjs/common';
-import { ConfigurationError } from '../../domain/env-validation';
+import { ConfigurationError } from '../../platform/config/env-validation';
 
 const logger = new Logger('AlipayCertificates');
 

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigurationError } from '../../domain/env-validation';
+import { ConfigurationError } from '../../platform/config/env-validation';
 import { loadAlipayAccounts, loadAlipayConfig, loadAlipayOptions } from './alipay.config';
 
 describe(loadAlipayOptions.name, () => {

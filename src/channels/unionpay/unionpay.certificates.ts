@@ -1,7 +1,7 @@
 import { KeyObject, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { DomainError } from '../../domain/domain-error';
-import { ConfigurationError } from '../../domain/env-validation';
+import { ConfigurationError } from '../../platform/config/env-validation';
 import { Clock } from '../../domain/notification';
 
 /**

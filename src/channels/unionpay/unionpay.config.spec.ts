@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigurationError } from '../../domain/env-validation';
+import { ConfigurationError } from '../../platform/config/env-validation';
 import { loadUnionpayOptions } from './unionpay.config';
 
 const CERTS = { UNIONPAY_ROOT_CERT_PATH: '/run/keys/root.cer', UNIONPAY_MIDDLE_CERT_PATH: '/run/keys/middle.cer' };

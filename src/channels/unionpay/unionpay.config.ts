@@ -1,5 +1,5 @@
 import { IsIn, IsOptional, IsString, Matches } from 'class-validator';
-import { ConfigurationError, requireAll, validateEnv } from '../../domain/env-validation';
+import { ConfigurationError, requireAll, validateEnv } from '../../platform/config/env-validation';
 import { readAccountsSection, refuseBesideFile } from '../accounts-file';
 import { HttpUrl } from '../channel-calls.config';
 import { SingleValue } from '../single-value';

@@ -1,7 +1,7 @@
 import { createPrivateKey, KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import forge from 'node-forge';
-import { ConfigurationError } from '../../domain/env-validation';
+import { ConfigurationError } from '../../platform/config/env-validation';
 import { SignCertFile } from './unionpay.config';
 
 /** A merchant's signing key and the certId that names its certificate to UnionPay. */

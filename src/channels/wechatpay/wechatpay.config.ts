@@ -1,5 +1,5 @@
 import { IsOptional, IsString, Length, Matches } from 'class-validator';
-import { requireAll, validateEnv } from '../../domain/env-validation';
+import { requireAll, validateEnv } from '../../platform/config/env-validation';
 import { readAccountsSection, refuseBesideFile } from '../accounts-file';
 import { HttpUrl } from '../channel-calls.config';
 import { SingleValue } from '../single-value';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { BillEntry } from '../../domain/bill';
 import { DomainError } from '../../domain/domain-error';
-import { ConfigurationError } from '../../domain/env-validation';
+import { ConfigurationError } from '../../platform/config/env-validation';
 import { loadWechatpayAccounts } from './wechatpay.config';
 import { parseWechatpayBill } from './wechatpay.bill';
 import { asDirectResource } from './wechatpay.partner';

@@ -1,5 +1,5 @@
 import { DomainError } from '../../domain/domain-error';
-import { ConfigurationError } from '../../domain/env-validation';
+import { ConfigurationError } from '../../platform/config/env-validation';
 
 /**
  * WeChat Pay's service-provider (服务商, partner) mode. A provider's account (its mchid is the

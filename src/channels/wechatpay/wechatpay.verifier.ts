@@ -2,7 +2,7 @@ import { createDecipheriv, KeyObject, verify } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { DomainError } from '../../domain/domain-error';
 import { isValidMinorAmount } from '../../domain/money';
-import { ConfigurationError } from '../../domain/env-validation';
+import { ConfigurationError } from '../../platform/config/env-validation';
 import { WechatpayConfig } from './wechatpay.config';
 import { decodeStrictBase64, replayKeyOf } from '../signature-bytes';
 import { headerValue, loadCertificate, loadPublicKey } from '../key-loading';

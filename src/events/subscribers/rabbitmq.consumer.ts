@@ -2,7 +2,7 @@ import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap }
 import { ChannelWrapper } from 'amqp-connection-manager';
 import { Channel, ConsumeMessage } from 'amqplib';
 import { PaymentEvent } from '../payment-events';
-import { RabbitmqConnection } from '../../platform/rabbitmq/rabbitmq.connection';
+import { RabbitmqConnection } from '../rabbitmq/rabbitmq.connection';
 import { EventDispatcher } from './event-dispatcher';
 import { declareHandlerQueues, handlerQueue } from './handler-queues';
 import { Subscriber, SubscriberRegistry } from './subscriber-registry';

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
-import { webhooksConfig } from '../../platform/config/webhooks.config';
+import { webhooksConfig } from './webhooks.config';
 import { WriteResult } from '../../platform/database/sql';
 import { PaymentEvent } from '../payment-events';
 import { DeliveryStatus } from './webhook-delivery.entity';

@@ -2,7 +2,7 @@ import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBoo
 import { ConfigType } from '@nestjs/config';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { Counter } from 'prom-client';
-import { webhooksConfig } from '../../platform/config/webhooks.config';
+import { webhooksConfig } from './webhooks.config';
 import { WEBHOOK_ATTEMPTS_TOTAL, WEBHOOK_ENDPOINTS_DISABLED_TOTAL } from '../../platform/metrics/metrics.module';
 import { ActiveEndpoint, ClaimedDelivery, WebhookDeliveries } from './webhook-deliveries.repository';
 import { WebhookSender } from './webhook-sender';

@@ -3,7 +3,7 @@ import { ConfigType } from '@nestjs/config';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { DomainError } from '../../domain/domain-error';
-import { webhooksConfig } from '../../platform/config/webhooks.config';
+import { webhooksConfig } from './webhooks.config';
 import { WriteResult } from '../../platform/database/sql';
 import { PaymentEvent } from '../payment-events';
 import { urlProblem } from './address-guard';

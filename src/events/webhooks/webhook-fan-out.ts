@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
-import { PollingWorker } from '../../platform/http/polling-worker';
-import { webhooksConfig } from '../../platform/config/webhooks.config';
+import { PollingWorker } from '../../platform/lifecycle/polling-worker';
+import { webhooksConfig } from './webhooks.config';
 import { WebhookDeliveries } from './webhook-deliveries.repository';
 
 const BATCH_SIZE = 100;

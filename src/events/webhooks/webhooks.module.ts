@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
-import { webhooksConfig } from '../../platform/config/webhooks.config';
+import { webhooksConfig } from './webhooks.config';
 import { WebhookDeliveries } from './webhook-deliveries.repository';
 import { WebhookDispatcher } from './webhook-dispatcher';
 import { WebhookEndpoints } from './webhook-endpoints.service';

@@ -5,7 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Counter, Gauge } from 'prom-client';
 import { spoolConfig } from '../../platform/config/spool.config';
-import { ConfigurationError } from '../../domain/env-validation';
+import { ConfigurationError } from '../../platform/config/env-validation';
 import { ParkedDeliveries, ParkedDelivery } from './parked-deliveries';
 import { SPOOL_BYTES, SPOOL_DELIVERIES, SPOOL_OLDEST_AGE, SPOOL_QUARANTINED } from './spool-metrics';
 import { decodeDelivery, encodeDelivery, frame, SpooledDelivery } from './spool-record';

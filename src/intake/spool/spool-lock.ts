@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { flock } from 'fs-ext';
-import { ConfigurationError } from '../../domain/env-validation';
+import { ConfigurationError } from '../../platform/config/env-validation';
 
 const lockFile = promisify(
   flock as (fd: number, flags: 'exnb' | 'un', callback: (error: Error | null) => void) => void,

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { Counter } from 'prom-client';
-import { PollingWorker } from '../../platform/http/polling-worker';
+import { PollingWorker } from '../../platform/lifecycle/polling-worker';
 import { isDatabaseUnavailable } from '../../platform/database/database-unavailable';
 import { DomainError } from '../../domain/domain-error';
 import { VerifiedNotification } from '../../domain/notification';

@@ -3,7 +3,7 @@ import { ConfigType } from '@nestjs/config';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { Redis, Result } from 'ioredis';
 import { Counter } from 'prom-client';
-import { redisConfig } from '../../platform/config/redis.config';
+import { redisConfig } from './redis.config';
 import { REDIS_ERRORS } from './fast-path-metrics';
 
 const CONNECT_TIMEOUT_MS = 2000;

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
-import { redisConfig } from '../../platform/config/redis.config';
+import { redisConfig } from './redis.config';
 import { CallbackRecordRepository } from './callback-record.repository';
 import { CommittedPayments } from './committed-payments';
 import { CommittedPaymentsCache } from './committed-payments.cache';

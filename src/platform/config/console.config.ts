@@ -1,5 +1,5 @@
 import { IsIn, IsOptional } from 'class-validator';
-import { validateEnv } from '../../domain/env-validation';
+import { validateEnv } from './env-validation';
 
 class ConsoleEnv {
   @IsOptional()

@@ -1,6 +1,6 @@
 import { registerAs } from '@nestjs/config';
 import { IsOptional, Matches } from 'class-validator';
-import { IntegerBetween, OneOf, validateEnv } from '../../domain/env-validation';
+import { IntegerBetween, OneOf, validateEnv } from './env-validation';
 
 class DatabaseEnv {
   @IsOptional()

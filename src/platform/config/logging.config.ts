@@ -1,5 +1,5 @@
 import { IsOptional } from 'class-validator';
-import { OneOf, validateEnv } from '../../domain/env-validation';
+import { OneOf, validateEnv } from './env-validation';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];

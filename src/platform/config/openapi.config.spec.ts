@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { loadOpenApiConfig } from './openapi.config';
-import { ConfigurationError } from '../../domain/env-validation';
+import { ConfigurationError } from './env-validation';
 
 describe(loadOpenApiConfig.name, () => {
   it('should serve the OpenAPI document only when OPENAPI is true (issue 35, item 6: off by default)', () => {

@@ -1,5 +1,5 @@
 import { loadRefundConfig } from './refund.config';
-import { ConfigurationError } from '../../domain/env-validation';
+import { ConfigurationError } from './env-validation';
 
 describe(loadRefundConfig.name, () => {
   const sut = loadRefundConfig;

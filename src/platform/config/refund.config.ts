@@ -1,7 +1,7 @@
 import { registerAs } from '@nestjs/config';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
 import { MAX_AMOUNT } from '../../domain/money';
-import { IntegerBetween, OneOf, validateEnv } from '../../domain/env-validation';
+import { IntegerBetween, OneOf, validateEnv } from './env-validation';
 
 class RefundEnv {
   @IsOptional()

@@ -1,5 +1,5 @@
 import { loadRetentionConfig } from './retention.config';
-import { ConfigurationError } from '../../domain/env-validation';
+import { ConfigurationError } from './env-validation';
 
 describe(loadRetentionConfig.name, () => {
   const sut = loadRetentionConfig;

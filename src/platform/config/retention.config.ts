@@ -1,6 +1,6 @@
 import { registerAs } from '@nestjs/config';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
-import { validateEnv } from '../../domain/env-validation';
+import { validateEnv } from './env-validation';
 
 class RetentionEnv {
   @IsOptional()

@@ -1,6 +1,6 @@
 import { registerAs } from '@nestjs/config';
 import { IsOptional, IsString, MinLength } from 'class-validator';
-import { ConfigurationError, IntegerBetween, OneOf, validateEnv } from '../../domain/env-validation';
+import { ConfigurationError, IntegerBetween, OneOf, validateEnv } from './env-validation';
 
 /** The management port unless METRICS_PORT names another: /metrics and the detailed readiness, never public. */
 export const DEFAULT_METRICS_PORT = 9464;

@@ -1,7 +1,7 @@
 import { isAbsolute } from 'node:path';
 import { registerAs } from '@nestjs/config';
 import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
-import { ConfigurationError, validateEnv } from '../../domain/env-validation';
+import { ConfigurationError, validateEnv } from './env-validation';
 
 class SpoolEnv {
   @IsOptional()

@@ -4,7 +4,7 @@ import { Logger } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { FastifyRequest } from 'fastify';
-import { PollingWorker } from '../http/polling-worker';
+import { PollingWorker } from './polling-worker';
 import { ServerConfig } from '../config/server.config';
 import { ShutdownState } from './shutdown-state';
 

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { Counter } from 'prom-client';
-import { PollingWorker } from '../http/polling-worker';
+import { PollingWorker } from '../lifecycle/polling-worker';
 import { retentionConfig } from '../config/retention.config';
 import { RETENTION_PRUNED_TOTAL } from '../metrics/metrics.module';
 import { PrunedTable, RetentionPruner } from './retention-pruner';

@@ -4,7 +4,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import { Agent, fetch } from 'undici';
 import { DomainError } from '../../../domain/domain-error';
-import { ConfigurationError } from '../../../domain/env-validation';
+import { ConfigurationError } from '../../../platform/config/env-validation';
 import { removeFile, saveToTempFile } from '../../bill-file';
 import { describeFailure } from '../../payment-channel';
 import { WechatpayAccount } from '../wechatpay.config';

@@ -1,5 +1,5 @@
 import { loadPaymentQueryConfig, nextQueryAt } from './payment-query.config';
-import { ConfigurationError } from '../../domain/env-validation';
+import { ConfigurationError } from '../platform/config/env-validation';
 
 describe(loadPaymentQueryConfig.name, () => {
   const sut = loadPaymentQueryConfig;

@@ -1,5 +1,5 @@
 import { loadRedisConfig } from './redis.config';
-import { ConfigurationError } from '../../domain/env-validation';
+import { ConfigurationError } from '../../platform/config/env-validation';
 
 describe(loadRedisConfig.name, () => {
   const sut = loadRedisConfig;

@@ -1,5 +1,5 @@
 import { loadOrderConfig } from './order.config';
-import { ConfigurationError } from '../../domain/env-validation';
+import { ConfigurationError } from '../platform/config/env-validation';
 
 describe(loadOrderConfig.name, () => {
   const sut = loadOrderConfig;

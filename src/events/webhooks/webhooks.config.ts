@@ -1,6 +1,6 @@
 import { registerAs } from '@nestjs/config';
 import { IsOptional, Matches } from 'class-validator';
-import { ConfigurationError, IntegerBetween, OneOf, validateEnv } from '../../domain/env-validation';
+import { ConfigurationError, IntegerBetween, OneOf, validateEnv } from '../../platform/config/env-validation';
 
 class WebhooksEnv {
   @IsOptional()

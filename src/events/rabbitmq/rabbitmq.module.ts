@@ -1,6 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
-import { eventsConfig } from '../config/events.config';
+import { eventsConfig } from '../events.config';
 import { RabbitmqConnection } from './rabbitmq.connection';
 
 @Global()

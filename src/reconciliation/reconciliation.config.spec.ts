@@ -1,4 +1,4 @@
-import { ConfigurationError } from '../../domain/env-validation';
+import { ConfigurationError } from '../platform/config/env-validation';
 import { loadReconciliationConfig } from './reconciliation.config';
 
 describe(loadReconciliationConfig.name, () => {

@@ -1,6 +1,6 @@
 import { registerAs } from '@nestjs/config';
 import { IsOptional, Matches } from 'class-validator';
-import { IntegerBetween, validateEnv } from '../../domain/env-validation';
+import { IntegerBetween, validateEnv } from '../../platform/config/env-validation';
 
 class RedisEnv {
   @IsOptional()

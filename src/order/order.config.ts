@@ -1,6 +1,6 @@
 import { registerAs } from '@nestjs/config';
 import { IsOptional, Matches } from 'class-validator';
-import { validateEnv } from '../../domain/env-validation';
+import { validateEnv } from '../platform/config/env-validation';
 
 class OrderEnv {
   @IsOptional()

@@ -1,6 +1,6 @@
 import { registerAs } from '@nestjs/config';
 import { IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
-import { ConfigurationError, validateEnv } from '../../domain/env-validation';
+import { ConfigurationError, validateEnv } from '../platform/config/env-validation';
 
 const DEFAULT_SCHEDULE = [60, 300, 900, 1800, 3600, 7200, 21600, 86400];
 

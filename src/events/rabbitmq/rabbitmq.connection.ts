@@ -4,8 +4,8 @@ import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { AmqpConnectionManager, ChannelWrapper, connect, CreateChannelOpts } from 'amqp-connection-manager';
 import { Channel } from 'amqplib';
 import { Gauge } from 'prom-client';
-import { eventsConfig } from '../config/events.config';
-import { BROKER_CONNECTED } from '../metrics/metrics.module';
+import { eventsConfig } from '../events.config';
+import { BROKER_CONNECTED } from '../../platform/metrics/metrics.module';
 
 const CLOSE_TIMEOUT_MS = 2000;
 

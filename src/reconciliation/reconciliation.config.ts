@@ -1,6 +1,6 @@
 import { registerAs } from '@nestjs/config';
 import { IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
-import { validateEnv } from '../../domain/env-validation';
+import { validateEnv } from '../platform/config/env-validation';
 
 class ReconciliationEnv {
   @IsOptional()
