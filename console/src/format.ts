@@ -29,8 +29,8 @@ export function parseAmount(text: string, currency = 'CNY'): number | null {
 
 export const BEIJING = 'Asia/Shanghai';
 
-/** A time in the operator's own zone (or `timeZone`), with the zone's name. */
-export function formatTime(iso: string | null | undefined, locale: string, timeZone?: string): string {
+/** A date and time in `locale`, in the operator's own zone (or `timeZone`), with the zone's name unless `zoneName` is false. */
+export function formatTime(iso: string | null | undefined, locale: string, timeZone?: string, zoneName = true): string {
   if (!iso) return '—';
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso;
@@ -41,10 +41,46 @@ export function formatTime(iso: string | null | undefined, locale: string, timeZ
     hour: '2-digit',
     minute: '2-digit',
     second: '2-digit',
-    hour12: false,
+    hourCycle: 'h23',
     timeZone,
-    timeZoneName: 'short',
+    timeZoneName: zoneName ? 'short' : undefined,
   }).format(date);
+}
+
+/**
+ * The one way the console writes a moment: the operator's locale and zone, and Beijing time beside
+ * it (the channels' days); `beijing` is null when the operator's own zone already is Beijing's.
+ */
+export function formatMoment(
+  iso: string | null | undefined,
+  locale: string,
+  timeZone?: string,
+): { local: string; beijing: string | null } {
+  const local = formatTime(iso, locale, timeZone);
+  if (!iso || local === iso) return { local, beijing: null };
+  const beijing = formatTime(iso, locale, BEIJING, false);
+  return { local, beijing: formatTime(iso, locale, timeZone, false) === beijing ? null : beijing };
+}
+
+/** A chart's time tick in `locale` and the operator's zone: `14:00`, with the day where it changes (`12/05 14:00`). */
+export function formatTick(ms: number, locale: string, withDay: boolean, timeZone?: string): string {
+  return new Intl.DateTimeFormat(locale, {
+    month: withDay ? '2-digit' : undefined,
+    day: withDay ? '2-digit' : undefined,
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+    timeZone,
+  }).format(new Date(ms));
+}
+
+/**
+ * A processing time of whole milliseconds (processing_ms is truncated to the millisecond): 0 is
+ * anything under one, so it reads "<1 ms", never "0 ms".
+ */
+export function formatMs(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return '—';
+  return ms < 1 ? '<1 ms' : `${ms} ms`;
 }
 
 /** Today's calendar day in Beijing (the channels' bill days), shifted by `days`. */

@@ -3,7 +3,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
 import { ApiError, get } from './api';
-import { BEIJING, formatAmount, formatTime } from './format';
+import { formatAmount, formatMoment } from './format';
 import { locale, t } from './i18n';
 
 export interface Operator {
@@ -53,12 +53,15 @@ export function Show<T>({ loaded, children }: { loaded: Loaded<T>; children: (da
 export const Money = ({ minor, currency }: { minor: number | string; currency?: string }) =>
   html`<span class="money">${formatAmount(minor, currency)} ${currency ?? ''}</span>`;
 
-/** The operator's own zone; with `beijing`, Beijing time under it (where the channels' days matter). */
-export const Time = ({ iso, beijing }: { iso: string | null; beijing?: boolean }) =>
-  html`<span class="time"
-    ><time datetime=${iso ?? ''}>${formatTime(iso, locale())}</time
-    >${beijing && iso ? html`<br /><small>${t('beijing')}: ${formatTime(iso, locale(), BEIJING)}</small>` : null}</span
+/** Every moment the console shows: the operator's locale and zone, Beijing time beside it (formatMoment). */
+export function Time({ iso }: { iso: string | null }) {
+  const { local, beijing } = formatMoment(iso, locale());
+  return html`<span class="time"
+    ><time datetime=${iso ?? ''}>${local}</time>${
+      beijing ? html` <small class="beijing">${t('beijing')} ${beijing}</small>` : null
+    }</span
   >`;
+}
 
 export const Status = ({ value }: { value: string }) =>
   html`<span class=${`status status-${value.toLowerCase()}`}>${value}</span>`;
@@ -97,4 +100,13 @@ export function Table({ caption, head, rows }: { caption: string; head: string[]
 export function ViewerNote() {
   const operator = useOperator();
   return canAct(operator) ? null : html`<p class="note">${t('viewerNote')}</p>`;
+}
+
+/** A filter's choice among the values the server lists (GET /admin/vocabulary), "Any" first. */
+export function Select({ id, label, value, options }: { id: string; label: string; value: string; options: string[] }) {
+  return html`<label for=${id}>${label}</label>
+    <select id=${id} name=${id}>
+      <option value="">${t('any')}</option>
+      ${options.map((o) => html`<option value=${o} selected=${o === value}>${o}</option>`)}
+    </select>`;
 }

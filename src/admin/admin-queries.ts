@@ -75,6 +75,14 @@ export class CallbackStatsRow {
 
   @ApiProperty({ type: 'integer', nullable: true })
   maxProcessingMs: number | null;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'integer' },
+    description: 'Deliveries by outcome (PAID, DUPLICATE, an anomaly type, a refund notice outcome…)',
+    example: { PAID: 120, DUPLICATE: 3 },
+  })
+  outcomes: Record<string, number>;
 }
 
 export class CallbackStatsView {
@@ -292,14 +300,31 @@ export class AdminQueries {
        GROUP BY bucket, channel ORDER BY bucket, channel`,
       [BUCKET_FORMAT[bucket], from, to],
     );
-    return { from: from.toISOString(), to: to.toISOString(), bucket, rows: rows.map(toStatsRow) };
+    const byOutcome: Array<{ bucket: string; channel: string; outcome: string; n: string }> = await db.query(
+      `SELECT DATE_FORMAT(received_at, ?) AS bucket, channel, outcome, SUM(1 + replays) AS n
+       FROM callback_delivery
+       WHERE received_at >= ? AND received_at < ?
+       GROUP BY bucket, channel, outcome`,
+      [BUCKET_FORMAT[bucket], from, to],
+    );
+    const outcomes = new Map<string, Record<string, number>>();
+    for (const r of byOutcome) {
+      const key = `${r.bucket} ${r.channel}`;
+      outcomes.set(key, { ...outcomes.get(key), [r.outcome]: Number(r.n) });
+    }
+    return {
+      from: from.toISOString(),
+      to: to.toISOString(),
+      bucket,
+      rows: rows.map((row) => ({ ...toStatsRow(row), outcomes: outcomes.get(`${row.bucket} ${row.channel}`) ?? {} })),
+    };
   }
 }
 
 const paymentKey = (p: Pick<Refund, 'channel' | 'transactionId'>): string =>
   JSON.stringify([p.channel, p.transactionId]);
 
-function toStatsRow(row: Record<string, string | null>): CallbackStatsRow {
+function toStatsRow(row: Record<string, string | null>): Omit<CallbackStatsRow, 'outcomes'> {
   const paymentDeliveries = Number(row.payment_deliveries);
   const distinctPayments = Number(row.distinct_payments);
   const duplicateDeliveries = paymentDeliveries - distinctPayments;

@@ -4,7 +4,7 @@ import { ApiError, post, query } from '../api';
 import { formatAmount, parseAmount } from '../format';
 import { t } from '../i18n';
 import { navigate, Route } from '../router';
-import { canAct, Money, OrderLink, Show, Status, Table, Time, useGet, useOperator, ViewerNote } from '../ui';
+import { canAct, Money, OrderLink, Select, Show, Status, Table, Time, useGet, useOperator, ViewerNote } from '../ui';
 import { useVocabulary, Vocabulary } from '../vocabulary';
 import { OrderDetail, OrderSections, Payment } from './orders';
 import { AnomalyHistory, Resolution, ResolutionSection } from './anomaly-resolution';
@@ -22,14 +22,6 @@ export interface Anomaly {
   createdAt: string;
   updatedAt: string;
   resolution?: Resolution | null;
-}
-
-function Select({ id, label, value, options }: { id: string; label: string; value: string; options: string[] }) {
-  return html`<label for=${id}>${label}</label>
-    <select id=${id} name=${id}>
-      <option value="">${t('any')}</option>
-      ${options.map((o) => html`<option value=${o} selected=${o === value}>${o}</option>`)}
-    </select>`;
 }
 
 /** The list, filtered by the hash's query (so a filter can be linked to from the overview). */
@@ -109,7 +101,7 @@ export function AnomalyPage({ id }: { id: string }) {
           <dt>${t('paidAmount')}</dt>
           <dd><${Money} minor=${a.paidAmount} currency=${a.currency} /></dd>
           <dt>${t('created')}</dt>
-          <dd><${Time} iso=${a.createdAt} beijing /></dd>
+          <dd><${Time} iso=${a.createdAt} /></dd>
         </dl>
         <${Show} loaded=${order}>
           ${(o: OrderDetail) =>
@@ -189,10 +181,11 @@ function RefundForm({ anomaly, payments, onDone }: { anomaly: Anomaly; payments:
         autocomplete="off"
         value=${amount}
         disabled=${disabled}
-        aria-describedby="refund-amount-help"
+        aria-describedby="refund-amount-help refund-threshold"
         onInput=${(e: Event) => setAmount((e.target as HTMLInputElement).value)}
       />
       <p id="refund-amount-help" class="help">${t('amountHelp')}</p>
+      <${ThresholdNote} currency=${currency} />
       <label for="refund-reason">${t('reason')}</label>
       <textarea
         id="refund-reason"
@@ -215,4 +208,15 @@ function RefundForm({ anomaly, payments, onDone }: { anomaly: Anomaly; payments:
         : null
     }
   </section>`;
+}
+
+/** What the refund form must say: the approval threshold the server applies (GET /admin/vocabulary). */
+function ThresholdNote({ currency }: { currency: string }) {
+  const threshold = useVocabulary().data?.refundApprovalThreshold;
+  if (threshold === undefined) return null;
+  if (threshold === null)
+    return html`<p class="help" id="refund-threshold" data-testid="threshold">${t('noThreshold')}</p>`;
+  return html`<p class="help" id="refund-threshold" data-testid="threshold">
+    ${t('thresholdHelp')} <strong><${Money} minor=${threshold} currency=${currency} /></strong>
+  </p>`;
 }

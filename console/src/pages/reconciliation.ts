@@ -58,7 +58,7 @@ export function ReconciliationPage({ route }: { route: Route }) {
             r.merchantId,
             html`<${Status} value=${r.status} />`,
             Counts(r.counts),
-            html`<${Time} iso=${r.finishedAt} beijing />`,
+            html`<${Time} iso=${r.finishedAt} />`,
           ])}
         />`}
     <//>`;
