@@ -3,7 +3,7 @@ import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { formatTick } from './format';
-import { locale } from './i18n';
+import { locale, t } from './i18n';
 
 export interface Series {
   label: string;
@@ -30,7 +30,10 @@ export function TimeChart({ title, times, series }: { title: string; times: numb
         width: Math.max(280, box.current.clientWidth),
         height: 220,
         series: [
-          { value: (_u, seconds: number | null) => (seconds === null ? '—' : tick(seconds, true)) },
+          {
+            label: t('at'),
+            value: (_u, seconds: number | null) => (seconds === null ? '—' : tick(seconds, true)),
+          },
           ...series.map((s) => ({
             label: s.label,
             stroke: s.color,
