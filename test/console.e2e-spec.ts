@@ -164,6 +164,7 @@ describe('operators in the browser', () => {
   it('should take a duplicate payment from the anomaly to a refund approved by a second admin and settled by the notice', async () => {
     const { orderNo, duplicateBy, anomalyId } = await duplicatePayment();
     const alice = await operatorPage(platforms.admins.admin);
+    await alice.page.locator('figure.chart canvas').first().waitFor();
     await screenshot(alice.page, 'overview');
 
     // A finds the anomaly in the list, filtered by type.

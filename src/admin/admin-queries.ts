@@ -255,9 +255,11 @@ export class AdminQueries {
     const db = await this.reporting.dataSource();
     const delivery = /^[1-9]\d{0,18}$/.test(id) ? await db.getRepository(CallbackDelivery).findOneBy({ id }) : null;
     if (!delivery) throw new DomainError('DeliveryNotFound', `delivery ${id.slice(0, 32)} not found`);
-    if (role === AdminRole.Admin) return toDeliveryView(delivery);
-    const maskPayer = (raw: Buffer) => this.channels.get(delivery.channel)?.maskPayer(raw) ?? raw;
-    return toDeliveryView({ ...delivery, rawBody: maskPayer(delivery.rawBody) });
+    const channel = this.channels.get(delivery.channel);
+    const encrypted = channel?.hasEncryptedContent?.(delivery.rawBody) ?? false;
+    if (role === AdminRole.Admin) return toDeliveryView(delivery, encrypted);
+    const maskPayer = (raw: Buffer) => channel?.maskPayer(raw) ?? raw;
+    return toDeliveryView({ ...delivery, rawBody: maskPayer(delivery.rawBody) }, encrypted);
   }
 
   /**

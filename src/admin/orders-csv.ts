@@ -15,8 +15,8 @@ export const ORDER_CSV_COLUMNS = [
   'paid_at',
 ] as const;
 
-/** Currencies whose minor unit is a hundredth (fen, cents): their `amount` column is written with two decimals. */
-const HUNDREDTHS = new Set(['CNY', 'HKD', 'USD', 'EUR']);
+/** Currencies without a minor unit (as the console's format.ts has them); the others have two decimals. */
+const ZERO_DECIMAL = new Set(['JPY', 'KRW']);
 
 /**
  * One CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break, quotes doubled.
@@ -32,7 +32,7 @@ export function csvField(value: string | number | null): string {
 }
 
 export function orderCsvRow(order: OrderListItemView): string {
-  const amount = HUNDREDTHS.has(order.currency) ? formatYuan(order.amount) : String(order.amount);
+  const amount = ZERO_DECIMAL.has(order.currency) ? String(order.amount) : formatYuan(order.amount);
   return [
     order.orderNo,
     order.status,

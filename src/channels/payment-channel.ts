@@ -64,6 +64,8 @@ export interface PaymentChannel extends NotifyEndpoint {
    * configured key opens it. The plaintext is for the caller alone: never logged.
    */
   decryptedContent?(delivery: RawDelivery, options: { masked: boolean }): Record<string, unknown> | undefined;
+  /** Whether a delivery's bytes hold such an encrypted part (without opening it): what the console offers to decrypt. */
+  hasEncryptedContent?(rawBody: Buffer): boolean;
 
   /** Every configured account: the channel's merchant or app ids. */
   accountIds(): string[];

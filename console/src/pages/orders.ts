@@ -239,7 +239,7 @@ export function OrderSections({ detail }: { detail: OrderDetail }) {
         html`<${Status} value=${v.outcome} />`,
         html`<${Time} iso=${v.receivedAt} />`,
         v.processingMs ?? '—',
-        html`<${RawBytes} id=${v.id} channel=${v.channel} />`,
+        html`<${RawBytes} id=${v.id} />`,
       ])}
     />
     <${Table} caption=${t('refundsOf')} head=${REFUND_HEAD()} rows=${d.refunds.map(refundRow)} />
@@ -273,13 +273,12 @@ interface Delivery {
   rawBody: string | null;
   rawBodyBase64?: string | null;
   rawPrunedAt: string | null;
+  /** The server can open an encrypted part of it (WeChat Pay APIv3's resource). */
+  encryptedContent: boolean;
 }
 
-/** Channels whose notifications carry an encrypted part the server can open (GET /admin/deliveries/:id/decrypted). */
-const ENCRYPTING = new Set(['WECHATPAY']);
-
 /** The exact bytes received, on demand: as text, and as base64 for what is not UTF-8; WeChat Pay's resource decrypted. */
-function RawBytes({ id, channel }: { id: string; channel: string }) {
+function RawBytes({ id }: { id: string }) {
   const [open, setOpen] = useState(false);
   const delivery = useGet<Delivery>(open ? `/admin/deliveries/${id}` : null);
   if (!open)
@@ -308,7 +307,7 @@ ${Object.entries(v.headers)
                         </details>`
                       : null
                   }
-                  ${ENCRYPTING.has(channel) && v.rawBody?.trimStart().startsWith('{') ? html`<${Decrypted} id=${id} />` : null}`
+                  ${v.encryptedContent ? html`<${Decrypted} id=${id} />` : null}`
           }`}
     <//>
   </div>`;

@@ -303,9 +303,14 @@ export class DeliveryView extends DeliverySummaryView {
     description: 'When retention removed the bytes (and the headers, if over 256 bytes); null while they are kept',
   })
   rawPrunedAt: string | null;
+
+  @ApiProperty({
+    description: 'Whether the bytes hold a part the platform encrypted: GET /admin/deliveries/:id/decrypted opens it',
+  })
+  encryptedContent: boolean;
 }
 
-export function toDeliveryView(d: CallbackDelivery): DeliveryView {
+export function toDeliveryView(d: CallbackDelivery, encryptedContent = false): DeliveryView {
   const pruned = d.rawPrunedAt !== null;
   return {
     ...toDeliverySummary(d),
@@ -314,6 +319,7 @@ export function toDeliveryView(d: CallbackDelivery): DeliveryView {
     rawBody: pruned ? null : d.rawBody.toString('utf8'),
     rawBodyBase64: pruned ? null : d.rawBody.toString('base64'),
     rawPrunedAt: iso(d.rawPrunedAt),
+    encryptedContent: !pruned && encryptedContent,
   };
 }
 

@@ -70,9 +70,14 @@ export class WechatpayChannel implements PaymentChannel {
 
   /** APIv3's resource, decrypted; APIv2's XML has nothing encrypted (undefined). */
   decryptedContent(delivery: RawDelivery, { masked }: { masked: boolean }): Record<string, unknown> | undefined {
-    if (!delivery.body.toString('utf8').trimStart().startsWith('{')) return undefined;
+    if (!this.hasEncryptedContent(delivery.body)) return undefined;
     const resource = this.verifier.decryptKeptResource(delivery);
     return masked ? maskResourcePayer(resource) : resource;
+  }
+
+  /** APIv3's JSON envelope carries the resource encrypted; APIv2's XML does not. */
+  hasEncryptedContent(rawBody: Buffer): boolean {
+    return rawBody.toString('utf8').trimStart().startsWith('{');
   }
 
   orderNoRefusal(orderNo: string): string | undefined {
