@@ -472,7 +472,7 @@ describe('operators in the browser', () => {
       ['#/orders?channel=WECHATPAY&status=PAID', 'Orders'],
       [`#/orders/${orderNo}`, `Order ${orderNo}`],
       ['#/reconciliation', 'Reconciliation'],
-      ['#/reconciliation/WECHATPAY/2026-11-01', 'Reconciliation WECHATPAY 2026-11-01'],
+      ['#/reconciliation/WECHATPAY/2026-11-01', 'Reconciliation WECHATPAY 01/11/2026'],
       ['#/dead-letters', 'Dead letters'],
     ];
     for (const [hash, heading] of pages) {
@@ -606,6 +606,8 @@ describe('operators in the browser', () => {
     await go(page, '#/orders', 'Orders');
 
     expect((await page.locator('#status option').allTextContents()).slice(1)).toEqual(Object.values(OrderStatus));
+    // An en-GB browser: its date fields day first, as its moments are.
+    await page.getByLabel('From (UTC) (dd/mm/yyyy)').waitFor();
     expect((await page.locator('#channel option').allTextContents()).slice(1)).toEqual([...REGISTERED_CHANNELS]);
     await page.locator('#status').selectOption('PAID');
     await page.locator('#channel').selectOption('WECHATPAY');
@@ -687,6 +689,18 @@ describe('operators in the browser', () => {
       ),
     );
     await go(page, '#/anomalies', 'Anomalies');
+    // The date filters are written and read the same way (not the browser's own date input, whose
+    // format follows its UI language, not the page's locale): month first here.
+    const from = page.getByLabel('From (UTC) (mm/dd/yyyy)');
+    await from.fill('31/12/2026');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByRole('alert').getByText('Enter the date as mm/dd/yyyy: 31/12/2026').waitFor();
+    await from.fill('12/01/2026');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/#\/anomalies\?from=2026-12-01/);
+    await page.getByText('Loading…').first().waitFor({ state: 'detached' });
+    expect(await page.getByLabel('From (UTC) (mm/dd/yyyy)').inputValue()).toBe('12/01/2026');
+    await go(page, '#/anomalies', 'Anomalies');
     const listed = page.locator('tbody .time').first();
     expect(await listed.textContent()).toMatch(/^\d{2}\/\d{2}\/\d{4}, \d{2}:\d{2}:\d{2} (EST|GMT-5) Beijing time /);
 
@@ -696,6 +710,8 @@ describe('operators in the browser', () => {
     const chinese = await ticks();
     expect(chinese.length).toBeGreaterThan(0);
     for (const tick of chinese) expect(tick).toMatch(/^(\d{2}\/\d{2} )?\d{2}:\d{2}$/);
+    await go(page, '#/orders?from=2026-12-01', '订单');
+    expect(await page.getByLabel('开始 (UTC) (yyyy/mm/dd)').inputValue()).toBe('2026/12/01');
     await go(page, `#/anomalies/${anomalyId}`, /^异常 /);
     expect(await page.getByRole('definition').locator('.time').first().textContent()).toMatch(
       new RegExp(

@@ -1,4 +1,15 @@
-import { beijingDate, formatAmount, formatMoment, formatMs, formatTick, formatTime, parseAmount } from './format';
+import {
+  beijingDate,
+  dayPattern,
+  formatAmount,
+  formatDay,
+  formatMoment,
+  formatMs,
+  formatTick,
+  formatTime,
+  parseAmount,
+  parseDay,
+} from './format';
 
 describe('formatAmount', () => {
   it('should write minor units with two digits and thousands separators', () => {
@@ -75,6 +86,31 @@ describe('formatMs', () => {
     expect(formatMs(0)).toBe('<1 ms');
     expect(formatMs(3)).toBe('3 ms');
     expect(formatMs(null)).toBe('—');
+  });
+});
+
+describe('days in date fields', () => {
+  it('should write a day as the locale writes the day of a moment, and name the pattern', () => {
+    expect(formatDay('2026-12-05', 'en-US')).toBe('12/05/2026');
+    expect(formatDay('2026-12-05', 'en-GB')).toBe('05/12/2026');
+    expect(formatDay('2026-12-05', 'zh-CN')).toBe('2026/12/05');
+    expect(dayPattern('en-US')).toBe('mm/dd/yyyy');
+    expect(dayPattern('en-GB')).toBe('dd/mm/yyyy');
+    expect(dayPattern('zh-CN')).toBe('yyyy/mm/dd');
+    expect(
+      formatMoment('2026-12-05T04:27:23.000Z', 'en-GB', 'UTC').local.startsWith(formatDay('2026-12-05', 'en-GB')),
+    ).toBe(true);
+  });
+
+  it('should read a day back in the same order, or as yyyy-mm-dd, and refuse what is no day', () => {
+    expect(parseDay('12/05/2026', 'en-US')).toBe('2026-12-05');
+    expect(parseDay('05/12/2026', 'en-GB')).toBe('2026-12-05');
+    expect(parseDay('2026/12/05', 'zh-CN')).toBe('2026-12-05');
+    expect(parseDay('2026-12-05', 'en-GB')).toBe('2026-12-05');
+    expect(parseDay(' 5.12.2026 ', 'en-GB')).toBe('2026-12-05');
+    for (const text of ['', '31/02/2026', '13/13/2026', '2026', '12/05', 'tomorrow', '1/1/26']) {
+      expect(parseDay(text, 'en-GB')).toBeNull();
+    }
   });
 });
 

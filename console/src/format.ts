@@ -83,6 +83,47 @@ export function formatMs(ms: number | null | undefined): string {
   return ms < 1 ? '<1 ms' : `${ms} ms`;
 }
 
+const DAY_PARTS = { year: 'numeric', month: '2-digit', day: '2-digit', timeZone: 'UTC' } as const;
+const PATTERN_OF: Record<string, string> = { year: 'yyyy', month: 'mm', day: 'dd' };
+
+/** A calendar day (`yyyy-mm-dd`) as `locale` writes the day of a moment: `05/12/2026` en-GB, `12/05/2026` en-US, `2026/12/05` zh-CN. */
+export function formatDay(day: string, locale: string): string {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(day);
+  if (!match) return day;
+  return new Intl.DateTimeFormat(locale, DAY_PARTS).format(Date.UTC(+match[1], +match[2] - 1, +match[3]));
+}
+
+/** How `locale` writes a day, for a date field's label: `dd/mm/yyyy`, `mm/dd/yyyy`, `yyyy/mm/dd`. */
+export function dayPattern(locale: string): string {
+  return new Intl.DateTimeFormat(locale, DAY_PARTS)
+    .formatToParts(Date.UTC(2026, 11, 31))
+    .map((part) => PATTERN_OF[part.type] ?? part.value)
+    .join('');
+}
+
+/**
+ * A day typed as `locale` writes it (any separators between the three numbers), or as
+ * `yyyy-mm-dd`, back to `yyyy-mm-dd`; null when it is not a real calendar day.
+ */
+export function parseDay(text: string, locale: string): string | null {
+  const numbers = /^\s*(\d{1,4})\D{1,3}(\d{1,2}|\d{4})\D{1,3}(\d{1,4})\s*$/.exec(text);
+  if (!numbers) return null;
+  const order = numbers[1].length === 4 ? ['year', 'month', 'day'] : dayOrder(locale);
+  const part = (type: string) => Number(numbers[order.indexOf(type) + 1]);
+  const [year, month, day] = [part('year'), part('month'), part('day')];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  if (year < 1000 || date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day)
+    return null;
+  return date.toISOString().slice(0, 10);
+}
+
+function dayOrder(locale: string): string[] {
+  return new Intl.DateTimeFormat(locale, DAY_PARTS)
+    .formatToParts(Date.UTC(2026, 11, 31))
+    .map((part) => part.type)
+    .filter((type) => type in PATTERN_OF);
+}
+
 /** Today's calendar day in Beijing (the channels' bill days), shifted by `days`. */
 export function beijingDate(days = 0, now = new Date()): string {
   const shifted = new Date(now.getTime() + days * 86_400_000);

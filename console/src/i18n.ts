@@ -166,6 +166,7 @@ const EN = {
   confirmApprovalText: 'Approving sends this money back through the channel; it cannot be recalled.',
   paymentRefundTotal: "The payment's refunds, this one included",
   cancel: 'Cancel',
+  badDay: 'Enter the date as',
 };
 
 export type Key = keyof typeof EN;
@@ -334,6 +335,7 @@ const ZH: Record<Key, string> = {
   confirmApprovalText: '批准后这笔款项将通过渠道退回，无法撤回。',
   paymentRefundTotal: '该交易的退款总额（含本笔）',
   cancel: '取消',
+  badDay: '请按此格式输入日期',
 };
 
 let current: Lang = localStorage.getItem(LANG_KEY) === 'zh' ? 'zh' : 'en';

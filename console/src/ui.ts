@@ -3,7 +3,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
 import { ApiError, get } from './api';
-import { formatAmount, formatMoment } from './format';
+import { dayPattern, formatAmount, formatDay, formatMoment, parseDay } from './format';
 import { locale, t } from './i18n';
 
 export interface Operator {
@@ -109,4 +109,33 @@ export function Select({ id, label, value, options }: { id: string; label: strin
       <option value="">${t('any')}</option>
       ${options.map((o) => html`<option value=${o} selected=${o === value}>${o}</option>`)}
     </select>`;
+}
+
+/**
+ * A day for a filter, written and read as the console writes every date (the operator's locale,
+ * its pattern in the label), not as the browser's own date input would (its UI language, which
+ * may disagree). The form's value is read back with readDays.
+ */
+export function DayField({ id, name, label, value }: { id: string; name: string; label: string; value: string }) {
+  return html`<label for=${id}>${label} (${dayPattern(locale())})</label>
+    <input
+      id=${id}
+      name=${name}
+      inputmode="numeric"
+      size="10"
+      autocomplete="off"
+      value=${formatDay(value, locale())}
+    />`;
+}
+
+/** The form's day fields as yyyy-mm-dd ('' when empty); null and the problem when one is not a day. */
+export function readDays(form: FormData, names: string[]): { days: Record<string, string> } | { problem: string } {
+  const days: Record<string, string> = {};
+  for (const name of names) {
+    const text = String(form.get(name) ?? '').trim();
+    const day = text ? parseDay(text, locale()) : '';
+    if (day === null) return { problem: `${t('badDay')} ${dayPattern(locale())}: ${text}` };
+    days[name] = day;
+  }
+  return { days };
 }

@@ -4,7 +4,21 @@ import { ApiError, post, query } from '../api';
 import { formatAmount, parseAmount } from '../format';
 import { t } from '../i18n';
 import { navigate, Route } from '../router';
-import { canAct, Money, OrderLink, Select, Show, Status, Table, Time, useGet, useOperator, ViewerNote } from '../ui';
+import {
+  canAct,
+  DayField,
+  Money,
+  OrderLink,
+  readDays,
+  Select,
+  Show,
+  Status,
+  Table,
+  Time,
+  useGet,
+  useOperator,
+  ViewerNote,
+} from '../ui';
 import { useVocabulary, Vocabulary } from '../vocabulary';
 import { OrderDetail, OrderSections, Payment } from './orders';
 import { AnomalyHistory, Resolution, ResolutionSection } from './anomaly-resolution';
@@ -40,11 +54,15 @@ export function AnomaliesPage({ route }: { route: Route }) {
   const list = useGet<{ items: Anomaly[]; nextCursor: string | null }>(
     `/admin/anomalies${query({ ...filters, from: dayStart(filters.from), to: dayStart(filters.to) })}`,
   );
+  const [problem, setProblem] = useState<string | null>(null);
   const submit = (event: Event) => {
     event.preventDefault();
     const form = new FormData(event.target as HTMLFormElement);
-    const next: Record<string, string> = {};
-    for (const key of ['type', 'status', 'channel', 'from', 'to']) next[key] = String(form.get(key) ?? '');
+    const read = readDays(form, ['from', 'to']);
+    if ('problem' in read) return setProblem(read.problem);
+    setProblem(null);
+    const next: Record<string, string> = { ...read.days };
+    for (const key of ['type', 'status', 'channel']) next[key] = String(form.get(key) ?? '');
     navigate(`#/anomalies${query(next)}`);
   };
   return html`<h1>${t('anomalies')}</h1>
@@ -54,11 +72,12 @@ export function AnomaliesPage({ route }: { route: Route }) {
           <${Select} id="type" label=${t('type')} value=${filters.type} options=${lists.anomalyTypes} />
           <${Select} id="status" label=${t('status')} value=${filters.status} options=${lists.anomalyStatuses} />
           <${Select} id="channel" label=${t('channel')} value=${filters.channel} options=${lists.channels} />
-          <label for="from">${t('from')} (UTC)</label><input id="from" name="from" type="date" value=${filters.from} />
-          <label for="to">${t('to')} (UTC)</label><input id="to" name="to" type="date" value=${filters.to} />
+          <${DayField} id="from" name="from" label=${`${t('from')} (UTC)`} value=${filters.from} />
+          <${DayField} id="to" name="to" label=${`${t('to')} (UTC)`} value=${filters.to} />
           <button type="submit">${t('filter')}</button>
         </form>`}
     <//>
+    ${problem ? html`<p class="error" role="alert">${problem}</p>` : null}
     <${Show} loaded=${list}>
       ${(page: { items: Anomaly[]; nextCursor: string | null }) =>
         html`<${Table}

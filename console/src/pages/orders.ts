@@ -3,7 +3,20 @@ import { useState } from 'preact/hooks';
 import { ApiError, download, get, query } from '../api';
 import { t } from '../i18n';
 import { navigate, Route } from '../router';
-import { canAct, Money, OrderLink, Select, Show, Status, Table, Time, useGet, useOperator } from '../ui';
+import {
+  canAct,
+  DayField,
+  Money,
+  OrderLink,
+  readDays,
+  Select,
+  Show,
+  Status,
+  Table,
+  Time,
+  useGet,
+  useOperator,
+} from '../ui';
 import { useVocabulary, Vocabulary } from '../vocabulary';
 import type { Anomaly } from './anomalies';
 import { Refund, refundRow, REFUND_HEAD } from './refunds';
@@ -92,8 +105,11 @@ export function OrdersPage({ route }: { route: Route }) {
   const submit = (event: Event) => {
     event.preventDefault();
     const form = new FormData(event.target as HTMLFormElement);
-    const next: Record<string, string> = {};
-    for (const key of ['status', 'channel', 'from', 'to']) next[key] = String(form.get(key) ?? '');
+    const read = readDays(form, ['from', 'to']);
+    if ('problem' in read) return setExported({ problem: read.problem });
+    setExported(null);
+    const next: Record<string, string> = { ...read.days };
+    for (const key of ['status', 'channel']) next[key] = String(form.get(key) ?? '');
     navigate(`#/orders${query(next)}`);
   };
   const exportCsv = async () => {
@@ -111,8 +127,8 @@ export function OrdersPage({ route }: { route: Route }) {
         html`<form class="filters" onSubmit=${submit}>
           <${Select} id="status" label=${t('status')} value=${filters.status} options=${lists.orderStatuses} />
           <${Select} id="channel" label=${t('channel')} value=${filters.channel} options=${lists.channels} />
-          <label for="from">${t('from')} (UTC)</label><input id="from" name="from" type="date" value=${filters.from} />
-          <label for="to">${t('to')} (UTC)</label><input id="to" name="to" type="date" value=${filters.to} />
+          <${DayField} id="from" name="from" label=${`${t('from')} (UTC)`} value=${filters.from} />
+          <${DayField} id="to" name="to" label=${`${t('to')} (UTC)`} value=${filters.to} />
           <button type="submit">${t('filter')}</button>
           <button type="button" class="secondary" onClick=${exportCsv} aria-describedby="export-help">
             ${t('exportCsv')}

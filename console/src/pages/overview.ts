@@ -1,7 +1,7 @@
 import { html } from 'htm/preact';
 import { PALETTE, TimeChart } from '../chart';
-import { formatMs } from '../format';
-import { t } from '../i18n';
+import { formatDay, formatMs } from '../format';
+import { locale, t } from '../i18n';
 import { Show, Status, Table, Time, useGet } from '../ui';
 import { useVocabulary, Vocabulary } from '../vocabulary';
 
@@ -163,7 +163,7 @@ function OverviewCards(o: Overview) {
       rows=${o.reconciliations.map((r) => [
         r.channel,
         r.merchantId,
-        html`<a href=${`#/reconciliation/${r.channel}/${r.date}`}>${r.date}</a>`,
+        html`<a href=${`#/reconciliation/${r.channel}/${r.date}`}>${formatDay(r.date, locale())}</a>`,
         html`<${Status} value=${r.status} />`,
         Counts(r.counts),
         html`<${Time} iso=${r.finishedAt} />`,
