@@ -43,6 +43,8 @@ export function TimeChart({ title, times, series }: { title: string; times: numb
         ],
         axes: [
           {
+            // Room for a tick with its day (`04/12, 16:00`, `2026/12/04 16:00`), so that none overlaps.
+            space: 90,
             // The day where it changes (and on the first tick), the hour on every tick.
             values: (_u, splits: number[]) =>
               splits.map((seconds, i) => tick(seconds, i === 0 || dayOf(seconds) !== dayOf(splits[i - 1]))),
