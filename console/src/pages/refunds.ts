@@ -56,6 +56,9 @@ interface RefundPage {
 export function ApprovalsPage() {
   const queue = useGet<RefundPage>('/admin/refunds?status=AWAITING_APPROVAL&limit=200');
   const recent = useGet<RefundPage>('/admin/refunds?limit=100');
+  // Read once for the whole queue: the threshold each confirmation states (undefined until read).
+  const vocabulary = useVocabulary().data;
+  const threshold = vocabulary ? vocabulary.refundApprovalThreshold : undefined;
   const reload = () => {
     queue.reload();
     recent.reload();
@@ -67,7 +70,10 @@ export function ApprovalsPage() {
         html`<${Table}
           caption=${t('queue')}
           head=${[...REFUND_HEAD(), t('actions')]}
-          rows=${page.items.map((r) => [...refundRow(r), html`<${Decide} refund=${r} onDone=${reload} />`])}
+          rows=${page.items.map((r) => [
+            ...refundRow(r),
+            html`<${Decide} refund=${r} threshold=${threshold} onDone=${reload} />`,
+          ])}
         />`}
     <//>
     <${Show} loaded=${recent}>
@@ -80,9 +86,16 @@ export function ApprovalsPage() {
     <//>`;
 }
 
-function Decide({ refund, onDone }: { refund: Refund; onDone: () => void }) {
+function Decide({
+  refund,
+  threshold,
+  onDone,
+}: {
+  refund: Refund;
+  threshold: number | null | undefined;
+  onDone: () => void;
+}) {
   const disabled = !canAct(useOperator());
-  const threshold = useVocabulary().data?.refundApprovalThreshold;
   const [reason, setReason] = useState('');
   const [problem, setProblem] = useState<string | null>(null);
   const [confirming, setConfirming] = useState(false);
@@ -99,7 +112,9 @@ function Decide({ refund, onDone }: { refund: Refund; onDone: () => void }) {
   };
   const id = `reject-${refund.refundNo}`;
   return html`<div class="decide">
-    <button type="button" disabled=${disabled} onClick=${() => setConfirming(true)}>${t('approve')}</button>
+    <button type="button" disabled=${disabled || threshold === undefined} onClick=${() => setConfirming(true)}>
+      ${t('approve')}
+    </button>
     <label for=${id}>${t('rejectReason')}</label>
     <input
       id=${id}
@@ -111,10 +126,10 @@ function Decide({ refund, onDone }: { refund: Refund; onDone: () => void }) {
     <button type="button" class="secondary" disabled=${disabled} onClick=${() => act('reject')}>${t('reject')}</button>
     ${problem ? html`<p class="error" role="alert">${problem}</p>` : null}
     ${
-      confirming
+      confirming && threshold !== undefined
         ? html`<${ConfirmApproval}
             refund=${refund}
-            threshold=${threshold ?? null}
+            threshold=${threshold}
             onConfirm=${() => {
               setConfirming(false);
               void act('approve');
