@@ -69,6 +69,7 @@ interface DeliveryDetail extends DeliverySummary {
   rawBody: string;
   rawBodyBase64: string;
   rawPrunedAt: string | null;
+  encryptedContent: boolean;
 }
 
 interface OrderDetail {
@@ -853,6 +854,8 @@ describe('admin API', () => {
           rawBody: sent.body,
           rawBodyBase64: Buffer.from(sent.body, 'utf8').toString('base64'),
           rawPrunedAt: null,
+          // WeChat Pay APIv3 encrypts the resource (GET /admin/deliveries/:id/decrypted opens it); Alipay nothing.
+          encryptedContent: name === 'WECHATPAY',
         });
         expect(delivery).toMatchObject({ channel: name, outcome: 'PAID', transactionId: payment.transactionId });
         expect(Buffer.compare(Buffer.from(delivery.rawBodyBase64, 'base64'), Buffer.from(sent.body, 'utf8'))).toBe(0);

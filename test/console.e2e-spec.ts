@@ -1,12 +1,14 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool, RowDataPacket } from 'mysql2/promise';
-import { BrowserContext, Page } from 'playwright-core';
+import { BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
+import { parse } from 'csv-parse/sync';
 import { FakePlatform } from '../tools/simulator/fake-platform';
 import { CONSOLE_CSP } from '../src/admin/console/serve-console';
 import { REGISTERED_CHANNELS } from '../src/channels/registered-channels';
 import { AnomalyStatus, AnomalyType } from '../src/payments/anomaly/anomaly.entity';
 import { RefundPurpose, RefundStatus } from '../src/refund/refund.entity';
+import { OrderStatus } from '../src/order/order-status';
 import { accessibilityViolations, buildConsole, launchChromium, RunningBrowser } from './support/browser';
 import { eventually } from './support/eventually';
 import { WebhookReceiver } from './support/webhook-receiver';
@@ -70,8 +72,12 @@ afterAll(async () => {
   await pool?.end();
 });
 
-async function operatorPage(token: string): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await chromium.operator();
+async function operatorPage(
+  token: string,
+  options?: BrowserContextOptions,
+): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await chromium.operator(options);
+  await context.addInitScript(RECORD_CANVAS_TEXT);
   const page = await context.newPage();
   page.on('request', (request) => requestedUrls.push(request.url()));
   page.on('console', (message) => {
@@ -83,6 +89,20 @@ async function operatorPage(token: string): Promise<{ context: BrowserContext; p
   await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
   return { context, page };
 }
+
+/**
+ * Keeps every text the page draws on a canvas in `window.drawnText`: uPlot draws its axes there,
+ * out of reach of the DOM. Run by the DevTools protocol, before the page's own scripts.
+ */
+const RECORD_CANVAS_TEXT = `(() => {
+  const drawn = (window.drawnText = []);
+  const fillText = CanvasRenderingContext2D.prototype.fillText;
+  CanvasRenderingContext2D.prototype.fillText = function (text, ...rest) {
+    drawn.push(String(text));
+    return fillText.call(this, text, ...rest);
+  };
+})()`;
+const drawnText = (page: Page) => page.evaluate<string[]>('window.drawnText.splice(0)');
 
 async function go(page: Page, hash: string, heading: string | RegExp): Promise<void> {
   await page.goto(`${app.url}/console/${hash}`);
@@ -144,6 +164,7 @@ describe('operators in the browser', () => {
   it('should take a duplicate payment from the anomaly to a refund approved by a second admin and settled by the notice', async () => {
     const { orderNo, duplicateBy, anomalyId } = await duplicatePayment();
     const alice = await operatorPage(platforms.admins.admin);
+    await alice.page.locator('figure.chart canvas').first().waitFor();
     await screenshot(alice.page, 'overview');
 
     // A finds the anomaly in the list, filtered by type.
@@ -155,6 +176,8 @@ describe('operators in the browser', () => {
       .click();
     await alice.page.getByRole('heading', { name: `Anomaly ${anomalyId}: DUPLICATE_PAYMENT` }).waitFor();
     await expect(alice.page.getByTestId('refundable').textContent()).resolves.toBe('80.00 CNY');
+    // The form says what the approval threshold is (REFUND_APPROVAL_THRESHOLD, from the server).
+    await expect(alice.page.getByTestId('threshold').textContent()).resolves.toMatch(/threshold or more.*50\.00 CNY/);
 
     // An emergency refund of the whole duplicate, over the threshold: a reason is required.
     await alice.page.getByRole('button', { name: 'Refund', exact: true }).click();
@@ -178,7 +201,24 @@ describe('operators in the browser', () => {
     const ownRow = alice.page
       .getByRole('table', { name: 'Waiting for a second admin' })
       .getByRole('row', { name: new RegExp(asked.refund_no) });
+    // Approving asks first: the amount and the threshold, in a modal dialog; Cancel sends nothing.
+    const auditedBefore = await count(pool, 'SELECT COALESCE(MAX(id), 0) FROM admin_audit');
     await ownRow.getByRole('button', { name: 'Approve' }).click();
+    const confirm = alice.page.getByRole('dialog', { name: 'Confirm the approval' });
+    await expect(confirm.getByTestId('confirm-amount').textContent()).resolves.toBe('80.00 CNY');
+    await expect(confirm.getByTestId('confirm-threshold').textContent()).resolves.toMatch(/^\s*50\.00 CNY\s*$/);
+    await expect(
+      confirm.getByRole('button', { name: 'Cancel' }).evaluate((b) => b === b.ownerDocument.activeElement),
+    ).resolves.toBe(true);
+    await alice.page.keyboard.press('Escape');
+    await confirm.waitFor({ state: 'detached' });
+    expect(await count(pool, 'SELECT COUNT(*) FROM admin_audit WHERE id > ?', [auditedBefore])).toBe(0);
+    await ownRow.getByRole('button', { name: 'Approve' }).click();
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    await confirm.waitFor({ state: 'detached' });
+    expect(await count(pool, 'SELECT COUNT(*) FROM admin_audit WHERE id > ?', [auditedBefore])).toBe(0);
+    await ownRow.getByRole('button', { name: 'Approve' }).click();
+    await confirm.getByRole('button', { name: 'Approve' }).click();
     await ownRow.getByRole('alert').waitFor();
     expect((await refundsOf(duplicateBy))[0].status).toBe('AWAITING_APPROVAL');
 
@@ -191,6 +231,10 @@ describe('operators in the browser', () => {
       .getByRole('row', { name: new RegExp(asked.refund_no) })
       .getByRole('button', { name: 'Approve' })
       .click();
+    const bobConfirms = bob.page.getByRole('dialog', { name: 'Confirm the approval' });
+    await bobConfirms.getByText('alice').waitFor();
+    await screenshot(bob.page, 'approval-confirm');
+    await bobConfirms.getByRole('button', { name: 'Approve' }).click();
     await queue.getByRole('row', { name: new RegExp(asked.refund_no) }).waitFor({ state: 'detached' });
     const decided = bob.page
       .getByRole('table', { name: 'Recent decisions' })
@@ -247,7 +291,18 @@ describe('operators in the browser', () => {
       .first()
       .click();
     await alice.page.getByText('wechatpay-signature:').first().waitFor();
+    // The admin opens the WeChat Pay resource decrypted: the payer's openid as sent, and the read audited.
+    await alice.page.getByText('Decrypted resource').first().click();
+    await expect(alice.page.getByTestId('decrypted').first().textContent()).resolves.toContain(
+      '"openid": "oUpF8uMuAJO_M2pxb1Q9zNjWeS6o"',
+    );
     await screenshot(alice.page, 'order');
+    expect(
+      await count(
+        pool,
+        "SELECT COUNT(*) FROM admin_audit WHERE operator_id = 'alice' AND action = 'RESOURCE_READ_DECRYPTED'",
+      ),
+    ).toBeGreaterThanOrEqual(1);
 
     await alice.context.close();
     await bob.context.close();
@@ -365,6 +420,21 @@ describe('operators in the browser', () => {
       ),
     ).toBe(0);
 
+    // The decrypted WeChat Pay resource, for a viewer: the payer's openid masked, nothing audited.
+    await go(page, `#/orders/${orderNo}`, `Order ${orderNo}`);
+    await page
+      .getByRole('button', { name: /^Raw bytes #/ })
+      .first()
+      .click();
+    await page.getByText('Decrypted resource').first().click();
+    const decrypted = await page.getByTestId('decrypted').first().textContent();
+    expect(decrypted).toContain('"openid": "oU************************6o"');
+    expect(decrypted).not.toContain('oUpF8uMuAJO_M2pxb1Q9zNjWeS6o');
+    await page.getByText("Viewer: the payer's identifiers are masked.").first().waitFor();
+    expect(
+      await count(pool, "SELECT COUNT(*) FROM admin_audit WHERE operator_id = 'victor' AND id > ?", [auditedBefore]),
+    ).toBe(1);
+
     await go(page, '#/approvals', 'Refund approvals');
     for (const button of await page.getByRole('button', { name: /^(Approve|Reject)$/ }).all()) {
       expect(await button.isDisabled()).toBe(true);
@@ -399,9 +469,10 @@ describe('operators in the browser', () => {
       ['#/approvals', 'Refund approvals'],
       ['#/refunds', 'Refunds'],
       ['#/orders', 'Orders'],
+      ['#/orders?channel=WECHATPAY&status=PAID', 'Orders'],
       [`#/orders/${orderNo}`, `Order ${orderNo}`],
       ['#/reconciliation', 'Reconciliation'],
-      ['#/reconciliation/WECHATPAY/2026-11-01', 'Reconciliation WECHATPAY 2026-11-01'],
+      ['#/reconciliation/WECHATPAY/2026-11-01', 'Reconciliation WECHATPAY 01/11/2026'],
       ['#/dead-letters', 'Dead letters'],
     ];
     for (const [hash, heading] of pages) {
@@ -417,6 +488,16 @@ describe('operators in the browser', () => {
     await screenshot(page, 'overview-zh');
     await go(page, `#/anomalies/${anomalyId}`, /^异常 /);
     await check('zh anomaly');
+    for (const [hash, heading] of [
+      ['#/approvals', '退款审批'],
+      ['#/refunds', '退款'],
+      ['#/orders?channel=WECHATPAY', '订单'],
+      [`#/orders/${orderNo}`, `订单 ${orderNo}`],
+      ['#/dead-letters', '死信'],
+    ]) {
+      await go(page, hash, heading);
+      await check(`zh ${hash}`);
+    }
 
     expect(violations).toEqual({});
     expect(consoleErrors.filter((e) => /Content Security Policy/i.test(e))).toEqual([]);
@@ -519,6 +600,193 @@ describe('operators in the browser', () => {
     await context.close();
   });
 
+  it('should list orders by status and channel, and export what the filters select as CSV', async () => {
+    const { orderNo, paidBy } = await duplicatePayment();
+    const { context, page } = await operatorPage(platforms.admins.viewer);
+    await go(page, '#/orders', 'Orders');
+
+    expect((await page.locator('#status option').allTextContents()).slice(1)).toEqual(Object.values(OrderStatus));
+    // An en-GB browser: its date fields day first, as its moments are.
+    await page.getByLabel('From (UTC) (dd/mm/yyyy)').waitFor();
+    expect((await page.locator('#channel option').allTextContents()).slice(1)).toEqual([...REGISTERED_CHANNELS]);
+    await page.locator('#status').selectOption('PAID');
+    await page.locator('#channel').selectOption('WECHATPAY');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    const table = page.getByRole('table', { name: 'Orders, newest first' });
+    const row = table.getByRole('row', { name: new RegExp(orderNo) });
+    await row.waitFor();
+    expect(page.url()).toContain('#/orders?status=PAID&channel=WECHATPAY');
+    await expect(row.textContent()).resolves.toContain(paidBy);
+    await expect(row.textContent()).resolves.toContain('80.00 CNY');
+    const listed = await table.locator('tbody tr').count();
+    await expect(table.locator('tbody .status').allTextContents()).resolves.toEqual(Array(listed).fill('PAID'));
+
+    const [file] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export CSV' }).click(),
+    ]);
+    expect(file.suggestedFilename()).toMatch(/^orders-\d{8}T\d{6}Z\.csv$/);
+    const rows = parse(readFileSync((await file.path())!), { bom: true, columns: true }) as Array<
+      Record<string, string>
+    >;
+    expect(rows.length).toBeGreaterThanOrEqual(1);
+    expect(rows.every((r) => r.status === 'PAID' && r.channel === 'WECHATPAY')).toBe(true);
+    expect(rows.find((r) => r.order_no === orderNo)).toMatchObject({
+      transaction_id: paidBy,
+      amount_minor: String(AMOUNT),
+      amount: '80.00',
+      currency: 'CNY',
+    });
+    await page.getByRole('status').getByText(file.suggestedFilename()).waitFor();
+    await screenshot(page, 'orders');
+    await context.close();
+  });
+
+  it("should write every moment the one way, Beijing time beside it, and the charts' axes in the operator's language", async () => {
+    const { anomalyId } = await duplicatePayment();
+    const { context, page } = await operatorPage(platforms.admins.admin, {
+      locale: 'en-US',
+      timezoneId: 'America/New_York',
+    });
+    const ticks = async () => {
+      await page.locator('figure.chart canvas').first().waitFor();
+      return (await drawnText(page)).filter((text) => /\d/.test(text) && !/^[\d.,]+%?$/.test(text));
+    };
+
+    // The overview: a chart per channel and per outcome, their time axes in 24 h, never uPlot's `12/4/26` or `6am`.
+    await go(page, '#/', 'Overview');
+    const english = await ticks();
+    expect(english.length).toBeGreaterThan(0);
+    for (const tick of english) expect(tick).toMatch(/^(\d{2}\/\d{2}, )?\d{2}:\d{2}$/);
+    const legends = page.locator('figure.chart');
+    await expect(legends.nth(0).locator('.u-legend .u-label').allTextContents()).resolves.toEqual(
+      expect.arrayContaining([...REGISTERED_CHANNELS]),
+    );
+    await expect(legends.nth(1).locator('.u-legend .u-label').allTextContents()).resolves.toEqual(
+      expect.arrayContaining(['PAID', 'DUPLICATE_PAYMENT']),
+    );
+    await expect(page.locator('figure.chart figcaption').allTextContents()).resolves.toEqual([
+      'Deliveries per hour by channel (last 24 h)',
+      'Deliveries per hour by outcome (last 24 h)',
+      'Duplicate rate per hour by channel (%)',
+    ]);
+    // p50 of whole milliseconds: 0 is under one, never "0 ms".
+    const { p50Ms } = (await client.admin('GET', '/admin/overview', platforms.admins.viewer)).json<{
+      latency: { p50Ms: number };
+    }>().latency;
+    const p50 = await page.getByTestId('p50').textContent();
+    expect(p50).not.toBe('0 ms');
+    expect(p50).toBe(p50Ms === 0 ? '<1 ms' : `${p50Ms} ms`);
+
+    // A moment: the browser's locale (month first, as its date inputs are) and zone, Beijing time beside it.
+    await go(page, `#/anomalies/${anomalyId}`, `Anomaly ${anomalyId}: DUPLICATE_PAYMENT`);
+    const created = page.getByRole('definition').locator('.time').first();
+    const iso = (await created.locator('time').getAttribute('datetime'))!;
+    const beijingHour = String((new Date(iso).getUTCHours() + 8) % 24).padStart(2, '0');
+    expect(await created.textContent()).toMatch(
+      new RegExp(
+        `^\\d{2}/\\d{2}/\\d{4}, \\d{2}:\\d{2}:\\d{2} (EST|GMT-5) Beijing time \\d{2}/\\d{2}/\\d{4}, ${beijingHour}:\\d{2}:\\d{2}$`,
+      ),
+    );
+    await go(page, '#/anomalies', 'Anomalies');
+    // The date filters are written and read the same way (not the browser's own date input, whose
+    // format follows its UI language, not the page's locale): month first here.
+    const from = page.getByLabel('From (UTC) (mm/dd/yyyy)');
+    await from.fill('31/12/2026');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByRole('alert').getByText('Enter the date as mm/dd/yyyy: 31/12/2026').waitFor();
+    await from.fill('12/01/2026');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForURL(/#\/anomalies\?from=2026-12-01/);
+    await page.getByText('Loading…').first().waitFor({ state: 'detached' });
+    expect(await page.getByLabel('From (UTC) (mm/dd/yyyy)').inputValue()).toBe('12/01/2026');
+    await go(page, '#/anomalies', 'Anomalies');
+    const listed = page.locator('tbody .time').first();
+    expect(await listed.textContent()).toMatch(/^\d{2}\/\d{2}\/\d{4}, \d{2}:\d{2}:\d{2} (EST|GMT-5) Beijing time /);
+
+    // The same in Chinese: year first, the axes as well.
+    await page.getByRole('button', { name: '中文' }).click();
+    await go(page, '#/', '概览');
+    const chinese = await ticks();
+    expect(chinese.length).toBeGreaterThan(0);
+    for (const tick of chinese) expect(tick).toMatch(/^(\d{2}\/\d{2} )?\d{2}:\d{2}$/);
+    await go(page, '#/orders?from=2026-12-01', '订单');
+    expect(await page.getByLabel('开始 (UTC) (yyyy/mm/dd)').inputValue()).toBe('2026/12/01');
+    await go(page, `#/anomalies/${anomalyId}`, /^异常 /);
+    expect(await page.getByRole('definition').locator('.time').first().textContent()).toMatch(
+      new RegExp(
+        `^\\d{4}/\\d{2}/\\d{2} (GMT-5|EST) \\d{2}:\\d{2}:\\d{2} 北京时间 \\d{4}/\\d{2}/\\d{2} ${beijingHour}:`,
+      ),
+    );
+    await page.getByRole('button', { name: 'English' }).click();
+    await context.close();
+  });
+
+  it('should keep badges, ids and links on one line at 1,440 px, and pass axe with the approval dialog open', async () => {
+    const { orderNo, duplicateBy } = await duplicatePayment();
+    const asked = await client.admin('POST', '/admin/refunds/emergency', platforms.admins.admin, {
+      orderNo,
+      transactionId: duplicateBy,
+      amount: AMOUNT,
+      reason: 'paid twice',
+    });
+    expect(asked.json<{ status: string }>().status).toBe('AWAITING_APPROVAL');
+    const { context, page } = await operatorPage(platforms.admins.admin2, { viewport: { width: 1440, height: 900 } });
+    /** Single tokens on more than one line (a rect per text node, so lines are told by their tops): broken inside. */
+    const broken = () =>
+      page.evaluate<
+        string[]
+      >(`[...document.querySelectorAll('main .status, main td a, main .money, main .time time, main .time small')]
+        .filter((e) => new Set([...e.getClientRects()].map((r) => Math.round(r.top))).size > 1)
+        .map((e) => e.textContent)`);
+    for (const [hash, heading] of [
+      ['#/approvals', 'Refund approvals'],
+      ['#/refunds', 'Refunds'],
+      ['#/orders', 'Orders'],
+      ['#/anomalies', 'Anomalies'],
+      [`#/orders/${orderNo}`, `Order ${orderNo}`],
+    ]) {
+      await go(page, hash, heading);
+      expect({ hash, broken: await broken() }).toEqual({ hash, broken: [] });
+    }
+    await go(page, '#/approvals', 'Refund approvals');
+    // The badge the team saw broken (AWAITING_APPRO VAL) is there, on one line.
+    const badgeLines = `[...document.querySelectorAll('.status-awaiting_approval')]
+      .map((e) => new Set([...e.getClientRects()].map((r) => Math.round(r.top))).size)`;
+    const lines = await page.evaluate<number[]>(badgeLines);
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.every((n) => n === 1)).toBe(true);
+
+    const violations: Record<string, unknown> = {};
+    const row = page.getByRole('row', { name: new RegExp(duplicateBy) }).first();
+    await row.getByRole('button', { name: 'Approve' }).click();
+    await page.getByRole('dialog', { name: 'Confirm the approval' }).waitFor();
+    const found = await accessibilityViolations(page);
+    if (found.length > 0) violations.dialog = found;
+    await page.keyboard.press('Escape');
+    await page.getByRole('button', { name: '中文' }).click();
+    await go(page, '#/approvals', '退款审批');
+    await page
+      .getByRole('row', { name: new RegExp(duplicateBy) })
+      .first()
+      .getByRole('button', { name: '批准' })
+      .click();
+    const zh = page.getByRole('dialog', { name: '确认批准' });
+    await expect(zh.getByTestId('confirm-amount').textContent()).resolves.toBe('80.00 CNY');
+    const foundZh = await accessibilityViolations(page);
+    if (foundZh.length > 0) violations['zh dialog'] = foundZh;
+    await zh.getByRole('button', { name: '取消' }).click();
+    await page.getByRole('button', { name: 'English' }).click();
+
+    expect(violations).toEqual({});
+    expect(
+      await count(pool, "SELECT COUNT(*) FROM refund WHERE transaction_id = ? AND status = 'AWAITING_APPROVAL'", [
+        duplicateBy,
+      ]),
+    ).toBe(1);
+    await context.close();
+  });
+
   it('should never put a token in a URL', () => {
     const tokens = Object.values(platforms.admins);
     expect(requestedUrls.length).toBeGreaterThan(10);
@@ -543,6 +811,8 @@ describe('the admin endpoints the console reads', () => {
       anomalyStatuses: Object.values(AnomalyStatus),
       refundPurposes: Object.values(RefundPurpose),
       refundStatuses: Object.values(RefundStatus),
+      orderStatuses: Object.values(OrderStatus),
+      refundApprovalThreshold: THRESHOLD,
     });
     expect((await client.admin('GET', '/admin/vocabulary', undefined)).status).toBe(401);
   });

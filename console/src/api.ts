@@ -65,6 +65,35 @@ function errorMessage(json: unknown, fallback: string): string {
   return typeof message === 'string' ? message : fallback;
 }
 
+/**
+ * A file from the admin API (a CSV export), saved by the browser under the name the server gives:
+ * fetched with the bearer token like every call, so it cannot be a plain link.
+ */
+export async function download(path: string): Promise<string> {
+  let response: Response;
+  try {
+    response = await fetch(path, {
+      headers: { authorization: `Bearer ${session.token() ?? ''}` },
+      credentials: 'omit',
+      cache: 'no-store',
+      signal: AbortSignal.timeout(TIMEOUT_MS * 4),
+    });
+  } catch (error) {
+    throw new ApiError(0, (error as Error).message);
+  }
+  if (response.status === 401) onUnauthenticated();
+  if (!response.ok) {
+    const text = await response.text();
+    throw new ApiError(response.status, errorMessage(text ? safeJson(text) : null, response.statusText));
+  }
+  const name = /filename="([^"]+)"/.exec(response.headers.get('content-disposition') ?? '')?.[1] ?? 'download';
+  const url = URL.createObjectURL(await response.blob());
+  const link = Object.assign(document.createElement('a'), { href: url, download: name });
+  link.click();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  return name;
+}
+
 /** `?a=1&b=2` without the empty ones. */
 export function query(params: Record<string, string | undefined>): string {
   const search = new URLSearchParams();

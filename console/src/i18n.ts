@@ -25,8 +25,8 @@ const EN = {
   loading: 'Loading…',
   none: 'None',
   error: 'Error',
-  deliveriesPerHour: 'Deliveries per hour (last 24 h, UTC buckets)',
-  duplicateRatePerHour: 'Duplicate rate per hour (%)',
+  deliveriesPerHour: 'Deliveries per hour by channel (last 24 h)',
+  duplicateRatePerHour: 'Duplicate rate per hour by channel (%)',
   latency: 'Processing time (last 24 h)',
   p50: 'p50',
   p99: 'p99',
@@ -149,6 +149,24 @@ const EN = {
   decisions: 'Decisions',
   operator: 'Operator',
   action: 'Action',
+  deliveriesByOutcome: 'Deliveries per hour by outcome (last 24 h)',
+  ordersList: 'Orders, newest first',
+  exportCsv: 'Export CSV',
+  exportHelp: 'The orders these filters select, at most 10,000 rows per file; amounts in minor units and formatted.',
+  exported: 'Downloaded',
+  paidAt: 'Paid at',
+  decrypted: 'Decrypted resource',
+  decryptedMasked: "Viewer: the payer's identifiers are masked.",
+  decryptedAudited: 'Reading the decrypted resource is recorded in the audit log.',
+  approvalThreshold: 'Approval threshold',
+  thresholdHelp:
+    "A refund that brings its payment's refunds to the approval threshold or more waits for another admin's approval. Threshold:",
+  noThreshold: 'No approval threshold is set (REFUND_APPROVAL_THRESHOLD): refunds go to the channel at once.',
+  confirmApproval: 'Confirm the approval',
+  confirmApprovalText: 'Approving sends this money back through the channel; it cannot be recalled.',
+  paymentRefundTotal: "The payment's refunds, this one included",
+  cancel: 'Cancel',
+  badDay: 'Enter the date as',
 };
 
 export type Key = keyof typeof EN;
@@ -177,8 +195,8 @@ const ZH: Record<Key, string> = {
   loading: '加载中…',
   none: '无',
   error: '错误',
-  deliveriesPerHour: '每小时回调数（最近 24 小时，UTC 分桶）',
-  duplicateRatePerHour: '每小时重复率（%）',
+  deliveriesPerHour: '每小时回调数（按渠道，最近 24 小时）',
+  duplicateRatePerHour: '每小时重复率（按渠道，%）',
   latency: '处理耗时（最近 24 小时）',
   p50: 'p50',
   p99: 'p99',
@@ -301,12 +319,36 @@ const ZH: Record<Key, string> = {
   decisions: '操作记录',
   operator: '操作员',
   action: '操作',
+  deliveriesByOutcome: '每小时回调数（按处理结果，最近 24 小时）',
+  ordersList: '订单（最新在前）',
+  exportCsv: '导出 CSV',
+  exportHelp: '按当前筛选条件导出，每个文件最多 10,000 行；金额同时给出最小货币单位和格式化金额。',
+  exported: '已下载',
+  paidAt: '支付时间',
+  decrypted: '解密后的 resource',
+  decryptedMasked: '只读角色：付款人标识已脱敏。',
+  decryptedAudited: '查看解密内容会记录在审计日志中。',
+  approvalThreshold: '审批阈值',
+  thresholdHelp: '退款使该笔交易的退款总额达到审批阈值及以上时，需另一位管理员批准。阈值：',
+  noThreshold: '未设置审批阈值（REFUND_APPROVAL_THRESHOLD）：退款将直接发往渠道。',
+  confirmApproval: '确认批准',
+  confirmApprovalText: '批准后这笔款项将通过渠道退回，无法撤回。',
+  paymentRefundTotal: '该交易的退款总额（含本笔）',
+  cancel: '取消',
+  badDay: '请按此格式输入日期',
 };
 
 let current: Lang = localStorage.getItem(LANG_KEY) === 'zh' ? 'zh' : 'en';
 
 export const lang = (): Lang => current;
-export const locale = (): string => (current === 'zh' ? 'zh-CN' : 'en-GB');
+/**
+ * The locale dates and numbers are written in: the browser's own when it speaks the console's
+ * language (so that the date inputs, which follow the browser, read the same), else the language's.
+ */
+export function locale(): string {
+  const browser = navigator.languages.find((tag) => tag.toLowerCase().split('-')[0] === current);
+  return browser ?? (current === 'zh' ? 'zh-CN' : 'en-US');
+}
 
 export function setLang(next: Lang): void {
   current = next;

@@ -35,7 +35,7 @@ function page(route: Route) {
     case 'refunds':
       return html`<${RefundsPage} route=${route} />`;
     case 'orders':
-      return id ? html`<${OrderPage} orderNo=${id} />` : html`<${OrdersPage} />`;
+      return id ? html`<${OrderPage} orderNo=${id} />` : html`<${OrdersPage} route=${route} />`;
     case 'reconciliation':
       return id && date
         ? html`<${ReconciliationDayPage} channel=${id} date=${date} />`

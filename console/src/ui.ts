@@ -3,7 +3,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
 import { ApiError, get } from './api';
-import { BEIJING, formatAmount, formatTime } from './format';
+import { dayPattern, formatAmount, formatDay, formatMoment, parseDay } from './format';
 import { locale, t } from './i18n';
 
 export interface Operator {
@@ -53,12 +53,15 @@ export function Show<T>({ loaded, children }: { loaded: Loaded<T>; children: (da
 export const Money = ({ minor, currency }: { minor: number | string; currency?: string }) =>
   html`<span class="money">${formatAmount(minor, currency)} ${currency ?? ''}</span>`;
 
-/** The operator's own zone; with `beijing`, Beijing time under it (where the channels' days matter). */
-export const Time = ({ iso, beijing }: { iso: string | null; beijing?: boolean }) =>
-  html`<span class="time"
-    ><time datetime=${iso ?? ''}>${formatTime(iso, locale())}</time
-    >${beijing && iso ? html`<br /><small>${t('beijing')}: ${formatTime(iso, locale(), BEIJING)}</small>` : null}</span
+/** Every moment the console shows: the operator's locale and zone, Beijing time beside it (formatMoment). */
+export function Time({ iso }: { iso: string | null }) {
+  const { local, beijing } = formatMoment(iso, locale());
+  return html`<span class="time"
+    ><time datetime=${iso ?? ''}>${local}</time>${
+      beijing ? html` <small class="beijing">${t('beijing')} ${beijing}</small>` : null
+    }</span
   >`;
+}
 
 export const Status = ({ value }: { value: string }) =>
   html`<span class=${`status status-${value.toLowerCase()}`}>${value}</span>`;
@@ -97,4 +100,42 @@ export function Table({ caption, head, rows }: { caption: string; head: string[]
 export function ViewerNote() {
   const operator = useOperator();
   return canAct(operator) ? null : html`<p class="note">${t('viewerNote')}</p>`;
+}
+
+/** A filter's choice among the values the server lists (GET /admin/vocabulary), "Any" first. */
+export function Select({ id, label, value, options }: { id: string; label: string; value: string; options: string[] }) {
+  return html`<label for=${id}>${label}</label>
+    <select id=${id} name=${id}>
+      <option value="">${t('any')}</option>
+      ${options.map((o) => html`<option value=${o} selected=${o === value}>${o}</option>`)}
+    </select>`;
+}
+
+/**
+ * A day for a filter, written and read as the console writes every date (the operator's locale,
+ * its pattern in the label), not as the browser's own date input would (its UI language, which
+ * may disagree). The form's value is read back with readDays.
+ */
+export function DayField({ id, name, label, value }: { id: string; name: string; label: string; value: string }) {
+  return html`<label for=${id}>${label} (${dayPattern(locale())})</label>
+    <input
+      id=${id}
+      name=${name}
+      inputmode="numeric"
+      size="10"
+      autocomplete="off"
+      value=${formatDay(value, locale())}
+    />`;
+}
+
+/** The form's day fields as yyyy-mm-dd ('' when empty); null and the problem when one is not a day. */
+export function readDays(form: FormData, names: string[]): { days: Record<string, string> } | { problem: string } {
+  const days: Record<string, string> = {};
+  for (const name of names) {
+    const text = String(form.get(name) ?? '').trim();
+    const day = text ? parseDay(text, locale()) : '';
+    if (day === null) return { problem: `${t('badDay')} ${dayPattern(locale())}: ${text}` };
+    days[name] = day;
+  }
+  return { days };
 }

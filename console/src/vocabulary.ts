@@ -7,6 +7,9 @@ export interface Vocabulary {
   anomalyStatuses: string[];
   refundPurposes: string[];
   refundStatuses: string[];
+  orderStatuses: string[];
+  /** Integer minor units; null when no refund waits for a second admin. */
+  refundApprovalThreshold: number | null;
 }
 
 export const useVocabulary = (): Loaded<Vocabulary> => useGet<Vocabulary>('/admin/vocabulary');

@@ -25,8 +25,20 @@ import {
   toRefundAnomalyView,
   toChannelCallView,
   toStatusChangeView,
+  OrderPageView,
+  toOrderListItem,
+  DecryptedContentView,
 } from './dto/admin-views';
-import { AnomalyQueryDto, Bucket, CallbackStatsQueryDto, RefundQueryDto } from './dto/admin-queries.dto';
+import {
+  AnomalyQueryDto,
+  Bucket,
+  CallbackStatsQueryDto,
+  MAX_CSV_ROWS,
+  ORDER_CURSOR,
+  OrderExportQueryDto,
+  OrderQueryDto,
+  RefundQueryDto,
+} from './dto/admin-queries.dto';
 import { ORDER_NO } from '../order/order-no';
 import { ChannelCall } from '../trade/channel-call.entity';
 
@@ -63,6 +75,14 @@ export class CallbackStatsRow {
 
   @ApiProperty({ type: 'integer', nullable: true })
   maxProcessingMs: number | null;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'integer' },
+    description: 'Deliveries by outcome (PAID, DUPLICATE, an anomaly type, a refund notice outcome…)',
+    example: { PAID: 120, DUPLICATE: 3 },
+  })
+  outcomes: Record<string, number>;
 }
 
 export class CallbackStatsView {
@@ -143,6 +163,37 @@ export class AdminQueries {
     return { items, nextCursor: rows.length > limit ? items[limit - 1].id : null };
   }
 
+  /**
+   * Orders newest first, by (createdAt, orderNo) after the cursor: a keyset page on
+   * ix_payment_order_created_at, never an OFFSET. The CSV export reads the same, up to MAX_CSV_ROWS.
+   */
+  async orders(query: OrderQueryDto | OrderExportQueryDto, defaultLimit = DEFAULT_PAGE): Promise<OrderPageView> {
+    const limit = Math.min(query.limit ?? defaultLimit, MAX_CSV_ROWS);
+    const { from, to } = timeRange(query.from, query.to);
+    const db = await this.reporting.dataSource();
+    const select = db.getRepository(PaymentOrder).createQueryBuilder('o');
+    if (query.status) select.andWhere('o.status = :status', { status: query.status });
+    if (query.channel) select.andWhere('o.channel = :channel', { channel: query.channel });
+    if (from) select.andWhere('o.created_at >= :from', { from });
+    if (to) select.andWhere('o.created_at < :to', { to });
+    const cursor = query.cursor ? ORDER_CURSOR.exec(query.cursor) : null;
+    if (cursor) {
+      const at = new Date(Number(cursor[1]));
+      select.andWhere('(o.created_at < :at OR (o.created_at = :at AND o.order_no < :after))', { at, after: cursor[2] });
+    }
+    const rows = await select
+      .orderBy('o.created_at', 'DESC')
+      .addOrderBy('o.order_no', 'DESC')
+      .limit(limit + 1)
+      .getMany();
+    const items = rows.slice(0, limit);
+    const last = items[limit - 1];
+    return {
+      items: items.map(toOrderListItem),
+      nextCursor: rows.length > limit ? `${last.createdAt.getTime()}.${last.orderNo}` : null,
+    };
+  }
+
   async order(orderNo: string): Promise<OrderDetailView> {
     const db = await this.reporting.dataSource();
     const order = ORDER_NO.test(orderNo) ? await db.getRepository(PaymentOrder).findOneBy({ orderNo }) : null;
@@ -204,9 +255,30 @@ export class AdminQueries {
     const db = await this.reporting.dataSource();
     const delivery = /^[1-9]\d{0,18}$/.test(id) ? await db.getRepository(CallbackDelivery).findOneBy({ id }) : null;
     if (!delivery) throw new DomainError('DeliveryNotFound', `delivery ${id.slice(0, 32)} not found`);
-    if (role === AdminRole.Admin) return toDeliveryView(delivery);
-    const maskPayer = (raw: Buffer) => this.channels.get(delivery.channel)?.maskPayer(raw) ?? raw;
-    return toDeliveryView({ ...delivery, rawBody: maskPayer(delivery.rawBody) });
+    const channel = this.channels.get(delivery.channel);
+    const encrypted = channel?.hasEncryptedContent?.(delivery.rawBody) ?? false;
+    if (role === AdminRole.Admin) return toDeliveryView(delivery, encrypted);
+    const maskPayer = (raw: Buffer) => channel?.maskPayer(raw) ?? raw;
+    return toDeliveryView({ ...delivery, rawBody: maskPayer(delivery.rawBody) }, encrypted);
+  }
+
+  /**
+   * A delivery's encrypted part (WeChat Pay APIv3's resource), decrypted by its channel: exact for
+   * an admin, the payer masked for a viewer. 404 for a delivery with nothing encrypted or its bytes pruned.
+   */
+  async decryptedContent(id: string, role: AdminRole): Promise<DecryptedContentView> {
+    const db = await this.reporting.dataSource();
+    const delivery = /^[1-9]\d{0,18}$/.test(id) ? await db.getRepository(CallbackDelivery).findOneBy({ id }) : null;
+    if (!delivery) throw new DomainError('DeliveryNotFound', `delivery ${id.slice(0, 32)} not found`);
+    if (delivery.rawPrunedAt) {
+      throw new DomainError('DeliveryNotFound', `delivery ${id}'s bytes were pruned by retention`);
+    }
+    const masked = role !== AdminRole.Admin;
+    const content = this.channels
+      .get(delivery.channel)
+      ?.decryptedContent?.({ body: delivery.rawBody, headers: delivery.headers }, { masked });
+    if (!content) throw new DomainError('NotFound', `delivery ${id} has nothing encrypted (${delivery.channel})`);
+    return { deliveryId: delivery.id, channel: delivery.channel, masked, content };
   }
 
   /** Per bucket (UTC) and channel: what the operators' monitoring queries used to compute by hand. */
@@ -230,14 +302,31 @@ export class AdminQueries {
        GROUP BY bucket, channel ORDER BY bucket, channel`,
       [BUCKET_FORMAT[bucket], from, to],
     );
-    return { from: from.toISOString(), to: to.toISOString(), bucket, rows: rows.map(toStatsRow) };
+    const byOutcome: Array<{ bucket: string; channel: string; outcome: string; n: string }> = await db.query(
+      `SELECT DATE_FORMAT(received_at, ?) AS bucket, channel, outcome, SUM(1 + replays) AS n
+       FROM callback_delivery
+       WHERE received_at >= ? AND received_at < ?
+       GROUP BY bucket, channel, outcome`,
+      [BUCKET_FORMAT[bucket], from, to],
+    );
+    const outcomes = new Map<string, Record<string, number>>();
+    for (const r of byOutcome) {
+      const key = `${r.bucket} ${r.channel}`;
+      outcomes.set(key, { ...outcomes.get(key), [r.outcome]: Number(r.n) });
+    }
+    return {
+      from: from.toISOString(),
+      to: to.toISOString(),
+      bucket,
+      rows: rows.map((row) => ({ ...toStatsRow(row), outcomes: outcomes.get(`${row.bucket} ${row.channel}`) ?? {} })),
+    };
   }
 }
 
 const paymentKey = (p: Pick<Refund, 'channel' | 'transactionId'>): string =>
   JSON.stringify([p.channel, p.transactionId]);
 
-function toStatsRow(row: Record<string, string | null>): CallbackStatsRow {
+function toStatsRow(row: Record<string, string | null>): Omit<CallbackStatsRow, 'outcomes'> {
   const paymentDeliveries = Number(row.payment_deliveries);
   const distinctPayments = Number(row.distinct_payments);
   const duplicateDeliveries = paymentDeliveries - distinctPayments;

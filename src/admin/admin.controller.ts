@@ -1,6 +1,14 @@
-import { FastifyRequest } from 'fastify';
-import { Body, Controller, Get, HttpCode, Param, Post, Query, UseInterceptors } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { FastifyReply, FastifyRequest } from 'fastify';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Res, UseInterceptors } from '@nestjs/common';
+import {
+  ApiAcceptedResponse,
+  ApiBearerAuth,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProduces,
+  ApiResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import { ApiErrors } from '../platform/http/error.view';
 import { AdminRole } from '../platform/config/admin.config';
 import { Refunds } from '../refund/refunds';
@@ -8,17 +16,23 @@ import { AdminAccess, AuthenticatedOperator, CurrentOperator } from './admin-aut
 import { AdminQueries, CallbackStatsView } from './admin-queries';
 import { AuditLog } from './audit/audit-log';
 import { AuditedWrite, AuditRefusals } from './audit/audited-write';
+import { ordersCsv } from './orders-csv';
 import { OperatorReadLimit } from './operator-read-limit.interceptor';
 import {
   AnomalyQueryDto,
   CallbackStatsQueryDto,
   EmergencyRefundDto,
+  MAX_CSV_ROWS,
+  OrderExportQueryDto,
+  OrderQueryDto,
   RefundQueryDto,
   ReasonDto,
 } from './dto/admin-queries.dto';
 import {
   AnomalyPageView,
+  DecryptedContentView,
   DeliveryView,
+  OrderPageView,
   EmergencyRefundView,
   OrderDetailView,
   RefundPageView,
@@ -66,6 +80,59 @@ export class AdminController {
     return this.queries.refunds(query);
   }
 
+  @Get('orders')
+  @ApiOperation({ summary: 'Orders, newest first, a page at a time; filter by status, channel and time (viewer)' })
+  @ApiOkResponse({ type: OrderPageView })
+  @ApiErrors([400, 'a malformed filter, limit or cursor'])
+  @AdminAccess(AdminRole.Viewer)
+  @UseInterceptors(OperatorReadLimit)
+  @ApiErrors([429, 'this operator has ADMIN_READS_PER_OPERATOR reads running already'])
+  orderList(@Query() query: OrderQueryDto): Promise<OrderPageView> {
+    return this.queries.orders(query);
+  }
+
+  /** The list's filters as a file, at most MAX_CSV_ROWS rows; X-Next-Cursor names where the next file starts. */
+  @Get('orders.csv')
+  @ApiOperation({
+    summary:
+      `The orders the filters select as CSV, newest first, at most ${MAX_CSV_ROWS.toLocaleString('en')} rows; ` +
+      'X-Next-Cursor when there are more (viewer)',
+  })
+  @ApiProduces('text/csv')
+  @ApiResponse({
+    status: 200,
+    description:
+      'UTF-8 with a byte order mark, CRLF lines (RFC 4180); amount_minor in integer minor units, amount formatted; ' +
+      "fields a spreadsheet would run as a formula (= + - @) start with '",
+    content: { 'text/csv': { schema: { type: 'string' } } },
+    headers: { 'X-Next-Cursor': { description: 'Present when more orders match: pass it as cursor' } },
+  })
+  @ApiErrors([400, 'a malformed filter, limit or cursor'])
+  @AdminAccess(AdminRole.Viewer)
+  @UseInterceptors(OperatorReadLimit)
+  @ApiErrors([429, 'this operator has ADMIN_READS_PER_OPERATOR reads running already'])
+  async orderExport(
+    @Query() query: OrderExportQueryDto,
+    @CurrentOperator() operator: AuthenticatedOperator,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<string> {
+    const page = await this.queries.orders(query, MAX_CSV_ROWS);
+    // A bulk export of orders is kept in the audit log: who took which rows out.
+    await this.audit.record({
+      operatorId: operator.operatorId,
+      action: 'ORDERS_EXPORTED',
+      target: 'orders',
+      requestBody: query,
+      result: { rows: page.items.length, nextCursor: page.nextCursor },
+    });
+    // Set here, not by @Header: those are set before validation, and a 400 must stay JSON.
+    const stamp = new Date().toISOString().replace(/[-:]/g, '').slice(0, 15);
+    void reply.header('content-type', 'text/csv; charset=utf-8').header('cache-control', 'no-store');
+    void reply.header('content-disposition', `attachment; filename="orders-${stamp}Z.csv"`);
+    if (page.nextCursor) void reply.header('x-next-cursor', page.nextCursor);
+    return ordersCsv(page.items);
+  }
+
   @Get('orders/:orderNo')
   @ApiOperation({ summary: 'An order with its history, payments, deliveries, anomalies and refunds (viewer)' })
   @ApiOkResponse({ type: OrderDetailView })
@@ -98,6 +165,38 @@ export class AdminController {
         target: `delivery:${id}`,
         requestBody: null,
         result: { reason: 'an admin reads the raw payload with the payer unmasked' },
+      });
+    }
+    return view;
+  }
+
+  @Get('deliveries/:id/decrypted')
+  @ApiOperation({
+    summary:
+      "A delivery's encrypted part (WeChat Pay APIv3's resource) decrypted with its account's key; " +
+      "for an admin exact and audited (RESOURCE_READ_DECRYPTED), for a viewer with the payer's identifiers masked (viewer)",
+  })
+  @ApiOkResponse({ type: DecryptedContentView })
+  @ApiErrors(
+    [400, 'no configured APIv3 key decrypts it (Undecryptable)'],
+    [404, 'unknown delivery, its bytes pruned, or nothing encrypted in it (Alipay, UnionPay, WeChat Pay APIv2)'],
+  )
+  @AdminAccess(AdminRole.Viewer)
+  @UseInterceptors(OperatorReadLimit)
+  @ApiErrors([429, 'this operator has ADMIN_READS_PER_OPERATOR reads running already'])
+  async decryptedContent(
+    @Param('id') id: string,
+    @CurrentOperator() operator: AuthenticatedOperator,
+  ): Promise<DecryptedContentView> {
+    const view = await this.queries.decryptedContent(id, operator.role);
+    if (!view.masked) {
+      // The plaintext holds the payer: who read which one is kept (the content itself is not).
+      await this.audit.record({
+        operatorId: operator.operatorId,
+        action: 'RESOURCE_READ_DECRYPTED',
+        target: `delivery:${id}`,
+        requestBody: null,
+        result: { channel: view.channel, reason: 'an admin reads the decrypted resource with the payer unmasked' },
       });
     }
     return view;

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { ChannelsModule } from '../channels/channels.module';
 import { adminConfig } from '../platform/config/admin.config';
+import { refundConfig } from '../platform/config/refund.config';
 import { RefundModule } from '../refund/refund.module';
 import { AnomalyModule } from '../payments/anomaly/anomaly.module';
 import { SpoolModule } from '../intake/spool/spool.module';
@@ -23,6 +24,7 @@ import { VocabularyController } from './vocabulary.controller';
 @Module({
   imports: [
     ConfigModule.forFeature(adminConfig),
+    ConfigModule.forFeature(refundConfig),
     RefundModule,
     AnomalyModule,
     SpoolModule,

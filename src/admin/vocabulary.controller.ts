@@ -1,8 +1,11 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, Inject } from '@nestjs/common';
+import { ConfigType } from '@nestjs/config';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { REGISTERED_CHANNELS } from '../channels/registered-channels';
 import { AnomalyStatus, AnomalyType } from '../payments/anomaly/anomaly.entity';
 import { AdminRole } from '../platform/config/admin.config';
+import { refundConfig } from '../platform/config/refund.config';
+import { OrderStatus } from '../order/order-status';
 import { ApiErrors } from '../platform/http/error.view';
 import { RefundPurpose, RefundStatus } from '../refund/refund.entity';
 import { AdminAccess } from './admin-auth.guard';
@@ -23,14 +26,27 @@ export class VocabularyView {
 
   @ApiProperty({ example: Object.values(RefundStatus) })
   refundStatuses: readonly string[];
+
+  @ApiProperty({ example: Object.values(OrderStatus) })
+  orderStatuses: readonly string[];
+
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description:
+      "REFUND_APPROVAL_THRESHOLD in integer minor units: a refund that brings its payment's refunds to this " +
+      'or more waits for a second admin; null when none does',
+  })
+  refundApprovalThreshold: number | null;
 }
 
-const VOCABULARY: VocabularyView = {
+const LISTS = {
   channels: REGISTERED_CHANNELS,
   anomalyTypes: Object.values(AnomalyType),
   anomalyStatuses: Object.values(AnomalyStatus),
   refundPurposes: Object.values(RefundPurpose),
   refundStatuses: Object.values(RefundStatus),
+  orderStatuses: Object.values(OrderStatus),
 };
 
 /** What the console's filters offer: a list typed by hand in the console would drift from these. */
@@ -39,11 +55,16 @@ const VOCABULARY: VocabularyView = {
 @ApiErrors([401, 'missing or unknown operator token (ADMIN_TOKENS)'], [503, 'ADMIN_TOKENS is not configured'])
 @Controller('admin')
 export class VocabularyController {
+  constructor(@Inject(refundConfig.KEY) private readonly refunds: ConfigType<typeof refundConfig>) {}
+
   @Get('vocabulary')
-  @ApiOperation({ summary: 'Channels, anomaly types and statuses, refund purposes and statuses (viewer)' })
+  @ApiOperation({
+    summary:
+      'Channels, anomaly types and statuses, refund purposes and statuses, order statuses; the refund approval threshold (viewer)',
+  })
   @ApiOkResponse({ type: VocabularyView })
   @AdminAccess(AdminRole.Viewer)
   vocabulary(): VocabularyView {
-    return VOCABULARY;
+    return { ...LISTS, refundApprovalThreshold: this.refunds.approvalThreshold ?? null };
   }
 }

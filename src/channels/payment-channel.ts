@@ -56,6 +56,17 @@ export interface PaymentChannel extends NotifyEndpoint {
   /** A delivery's bytes as a viewer may see them: identifiers of the payer masked, the rest as received. */
   maskPayer(rawBody: Buffer): Buffer;
 
+  /**
+   * The part of a kept delivery the platform encrypted (WeChat Pay APIv3's `resource`), decrypted
+   * with the account's key, for an operator's look; with `masked`, the payer's identifiers masked
+   * as maskPayer masks them. Absent for a channel that encrypts nothing; undefined for a delivery
+   * with nothing encrypted (WeChat Pay APIv2's XML). Throws a DomainError (Undecryptable) when no
+   * configured key opens it. The plaintext is for the caller alone: never logged.
+   */
+  decryptedContent?(delivery: RawDelivery, options: { masked: boolean }): Record<string, unknown> | undefined;
+  /** Whether a delivery's bytes hold such an encrypted part (without opening it): what the console offers to decrypt. */
+  hasEncryptedContent?(rawBody: Buffer): boolean;
+
   /** Every configured account: the channel's merchant or app ids. */
   accountIds(): string[];
   /** The sub-merchants a service provider's account collects for (of `merchantId`, or of every account); [] for none. */

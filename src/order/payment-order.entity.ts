@@ -51,6 +51,8 @@ export class PaymentOrder {
   @Column({ name: 'next_query_at', type: 'datetime', precision: 3, nullable: true })
   nextQueryAt: Date | null;
 
+  /** The order list pages by (created_at, order_no): InnoDB keeps the primary key in the index. */
+  @Index('ix_payment_order_created_at')
   @Column({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt: Date;
 

@@ -280,6 +280,7 @@ describe('callback statistics', () => {
     expect(row).toBeDefined();
     const r = row!;
     expect(r.duplicateDeliveries).toBe(r.paymentDeliveries - r.distinctPayments);
+    expect(Object.values(r.outcomes).reduce((sum, n) => sum + n, 0)).toBe(r.deliveries);
     expect(r.duplicateRate).toBe(Math.round((r.duplicateDeliveries / r.paymentDeliveries) * 10000) / 10000);
     expect(Number.isInteger(r.maxProcessingMs)).toBe(true);
     expect(r.maxProcessingMs).toBeGreaterThanOrEqual(0);
@@ -338,8 +339,26 @@ describe('callback statistics', () => {
       expectConsistent(after.day[name]);
       expect(after.day[name]!.deliveries).toBeGreaterThanOrEqual(after.hour[name]!.deliveries);
       expect(after.day[name]!.maxProcessingMs).toBeGreaterThanOrEqual(after.hour[name]!.maxProcessingMs!);
+      // Issue 39, item 4: the same deliveries by outcome, for the console's chart per outcome.
+      expect({ name, outcomes: outcomeIncrease(before.hour[name], after.hour[name]) }).toEqual({
+        name,
+        outcomes: {
+          PAID: expected[name].distinctPayments,
+          DUPLICATE: expected[name].duplicateDeliveries,
+          NOT_PAYING: 1,
+        },
+      });
     }
   });
+
+  function outcomeIncrease(before: CallbackStatsRow | undefined, after: CallbackStatsRow | undefined) {
+    const grown: Record<string, number> = {};
+    for (const [outcome, n] of Object.entries(after?.outcomes ?? {})) {
+      const by = n - (before?.outcomes[outcome] ?? 0);
+      if (by !== 0) grown[outcome] = by;
+    }
+    return grown;
+  }
 
   it('should count a delivery from its receivedAt on (from inclusive) and only before `to` (exclusive)', async () => {
     const { orderNo } = await make.order({ amount: 300 });
@@ -361,6 +380,7 @@ describe('callback statistics', () => {
       duplicateRate: 0,
       avgProcessingMs: delivery.processingMs,
       maxProcessingMs: delivery.processingMs,
+      outcomes: { PAID: 1 },
     });
     expect(await alipayRow(receivedAt - 1, receivedAt)).toBeUndefined();
     expect(await alipayRow(receivedAt + 1, receivedAt + HOUR_MS)).toBeUndefined();

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import axe from 'axe-core';
-import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
+import { Browser, BrowserContext, BrowserContextOptions, chromium, Page } from 'playwright-core';
 
 /** Debian's Chromium (`apt-get install chromium`; .ci/run installs it): never a browser downloaded by a test tool. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -32,8 +32,8 @@ export function buildConsole(): void {
 
 export interface RunningBrowser {
   browser: Browser;
-  /** A new context: its own cookies and sessionStorage, like another operator's browser. */
-  operator(): Promise<BrowserContext>;
+  /** A new context: its own cookies and sessionStorage, like another operator's browser (en-GB in Paris unless told). */
+  operator(options?: BrowserContextOptions): Promise<BrowserContext>;
   close(): Promise<void>;
 }
 
@@ -48,8 +48,13 @@ export async function launchChromium(): Promise<RunningBrowser> {
   });
   return {
     browser,
-    operator: () =>
-      browser.newContext({ viewport: { width: 1280, height: 860 }, locale: 'en-GB', timezoneId: 'Europe/Paris' }),
+    operator: (options = {}) =>
+      browser.newContext({
+        viewport: { width: 1280, height: 860 },
+        locale: 'en-GB',
+        timezoneId: 'Europe/Paris',
+        ...options,
+      }),
     close: () => browser.close(),
   };
 }

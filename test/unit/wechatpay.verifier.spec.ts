@@ -18,6 +18,8 @@ import {
 import { VECTORS_DIR } from '../support/vectors';
 import { isPayment, RawDelivery } from '../../src/domain/notification';
 import { WechatpayVerifier } from '../../src/channels/wechatpay/wechatpay.verifier';
+import { WechatpayChannel } from '../../src/channels/wechatpay/wechatpay.channel';
+import { WechatpayClient } from '../../src/channels/wechatpay/wechatpay.client';
 
 /** SHA-256 over the delivery's timestamp, nonce and signature bytes: what names one signed sending. */
 function replayKeyOf({ headers }: RawDelivery): string {
@@ -591,6 +593,88 @@ describe(WechatpayVerifier.name, () => {
       const sut = new WechatpayVerifier([vectorConfig()]);
 
       expect(codeOf(() => sut.verify(delivery()))).toBe('TimestampExpired');
+    });
+  });
+  describe('a kept delivery decrypted again for an admin (decryptKeptResource)', () => {
+    it('should open the resource of a delivery signed long ago, without checking the time again', () => {
+      const sut = new WechatpayVerifier([config()], fixedClock);
+      const old = deliver(publicKeySigner(), { timestamp: NOW_S - 86_400 });
+      expect(codeOf(() => sut.verify(old))).toBe('TimestampExpired');
+
+      expect(sut.decryptKeptResource(old)).toMatchObject({
+        out_trade_no: 'ORD20250301120000001',
+        transaction_id: '4200002345202503011234567890',
+        payer: { openid: expect.any(String) },
+      });
+    });
+
+    it("should try each account's APIv3 key when the delivery's serial is no longer configured", () => {
+      const sut = new WechatpayVerifier(
+        [
+          config({ mchid: '1900000002', apiV3Key: OTHER_API_V3_KEY, publicKey: { id: 'OTHER', path: publicKeyPath } }),
+          config(),
+        ],
+        fixedClock,
+      );
+      const delivery = deliver(publicKeySigner());
+      const rotatedOut = { ...delivery, headers: { ...delivery.headers, 'wechatpay-serial': 'NO_LONGER_CONFIGURED' } };
+
+      expect(sut.decryptKeptResource(rotatedOut)).toMatchObject({ out_trade_no: 'ORD20250301120000001' });
+    });
+
+    it('should refuse a resource no configured key opens, saying nothing of its content', () => {
+      const sut = new WechatpayVerifier(
+        [config({ apiV3Key: OTHER_API_V3_KEY, publicKey: { id: 'OTHER', path: publicKeyPath } })],
+        fixedClock,
+      );
+      const delivery = deliver(publicKeySigner());
+
+      expect(codeOf(() => sut.decryptKeptResource(delivery))).toBe('Undecryptable');
+      expect(messageOf(() => sut.decryptKeptResource(delivery))).toBe(
+        'the resource does not decrypt with any configured APIv3 key',
+      );
+    });
+  });
+  describe(`${WechatpayChannel.name}.decryptedContent`, () => {
+    const channel = () =>
+      new WechatpayChannel([], new WechatpayVerifier([config()], fixedClock), {} as WechatpayClient);
+
+    it("should mask the payer's openid and the account a refund reached for a viewer, at any depth", () => {
+      const refund = asRaw(
+        wechatpayDelivery(publicKeySigner(), {
+          eventType: 'REFUND.SUCCESS',
+          originalType: 'refund',
+          timestamp: NOW_S,
+          resource: wechatpayRefund({
+            mchid: MCHID,
+            outTradeNo: 'ORD20250301120000001',
+            transactionId: '4200002345202503011234567890',
+            outRefundNo: 'R1',
+            refundId: '50000000382019052709732678859',
+            total: 8888,
+            refund: 8888,
+          }),
+        }),
+      );
+      const sut = channel();
+
+      expect(sut.decryptedContent(refund, { masked: false })).toMatchObject({
+        user_received_account: '招商银行信用卡0403',
+      });
+      expect(sut.decryptedContent(refund, { masked: true })).toMatchObject({
+        user_received_account: '招商*******03',
+        out_refund_no: 'R1',
+        amount: { refund: 8888 },
+      });
+      const paid = sut.decryptedContent(deliver(publicKeySigner()), { masked: true }) as { payer: { openid: string } };
+      expect(paid.payer.openid).toMatch(/^.{2}\*+.{2}$/);
+    });
+
+    it('should find nothing encrypted in an APIv2 XML notification', () => {
+      const xml = { headers: {}, body: Buffer.from('<xml><openid>o1</openid></xml>') };
+
+      expect(channel().hasEncryptedContent(xml.body)).toBe(false);
+      expect(channel().decryptedContent(xml, { masked: true })).toBeUndefined();
     });
   });
 });

@@ -4,7 +4,21 @@ import { ApiError, post, query } from '../api';
 import { formatAmount, parseAmount } from '../format';
 import { t } from '../i18n';
 import { navigate, Route } from '../router';
-import { canAct, Money, OrderLink, Show, Status, Table, Time, useGet, useOperator, ViewerNote } from '../ui';
+import {
+  canAct,
+  DayField,
+  Money,
+  OrderLink,
+  readDays,
+  Select,
+  Show,
+  Status,
+  Table,
+  Time,
+  useGet,
+  useOperator,
+  ViewerNote,
+} from '../ui';
 import { useVocabulary, Vocabulary } from '../vocabulary';
 import { OrderDetail, OrderSections, Payment } from './orders';
 import { AnomalyHistory, Resolution, ResolutionSection } from './anomaly-resolution';
@@ -24,14 +38,6 @@ export interface Anomaly {
   resolution?: Resolution | null;
 }
 
-function Select({ id, label, value, options }: { id: string; label: string; value: string; options: string[] }) {
-  return html`<label for=${id}>${label}</label>
-    <select id=${id} name=${id}>
-      <option value="">${t('any')}</option>
-      ${options.map((o) => html`<option value=${o} selected=${o === value}>${o}</option>`)}
-    </select>`;
-}
-
 /** The list, filtered by the hash's query (so a filter can be linked to from the overview). */
 export function AnomaliesPage({ route }: { route: Route }) {
   const p = route.params;
@@ -48,11 +54,15 @@ export function AnomaliesPage({ route }: { route: Route }) {
   const list = useGet<{ items: Anomaly[]; nextCursor: string | null }>(
     `/admin/anomalies${query({ ...filters, from: dayStart(filters.from), to: dayStart(filters.to) })}`,
   );
+  const [problem, setProblem] = useState<string | null>(null);
   const submit = (event: Event) => {
     event.preventDefault();
     const form = new FormData(event.target as HTMLFormElement);
-    const next: Record<string, string> = {};
-    for (const key of ['type', 'status', 'channel', 'from', 'to']) next[key] = String(form.get(key) ?? '');
+    const read = readDays(form, ['from', 'to']);
+    if ('problem' in read) return setProblem(read.problem);
+    setProblem(null);
+    const next: Record<string, string> = { ...read.days };
+    for (const key of ['type', 'status', 'channel']) next[key] = String(form.get(key) ?? '');
     navigate(`#/anomalies${query(next)}`);
   };
   return html`<h1>${t('anomalies')}</h1>
@@ -62,11 +72,12 @@ export function AnomaliesPage({ route }: { route: Route }) {
           <${Select} id="type" label=${t('type')} value=${filters.type} options=${lists.anomalyTypes} />
           <${Select} id="status" label=${t('status')} value=${filters.status} options=${lists.anomalyStatuses} />
           <${Select} id="channel" label=${t('channel')} value=${filters.channel} options=${lists.channels} />
-          <label for="from">${t('from')} (UTC)</label><input id="from" name="from" type="date" value=${filters.from} />
-          <label for="to">${t('to')} (UTC)</label><input id="to" name="to" type="date" value=${filters.to} />
+          <${DayField} id="from" name="from" label=${`${t('from')} (UTC)`} value=${filters.from} />
+          <${DayField} id="to" name="to" label=${`${t('to')} (UTC)`} value=${filters.to} />
           <button type="submit">${t('filter')}</button>
         </form>`}
     <//>
+    ${problem ? html`<p class="error" role="alert">${problem}</p>` : null}
     <${Show} loaded=${list}>
       ${(page: { items: Anomaly[]; nextCursor: string | null }) =>
         html`<${Table}
@@ -109,7 +120,7 @@ export function AnomalyPage({ id }: { id: string }) {
           <dt>${t('paidAmount')}</dt>
           <dd><${Money} minor=${a.paidAmount} currency=${a.currency} /></dd>
           <dt>${t('created')}</dt>
-          <dd><${Time} iso=${a.createdAt} beijing /></dd>
+          <dd><${Time} iso=${a.createdAt} /></dd>
         </dl>
         <${Show} loaded=${order}>
           ${(o: OrderDetail) =>
@@ -189,10 +200,11 @@ function RefundForm({ anomaly, payments, onDone }: { anomaly: Anomaly; payments:
         autocomplete="off"
         value=${amount}
         disabled=${disabled}
-        aria-describedby="refund-amount-help"
+        aria-describedby="refund-amount-help refund-threshold"
         onInput=${(e: Event) => setAmount((e.target as HTMLInputElement).value)}
       />
       <p id="refund-amount-help" class="help">${t('amountHelp')}</p>
+      <${ThresholdNote} currency=${currency} />
       <label for="refund-reason">${t('reason')}</label>
       <textarea
         id="refund-reason"
@@ -215,4 +227,15 @@ function RefundForm({ anomaly, payments, onDone }: { anomaly: Anomaly; payments:
         : null
     }
   </section>`;
+}
+
+/** What the refund form must say: the approval threshold the server applies (GET /admin/vocabulary). */
+function ThresholdNote({ currency }: { currency: string }) {
+  const threshold = useVocabulary().data?.refundApprovalThreshold;
+  if (threshold === undefined) return null;
+  if (threshold === null)
+    return html`<p class="help" id="refund-threshold" data-testid="threshold">${t('noThreshold')}</p>`;
+  return html`<p class="help" id="refund-threshold" data-testid="threshold">
+    ${t('thresholdHelp')} <strong><${Money} minor=${threshold} currency=${currency} /></strong>
+  </p>`;
 }

@@ -1,9 +1,23 @@
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
-import { ApiError, get } from '../api';
+import { ApiError, download, get, query } from '../api';
 import { t } from '../i18n';
-import { navigate } from '../router';
-import { Money, Show, Status, Table, Time, useGet } from '../ui';
+import { navigate, Route } from '../router';
+import {
+  canAct,
+  DayField,
+  Money,
+  OrderLink,
+  readDays,
+  Select,
+  Show,
+  Status,
+  Table,
+  Time,
+  useGet,
+  useOperator,
+} from '../ui';
+import { useVocabulary, Vocabulary } from '../vocabulary';
 import type { Anomaly } from './anomalies';
 import { Refund, refundRow, REFUND_HEAD } from './refunds';
 
@@ -57,8 +71,102 @@ export interface OrderDetail {
   }>;
 }
 
+interface OrderItem {
+  orderNo: string;
+  status: string;
+  amount: number;
+  currency: string;
+  channel: string | null;
+  merchantId: string | null;
+  transactionId: string | null;
+  createdAt: string;
+  paidAt: string | null;
+}
+
+interface OrderList {
+  items: OrderItem[];
+  nextCursor: string | null;
+}
+
+/** The list of orders, filtered by the hash's query, with its CSV export; and the search by number or transaction id. */
+export function OrdersPage({ route }: { route: Route }) {
+  const p = route.params;
+  const filters = {
+    status: p.get('status') ?? '',
+    channel: p.get('channel') ?? '',
+    from: p.get('from') ?? '',
+    to: p.get('to') ?? '',
+  };
+  const cursor = p.get('cursor') ?? '';
+  const apiFilters = { ...filters, from: utcDayStart(filters.from), to: utcDayStart(filters.to) };
+  const vocabulary = useVocabulary();
+  const list = useGet<OrderList>(`/admin/orders${query({ ...apiFilters, cursor })}`);
+  const [exported, setExported] = useState<{ name?: string; problem?: string } | null>(null);
+  const submit = (event: Event) => {
+    event.preventDefault();
+    const form = new FormData(event.target as HTMLFormElement);
+    const read = readDays(form, ['from', 'to']);
+    if ('problem' in read) return setExported({ problem: read.problem });
+    setExported(null);
+    const next: Record<string, string> = { ...read.days };
+    for (const key of ['status', 'channel']) next[key] = String(form.get(key) ?? '');
+    navigate(`#/orders${query(next)}`);
+  };
+  const exportCsv = async () => {
+    setExported(null);
+    try {
+      setExported({ name: await download(`/admin/orders.csv${query(apiFilters)}`) });
+    } catch (error) {
+      setExported({ problem: (error as ApiError).message });
+    }
+  };
+  return html`<h1>${t('orders')}</h1>
+    <${OrderSearch} />
+    <${Show} loaded=${vocabulary}>
+      ${(lists: Vocabulary) =>
+        html`<form class="filters" onSubmit=${submit}>
+          <${Select} id="status" label=${t('status')} value=${filters.status} options=${lists.orderStatuses} />
+          <${Select} id="channel" label=${t('channel')} value=${filters.channel} options=${lists.channels} />
+          <${DayField} id="from" name="from" label=${`${t('from')} (UTC)`} value=${filters.from} />
+          <${DayField} id="to" name="to" label=${`${t('to')} (UTC)`} value=${filters.to} />
+          <button type="submit">${t('filter')}</button>
+          <button type="button" class="secondary" onClick=${exportCsv} aria-describedby="export-help">
+            ${t('exportCsv')}
+          </button>
+        </form>`}
+    <//>
+    <p id="export-help" class="help">${t('exportHelp')}</p>
+    ${exported?.name ? html`<p role="status" class="ok">${t('exported')}: ${exported.name}</p>` : null}
+    ${exported?.problem ? html`<p role="alert" class="error">${exported.problem}</p>` : null}
+    <${Show} loaded=${list}>
+      ${(page: OrderList) =>
+        html`<${Table}
+            caption=${t('ordersList')}
+            head=${[t('orderNo'), t('status'), t('channel'), t('account'), t('transaction'), t('amount'), t('created'), t('paidAt')]}
+            rows=${page.items.map((o) => [
+              html`<${OrderLink} orderNo=${o.orderNo} />`,
+              html`<${Status} value=${o.status} />`,
+              o.channel ?? '—',
+              o.merchantId ?? '—',
+              o.transactionId ?? '—',
+              html`<${Money} minor=${o.amount} currency=${o.currency} />`,
+              html`<${Time} iso=${o.createdAt} />`,
+              o.paidAt ? html`<${Time} iso=${o.paidAt} />` : '—',
+            ])}
+          />
+          ${
+            page.nextCursor
+              ? html`<p><a href=${`#/orders${query({ ...filters, cursor: page.nextCursor })}`}>${t('next')}</a></p>`
+              : null
+          }`}
+    <//>`;
+}
+
+/** A date input's day (yyyy-mm-dd) as the UTC instant it starts at, as the filters' labels say. */
+export const utcDayStart = (day: string): string | undefined => (day ? `${day}T00:00:00Z` : undefined);
+
 /** Looks the text up as an order number, then as a transaction id. */
-export function OrdersPage() {
+function OrderSearch() {
   const [text, setText] = useState('');
   const [problem, setProblem] = useState<string | null>(null);
   const submit = async (event: Event) => {
@@ -79,8 +187,7 @@ export function OrdersPage() {
       setProblem((error as ApiError).status === 404 ? t('notFound') : (error as ApiError).message);
     }
   };
-  return html`<h1>${t('orders')}</h1>
-    <form class="filters" role="search" onSubmit=${submit}>
+  return html`<form class="filters" role="search" onSubmit=${submit}>
       <label for="order-search">${t('search')}</label>
       <input
         id="order-search"
@@ -106,7 +213,7 @@ export function OrderPage({ orderNo }: { orderNo: string }) {
           <dt>${t('channel')}</dt>
           <dd>${d.order.channel ?? '—'}</dd>
           <dt>${t('created')}</dt>
-          <dd><${Time} iso=${d.order.createdAt} beijing /></dd>
+          <dd><${Time} iso=${d.order.createdAt} /></dd>
         </dl>
         <${Table}
           caption=${t('history')}
@@ -135,7 +242,7 @@ export function OrderSections({ detail }: { detail: OrderDetail }) {
         html`<${Money} minor=${p.amount} currency=${p.currency} />`,
         html`<${Money} minor=${p.refundReservedAmount} currency=${p.currency} />`,
         html`<${Money} minor=${p.amount - p.refundReservedAmount} currency=${p.currency} />`,
-        html`<${Time} iso=${p.firstReceivedAt} beijing />`,
+        html`<${Time} iso=${p.firstReceivedAt} />`,
       ])}
     />
     <${Table}
@@ -182,9 +289,11 @@ interface Delivery {
   rawBody: string | null;
   rawBodyBase64?: string | null;
   rawPrunedAt: string | null;
+  /** The server can open an encrypted part of it (WeChat Pay APIv3's resource). */
+  encryptedContent: boolean;
 }
 
-/** The exact bytes received, on demand: as text, and as base64 for what is not UTF-8. */
+/** The exact bytes received, on demand: as text, and as base64 for what is not UTF-8; WeChat Pay's resource decrypted. */
 function RawBytes({ id }: { id: string }) {
   const [open, setOpen] = useState(false);
   const delivery = useGet<Delivery>(open ? `/admin/deliveries/${id}` : null);
@@ -213,8 +322,32 @@ ${Object.entries(v.headers)
                           <pre tabindex="0">${v.rawBodyBase64}</pre>
                         </details>`
                       : null
-                  }`
+                  }
+                  ${v.encryptedContent ? html`<${Decrypted} id=${id} />` : null}`
           }`}
     <//>
   </div>`;
+}
+
+interface DecryptedContent {
+  masked: boolean;
+  content: Record<string, unknown>;
+}
+
+/** The encrypted resource opened by the server: exact for an admin (audited), the payer masked for a viewer. */
+function Decrypted({ id }: { id: string }) {
+  const admin = canAct(useOperator());
+  const [open, setOpen] = useState(false);
+  const content = useGet<DecryptedContent>(open ? `/admin/deliveries/${id}/decrypted` : null);
+  return html`<details onToggle=${(e: Event) => setOpen((e.target as HTMLDetailsElement).open)}>
+    <summary>${t('decrypted')}</summary>
+    <p class="note">${admin ? t('decryptedAudited') : t('decryptedMasked')}</p>
+    ${
+      open
+        ? html`<${Show} loaded=${content}>
+            ${(c: DecryptedContent) => html`<pre tabindex="0" data-testid="decrypted">${JSON.stringify(c.content, null, 2)}</pre>`}
+          <//>`
+        : null
+    }
+  </details>`;
 }

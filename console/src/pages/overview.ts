@@ -1,7 +1,9 @@
 import { html } from 'htm/preact';
-import { LineChart } from '../chart';
-import { t } from '../i18n';
+import { PALETTE, TimeChart } from '../chart';
+import { formatDay, formatMs } from '../format';
+import { locale, t } from '../i18n';
 import { Show, Status, Table, Time, useGet } from '../ui';
+import { useVocabulary, Vocabulary } from '../vocabulary';
 
 interface CountByKey {
   key: string;
@@ -33,59 +35,65 @@ interface Stats {
 
 interface StatsRow {
   bucket: string;
+  channel: string;
   deliveries: number;
   paymentDeliveries: number;
   duplicateDeliveries: number;
+  outcomes: Record<string, number>;
 }
 
 const HOUR_MS = 3600_000;
 
-/** Per UTC hour of [from, to) over all channels, hours without deliveries included as 0. */
-function hourly(stats: Stats): { times: number[]; deliveries: number[]; duplicateRate: number[] } {
-  const hours = new Map<number, { deliveries: number; payments: number; duplicates: number }>();
+/** Per UTC hour of [from, to), per channel and per outcome; hours without deliveries included as 0. */
+export function hourly(stats: Stats, channels: string[]) {
   const first = Math.floor(Date.parse(stats.from) / HOUR_MS) * HOUR_MS;
-  for (let hour = first; hour < Date.parse(stats.to); hour += HOUR_MS) {
-    hours.set(hour, { deliveries: 0, payments: 0, duplicates: 0 });
-  }
+  const hours: number[] = [];
+  for (let hour = first; hour < Date.parse(stats.to); hour += HOUR_MS) hours.push(hour);
+  const index = new Map(hours.map((hour, i) => [hour, i]));
+  const outcomes = [...new Set(stats.rows.flatMap((r) => Object.keys(r.outcomes)))].sort();
+  const zeros = () => hours.map(() => 0);
+  const deliveries = new Map(channels.map((c) => [c, zeros()]));
+  const payments = new Map(channels.map((c) => [c, zeros()]));
+  const duplicates = new Map(channels.map((c) => [c, zeros()]));
+  const byOutcome = new Map(outcomes.map((o) => [o, zeros()]));
   for (const row of stats.rows) {
-    const hour = hours.get(Date.parse(row.bucket));
-    if (!hour) continue;
-    hour.deliveries += row.deliveries;
-    hour.payments += row.paymentDeliveries;
-    hour.duplicates += row.duplicateDeliveries;
+    const i = index.get(Date.parse(row.bucket));
+    if (i === undefined || !deliveries.has(row.channel)) continue;
+    deliveries.get(row.channel)![i] += row.deliveries;
+    payments.get(row.channel)![i] += row.paymentDeliveries;
+    duplicates.get(row.channel)![i] += row.duplicateDeliveries;
+    for (const [outcome, n] of Object.entries(row.outcomes)) byOutcome.get(outcome)![i] += n;
   }
-  const buckets = [...hours.entries()];
+  const rate = (channel: string) =>
+    duplicates
+      .get(channel)!
+      .map((d, i) => (payments.get(channel)![i] === 0 ? 0 : Math.round((d / payments.get(channel)![i]) * 1000) / 10));
+  const color = (i: number) => PALETTE[i % PALETTE.length];
   return {
-    times: buckets.map(([hour]) => hour / 1000),
-    deliveries: buckets.map(([, h]) => h.deliveries),
-    duplicateRate: buckets.map(([, h]) => (h.payments === 0 ? 0 : Math.round((h.duplicates / h.payments) * 1000) / 10)),
+    times: hours.map((hour) => hour / 1000),
+    byChannel: channels.map((c, i) => ({ label: c, values: deliveries.get(c)!, color: color(i) })),
+    duplicateRate: channels.map((c, i) => ({ label: c, values: rate(c), color: color(i) })),
+    byOutcome: outcomes.map((o, i) => ({ label: o, values: byOutcome.get(o)!, color: color(i) })),
   };
 }
 
 export function OverviewPage() {
   const overview = useGet<Overview>('/admin/overview');
   const stats = useGet<Stats>('/admin/stats/callbacks?bucket=hour');
+  const vocabulary = useVocabulary();
   return html`<h1>${t('overview')}</h1>
-    <${Show} loaded=${stats}>
-      ${(s: Stats) => {
-        const series = hourly(s);
-        return html`<div class="charts">
-          <${LineChart}
-            title=${t('deliveriesPerHour')}
-            times=${series.times}
-            values=${series.deliveries}
-            label=${t('deliveries')}
-            color="#1d4ed8"
-          />
-          <${LineChart}
-            title=${t('duplicateRatePerHour')}
-            times=${series.times}
-            values=${series.duplicateRate}
-            label="%"
-            color="#b45309"
-          />
-        </div>`;
-      }}
+    <${Show} loaded=${vocabulary}>
+      ${(lists: Vocabulary) =>
+        html`<${Show} loaded=${stats}>
+          ${(s: Stats) => {
+            const series = hourly(s, lists.channels);
+            return html`<div class="charts">
+              <${TimeChart} title=${t('deliveriesPerHour')} times=${series.times} series=${series.byChannel} />
+              <${TimeChart} title=${t('deliveriesByOutcome')} times=${series.times} series=${series.byOutcome} />
+              <${TimeChart} title=${t('duplicateRatePerHour')} times=${series.times} series=${series.duplicateRate} />
+            </div>`;
+          }}
+        <//>`}
     <//>
     <${Show} loaded=${overview}>${(o: Overview) => OverviewCards(o)}<//>`;
 }
@@ -96,9 +104,9 @@ function OverviewCards(o: Overview) {
         <h2 id="latency">${t('latency')}</h2>
         <dl>
           <dt>${t('p50')}</dt>
-          <dd>${o.latency.p50Ms ?? '—'} ms</dd>
+          <dd data-testid="p50">${formatMs(o.latency.p50Ms)}</dd>
           <dt>${t('p99')}</dt>
-          <dd>${o.latency.p99Ms ?? '—'} ms</dd>
+          <dd data-testid="p99">${formatMs(o.latency.p99Ms)}</dd>
           <dt>${t('deliveries')}</dt>
           <dd>${o.latency.deliveries}</dd>
         </dl>
@@ -155,7 +163,7 @@ function OverviewCards(o: Overview) {
       rows=${o.reconciliations.map((r) => [
         r.channel,
         r.merchantId,
-        html`<a href=${`#/reconciliation/${r.channel}/${r.date}`}>${r.date}</a>`,
+        html`<a href=${`#/reconciliation/${r.channel}/${r.date}`}>${formatDay(r.date, locale())}</a>`,
         html`<${Status} value=${r.status} />`,
         Counts(r.counts),
         html`<${Time} iso=${r.finishedAt} />`,

@@ -1,10 +1,23 @@
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import { ApiError, post, query } from '../api';
-import { beijingDate } from '../format';
-import { t } from '../i18n';
+import { beijingDate, formatDay } from '../format';
+import { locale, t } from '../i18n';
 import { navigate, Route } from '../router';
-import { canAct, Money, OrderLink, Show, Status, Table, Time, useGet, useOperator, ViewerNote } from '../ui';
+import {
+  canAct,
+  DayField,
+  Money,
+  OrderLink,
+  readDays,
+  Show,
+  Status,
+  Table,
+  Time,
+  useGet,
+  useOperator,
+  ViewerNote,
+} from '../ui';
 import { Counts } from './overview';
 
 interface Run {
@@ -36,29 +49,33 @@ export function ReconciliationPage({ route }: { route: Route }) {
   const to = route.params.get('to') ?? beijingDate(-1);
   const from = route.params.get('from') ?? beijingDate(-7);
   const list = useGet<{ runs: Run[] }>(`/admin/reconciliations${query({ from, to })}`);
+  const [problem, setProblem] = useState<string | null>(null);
   const submit = (event: Event) => {
     event.preventDefault();
-    const form = new FormData(event.target as HTMLFormElement);
-    navigate(`#/reconciliation${query({ from: String(form.get('from')), to: String(form.get('to')) })}`);
+    const read = readDays(new FormData(event.target as HTMLFormElement), ['from', 'to']);
+    if ('problem' in read) return setProblem(read.problem);
+    setProblem(null);
+    navigate(`#/reconciliation${query(read.days)}`);
   };
   return html`<h1>${t('reconciliation')}</h1>
     <form class="filters" onSubmit=${submit}>
-      <label for="rec-from">${t('from')}</label><input id="rec-from" name="from" type="date" value=${from} />
-      <label for="rec-to">${t('to')}</label><input id="rec-to" name="to" type="date" value=${to} />
+      <${DayField} id="rec-from" name="from" label=${t('from')} value=${from} />
+      <${DayField} id="rec-to" name="to" label=${t('to')} value=${to} />
       <button type="submit">${t('filter')}</button>
     </form>
+    ${problem ? html`<p class="error" role="alert">${problem}</p>` : null}
     <${Show} loaded=${list}>
       ${(l: { runs: Run[] }) =>
         html`<${Table}
-          caption=${`${t('runs')} ${from} – ${to}`}
+          caption=${`${t('runs')} ${formatDay(from, locale())} – ${formatDay(to, locale())}`}
           head=${[t('date'), t('channel'), t('account'), t('status'), t('counts'), t('at')]}
           rows=${l.runs.map((r) => [
-            html`<a href=${`#/reconciliation/${r.channel}/${r.date}`}>${r.date}</a>`,
+            html`<a href=${`#/reconciliation/${r.channel}/${r.date}`}>${formatDay(r.date, locale())}</a>`,
             r.channel,
             r.merchantId,
             html`<${Status} value=${r.status} />`,
             Counts(r.counts),
-            html`<${Time} iso=${r.finishedAt} beijing />`,
+            html`<${Time} iso=${r.finishedAt} />`,
           ])}
         />`}
     <//>`;
@@ -68,7 +85,7 @@ export function ReconciliationDayPage({ channel, date }: { channel: string; date
   const day = useGet<{ runs: Array<Run & { items: Item[] }> }>(
     `/admin/reconciliations/${encodeURIComponent(channel)}/${encodeURIComponent(date)}`,
   );
-  return html`<h1>${t('reconciliation')} ${channel} ${date}</h1>
+  return html`<h1>${t('reconciliation')} ${channel} ${formatDay(date, locale())}</h1>
     <${ViewerNote} />
     <${Rerun} channel=${channel} date=${date} onDone=${day.reload} />
     <${Show} loaded=${day}>

@@ -1,5 +1,5 @@
 import { html } from 'htm/preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, post, query } from '../api';
 import { t } from '../i18n';
 import { Route } from '../router';
@@ -19,6 +19,8 @@ export interface Refund {
   reviewedBy: string | null;
   reviewedAt: string | null;
   createdAt: string;
+  /** What its payment's refunds add up to with it (GET /admin/refunds): what the threshold is weighed against. */
+  transactionRefundTotal?: number;
 }
 
 export const REFUND_HEAD = () => [
@@ -54,6 +56,9 @@ interface RefundPage {
 export function ApprovalsPage() {
   const queue = useGet<RefundPage>('/admin/refunds?status=AWAITING_APPROVAL&limit=200');
   const recent = useGet<RefundPage>('/admin/refunds?limit=100');
+  // Read once for the whole queue: the threshold each confirmation states (undefined until read).
+  const vocabulary = useVocabulary().data;
+  const threshold = vocabulary ? vocabulary.refundApprovalThreshold : undefined;
   const reload = () => {
     queue.reload();
     recent.reload();
@@ -65,7 +70,10 @@ export function ApprovalsPage() {
         html`<${Table}
           caption=${t('queue')}
           head=${[...REFUND_HEAD(), t('actions')]}
-          rows=${page.items.map((r) => [...refundRow(r), html`<${Decide} refund=${r} onDone=${reload} />`])}
+          rows=${page.items.map((r) => [
+            ...refundRow(r),
+            html`<${Decide} refund=${r} threshold=${threshold} onDone=${reload} />`,
+          ])}
         />`}
     <//>
     <${Show} loaded=${recent}>
@@ -78,10 +86,19 @@ export function ApprovalsPage() {
     <//>`;
 }
 
-function Decide({ refund, onDone }: { refund: Refund; onDone: () => void }) {
+function Decide({
+  refund,
+  threshold,
+  onDone,
+}: {
+  refund: Refund;
+  threshold: number | null | undefined;
+  onDone: () => void;
+}) {
   const disabled = !canAct(useOperator());
   const [reason, setReason] = useState('');
   const [problem, setProblem] = useState<string | null>(null);
+  const [confirming, setConfirming] = useState(false);
   const act = async (action: 'approve' | 'reject') => {
     if (action === 'reject' && !reason.trim()) return setProblem(t('reasonRequired'));
     setProblem(null);
@@ -95,7 +112,9 @@ function Decide({ refund, onDone }: { refund: Refund; onDone: () => void }) {
   };
   const id = `reject-${refund.refundNo}`;
   return html`<div class="decide">
-    <button type="button" disabled=${disabled} onClick=${() => act('approve')}>${t('approve')}</button>
+    <button type="button" disabled=${disabled || threshold === undefined} onClick=${() => setConfirming(true)}>
+      ${t('approve')}
+    </button>
     <label for=${id}>${t('rejectReason')}</label>
     <input
       id=${id}
@@ -106,7 +125,80 @@ function Decide({ refund, onDone }: { refund: Refund; onDone: () => void }) {
     />
     <button type="button" class="secondary" disabled=${disabled} onClick=${() => act('reject')}>${t('reject')}</button>
     ${problem ? html`<p class="error" role="alert">${problem}</p>` : null}
+    ${
+      confirming && threshold !== undefined
+        ? html`<${ConfirmApproval}
+            refund=${refund}
+            threshold=${threshold}
+            onConfirm=${() => {
+              setConfirming(false);
+              void act('approve');
+            }}
+            onCancel=${() => setConfirming(false)}
+          />`
+        : null
+    }
   </div>`;
+}
+
+/**
+ * Before an approval: what goes back (amount, formatted from minor units), the approval threshold,
+ * and the payment's refunds with it. A modal <dialog>: focus moves into it, Escape cancels, and
+ * Cancel is focused first, so that Enter alone never approves.
+ */
+function ConfirmApproval({
+  refund,
+  threshold,
+  onConfirm,
+  onCancel,
+}: {
+  refund: Refund;
+  threshold: number | null;
+  onConfirm: () => void;
+  onCancel: () => void;
+}) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const element = dialog.current;
+    if (!element) return;
+    element.showModal();
+    return () => element.close();
+  }, []);
+  const title = `confirm-${refund.refundNo}`;
+  return html`<dialog
+    ref=${dialog}
+    class="confirm"
+    aria-labelledby=${title}
+    onCancel=${(e: Event) => {
+      e.preventDefault();
+      onCancel();
+    }}
+  >
+    <h2 id=${title}>${t('confirmApproval')}</h2>
+    <dl>
+      <dt>${t('refundNo')}</dt>
+      <dd>${refund.refundNo}</dd>
+      <dt>${t('amount')}</dt>
+      <dd data-testid="confirm-amount"><${Money} minor=${refund.amount} currency=${refund.currency} /></dd>
+      <dt>${t('approvalThreshold')}</dt>
+      <dd data-testid="confirm-threshold">
+        ${threshold === null ? '—' : html`<${Money} minor=${threshold} currency=${refund.currency} />`}
+      </dd>
+      ${
+        refund.transactionRefundTotal === undefined
+          ? null
+          : html`<dt>${t('paymentRefundTotal')}</dt>
+              <dd><${Money} minor=${refund.transactionRefundTotal} currency=${refund.currency} /></dd>`
+      }
+      <dt>${t('requestedBy')}</dt>
+      <dd>${refund.requestedBy}</dd>
+    </dl>
+    <p>${t('confirmApprovalText')}</p>
+    <div class="decide">
+      <button type="button" class="secondary" autofocus onClick=${onCancel}>${t('cancel')}</button>
+      <button type="button" onClick=${onConfirm}>${t('approve')}</button>
+    </div>
+  </dialog>`;
 }
 
 /** Every refund, filtered by status (the overview's unsettled figures link here). */

@@ -3,6 +3,7 @@ import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Length, Matches, Max, Min, ValidateIf } from 'class-validator';
 import { AnomalyStatus, AnomalyType, ResolutionReason } from '../../payments/anomaly/anomaly.entity';
 import { RefundStatus } from '../../refund/refund.entity';
+import { OrderStatus } from '../../order/order-status';
 import { Channel } from '../../domain/notification';
 import { ORDER_NO, ORDER_NO_MESSAGE } from '../../order/order-no';
 import { MAX_AMOUNT } from '../../domain/money';
@@ -67,6 +68,51 @@ export class RefundQueryDto extends PageQueryDto {
   @IsOptional()
   @IsIn(REGISTERED_CHANNELS, { message: `channel must be one of ${REGISTERED_CHANNELS.join(', ')}` })
   channel?: Channel;
+}
+
+/** `<createdAt in ms>.<orderNo>` of the last order of the previous page: orders are paged by (createdAt, orderNo). */
+export const ORDER_CURSOR = /^(\d{1,15})\.([A-Za-z0-9_-]{1,64})$/;
+
+/** The filters of the order list and its CSV export. */
+class OrderFilterDto extends TimeRangeQueryDto {
+  @ApiPropertyOptional({ enum: Object.values(OrderStatus) })
+  @IsOptional()
+  @IsIn(Object.values(OrderStatus), { message: `status must be one of ${Object.values(OrderStatus).join(', ')}` })
+  status?: OrderStatus;
+
+  @ApiPropertyOptional({ enum: REGISTERED_CHANNELS })
+  @IsOptional()
+  @IsIn(REGISTERED_CHANNELS, { message: `channel must be one of ${REGISTERED_CHANNELS.join(', ')}` })
+  channel?: Channel;
+
+  @ApiPropertyOptional({ description: 'The nextCursor of the previous page', pattern: ORDER_CURSOR.source })
+  @IsOptional()
+  @Matches(ORDER_CURSOR, { message: 'cursor must be the nextCursor of a previous page' })
+  cursor?: string;
+}
+
+/** Orders, newest first (by creation), a page at a time. */
+export class OrderQueryDto extends OrderFilterDto {
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 200, default: 50 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'limit must be an integer' })
+  @Min(1, { message: 'limit must be at least 1' })
+  @Max(200, { message: 'limit must be at most 200' })
+  limit?: number;
+}
+
+/** The most rows one CSV export holds; the rest is the next export's, from X-Next-Cursor. */
+export const MAX_CSV_ROWS = 10_000;
+
+export class OrderExportQueryDto extends OrderFilterDto {
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_CSV_ROWS, default: MAX_CSV_ROWS })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'limit must be an integer' })
+  @Min(1, { message: 'limit must be at least 1' })
+  @Max(MAX_CSV_ROWS, { message: `limit must be at most ${MAX_CSV_ROWS}` })
+  limit?: number;
 }
 
 export const Bucket = { Hour: 'hour', Day: 'day' } as const;

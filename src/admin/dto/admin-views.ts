@@ -11,6 +11,7 @@ import { CallbackDelivery } from '../../payments/idempotency/callback-delivery.e
 import { PaymentOrderView, toView } from '../../order/dto/payment-order.view';
 import { OrderStatusChange } from '../../order/order-status-change.entity';
 import { PaymentOrder } from '../../order/payment-order.entity';
+import { OrderStatus } from '../../order/order-status';
 import { Refund, RefundPurpose, RefundStatus } from '../../refund/refund.entity';
 import { RefundAnomaly } from '../../refund/refund-anomaly.entity';
 import { REGISTERED_CHANNELS } from '../../channels/registered-channels';
@@ -302,9 +303,14 @@ export class DeliveryView extends DeliverySummaryView {
     description: 'When retention removed the bytes (and the headers, if over 256 bytes); null while they are kept',
   })
   rawPrunedAt: string | null;
+
+  @ApiProperty({
+    description: 'Whether the bytes hold a part the platform encrypted: GET /admin/deliveries/:id/decrypted opens it',
+  })
+  encryptedContent: boolean;
 }
 
-export function toDeliveryView(d: CallbackDelivery): DeliveryView {
+export function toDeliveryView(d: CallbackDelivery, encryptedContent = false): DeliveryView {
   const pruned = d.rawPrunedAt !== null;
   return {
     ...toDeliverySummary(d),
@@ -313,6 +319,7 @@ export function toDeliveryView(d: CallbackDelivery): DeliveryView {
     rawBody: pruned ? null : d.rawBody.toString('utf8'),
     rawBodyBase64: pruned ? null : d.rawBody.toString('base64'),
     rawPrunedAt: iso(d.rawPrunedAt),
+    encryptedContent: !pruned && encryptedContent,
   };
 }
 
@@ -493,4 +500,71 @@ export class EmergencyRefundView extends RefundView {
 
 export function toOrderDetailOrder(order: PaymentOrder): OrderDetailOrderView {
   return { ...toView(order), createdAt: order.createdAt.toISOString(), updatedAt: order.updatedAt.toISOString() };
+}
+
+/** One order of the list: what a payments team filters, exports and opens. */
+export class OrderListItemView {
+  @ApiProperty()
+  orderNo: string;
+
+  @ApiProperty({ enum: Object.values(OrderStatus) })
+  status: string;
+
+  @ApiProperty(MINOR_UNITS)
+  amount: number;
+
+  @ApiProperty({ example: 'CNY' })
+  currency: string;
+
+  @ApiProperty({ nullable: true, enum: REGISTERED_CHANNELS })
+  channel: string | null;
+
+  @ApiProperty(NULLABLE_STRING)
+  merchantId: string | null;
+
+  @ApiProperty({ ...NULLABLE_STRING, description: 'The transaction that paid the order' })
+  transactionId: string | null;
+
+  @ApiProperty(DATE_TIME)
+  createdAt: string;
+
+  @ApiProperty(NULLABLE_DATE_TIME)
+  paidAt: string | null;
+}
+
+export function toOrderListItem(order: PaymentOrder): OrderListItemView {
+  return {
+    orderNo: order.orderNo,
+    status: order.status,
+    amount: order.amount,
+    currency: order.currency,
+    channel: order.channel,
+    merchantId: order.merchantId,
+    transactionId: order.transactionId,
+    createdAt: order.createdAt.toISOString(),
+    paidAt: iso(order.paidAt),
+  };
+}
+
+export class OrderPageView {
+  @ApiProperty({ type: [OrderListItemView] })
+  items: OrderListItemView[];
+
+  @ApiProperty({ ...NULLABLE_STRING, description: 'Pass as cursor for the next page; null on the last' })
+  nextCursor: string | null;
+}
+
+/** A delivery's encrypted part, decrypted: exact for an admin (audited), the payer masked for a viewer. */
+export class DecryptedContentView {
+  @ApiProperty()
+  deliveryId: string;
+
+  @ApiProperty({ enum: REGISTERED_CHANNELS })
+  channel: string;
+
+  @ApiProperty({ description: "True for a viewer: the payer's identifiers (openids, refund account) masked" })
+  masked: boolean;
+
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The decrypted resource, as JSON' })
+  content: Record<string, unknown>;
 }

@@ -14,6 +14,7 @@ import { PaymentChannel, PlatformReply } from '../payment-channel';
 import { parseAlipayBill } from './alipay.bill';
 import { AlipayClient, isFailure, METHODS } from './alipay.client';
 import { AlipayVerifier, parseAlipayTime } from './alipay.verifier';
+import { maskIdentifier } from '../payer-masking';
 
 /** Answers that decide nothing: the same out_request_no is sent again later. */
 const RETRYABLE_SUB_CODES = new Set([
@@ -36,7 +37,6 @@ export const ALIPAY_OUT_TRADE_NO = /^[0-9A-Za-z_]{1,64}$/;
 const PAYER_PARAMETERS = ['buyer_id', 'buyer_open_id', 'buyer_logon_id', 'buyer_user_id'];
 const PAYER_PARAMETER = new RegExp(`(^|&)(${PAYER_PARAMETERS.join('|')})=([^&]*)`, 'g');
 /** Of a payer identifier, this many characters stay at each end: enough to tell two apart. */
-const KEPT_AT_EACH_END = 2;
 
 /** Alipay openapi behind the PaymentChannel port. */
 export class AlipayChannel implements PaymentChannel {
@@ -77,7 +77,7 @@ export class AlipayChannel implements PaymentChannel {
       .toString('latin1')
       .replace(
         PAYER_PARAMETER,
-        (_match, start: string, name: string, value: string) => `${start}${name}=${mask(value)}`,
+        (_match, start: string, name: string, value: string) => `${start}${name}=${maskIdentifier(value)}`,
       );
     return Buffer.from(masked, 'latin1');
   }
@@ -225,10 +225,4 @@ function requireField(answer: Record<string, string | undefined>, field: string)
   const value = answer[field];
   if (!value || value.length > 64) throw new DomainError('MalformedRequest', `answer field ${field} is missing`);
   return value;
-}
-
-function mask(value: string): string {
-  if (value.length <= 2 * KEPT_AT_EACH_END) return '*'.repeat(value.length);
-  const hidden = '*'.repeat(value.length - 2 * KEPT_AT_EACH_END);
-  return `${value.slice(0, KEPT_AT_EACH_END)}${hidden}${value.slice(-KEPT_AT_EACH_END)}`;
 }

@@ -14,6 +14,7 @@ import { WechatpayAccount } from './wechatpay.config';
 import { WechatpayClient } from './wechatpay.client';
 import { WechatpayVerifier } from './wechatpay.verifier';
 import { WechatpayApiCalls, WechatpayV3Calls } from './wechatpay-v3.calls';
+import { maskIdentifier } from '../payer-masking';
 
 export interface WechatpayChannelOptions {
   refundNotifyUrl?: string;
@@ -65,6 +66,18 @@ export class WechatpayChannel implements PaymentChannel {
   /** APIv3: the payer (openid) travels encrypted in the resource. APIv2's XML carries it in the clear. */
   maskPayer(rawBody: Buffer): Buffer {
     return maskV2Payer(rawBody);
+  }
+
+  /** APIv3's resource, decrypted; APIv2's XML has nothing encrypted (undefined). */
+  decryptedContent(delivery: RawDelivery, { masked }: { masked: boolean }): Record<string, unknown> | undefined {
+    if (!this.hasEncryptedContent(delivery.body)) return undefined;
+    const resource = this.verifier.decryptKeptResource(delivery);
+    return masked ? maskResourcePayer(resource) : resource;
+  }
+
+  /** APIv3's JSON envelope carries the resource encrypted; APIv2's XML does not. */
+  hasEncryptedContent(rawBody: Buffer): boolean {
+    return rawBody.toString('utf8').trimStart().startsWith('{');
   }
 
   orderNoRefusal(orderNo: string): string | undefined {
@@ -119,3 +132,21 @@ export class WechatpayChannel implements PaymentChannel {
     return this.v2?.handles(merchantId) ? this.v2 : this.v3;
   }
 }
+
+/** Who paid and where the money went back: the payer's openids, the account a refund reached, the device. */
+const RESOURCE_PAYER_FIELDS = new Set(['openid', 'sp_openid', 'sub_openid', 'user_received_account', 'device_id']);
+
+/** A decrypted resource with the payer's identifiers masked, at any depth (payer.openid, scene_info.device_id). */
+function maskResourcePayer(value: Record<string, unknown>): Record<string, unknown> {
+  const masked: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(value)) {
+    if (typeof field === 'string' && RESOURCE_PAYER_FIELDS.has(key)) masked[key] = maskIdentifier(field);
+    else if (Array.isArray(field))
+      masked[key] = field.map((item: unknown) => (isObject(item) ? maskResourcePayer(item) : item));
+    else masked[key] = isObject(field) ? maskResourcePayer(field) : field;
+  }
+  return masked;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);

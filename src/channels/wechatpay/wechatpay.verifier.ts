@@ -144,6 +144,30 @@ export class WechatpayVerifier {
     return this.checkSignature(delivery.body, signatureHeaders(delivery));
   }
 
+  /**
+   * The APIv3 resource of a delivery verified when it came, decrypted again for an admin: with the
+   * key of its Wechatpay-Serial's account, else with each account's APIv3 key (a key rotated out of
+   * the platform's serials); the GCM tag tells which one sealed it. No signature or time check: the
+   * bytes were checked on arrival. The plaintext is returned, never logged.
+   */
+  decryptKeptResource(delivery: RawDelivery): Record<string, unknown> {
+    const envelope = parseJsonObject(delivery.body.toString('utf8'), 'notification body');
+    const resource = requireResource(envelope);
+    const serial = headerValue(delivery.headers, 'wechatpay-serial');
+    const bySerial = serial === undefined ? undefined : this.keysBySerial.get(serial)?.apiV3Key;
+    const keys = new Map<string, Buffer>();
+    if (bySerial) keys.set(bySerial.toString('hex'), bySerial);
+    for (const { apiV3Key } of this.keysBySerial.values()) keys.set(apiV3Key.toString('hex'), apiV3Key);
+    for (const key of keys.values()) {
+      try {
+        return decrypt(resource, key);
+      } catch (error) {
+        if (!(error instanceof DomainError) || error.code !== 'Undecryptable') throw error;
+      }
+    }
+    throw new DomainError('Undecryptable', 'the resource does not decrypt with any configured APIv3 key');
+  }
+
   private checkSignature(body: Buffer, { timestamp, nonce, signature, serial }: SignatureHeaders): PlatformKey {
     if (signature.startsWith(SIGNATURE_PROBE_PREFIX)) {
       throw new DomainError('InvalidSignature', 'signature probe (WECHATPAY/SIGNTEST/) rejected as required');

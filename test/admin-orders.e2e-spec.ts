@@ -1,0 +1,276 @@
+import { parse } from 'csv-parse/sync';
+import { Pool, RowDataPacket } from 'mysql2/promise';
+import {
+  count,
+  createTestPlatforms,
+  RunningApp,
+  startApp,
+  TestClient,
+  testDatabasePool,
+  TestPlatforms,
+  uniqueId,
+} from './support/test-app';
+
+/**
+ * Issue 39, item 4: the order list and its CSV export, and the decrypted WeChat Pay resource, over
+ * HTTP against the real database. Other suites share the run's database: a filter is shown by what
+ * it keeps (every listed order matches it) and by this suite's own orders among them.
+ */
+interface OrderItem {
+  orderNo: string;
+  status: string;
+  amount: number;
+  currency: string;
+  channel: string | null;
+  merchantId: string | null;
+  transactionId: string | null;
+  createdAt: string;
+  paidAt: string | null;
+}
+interface OrderPage {
+  items: OrderItem[];
+  nextCursor: string | null;
+}
+
+const OPENID = 'oUpF8uMuAJO_M2pxb1Q9zNjWeS6o';
+
+let platforms: TestPlatforms;
+let app: RunningApp;
+let client: TestClient;
+let pool: Pool;
+let since: string;
+/** This suite's orders, oldest first: two paid by WeChat Pay, one waiting for WeChat Pay, one for Alipay, a formula-like one. */
+const mine: Record<'paid1' | 'paid2' | 'waiting' | 'alipay' | 'formula', string> = {
+  paid1: '',
+  paid2: '',
+  waiting: '',
+  alipay: '',
+  formula: '',
+};
+const paidBy: Record<string, string> = {};
+
+beforeAll(async () => {
+  platforms = await createTestPlatforms();
+  app = await startApp(platforms.env);
+  client = new TestClient(app.url, platforms);
+  pool = testDatabasePool();
+  since = new Date(Date.now() - 1000).toISOString();
+  for (const key of ['paid1', 'paid2', 'waiting', 'alipay'] as const) {
+    mine[key] = uniqueId('OL');
+    const channel = key === 'alipay' ? 'ALIPAY' : 'WECHATPAY';
+    expect((await client.registerOrder({ orderNo: mine[key], amount: 200000, channel })).status).toBe(201);
+    // Apart by more than the column's millisecond: the list's order is the order of creation.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  mine.formula = `-${uniqueId('F').slice(0, 20)}`;
+  expect((await client.registerOrder({ orderNo: mine.formula, amount: 1999, channel: 'WECHATPAY' })).status).toBe(201);
+  for (const key of ['paid1', 'paid2'] as const) {
+    paidBy[key] = uniqueId('T');
+    const delivery = client.wechatpayPayment({ outTradeNo: mine[key], transactionId: paidBy[key], total: 200000 });
+    expect((await client.postWechatpay(delivery)).status).toBe(204);
+  }
+});
+
+afterAll(async () => {
+  await app?.close();
+  await pool?.end();
+});
+
+const read = (path: string, token = platforms.admins.viewer) => client.admin('GET', path, token);
+const ours = (items: OrderItem[]) => items.map((o) => o.orderNo).filter((n) => Object.values(mine).includes(n));
+
+describe('GET /admin/orders', () => {
+  it('should list orders newest first, filtered by status, channel and time', async () => {
+    const answer = await read(`/admin/orders?status=PAID&channel=WECHATPAY&from=${since}`);
+
+    expect(answer.status).toBe(200);
+    const page = answer.json<OrderPage>();
+    expect(page.items.every((o) => o.status === 'PAID' && o.channel === 'WECHATPAY')).toBe(true);
+    expect(page.items.every((o) => o.createdAt >= since)).toBe(true);
+    expect(ours(page.items)).toEqual([mine.paid2, mine.paid1]);
+    expect(page.items.find((o) => o.orderNo === mine.paid1)).toMatchObject({
+      amount: 200000,
+      currency: 'CNY',
+      transactionId: paidBy.paid1,
+    });
+    const alipay = (await read(`/admin/orders?channel=ALIPAY&from=${since}`)).json<OrderPage>().items;
+    expect(alipay.every((o) => o.channel === 'ALIPAY')).toBe(true);
+    expect(ours(alipay)).toEqual([mine.alipay]);
+    const waiting = (await read(`/admin/orders?status=WAIT_PAY&from=${since}`)).json<OrderPage>().items;
+    expect(ours(waiting)).toEqual([mine.formula, mine.alipay, mine.waiting]);
+  });
+
+  it('should walk the pages by cursor, each order once, in the order of one long page', async () => {
+    const all = (await read(`/admin/orders?from=${since}&limit=200`)).json<OrderPage>();
+    const walked: string[] = [];
+    let cursor: string | null = '';
+    for (let pages = 0; cursor !== null && pages < 50; pages += 1) {
+      const page: OrderPage = (
+        await read(`/admin/orders?from=${since}&limit=2${cursor ? `&cursor=${cursor}` : ''}`)
+      ).json();
+      expect(page.items.length).toBeLessThanOrEqual(2);
+      walked.push(...page.items.map((o) => o.orderNo));
+      cursor = page.nextCursor;
+    }
+
+    expect(cursor).toBeNull();
+    expect(ours(all.items)).toEqual([mine.formula, mine.alipay, mine.waiting, mine.paid2, mine.paid1]);
+    expect(walked.filter((n) => Object.values(mine).includes(n))).toEqual(ours(all.items));
+    expect(new Set(walked).size).toBe(walked.length);
+  });
+
+  it('should refuse a malformed filter with a 400 naming it, and write nothing', async () => {
+    const audited = await count(pool, 'SELECT COUNT(*) FROM admin_audit');
+    const orders = await count(pool, 'SELECT COUNT(*) FROM payment_order');
+    const refusals: Array<[string, RegExp]> = [
+      ['status=NOPE', /status must be one of WAIT_PAY/],
+      ['channel=PAYPAL', /channel must be one of/],
+      ['limit=0', /limit must be at least 1/],
+      ['limit=ten', /limit must be an integer/],
+      ['cursor=1', /cursor must be the nextCursor/],
+      ["cursor=1.x'--", /cursor must be the nextCursor/],
+      ['from=yesterday', /from must be an ISO 8601/],
+      ['from=2026-12-02T00:00:00Z&to=2026-12-01T00:00:00Z', /from must be before to/],
+    ];
+    for (const [search, message] of refusals) {
+      for (const path of ['/admin/orders', '/admin/orders.csv']) {
+        const answer = await read(`${path}?${search}`);
+        expect([path, search, answer.status, answer.body]).toEqual([path, search, 400, expect.any(String)]);
+        expect(answer.json<{ message: string }>().message).toMatch(message);
+      }
+    }
+    expect((await read('/admin/orders?limit=201')).json<{ message: string }>().message).toBe(
+      'limit must be at most 200',
+    );
+    expect((await read('/admin/orders.csv?limit=10001')).json<{ message: string }>().message).toBe(
+      'limit must be at most 10000',
+    );
+    expect((await client.admin('GET', '/admin/orders', undefined)).status).toBe(401);
+    expect((await client.admin('GET', '/admin/orders.csv', undefined)).status).toBe(401);
+    expect(await count(pool, 'SELECT COUNT(*) FROM admin_audit')).toBe(audited);
+    expect(await count(pool, 'SELECT COUNT(*) FROM payment_order')).toBe(orders);
+  });
+});
+
+describe('GET /admin/orders.csv', () => {
+  it('should give the filtered orders as CSV: minor units and formatted amounts, escaped, formula-safe, audited', async () => {
+    const before = await count(pool, 'SELECT COALESCE(MAX(id), 0) FROM admin_audit');
+    const response = await fetch(`${app.url}/admin/orders.csv?from=${since}`, {
+      headers: { authorization: `Bearer ${platforms.admins.viewer}` },
+    });
+    const bytes = Buffer.from(await response.arrayBuffer());
+    const text = bytes.toString('utf8');
+
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    expect(response.headers.get('content-disposition')).toMatch(/^attachment; filename="orders-\d{8}T\d{6}Z\.csv"$/);
+    expect(response.headers.get('x-next-cursor')).toBeNull();
+    // A byte order mark, so that Excel reads the file as UTF-8 (fetch's text() would hide it).
+    expect(bytes.subarray(0, 3)).toEqual(Buffer.from([0xef, 0xbb, 0xbf]));
+    expect(text.split('\r\n')[0]).toBe(
+      '\uFEFForder_no,status,channel,merchant_id,transaction_id,amount_minor,currency,amount,created_at,paid_at',
+    );
+    const rows = parse(text, { bom: true, columns: true }) as Array<Record<string, string>>;
+    const json = (await read(`/admin/orders?from=${since}&limit=200`)).json<OrderPage>().items;
+    expect(rows.map((r) => r.order_no.replace(/^'/, ''))).toEqual(json.map((o) => o.orderNo));
+    expect(rows.find((r) => r.order_no === mine.paid1)).toMatchObject({
+      status: 'PAID',
+      channel: 'WECHATPAY',
+      transaction_id: paidBy.paid1,
+      amount_minor: '200000',
+      currency: 'CNY',
+      amount: '2000.00',
+      created_at: json.find((o) => o.orderNo === mine.paid1)!.createdAt,
+    });
+    // A spreadsheet would run "-…" as a formula: the cell starts with an apostrophe.
+    expect(rows.find((r) => r.order_no === `'${mine.formula}`)).toMatchObject({
+      amount_minor: '1999',
+      amount: '19.99',
+    });
+    expect(rows.find((r) => r.order_no === mine.formula)).toBeUndefined();
+
+    const [audits] = await pool.query<RowDataPacket[]>(
+      'SELECT operator_id, action, target, result FROM admin_audit WHERE id > ? AND action = ?',
+      [before, 'ORDERS_EXPORTED'],
+    );
+    expect(audits).toHaveLength(1);
+    expect(audits[0]).toMatchObject({ operator_id: 'victor', target: 'orders' });
+    expect(audits[0].result).toEqual({ rows: rows.length, nextCursor: null });
+  });
+
+  it('should stop at the limit and name where the next file starts', async () => {
+    const first = await fetch(`${app.url}/admin/orders.csv?from=${since}&limit=2`, {
+      headers: { authorization: `Bearer ${platforms.admins.viewer}` },
+    });
+    const cursor = first.headers.get('x-next-cursor');
+    const rest = await read(`/admin/orders.csv?from=${since}&cursor=${cursor}`);
+    const firstRows = parse(await first.text(), { bom: true, columns: true }) as Array<Record<string, string>>;
+    const restRows = parse(rest.body, { bom: true, columns: true }) as Array<Record<string, string>>;
+
+    expect(firstRows).toHaveLength(2);
+    expect(cursor).toMatch(/^\d+\.[A-Za-z0-9_-]+$/);
+    const all = (await read(`/admin/orders?from=${since}&limit=200`)).json<OrderPage>().items;
+    expect([...firstRows, ...restRows].map((r) => r.order_no.replace(/^'/, ''))).toEqual(all.map((o) => o.orderNo));
+  });
+});
+
+describe('GET /admin/deliveries/:id/decrypted', () => {
+  const deliveryOf = async (transactionId: string) =>
+    String(
+      (
+        await pool.query<RowDataPacket[]>('SELECT id FROM callback_delivery WHERE transaction_id = ? ORDER BY id', [
+          transactionId,
+        ])
+      )[0][0].id,
+    );
+
+  it("should give an admin the WeChat Pay resource decrypted, audited, and a viewer the payer's identifiers masked", async () => {
+    const id = await deliveryOf(paidBy.paid1);
+    const before = await count(pool, 'SELECT COALESCE(MAX(id), 0) FROM admin_audit');
+
+    const asAdmin = await read(`/admin/deliveries/${id}/decrypted`, platforms.admins.admin);
+    expect(asAdmin.status).toBe(200);
+    expect(asAdmin.json()).toMatchObject({
+      deliveryId: id,
+      channel: 'WECHATPAY',
+      masked: false,
+      content: {
+        out_trade_no: mine.paid1,
+        transaction_id: paidBy.paid1,
+        trade_state: 'SUCCESS',
+        payer: { openid: OPENID },
+        amount: { total: 200000 },
+      },
+    });
+    const [audits] = await pool.query<RowDataPacket[]>(
+      'SELECT operator_id, action, target, request_body, result FROM admin_audit WHERE id > ? ORDER BY id',
+      [before],
+    );
+    expect(audits.map((a) => [a.operator_id, a.action, a.target])).toEqual([
+      ['alice', 'RESOURCE_READ_DECRYPTED', `delivery:${id}`],
+    ]);
+    // The audit row says who read it, never what it said.
+    expect(JSON.stringify(audits[0])).not.toContain(OPENID);
+
+    const asViewer = await read(`/admin/deliveries/${id}/decrypted`);
+    expect(asViewer.status).toBe(200);
+    const viewed = asViewer.json<{ masked: boolean; content: { payer: { openid: string }; out_trade_no: string } }>();
+    expect(viewed.masked).toBe(true);
+    expect(viewed.content.payer.openid).toBe(`oU${'*'.repeat(OPENID.length - 4)}6o`);
+    expect(viewed.content.out_trade_no).toBe(mine.paid1);
+    expect(asViewer.body).not.toContain(OPENID);
+    expect(await count(pool, 'SELECT COUNT(*) FROM admin_audit WHERE id > ?', [before])).toBe(1);
+  });
+
+  it('should answer 404 for a delivery with nothing encrypted, or none, and 401 without a token', async () => {
+    const tradeNo = uniqueId('A');
+    const form = client.alipayPayment({ outTradeNo: mine.alipay, tradeNo, totalAmount: '2000.00' });
+    expect((await client.postAlipay(form)).status).toBe(200);
+    const alipay = await deliveryOf(tradeNo);
+
+    expect((await read(`/admin/deliveries/${alipay}/decrypted`, platforms.admins.admin)).status).toBe(404);
+    expect((await read('/admin/deliveries/999999999999/decrypted', platforms.admins.admin)).status).toBe(404);
+    expect((await read('/admin/deliveries/x/decrypted', platforms.admins.admin)).status).toBe(404);
+    expect((await client.admin('GET', `/admin/deliveries/${alipay}/decrypted`, undefined)).status).toBe(401);
+  });
+});
