@@ -6,6 +6,12 @@ import { RefundModule } from '../refund/refund.module';
 import { AnomalyModule } from '../payments/anomaly/anomaly.module';
 import { SpoolModule } from '../intake/spool/spool.module';
 import { WebhooksModule } from '../events/webhooks/webhooks.module';
+import { NotifyModule } from '../intake/notify.module';
+import { RefusedNotificationModule } from '../payments/refused-notification/refused-notification.module';
+import { refusedNotificationsConfig } from '../platform/config/refused-notifications.config';
+import { RefusedNotificationsController } from './refused-notifications/refused-notifications.controller';
+import { RefusedNotificationQueries } from './refused-notifications/refused-notification-queries';
+import { RefusedNotificationReverification } from './refused-notifications/refused-notification-reverification';
 import { WebhookEndpointsController } from './webhook-endpoints.controller';
 import { OperationsController } from './operations.controller';
 import { OperationsOverviewQuery } from './operations-overview';
@@ -23,11 +29,14 @@ import { VocabularyController } from './vocabulary.controller';
 @Module({
   imports: [
     ConfigModule.forFeature(adminConfig),
+    ConfigModule.forFeature(refusedNotificationsConfig),
     RefundModule,
     AnomalyModule,
     SpoolModule,
     ChannelsModule,
     WebhooksModule,
+    NotifyModule,
+    RefusedNotificationModule,
   ],
   controllers: [
     AdminController,
@@ -35,6 +44,7 @@ import { VocabularyController } from './vocabulary.controller';
     WebhookEndpointsController,
     AnomalyResolutionController,
     VocabularyController,
+    RefusedNotificationsController,
   ],
   providers: [
     AdminAuthGuard,
@@ -45,6 +55,8 @@ import { VocabularyController } from './vocabulary.controller';
     AuditRefusals,
     OperatorReadLimit,
     DatabaseGauges,
+    RefusedNotificationQueries,
+    RefusedNotificationReverification,
   ],
   exports: [AdminAuthGuard, OperatorDirectory, AuditLog, ConfigModule],
 })

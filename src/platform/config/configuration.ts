@@ -1,5 +1,6 @@
 import { loadOrderConfig } from './order.config';
 import { loadRetentionConfig } from './retention.config';
+import { loadRefusedNotificationsConfig } from './refused-notifications.config';
 import { loadSpoolConfig } from './spool.config';
 import { loadRedisConfig } from './redis.config';
 import { loadReconciliationConfig } from './reconciliation.config';
@@ -27,6 +28,7 @@ const NAMESPACES: Array<(env: NodeJS.ProcessEnv) => unknown> = [
   loadAdminOperators,
   loadOrderConfig,
   loadRetentionConfig,
+  loadRefusedNotificationsConfig,
   loadSpoolConfig,
   loadReconciliationConfig,
   loadRedisConfig,
