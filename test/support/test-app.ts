@@ -202,11 +202,12 @@ export class SignedDeliveries {
   /** A signed, encrypted TRANSACTION.SUCCESS (or `eventType`) notification for this merchant. */
   wechatpayPayment(
     p: Omit<WechatpayTransactionParams, 'mchid'> & { mchid?: string },
-    options: { signer?: WechatpaySigner; eventType?: string } = {},
+    options: { signer?: WechatpaySigner; eventType?: string; timestamp?: number } = {},
   ) {
     const { wechatpay } = this.platforms;
     return wechatpayDelivery(options.signer ?? wechatpay.publicKeySigner, {
       eventType: options.eventType,
+      timestamp: options.timestamp,
       resource: wechatpayTransaction({ mchid: wechatpay.mchid, appid: wechatpay.appid, ...p }),
     });
   }

@@ -69,7 +69,10 @@ export class RefusedNotificationsController {
   @AdminAccess(AdminRole.Viewer)
   @UseInterceptors(OperatorReadLimit)
   @ApiErrors([429, 'this operator has ADMIN_READS_PER_OPERATOR reads running already'])
-  async one(@Param('id') id: string, @CurrentOperator() operator: AuthenticatedOperator): Promise<RefusedNotificationView> {
+  async one(
+    @Param('id') id: string,
+    @CurrentOperator() operator: AuthenticatedOperator,
+  ): Promise<RefusedNotificationView> {
     const view = await this.queries.one(id, operator.role);
     if (operator.role === AdminRole.Admin) {
       await this.audit.record({
@@ -91,11 +94,7 @@ export class RefusedNotificationsController {
       'the notify use case; its time window is judged at when it was received, its signature in full (admin)',
   })
   @ApiOkResponse({ type: ReverificationView, description: 'accepted, or refused again with its reason' })
-  @ApiErrors(
-    [400, 'an id that is no positive integer'],
-    [403, 'a viewer token'],
-    [404, 'unknown refused notification'],
-  )
+  @ApiErrors([400, 'an id that is no positive integer'], [403, 'a viewer token'], [404, 'unknown refused notification'])
   @HttpCode(200)
   @AdminAccess(AdminRole.Admin)
   @AuditedWrite('REFUSED_NOTIFICATION_REVERIFY', refusedTarget)

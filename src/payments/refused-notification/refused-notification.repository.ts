@@ -59,10 +59,10 @@ export class RefusedNotificationRepository {
     if (claim.affectedRows !== 1) {
       // Kept by another delivery meanwhile? Then it is a repeat, not a drop.
       if (await this.countRepeat(tx, refusal)) return 'REPEAT';
-      await tx.query(
-        'UPDATE refused_notification_hour SET dropped = dropped + 1 WHERE channel = ? AND hour = ?',
-        [refusal.channel, hour],
-      );
+      await tx.query('UPDATE refused_notification_hour SET dropped = dropped + 1 WHERE channel = ? AND hour = ?', [
+        refusal.channel,
+        hour,
+      ]);
       return 'DROPPED';
     }
     const inserted: WriteResult = await tx.query(

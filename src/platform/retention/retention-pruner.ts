@@ -10,11 +10,7 @@ const DAY_MS = 24 * 3600_000;
 export const KEPT_HEADERS_MAX_BYTES = 256;
 
 export type PrunedTable =
-  | 'callback_delivery'
-  | 'outbox_event'
-  | 'processed_event'
-  | 'refused_notification'
-  | 'refused_notification_hour';
+  'callback_delivery' | 'outbox_event' | 'processed_event' | 'refused_notification' | 'refused_notification_hour';
 
 /** What one batch did in each table. */
 export type PruneCounts = Record<PrunedTable, number>;
