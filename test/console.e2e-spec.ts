@@ -7,6 +7,7 @@ import { CONSOLE_CSP } from '../src/admin/console/serve-console';
 import { REGISTERED_CHANNELS } from '../src/channels/registered-channels';
 import { AnomalyStatus, AnomalyType } from '../src/payments/anomaly/anomaly.entity';
 import { RefundPurpose, RefundStatus } from '../src/refund/refund.entity';
+import { REFUSAL_REASONS } from '../src/payments/refused-notification/refused-notification.entity';
 import { accessibilityViolations, buildConsole, launchChromium, RunningBrowser } from './support/browser';
 import { eventually } from './support/eventually';
 import { WebhookReceiver } from './support/webhook-receiver';
@@ -543,6 +544,7 @@ describe('the admin endpoints the console reads', () => {
       anomalyStatuses: Object.values(AnomalyStatus),
       refundPurposes: Object.values(RefundPurpose),
       refundStatuses: Object.values(RefundStatus),
+      refusalReasons: REFUSAL_REASONS,
     });
     expect((await client.admin('GET', '/admin/vocabulary', undefined)).status).toBe(401);
   });

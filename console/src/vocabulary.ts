@@ -7,6 +7,7 @@ export interface Vocabulary {
   anomalyStatuses: string[];
   refundPurposes: string[];
   refundStatuses: string[];
+  refusalReasons: string[];
 }
 
 export const useVocabulary = (): Loaded<Vocabulary> => useGet<Vocabulary>('/admin/vocabulary');

@@ -5,6 +5,7 @@ import { AnomalyStatus, AnomalyType } from '../payments/anomaly/anomaly.entity';
 import { AdminRole } from '../platform/config/admin.config';
 import { ApiErrors } from '../platform/http/error.view';
 import { RefundPurpose, RefundStatus } from '../refund/refund.entity';
+import { REFUSAL_REASONS } from '../payments/refused-notification/refused-notification.entity';
 import { AdminAccess } from './admin-auth.guard';
 
 /** The values the admin API's filters and records take, each read from its registry or enum. */
@@ -23,6 +24,9 @@ export class VocabularyView {
 
   @ApiProperty({ example: Object.values(RefundStatus) })
   refundStatuses: readonly string[];
+
+  @ApiProperty({ description: 'Why a refused notification was kept', example: REFUSAL_REASONS })
+  refusalReasons: readonly string[];
 }
 
 const VOCABULARY: VocabularyView = {
@@ -31,6 +35,7 @@ const VOCABULARY: VocabularyView = {
   anomalyStatuses: Object.values(AnomalyStatus),
   refundPurposes: Object.values(RefundPurpose),
   refundStatuses: Object.values(RefundStatus),
+  refusalReasons: REFUSAL_REASONS,
 };
 
 /** What the console's filters offer: a list typed by hand in the console would drift from these. */
@@ -40,7 +45,9 @@ const VOCABULARY: VocabularyView = {
 @Controller('admin')
 export class VocabularyController {
   @Get('vocabulary')
-  @ApiOperation({ summary: 'Channels, anomaly types and statuses, refund purposes and statuses (viewer)' })
+  @ApiOperation({
+    summary: 'Channels, anomaly types and statuses, refund purposes and statuses, refusal reasons (viewer)',
+  })
   @ApiOkResponse({ type: VocabularyView })
   @AdminAccess(AdminRole.Viewer)
   vocabulary(): VocabularyView {
