@@ -34,14 +34,10 @@ export class RefusedNotificationReverification {
   async reverify(id: string, operatorId: string): Promise<ReverificationView> {
     const row = await this.db.getRepository(RefusedNotification).findOneBy({ id: knownId(id) });
     if (!row) throw new DomainError('NotFound', `refused notification ${id} not found`);
-    const { result: answer, failure } = await this.refused.reverify(() =>
+    const requestId = `reverify-${id}-${randomUUID()}`;
+    const { result: answer, failure } = await this.refused.reverify(requestId, () =>
       asReceivedAt(row.firstSeenAt, () =>
-        this.intake.receive({
-          notifyPath: row.notifyPath,
-          body: row.rawBody,
-          headers: row.headers,
-          requestId: `reverify-${id}-${randomUUID()}`,
-        }),
+        this.intake.receive({ notifyPath: row.notifyPath, body: row.rawBody, headers: row.headers, requestId }),
       ),
     );
     // A transient failure (the database) says nothing about the notification: the admin retries.

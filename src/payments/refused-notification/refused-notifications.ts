@@ -39,12 +39,15 @@ export interface ArrivedDelivery {
   notifyPath: string;
   body: unknown;
   headers: Record<string, string | string[] | undefined>;
+  requestId: string;
 }
 
 /** BUSY: too many at once on this replica; FAILED: the database refused the write. */
 type KeepOutcome = KeepResult | 'BUSY' | 'FAILED';
 
 interface Reverification {
+  /** The re-verification's own delivery: nothing else that runs in its async context is taken for it. */
+  requestId: string;
   failure?: unknown;
 }
 
@@ -72,7 +75,7 @@ export class RefusedNotifications {
   /** The notify use case's hook on every failure; keeps only the refusals above. Never rejects. */
   async keepIfRefused(failure: unknown, delivery: ArrivedDelivery): Promise<void> {
     const reverification = this.reverifying.getStore();
-    if (reverification) {
+    if (reverification?.requestId === delivery.requestId) {
       // A re-verification reports its refusal to the admin; it is not a new delivery to keep.
       reverification.failure = failure;
       return;
@@ -100,11 +103,11 @@ export class RefusedNotifications {
   }
 
   /**
-   * Runs a re-verification of a kept notification: its refusal, if it is refused again, is
-   * reported here instead of kept again.
+   * Runs a re-verification of a kept notification, delivered as `requestId`: its refusal, if it
+   * is refused again, is reported here instead of kept again.
    */
-  async reverify<T>(work: () => Promise<T>): Promise<{ result: T; failure?: unknown }> {
-    const scope: Reverification = {};
+  async reverify<T>(requestId: string, work: () => Promise<T>): Promise<{ result: T; failure?: unknown }> {
+    const scope: Reverification = { requestId };
     const result = await this.reverifying.run(scope, work);
     return { result, failure: scope.failure };
   }
