@@ -132,7 +132,7 @@ describe('the console: refused notifications', () => {
     await admin.getByRole('button', { name: '中文' }).click();
     await go(admin, '#/refused', '被拒绝的通知');
     await admin.getByRole('link', { name: `打开 #${earlyId}` }).waitFor();
-    await admin.getByText('每渠道每小时最多保存新通知数').waitFor();
+    await admin.getByText('每渠道、每小时、每类最多保存新通知数').waitFor();
     await check(admin, 'zh list');
     await go(admin, `#/refused/${forgedId}`, `被拒绝的通知 #${forgedId}`);
     await admin.getByRole('button', { name: '重新验签' }).waitFor();

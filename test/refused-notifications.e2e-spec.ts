@@ -194,7 +194,7 @@ describe('refused notifications, kept', () => {
     const hour = new Date(Math.floor(Date.now() / 3600_000) * 3600_000);
     const hourRow = async () => {
       const [rows] = await pool.query<RowDataPacket[]>(
-        "SELECT kept, dropped FROM refused_notification_hour WHERE channel = 'ALIPAY' AND hour = ?",
+        "SELECT kept, dropped FROM refused_notification_hour WHERE channel = 'ALIPAY' AND hour = ? AND kind = 'UNSIGNED'",
         [hour],
       );
       return { kept: Number(rows[0]?.kept ?? 0), dropped: Number(rows[0]?.dropped ?? 0) };
@@ -242,13 +242,22 @@ describe('refused notifications, kept', () => {
       expect(await hourRow()).toEqual(after);
       expect((await keptRow('ALIPAY', keptBody)).times_seen).toBe(2);
 
+      // An unknown order, which only the platform can sign, has a cap of its own: forgeries never crowd it out.
+      const unknown = client.alipayPayment({
+        outTradeNo: uniqueId('RN'),
+        tradeNo: uniqueId('T'),
+        totalAmount: yuan(1),
+      });
+      expect((await new TestClient(replicas[1].url, platforms).postAlipay(unknown)).status).toBe(404);
+      expect((await keptRow('ALIPAY', unknown)).reason).toBe('OrderNotFound');
+
       // Operators see the hour.
       const hours = await client.admin('GET', '/admin/refused-notifications/hours', platforms.admins.viewer);
       expect(hours.status).toBe(200);
       const shown = hours
-        .json<{ rows: Array<{ channel: string; hour: string; kept: number; dropped: number }> }>()
-        .rows.find((r) => r.channel === 'ALIPAY' && r.hour === hour.toISOString());
-      expect(shown).toEqual({ channel: 'ALIPAY', hour: hour.toISOString(), ...(await hourRow()) });
+        .json<{ rows: Array<{ channel: string; hour: string; kind: string; kept: number; dropped: number }> }>()
+        .rows.find((r) => r.channel === 'ALIPAY' && r.hour === hour.toISOString() && r.kind === 'UNSIGNED');
+      expect(shown).toEqual({ channel: 'ALIPAY', hour: hour.toISOString(), kind: 'UNSIGNED', ...(await hourRow()) });
     } finally {
       await Promise.all(replicas.map((r) => r.close()));
     }

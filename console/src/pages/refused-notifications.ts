@@ -26,7 +26,10 @@ const WORDS = {
     accepted: 'Accepted: it verified and was settled.',
     refusedAgain: 'Refused again',
     hours: 'Kept and dropped per hour (last 24 h, UTC)',
-    cap: 'New ones kept per channel and hour',
+    cap: 'New ones kept per channel, hour and kind',
+    kind: 'Kind',
+    signed: 'Signed (unknown order)',
+    unsigned: 'Not verified',
     hour: 'Hour',
     kept: 'Kept',
     dropped: 'Dropped (over the cap)',
@@ -52,7 +55,10 @@ const WORDS = {
     accepted: '已通过：验签成功并已处理。',
     refusedAgain: '再次被拒',
     hours: '每小时保存与丢弃数（最近 24 小时，UTC）',
-    cap: '每渠道每小时最多保存新通知数',
+    cap: '每渠道、每小时、每类最多保存新通知数',
+    kind: '类别',
+    signed: '验签通过（订单不存在）',
+    unsigned: '未通过验签',
     hour: '小时',
     kept: '已保存',
     dropped: '已丢弃（超过上限）',
@@ -94,7 +100,7 @@ interface Page {
 
 interface Hours {
   perHour: number;
-  rows: Array<{ channel: string; hour: string; kept: number; dropped: number }>;
+  rows: Array<{ channel: string; hour: string; kind: string; kept: number; dropped: number }>;
 }
 
 const link = (id: string) => html`<a href=${`#/refused/${id}`} aria-label=${`${w().open} #${id}`}>#${id}</a>`;
@@ -146,8 +152,8 @@ export function RefusedNotificationsPage({ route }: { route: Route }) {
         html`<p>${w().cap}: <strong>${h.perHour}</strong></p>
           <${Table}
             caption=${w().hours}
-            head=${[w().hour, t('channel'), w().kept, w().dropped]}
-            rows=${h.rows.map((r) => [html`<${Time} iso=${r.hour} />`, r.channel, r.kept, r.dropped])}
+            head=${[w().hour, t('channel'), w().kind, w().kept, w().dropped]}
+            rows=${h.rows.map((r) => [html`<${Time} iso=${r.hour} />`, r.channel, w()[r.kind === 'SIGNED' ? 'signed' : 'unsigned'], r.kept, r.dropped])}
           />`}
     <//>`;
 }

@@ -87,7 +87,7 @@ export class RefusedNotificationQueries {
     const db = await this.reporting.dataSource();
     const rows = await db.getRepository(RefusedNotificationHour).find({
       where: { hour: Between(new Date(Math.floor(from.getTime() / 3600_000) * 3600_000), to) },
-      order: { hour: 'ASC', channel: 'ASC' },
+      order: { hour: 'ASC', channel: 'ASC', kind: 'ASC' },
       take: MAX_HOURS,
     });
     return { rows: rows.filter((r) => r.hour < to).map(toHourView), perHour: this.config.perHour };

@@ -3,6 +3,7 @@ import { IsIn, IsOptional } from 'class-validator';
 import { REGISTERED_CHANNELS } from '../../channels/registered-channels';
 import { Channel } from '../../domain/notification';
 import {
+  CapKind,
   REFUSAL_REASONS,
   RefusalReason,
   RefusedNotification,
@@ -119,6 +120,12 @@ export class RefusedHourView {
   @ApiProperty({ ...DATE_TIME, description: 'The UTC hour' })
   hour: string;
 
+  @ApiProperty({
+    enum: Object.values(CapKind),
+    description: 'SIGNED: refusals whose signature held (unknown orders); UNSIGNED: the others. Each has its own cap',
+  })
+  kind: string;
+
   @ApiProperty({ type: 'integer', description: 'New refused notifications kept that hour' })
   kept: number;
 
@@ -130,7 +137,10 @@ export class RefusedHoursView {
   @ApiProperty({ type: [RefusedHourView], description: 'Oldest first' })
   rows: RefusedHourView[];
 
-  @ApiProperty({ type: 'integer', description: 'REFUSED_NOTIFICATIONS_PER_HOUR: new ones kept per channel and hour' })
+  @ApiProperty({
+    type: 'integer',
+    description: 'REFUSED_NOTIFICATIONS_PER_HOUR: new ones kept per channel, hour and kind',
+  })
   perHour: number;
 }
 
@@ -165,5 +175,5 @@ export function toSummaryView(r: RefusedNotificationSummary): RefusedNotificatio
 }
 
 export function toHourView(h: RefusedNotificationHour): RefusedHourView {
-  return { channel: h.channel, hour: h.hour.toISOString(), kept: h.kept, dropped: h.dropped };
+  return { channel: h.channel, hour: h.hour.toISOString(), kind: h.kind, kept: h.kept, dropped: h.dropped };
 }

@@ -17,6 +17,18 @@ export type RefusalReason = (typeof RefusalReason)[keyof typeof RefusalReason];
 export const REFUSAL_REASONS: readonly string[] = Object.values(RefusalReason);
 
 /**
+ * Which cap a refusal counts against. SIGNED: its signature held (an unknown order), so only the
+ * platform can send it; UNSIGNED: anyone can (a bad signature, an unknown key, a foreign merchant,
+ * undecryptable). A flood of forgeries then never crowds out the payments for unknown orders.
+ */
+export const CapKind = { Signed: 'SIGNED', Unsigned: 'UNSIGNED' } as const;
+export type CapKind = (typeof CapKind)[keyof typeof CapKind];
+
+export function capKindOf(reason: RefusalReason): CapKind {
+  return reason === RefusalReason.OrderNotFound ? CapKind.Signed : CapKind.Unsigned;
+}
+
+/**
  * REFUSED until an admin re-verifies it: ACCEPTED once it verified and settled through the notify
  * use case (paid, a repeat, an anomaly: the order and the delivery log say which); it stays
  * REFUSED, with the re-verification's reason, when it is refused again.
@@ -80,8 +92,8 @@ export class RefusedNotification {
 }
 
 /**
- * The hourly claim on the cap: `kept` new notifications of a channel stored in that UTC hour, at
- * most the cap whichever replica stores them; `dropped` the new ones refused storage past it.
+ * The hourly claim on the cap: `kept` new notifications of a channel and kind stored in that UTC
+ * hour, at most the cap whichever replica stores them; `dropped` the new ones refused storage past it.
  */
 @Entity('refused_notification_hour')
 export class RefusedNotificationHour {
@@ -90,6 +102,9 @@ export class RefusedNotificationHour {
 
   @PrimaryColumn({ type: 'datetime' })
   hour: Date;
+
+  @PrimaryColumn({ type: 'varchar', length: 8 })
+  kind: CapKind;
 
   @Column({ type: 'int', unsigned: true, default: 0 })
   kept: number;

@@ -3,7 +3,7 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { DataSource, EntityManager } from 'typeorm';
 import { WriteResult } from '../../platform/database/sql';
-import { RefusalReason, RefusedStatus } from './refused-notification.entity';
+import { capKindOf, RefusalReason, RefusedStatus } from './refused-notification.entity';
 
 /** A refusal to keep: the bytes as received and what re-verifying them needs. */
 export interface Refusal {
@@ -23,8 +23,9 @@ const ER_LOCK_DEADLOCK = 1213;
 
 /**
  * The SQL of refused notifications. The guarantees are the database's, whichever replica writes:
- * one row per (channel, bytes) by the unique index, and at most `cap` new rows per channel and UTC
- * hour by a conditional UPDATE of the hour's row, which two replicas cannot both pass at the cap.
+ * one row per (channel, bytes) by the unique index, and at most `cap` new rows per channel, UTC
+ * hour and kind (CapKind) by a conditional UPDATE of the hour's row, which two replicas cannot
+ * both pass at the cap.
  */
 @Injectable()
 export class RefusedNotificationRepository {
@@ -46,23 +47,23 @@ export class RefusedNotificationRepository {
   }
 
   private async claimAndInsert(tx: EntityManager, refusal: Refusal, cap: number): Promise<KeepResult> {
-    const hour = utcHour(refusal.receivedAt);
+    const bucket = [refusal.channel, utcHour(refusal.receivedAt), capKindOf(refusal.reason)];
     await tx.query(
-      `INSERT INTO refused_notification_hour (channel, hour, kept, dropped) VALUES (?, ?, 0, 0)
+      `INSERT INTO refused_notification_hour (channel, hour, kind, kept, dropped) VALUES (?, ?, ?, 0, 0)
        ON DUPLICATE KEY UPDATE kept = kept`,
-      [refusal.channel, hour],
+      bucket,
     );
     const claim: WriteResult = await tx.query(
-      'UPDATE refused_notification_hour SET kept = kept + 1 WHERE channel = ? AND hour = ? AND kept < ?',
-      [refusal.channel, hour, cap],
+      'UPDATE refused_notification_hour SET kept = kept + 1 WHERE channel = ? AND hour = ? AND kind = ? AND kept < ?',
+      [...bucket, cap],
     );
     if (claim.affectedRows !== 1) {
       // Kept by another delivery meanwhile? Then it is a repeat, not a drop.
       if (await this.countRepeat(tx, refusal)) return 'REPEAT';
-      await tx.query('UPDATE refused_notification_hour SET dropped = dropped + 1 WHERE channel = ? AND hour = ?', [
-        refusal.channel,
-        hour,
-      ]);
+      await tx.query(
+        'UPDATE refused_notification_hour SET dropped = dropped + 1 WHERE channel = ? AND hour = ? AND kind = ?',
+        bucket,
+      );
       return 'DROPPED';
     }
     const inserted: WriteResult = await tx.query(
@@ -84,10 +85,10 @@ export class RefusedNotificationRepository {
     );
     if (inserted.affectedRows === 1) return 'KEPT';
     // Another delivery of the same bytes stored them first: this one gives its place back.
-    await tx.query('UPDATE refused_notification_hour SET kept = kept - 1 WHERE channel = ? AND hour = ?', [
-      refusal.channel,
-      hour,
-    ]);
+    await tx.query(
+      'UPDATE refused_notification_hour SET kept = kept - 1 WHERE channel = ? AND hour = ? AND kind = ?',
+      bucket,
+    );
     return 'REPEAT';
   }
 

@@ -54,7 +54,7 @@ interface Reverification {
 /**
  * Keeps the notifications refused for a reason an operator can act on (the signature, the key, the
  * merchant, the decryption, an unknown order): the bytes, the headers their signature needs, the
- * reason; deduplicated, capped per channel and hour across replicas, and counted
+ * reason; deduplicated, capped per channel, hour and kind (CapKind) across replicas, and counted
  * (refused_notifications_total) whatever happened. Keeping one never changes its answer: it waits
  * at most KEEP_WAIT_MS, never throws, and logs no bytes or headers.
  */
@@ -95,9 +95,9 @@ export class RefusedNotifications {
     const deadline = Date.now() + KEEP_WAIT_MS;
     let timer: NodeJS.Timeout | undefined;
     const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, KEEP_WAIT_MS)));
-    const keeping = this.keepBefore(deadline, () => this.repository.keep(refusal, this.config.perHour)).then(
-      (outcome) => this.kept.inc({ channel: refusal.channel, reason, result: outcome }),
-    );
+    const keeping = this.keepBefore(deadline, delivery.requestId, () =>
+      this.repository.keep(refusal, this.config.perHour),
+    ).then((outcome) => this.kept.inc({ channel: refusal.channel, reason, result: outcome }));
     await Promise.race([keeping, waited]);
     clearTimeout(timer);
   }
@@ -112,13 +112,18 @@ export class RefusedNotifications {
     return { result, failure: scope.failure };
   }
 
-  private async keepBefore(deadline: number, write: () => Promise<KeepResult>): Promise<KeepOutcome> {
+  private async keepBefore(
+    deadline: number,
+    requestId: string,
+    write: () => Promise<KeepResult>,
+  ): Promise<KeepOutcome> {
     if (!(await this.slot(deadline))) return 'BUSY';
     try {
       return await write();
     } catch (error) {
-      // The error names the statement, never the bytes or the headers.
-      this.logger.error(`a refused notification could not be kept: ${(error as Error).message}`.slice(0, 300));
+      // The driver's error code only: a server message may quote the values written.
+      const code = (error as { driverError?: { code?: string } }).driverError?.code ?? (error as Error).name;
+      this.logger.error({ msg: `a refused notification could not be kept: ${code}`, req: { id: requestId } });
       return 'FAILED';
     } finally {
       // The slot goes to the next in line as it is, or back.

@@ -10,8 +10,9 @@ class RefusedNotificationsEnv {
 
 export interface RefusedNotificationsConfig {
   /**
-   * New refused notifications kept per channel and UTC hour, across all replicas; past it they are
-   * dropped and counted. 0 keeps none. Repeats of kept bytes only add to their count.
+   * New refused notifications kept per channel, UTC hour and kind (unknown orders, which only the
+   * platform can sign, apart from the rest), across all replicas; past it they are dropped and
+   * counted. 0 keeps none. Repeats of kept bytes only add to their count.
    */
   perHour: number;
 }
