@@ -187,6 +187,42 @@ describe('refused notifications, kept', () => {
     expect(await keptRows('WECHATPAY', stale.body)).toEqual([]);
   });
 
+  it('should still answer 401 when the row cannot be written, count it FAILED and keep nothing of it', async () => {
+    const forged = client.wechatpayPayment(
+      { outTradeNo: uniqueId('RW'), transactionId: uniqueId('T'), total: 100 },
+      { signer: { ...platforms.wechatpay.publicKeySigner, privateKey: generateRsaKeyPair().privateKey } },
+    );
+    const labels = { channel: 'WECHATPAY', reason: 'InvalidSignature', result: 'FAILED' };
+    const before = await metric(right, 'refused_notifications_total', labels);
+    const hour = new Date(Math.floor(Date.now() / 3600_000) * 3600_000);
+    const kept = () =>
+      count(
+        pool,
+        "SELECT COALESCE(SUM(kept), 0) FROM refused_notification_hour WHERE channel = 'WECHATPAY' AND hour = ?",
+        [hour],
+      );
+    const keptBefore = await kept();
+    await pool.query(
+      `CREATE TRIGGER fail_refused_insert BEFORE INSERT ON refused_notification FOR EACH ROW
+       IF NEW.body_sha256 = UNHEX('${sha256(forged.body).toString('hex')}') THEN
+         SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'injected failure'; END IF`,
+    );
+    try {
+      const answer = await client.postWechatpay(forged);
+
+      expect(answer.status).toBe(401);
+      expect(answer.json()).toEqual({ code: 'FAIL', message: expect.any(String) });
+    } finally {
+      await pool.query('DROP TRIGGER IF EXISTS fail_refused_insert');
+    }
+    expect(await metric(right, 'refused_notifications_total', labels)).toBe(before + 1);
+    expect(await keptRows('WECHATPAY', forged.body)).toEqual([]);
+    // The hour's claim rolled back with the row: the place is not lost.
+    if (new Date(Math.floor(Date.now() / 3600_000) * 3600_000).getTime() === hour.getTime()) {
+      expect(await kept()).toBe(keptBefore);
+    }
+  });
+
   it('should cap new ones per channel and hour across two replicas under a flood, and count what it dropped', async () => {
     // Far enough from the hour's end that the whole flood falls in one hour.
     const minutesLeft = 60 - new Date().getUTCMinutes();

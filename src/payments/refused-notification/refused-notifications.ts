@@ -80,6 +80,18 @@ export class RefusedNotifications {
       reverification.failure = failure;
       return;
     }
+    try {
+      await this.keep(failure, delivery);
+    } catch (error) {
+      // Keeping a refusal must never change its answer.
+      this.logger.error({
+        msg: `a refused notification was not kept: ${(error as Error).name}`,
+        req: { id: delivery.requestId },
+      });
+    }
+  }
+
+  private async keep(failure: unknown, delivery: ArrivedDelivery): Promise<void> {
     const reason = keptReason(failure);
     const channel = reason && this.channels.byNotifyPath(delivery.notifyPath);
     if (!reason || !channel || !Buffer.isBuffer(delivery.body) || delivery.body.length === 0) return;
@@ -95,9 +107,14 @@ export class RefusedNotifications {
     const deadline = Date.now() + KEEP_WAIT_MS;
     let timer: NodeJS.Timeout | undefined;
     const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, KEEP_WAIT_MS)));
+    // Never rejects, also when it finishes after the answer went: keepBefore turns a failure into FAILED.
     const keeping = this.keepBefore(deadline, delivery.requestId, () =>
       this.repository.keep(refusal, this.config.perHour),
-    ).then((outcome) => this.kept.inc({ channel: refusal.channel, reason, result: outcome }));
+    )
+      .then((outcome) => this.kept.inc({ channel: refusal.channel, reason, result: outcome }))
+      .catch((error: unknown) =>
+        this.logger.error({ msg: `a refused notification was not counted: ${(error as Error).name}` }),
+      );
     await Promise.race([keeping, waited]);
     clearTimeout(timer);
   }
