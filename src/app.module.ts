@@ -39,6 +39,10 @@ import { ChannelCall } from './trade/channel-call.entity';
 import { WebhookAttempt } from './events/webhooks/webhook-attempt.entity';
 import { WebhookDelivery } from './events/webhooks/webhook-delivery.entity';
 import { WebhookEndpoint } from './events/webhooks/webhook-endpoint.entity';
+import {
+  RefusedNotification,
+  RefusedNotificationHour,
+} from './payments/refused-notification/refused-notification.entity';
 
 /** The tables the features map, for the app's connection and the migration CLI (ormconfig.ts). */
 export const ENTITIES = [
@@ -60,6 +64,8 @@ export const ENTITIES = [
   WebhookEndpoint,
   WebhookDelivery,
   WebhookAttempt,
+  RefusedNotification,
+  RefusedNotificationHour,
 ];
 
 /** The modules whose routes the OpenAPI document describes: the ones people call. */

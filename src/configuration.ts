@@ -1,5 +1,6 @@
 import { loadOrderConfig } from './order/order.config';
 import { loadRetentionConfig } from './platform/config/retention.config';
+import { loadRefusedNotificationsConfig } from './payments/refused-notification/refused-notifications.config';
 import { loadSpoolConfig } from './platform/config/spool.config';
 import { loadRedisConfig } from './payments/idempotency/redis.config';
 import { loadReconciliationConfig } from './reconciliation/reconciliation.config';
@@ -27,6 +28,7 @@ const NAMESPACES: Array<(env: NodeJS.ProcessEnv) => unknown> = [
   loadAdminOperators,
   loadOrderConfig,
   loadRetentionConfig,
+  loadRefusedNotificationsConfig,
   loadSpoolConfig,
   loadReconciliationConfig,
   loadRedisConfig,

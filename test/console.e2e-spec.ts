@@ -9,6 +9,7 @@ import { REGISTERED_CHANNELS } from '../src/channels/registered-channels';
 import { AnomalyStatus, AnomalyType } from '../src/payments/anomaly/anomaly.entity';
 import { RefundPurpose, RefundStatus } from '../src/refund/refund.entity';
 import { OrderStatus } from '../src/order/order-status';
+import { REFUSAL_REASONS } from '../src/payments/refused-notification/refused-notification.entity';
 import { accessibilityViolations, buildConsole, launchChromium, RunningBrowser } from './support/browser';
 import { eventually } from './support/eventually';
 import { WebhookReceiver } from './support/webhook-receiver';
@@ -813,6 +814,7 @@ describe('the admin endpoints the console reads', () => {
       refundStatuses: Object.values(RefundStatus),
       orderStatuses: Object.values(OrderStatus),
       refundApprovalThreshold: THRESHOLD,
+      refusalReasons: REFUSAL_REASONS,
     });
     expect((await client.admin('GET', '/admin/vocabulary', undefined)).status).toBe(401);
   });

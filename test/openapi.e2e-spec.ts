@@ -83,6 +83,10 @@ describe('OpenAPI', () => {
           'GET /admin/webhook-endpoints/{id}/attempts',
           'POST /admin/webhook-endpoints/{id}/resend',
           'POST /admin/webhook-endpoints/{id}/recover',
+          'GET /admin/refused-notifications',
+          'GET /admin/refused-notifications/hours',
+          'GET /admin/refused-notifications/{id}',
+          'POST /admin/refused-notifications/{id}/reverify',
         ].sort(),
       );
       for (const { route, operation } of operations) {

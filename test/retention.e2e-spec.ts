@@ -42,7 +42,13 @@ async function pay(client: TestClient, payments: Payment[], times: number): Prom
 
 /** Prunes as of `now` until a round finds nothing left; the counts are what this caller pruned. */
 async function pruneUntilDone(pruner: RetentionPruner, now: Date): Promise<PruneCounts> {
-  const total: PruneCounts = { callback_delivery: 0, outbox_event: 0, processed_event: 0 };
+  const total: PruneCounts = {
+    callback_delivery: 0,
+    outbox_event: 0,
+    processed_event: 0,
+    refused_notification: 0,
+    refused_notification_hour: 0,
+  };
   for (;;) {
     const counts = await pruner.pruneBatch(now);
     for (const table of Object.keys(total) as Array<keyof PruneCounts>) total[table] += counts[table];
@@ -83,7 +89,9 @@ async function eventIdsOf(pool: Pool, orderNos: string[]): Promise<string[]> {
 }
 
 /** Whole-table totals, so that concurrent prunes can be checked against what actually changed. */
-async function tableTotals(pool: Pool): Promise<PruneCounts> {
+async function tableTotals(
+  pool: Pool,
+): Promise<Pick<PruneCounts, 'callback_delivery' | 'outbox_event' | 'processed_event'>> {
   return {
     callback_delivery: await count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE raw_pruned_at IS NULL'),
     outbox_event: await count(pool, 'SELECT COUNT(*) FROM outbox_event'),

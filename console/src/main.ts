@@ -11,6 +11,7 @@ import { OrderPage, OrdersPage } from './pages/orders';
 import { OverviewPage } from './pages/overview';
 import { ReconciliationDayPage, ReconciliationPage } from './pages/reconciliation';
 import { ApprovalsPage, RefundsPage } from './pages/refunds';
+import { RefusedNotificationPage, RefusedNotificationsPage } from './pages/refused-notifications';
 import { WebhookEndpointPage, WebhooksPage } from './pages/webhooks';
 import './style.css';
 
@@ -23,6 +24,7 @@ const SECTIONS = [
   ['reconciliation', 'reconciliation'],
   ['dead-letters', 'deadLetters'],
   ['webhooks', 'webhooks'],
+  ['refused', 'refused'],
 ] as const;
 
 function page(route: Route) {
@@ -44,6 +46,8 @@ function page(route: Route) {
       return html`<${DeadLettersPage} />`;
     case 'webhooks':
       return id ? html`<${WebhookEndpointPage} id=${id} />` : html`<${WebhooksPage} />`;
+    case 'refused':
+      return id ? html`<${RefusedNotificationPage} id=${id} />` : html`<${RefusedNotificationsPage} route=${route} />`;
     default:
       return html`<${OverviewPage} />`;
   }

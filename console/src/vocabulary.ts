@@ -10,6 +10,7 @@ export interface Vocabulary {
   orderStatuses: string[];
   /** Integer minor units; null when no refund waits for a second admin. */
   refundApprovalThreshold: number | null;
+  refusalReasons: string[];
 }
 
 export const useVocabulary = (): Loaded<Vocabulary> => useGet<Vocabulary>('/admin/vocabulary');

@@ -7,6 +7,12 @@ import { RefundModule } from '../refund/refund.module';
 import { AnomalyModule } from '../payments/anomaly/anomaly.module';
 import { SpoolModule } from '../intake/spool/spool.module';
 import { WebhooksModule } from '../events/webhooks/webhooks.module';
+import { NotifyModule } from '../intake/notify.module';
+import { RefusedNotificationModule } from '../payments/refused-notification/refused-notification.module';
+import { refusedNotificationsConfig } from '../payments/refused-notification/refused-notifications.config';
+import { RefusedNotificationsController } from './refused-notifications/refused-notifications.controller';
+import { RefusedNotificationQueries } from './refused-notifications/refused-notification-queries';
+import { RefusedNotificationReverification } from './refused-notifications/refused-notification-reverification';
 import { WebhookEndpointsController } from './webhook-endpoints.controller';
 import { OperationsController } from './operations.controller';
 import { OperationsOverviewQuery } from './operations-overview';
@@ -25,11 +31,14 @@ import { VocabularyController } from './vocabulary.controller';
   imports: [
     ConfigModule.forFeature(adminConfig),
     ConfigModule.forFeature(refundConfig),
+    ConfigModule.forFeature(refusedNotificationsConfig),
     RefundModule,
     AnomalyModule,
     SpoolModule,
     ChannelsModule,
     WebhooksModule,
+    NotifyModule,
+    RefusedNotificationModule,
   ],
   controllers: [
     AdminController,
@@ -37,6 +46,7 @@ import { VocabularyController } from './vocabulary.controller';
     WebhookEndpointsController,
     AnomalyResolutionController,
     VocabularyController,
+    RefusedNotificationsController,
   ],
   providers: [
     AdminAuthGuard,
@@ -47,6 +57,8 @@ import { VocabularyController } from './vocabulary.controller';
     AuditRefusals,
     OperatorReadLimit,
     DatabaseGauges,
+    RefusedNotificationQueries,
+    RefusedNotificationReverification,
   ],
   exports: [AdminAuthGuard, OperatorDirectory, AuditLog, ConfigModule],
 })

@@ -8,6 +8,7 @@ import { refundConfig } from '../platform/config/refund.config';
 import { OrderStatus } from '../order/order-status';
 import { ApiErrors } from '../platform/http/error.view';
 import { RefundPurpose, RefundStatus } from '../refund/refund.entity';
+import { REFUSAL_REASONS } from '../payments/refused-notification/refused-notification.entity';
 import { AdminAccess } from './admin-auth.guard';
 
 /** The values the admin API's filters and records take, each read from its registry or enum. */
@@ -38,6 +39,8 @@ export class VocabularyView {
       'or more waits for a second admin; null when none does',
   })
   refundApprovalThreshold: number | null;
+  @ApiProperty({ description: 'Why a refused notification was kept', example: REFUSAL_REASONS })
+  refusalReasons: readonly string[];
 }
 
 const LISTS = {
@@ -47,6 +50,7 @@ const LISTS = {
   refundPurposes: Object.values(RefundPurpose),
   refundStatuses: Object.values(RefundStatus),
   orderStatuses: Object.values(OrderStatus),
+  refusalReasons: REFUSAL_REASONS,
 };
 
 /** What the console's filters offer: a list typed by hand in the console would drift from these. */
@@ -60,7 +64,7 @@ export class VocabularyController {
   @Get('vocabulary')
   @ApiOperation({
     summary:
-      'Channels, anomaly types and statuses, refund purposes and statuses, order statuses; the refund approval threshold (viewer)',
+      'Channels, anomaly types and statuses, refund purposes and statuses, order statuses, refusal reasons; the refund approval threshold (viewer)',
   })
   @ApiOkResponse({ type: VocabularyView })
   @AdminAccess(AdminRole.Viewer)

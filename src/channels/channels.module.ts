@@ -4,6 +4,7 @@ import { Clock, CLOCK } from '../domain/notification';
 import { channelCallsConfig } from './channel-calls.config';
 import { PAYMENT_CHANNELS } from './payment-channel';
 import { PaymentChannels } from './payment-channels';
+import { verificationClock } from './verification-clock';
 import { CHANNEL_REGISTRATIONS } from './registered-channels';
 
 const channelOptions = CHANNEL_REGISTRATIONS.map((r) =>
@@ -14,7 +15,7 @@ const channelOptions = CHANNEL_REGISTRATIONS.map((r) =>
 @Module({
   imports: [ConfigModule.forFeature(channelCallsConfig), ...channelOptions.map((c) => ConfigModule.forFeature(c))],
   providers: [
-    { provide: CLOCK, useValue: Date.now },
+    { provide: CLOCK, useValue: verificationClock },
     {
       provide: PAYMENT_CHANNELS,
       inject: [channelCallsConfig.KEY, CLOCK, ...channelOptions.map((c) => c.KEY)],

@@ -5,6 +5,7 @@ import { Histogram } from 'prom-client';
 import { PlatformReply } from '../channels/payment-channel';
 import { databaseConfig } from '../platform/config/database.config';
 import { isPayment, VerifiedNotification } from '../domain/notification';
+import { RefusedNotifications } from '../payments/refused-notification/refused-notifications';
 import { NOTIFICATION_SECONDS } from '../platform/metrics/metrics.module';
 import { Arrival, DeliveryOutcome, Settlement } from '../settlement/settlement.service';
 import { IncomingDelivery, NotificationVerifier } from './signature/notification-verifier';
@@ -25,7 +26,7 @@ import { NotifyRefusals } from './notify-refusals';
  * unavailable, or the delivery log cannot be written before the answer's deadline (the query
  * timeout plus the acquire timeout after arrival), the notification is spooled (SpoolFallback) and
  * acked once fsynced. Any failure is answered by NotifyRefusals in the platform's format, so that
- * the platform delivers again.
+ * the platform delivers again; a refusal an operator can act on is kept (RefusedNotifications).
  */
 @Injectable()
 export class NotificationIntake {
@@ -38,6 +39,7 @@ export class NotificationIntake {
     private readonly settlement: Settlement,
     private readonly spool: SpoolFallback,
     private readonly refusals: NotifyRefusals,
+    private readonly refused: RefusedNotifications,
     @InjectMetric(NOTIFICATION_SECONDS) private readonly duration: Histogram<string>,
     @Inject(databaseConfig.KEY) database: ConfigType<typeof databaseConfig>,
   ) {
@@ -56,7 +58,10 @@ export class NotificationIntake {
         stopTimer();
       }
     } catch (failure) {
-      return this.refusals.answer(failure, incoming.notifyPath, incoming.requestId);
+      const reply = this.refusals.answer(failure, incoming.notifyPath, incoming.requestId);
+      // Refusals an operator can act on are kept (bounded wait, never changes the reply).
+      await this.refused.keepIfRefused(failure, incoming);
+      return reply;
     }
   }
 

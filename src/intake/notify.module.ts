@@ -3,6 +3,7 @@ import { ConfigModule } from '@nestjs/config';
 import { databaseConfig } from '../platform/config/database.config';
 import { IdempotencyModule } from '../payments/idempotency/idempotency.module';
 import { SettlementModule } from '../settlement/settlement.module';
+import { RefusedNotificationModule } from '../payments/refused-notification/refused-notification.module';
 import { SignatureModule } from './signature/signature.module';
 import { SpoolModule } from './spool/spool.module';
 import { CommittedRepeatFastPath } from './committed-repeat.fast-path';
@@ -12,7 +13,16 @@ import { NotifyRefusals } from './notify-refusals';
 
 /** The notify route's use case and its parts; app.factory.ts serves the route itself (serveNotifyRoute). */
 @Module({
-  imports: [ConfigModule.forFeature(databaseConfig), SignatureModule, IdempotencyModule, SettlementModule, SpoolModule],
+  imports: [
+    ConfigModule.forFeature(databaseConfig),
+    SignatureModule,
+    IdempotencyModule,
+    SettlementModule,
+    SpoolModule,
+    RefusedNotificationModule,
+  ],
   providers: [CommittedRepeatFastPath, NotificationIntake, NotifyTransactionInterceptor, NotifyRefusals],
+  // The admin API re-verifies a kept refused notification through the same use case.
+  exports: [NotificationIntake],
 })
 export class NotifyModule {}

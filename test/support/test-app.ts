@@ -109,7 +109,7 @@ export const NO_PLATFORM_API = {
 
 /** The service's configuration variables: cleared before each start, so that no app inherits another's. */
 export const CONFIG_VARIABLES =
-  /^(WECHATPAY_|ALIPAY_|UNIONPAY_|PAYMENT_|INTERNAL_API_TOKEN$|ADMIN_TOKENS(_FILE)?$|REFUND_|PORT$|DATABASE_POOL_SIZE$|MIGRATIONS_RUN$|OPENAPI$|RABBITMQ_|OUTBOX_|HANDLER_|RETRY_|EXAMPLE_HANDLERS$|DATABASE_(QUERY|CONNECT|POOL)_|HTTP_|HEALTH_|SHUTDOWN_|METRICS_PORT$|RETENTION_|CURRENCIES$|SPOOL_|RECONCILE_|BILL_|REDIS_|REPORTING_|ADMIN_READS_|CONSOLE$|WEBHOOK_)/;
+  /^(WECHATPAY_|ALIPAY_|UNIONPAY_|PAYMENT_|INTERNAL_API_TOKEN$|ADMIN_TOKENS(_FILE)?$|REFUND_|REFUSED_|PORT$|DATABASE_POOL_SIZE$|MIGRATIONS_RUN$|OPENAPI$|RABBITMQ_|OUTBOX_|HANDLER_|RETRY_|EXAMPLE_HANDLERS$|DATABASE_(QUERY|CONNECT|POOL)_|HTTP_|HEALTH_|SHUTDOWN_|METRICS_PORT$|RETENTION_|CURRENCIES$|SPOOL_|RECONCILE_|BILL_|REDIS_|REPORTING_|ADMIN_READS_|CONSOLE$|WEBHOOK_)/;
 
 /**
  * The development machine's MariaDB is shared by several test runs at once and stalls for seconds
@@ -202,11 +202,12 @@ export class SignedDeliveries {
   /** A signed, encrypted TRANSACTION.SUCCESS (or `eventType`) notification for this merchant. */
   wechatpayPayment(
     p: Omit<WechatpayTransactionParams, 'mchid'> & { mchid?: string },
-    options: { signer?: WechatpaySigner; eventType?: string } = {},
+    options: { signer?: WechatpaySigner; eventType?: string; timestamp?: number } = {},
   ) {
     const { wechatpay } = this.platforms;
     return wechatpayDelivery(options.signer ?? wechatpay.publicKeySigner, {
       eventType: options.eventType,
+      timestamp: options.timestamp,
       resource: wechatpayTransaction({ mchid: wechatpay.mchid, appid: wechatpay.appid, ...p }),
     });
   }

@@ -12,7 +12,7 @@ import { REGISTERED_CHANNELS } from '../../channels/registered-channels';
 const ISO = { strict: true, strictSeparator: true };
 
 /** Optional `from` (inclusive) and `to` (exclusive), ISO 8601. */
-class TimeRangeQueryDto {
+export class TimeRangeQueryDto {
   @ApiPropertyOptional({ format: 'date-time', description: 'Inclusive', example: '2026-11-29T00:00:00Z' })
   @IsOptional()
   @IsISO8601(ISO, { message: 'from must be an ISO 8601 date-time, e.g. 2026-11-29T00:00:00Z' })
@@ -25,7 +25,7 @@ class TimeRangeQueryDto {
 }
 
 /** A page, newest first: `limit` items, then `cursor` = the previous page's nextCursor. */
-class PageQueryDto extends TimeRangeQueryDto {
+export class PageQueryDto extends TimeRangeQueryDto {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 200, default: 50 })
   @IsOptional()
   @Type(() => Number)

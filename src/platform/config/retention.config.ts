@@ -18,6 +18,12 @@ class RetentionEnv {
   @IsOptional()
   @IsInt()
   @Min(1)
+  @Max(36500)
+  RETENTION_REFUSED_DAYS?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
   @Max(10000)
   RETENTION_BATCH_SIZE?: number;
 
@@ -39,6 +45,8 @@ export interface RetentionConfig {
   rawDays: number;
   /** Days published outbox events and consumers' processed_event rows are kept. */
   eventsDays: number;
+  /** Days a refused notification is kept after it was last refused, and the hourly counts of its cap. */
+  refusedDays: number;
   /** Rows per statement. */
   batchSize: number;
   /** Pause between batches, so that the prune never monopolises the database. */
@@ -52,6 +60,7 @@ export function loadRetentionConfig(env: NodeJS.ProcessEnv = process.env): Reten
   return {
     rawDays: vars.RETENTION_RAW_DAYS ?? 180,
     eventsDays: vars.RETENTION_EVENTS_DAYS ?? 30,
+    refusedDays: vars.RETENTION_REFUSED_DAYS ?? 30,
     batchSize: vars.RETENTION_BATCH_SIZE ?? 500,
     batchPauseMs: vars.RETENTION_BATCH_PAUSE_MS ?? 1000,
     intervalMs: vars.RETENTION_INTERVAL_MS ?? 600000,

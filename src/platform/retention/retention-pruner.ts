@@ -9,7 +9,8 @@ const DAY_MS = 24 * 3600_000;
 /** Headers bigger than this (a channel's signature headers) go with the bytes they signed. */
 export const KEPT_HEADERS_MAX_BYTES = 256;
 
-export type PrunedTable = 'callback_delivery' | 'outbox_event' | 'processed_event';
+export type PrunedTable =
+  'callback_delivery' | 'outbox_event' | 'processed_event' | 'refused_notification' | 'refused_notification_hour';
 
 /** What one batch did in each table. */
 export type PruneCounts = Record<PrunedTable, number>;
@@ -31,11 +32,14 @@ export class RetentionPruner {
   async pruneBatch(now = new Date()): Promise<PruneCounts> {
     const rawHorizon = new Date(now.getTime() - this.config.rawDays * DAY_MS);
     const eventsHorizon = new Date(now.getTime() - this.config.eventsDays * DAY_MS);
+    const refusedHorizon = new Date(now.getTime() - this.config.refusedDays * DAY_MS);
     return {
       callback_delivery: await this.pruneRawPayloads(rawHorizon, now),
       outbox_event: await this.prunePublishedEvents(eventsHorizon),
       // After the outbox: a processed_event row goes only once its event can no longer be published again.
       processed_event: await this.pruneProcessedEvents(eventsHorizon),
+      refused_notification: await this.pruneRefusedNotifications(refusedHorizon),
+      refused_notification_hour: await this.pruneRefusedHours(refusedHorizon),
     };
   }
 
@@ -94,6 +98,32 @@ export class RetentionPruner {
       `DELETE FROM processed_event
        WHERE id IN (?) AND NOT EXISTS (SELECT 1 FROM outbox_event o WHERE o.event_id = processed_event.event_id)`,
       [ids],
+    );
+    return result.affectedRows;
+  }
+
+  /**
+   * Deletes refused notifications not refused again since `horizon` (a repeat moves last_seen_at,
+   * which the DELETE checks again). A kept one is evidence for an operator, not a record of money.
+   */
+  private async pruneRefusedNotifications(horizon: Date): Promise<number> {
+    const ids = await this.claim(
+      'SELECT id FROM refused_notification WHERE last_seen_at < ? ORDER BY last_seen_at LIMIT ?',
+      [horizon, this.config.batchSize],
+    );
+    if (ids.length === 0) return 0;
+    const result: WriteResult = await this.txHost.tx.query(
+      'DELETE FROM refused_notification WHERE id IN (?) AND last_seen_at < ?',
+      [ids, horizon],
+    );
+    return result.affectedRows;
+  }
+
+  /** Deletes the cap's hourly counts older than `horizon`: a past hour is never claimed again. */
+  private async pruneRefusedHours(horizon: Date): Promise<number> {
+    const result: WriteResult = await this.txHost.tx.query(
+      'DELETE FROM refused_notification_hour WHERE hour < ? ORDER BY hour LIMIT ?',
+      [horizon, this.config.batchSize],
     );
     return result.affectedRows;
   }
