@@ -21,7 +21,7 @@ import { RabbitmqModule } from './events/rabbitmq/rabbitmq.module';
 import { RetentionModule } from './platform/retention/retention.module';
 import { RefundModule } from './refund/refund.module';
 import { ReconciliationModule } from './reconciliation/reconciliation.module';
-import { AdminAudit } from './admin/audit/admin-audit.entity';
+import { AdminAudit } from './operators/audit/admin-audit.entity';
 import { OutboxEvent } from './events/outbox-event.entity';
 import { HandlerRetry } from './events/subscribers/handler-retry.entity';
 import { ProcessedEvent } from './events/subscribers/processed-event.entity';

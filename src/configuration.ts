@@ -4,7 +4,7 @@ import { loadRefusedNotificationsConfig } from './payments/refused-notification/
 import { loadSpoolConfig } from './platform/config/spool.config';
 import { loadRedisConfig } from './payments/idempotency/redis.config';
 import { loadReconciliationConfig } from './reconciliation/reconciliation.config';
-import { loadAdminOperators } from './platform/config/admin.config';
+import { loadAdminOperators } from './operators/admin.config';
 import { CHANNEL_CONFIGURATION } from './channels/registered-channels';
 import { loadConsoleConfig } from './platform/config/console.config';
 import { loadDatabaseConfig } from './platform/config/database.config';

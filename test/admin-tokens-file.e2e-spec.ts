@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TOKENS_FILE_CHECK_MS } from '../src/admin/operator-directory';
+import { TOKENS_FILE_CHECK_MS } from '../src/operators/operator-directory';
 import { randomAlphanumeric } from '../tools/simulator/platform-signers';
 import { eventually, sleep } from './support/eventually';
 import { createTestPlatforms, RunningApp, startApp, TestClient, TestPlatforms } from './support/test-app';

@@ -4,7 +4,7 @@ import { EntityTarget, FindOptionsOrder, FindOptionsWhere, LessThan, Between, Mo
 import { PaymentAnomaly } from '../payments/anomaly/anomaly.entity';
 import { ReportingDatabase } from '../platform/database/reporting-database';
 import { PaymentChannels } from '../channels/payment-channels';
-import { AdminRole } from '../platform/config/admin.config';
+import { AdminRole } from '../operators/admin.config';
 import { DomainError } from '../domain/domain-error';
 import { CallbackDelivery } from '../payments/idempotency/callback-delivery.entity';
 import { PaymentCallback } from '../payments/idempotency/payment-callback.entity';

@@ -10,14 +10,14 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { ApiErrors } from '../platform/http/error.view';
-import { AdminRole } from '../platform/config/admin.config';
+import { AdminRole } from '../operators/admin.config';
 import { Refunds } from '../refund/refunds';
-import { AdminAccess, AuthenticatedOperator, CurrentOperator } from './admin-auth.guard';
+import { AdminAccess, AuthenticatedOperator, CurrentOperator } from '../operators/admin-auth.guard';
 import { AdminQueries, CallbackStatsView } from './admin-queries';
-import { AuditLog } from './audit/audit-log';
-import { AuditedWrite, AuditRefusals } from './audit/audited-write';
+import { AuditLog } from '../operators/audit/audit-log';
+import { AuditedWrite, AuditRefusals } from '../operators/audit/audited-write';
 import { ordersCsv } from './orders-csv';
-import { OperatorReadLimit } from './operator-read-limit.interceptor';
+import { OperatorReadLimit } from '../operators/operator-read-limit.interceptor';
 import {
   AnomalyQueryDto,
   CallbackStatsQueryDto,

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { ChannelsModule } from '../channels/channels.module';
-import { adminConfig } from '../platform/config/admin.config';
+import { OperatorsModule } from '../operators/operators.module';
 import { refundConfig } from '../platform/config/refund.config';
 import { RefundModule } from '../refund/refund.module';
 import { AnomalyModule } from '../payments/anomaly/anomaly.module';
@@ -16,20 +16,15 @@ import { RefusedNotificationReverification } from './refused-notifications/refus
 import { WebhookEndpointsController } from './webhook-endpoints.controller';
 import { OperationsController } from './operations.controller';
 import { OperationsOverviewQuery } from './operations-overview';
-import { AdminAuthGuard } from './admin-auth.guard';
-import { OperatorDirectory } from './operator-directory';
 import { AdminController } from './admin.controller';
 import { AnomalyResolutionController } from './anomaly-resolution.controller';
 import { AdminQueries } from './admin-queries';
-import { AuditLog } from './audit/audit-log';
-import { AuditRefusals } from './audit/audited-write';
 import { DatabaseGauges } from './database-gauges';
-import { OperatorReadLimit } from './operator-read-limit.interceptor';
 import { VocabularyController } from './vocabulary.controller';
 
 @Module({
   imports: [
-    ConfigModule.forFeature(adminConfig),
+    OperatorsModule,
     ConfigModule.forFeature(refundConfig),
     ConfigModule.forFeature(refusedNotificationsConfig),
     RefundModule,
@@ -49,17 +44,11 @@ import { VocabularyController } from './vocabulary.controller';
     RefusedNotificationsController,
   ],
   providers: [
-    AdminAuthGuard,
-    OperatorDirectory,
     AdminQueries,
     OperationsOverviewQuery,
-    AuditLog,
-    AuditRefusals,
-    OperatorReadLimit,
     DatabaseGauges,
     RefusedNotificationQueries,
     RefusedNotificationReverification,
   ],
-  exports: [AdminAuthGuard, OperatorDirectory, AuditLog, ConfigModule],
 })
 export class AdminModule {}

@@ -5,12 +5,12 @@ import { DataSource } from 'typeorm';
 import { DomainError } from '../domain/domain-error';
 import { AnomalyResolution } from '../payments/anomaly/anomaly-resolution';
 import { PaymentAnomaly } from '../payments/anomaly/anomaly.entity';
-import { AdminRole } from '../platform/config/admin.config';
+import { AdminRole } from '../operators/admin.config';
 import { ApiErrors } from '../platform/http/error.view';
 import { TransactionInterceptor } from '../platform/transaction/transaction.interceptor';
-import { AdminAccess, AuthenticatedOperator, CurrentOperator } from './admin-auth.guard';
-import { AuditLog } from './audit/audit-log';
-import { AuditedWrite, AuditRefusals } from './audit/audited-write';
+import { AdminAccess, AuthenticatedOperator, CurrentOperator } from '../operators/admin-auth.guard';
+import { AuditLog } from '../operators/audit/audit-log';
+import { AuditedWrite, AuditRefusals } from '../operators/audit/audited-write';
 import { ReasonDto, ResolveAnomalyDto } from './dto/admin-queries.dto';
 import { AnomalyView, toAnomalyView } from './dto/admin-views';
 

@@ -6,14 +6,14 @@ import { TransactionHost } from '@nestjs-cls/transactional';
 import { DataSource } from 'typeorm';
 import { PaymentAnomaly } from '../payments/anomaly/anomaly.entity';
 import { ApiErrors } from '../platform/http/error.view';
-import { AdminRole } from '../platform/config/admin.config';
+import { AdminRole } from '../operators/admin.config';
 import { DomainError } from '../domain/domain-error';
 import { listDeadLetters, requeueDeadLetters } from '../events/dead-letters';
 import { PaymentCallback } from '../payments/idempotency/payment-callback.entity';
 import { TransactionInterceptor } from '../platform/transaction/transaction.interceptor';
-import { AdminAccess, AuthenticatedOperator, CurrentOperator } from './admin-auth.guard';
-import { AuditLog } from './audit/audit-log';
-import { AuditedWrite, AuditRefusals } from './audit/audited-write';
+import { AdminAccess, AuthenticatedOperator, CurrentOperator } from '../operators/admin-auth.guard';
+import { AuditLog } from '../operators/audit/audit-log';
+import { AuditedWrite, AuditRefusals } from '../operators/audit/audited-write';
 import { AnomalyView, toAnomalyView } from './dto/admin-views';
 import { OperationsOverview, OperationsOverviewQuery } from './operations-overview';
 

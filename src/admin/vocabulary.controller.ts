@@ -3,13 +3,13 @@ import { ConfigType } from '@nestjs/config';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { REGISTERED_CHANNELS } from '../channels/registered-channels';
 import { AnomalyStatus, AnomalyType } from '../payments/anomaly/anomaly.entity';
-import { AdminRole } from '../platform/config/admin.config';
+import { AdminRole } from '../operators/admin.config';
 import { refundConfig } from '../platform/config/refund.config';
 import { OrderStatus } from '../order/order-status';
 import { ApiErrors } from '../platform/http/error.view';
 import { RefundPurpose, RefundStatus } from '../refund/refund.entity';
 import { REFUSAL_REASONS } from '../payments/refused-notification/refused-notification.entity';
-import { AdminAccess } from './admin-auth.guard';
+import { AdminAccess } from '../operators/admin-auth.guard';
 
 /** The values the admin API's filters and records take, each read from its registry or enum. */
 export class VocabularyView {

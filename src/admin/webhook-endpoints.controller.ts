@@ -1,9 +1,9 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, UseInterceptors } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AdminAccess, AuthenticatedOperator, CurrentOperator } from './admin-auth.guard';
-import { AuditLog } from './audit/audit-log';
-import { OperatorReadLimit } from './operator-read-limit.interceptor';
-import { AdminRole } from '../platform/config/admin.config';
+import { AdminAccess, AuthenticatedOperator, CurrentOperator } from '../operators/admin-auth.guard';
+import { AuditLog } from '../operators/audit/audit-log';
+import { OperatorReadLimit } from '../operators/operator-read-limit.interceptor';
+import { AdminRole } from '../operators/admin.config';
 import { ApiErrors } from '../platform/http/error.view';
 import { TransactionInterceptor } from '../platform/transaction/transaction.interceptor';
 import {

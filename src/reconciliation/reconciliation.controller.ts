@@ -1,10 +1,10 @@
 import { FastifyRequest } from 'fastify';
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseInterceptors } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AdminAccess, AuthenticatedOperator, CurrentOperator } from '../admin/admin-auth.guard';
-import { AuditedWrite, AuditRefusals } from '../admin/audit/audited-write';
+import { AdminAccess, AuthenticatedOperator, CurrentOperator } from '../operators/admin-auth.guard';
+import { AuditedWrite, AuditRefusals } from '../operators/audit/audited-write';
 import { ApiErrors } from '../platform/http/error.view';
-import { AdminRole } from '../platform/config/admin.config';
+import { AdminRole } from '../operators/admin.config';
 import { billDateOf, isBillDate, shiftBillDate } from '../domain/bill';
 import { DomainError } from '../domain/domain-error';
 import { PaymentChannels } from '../channels/payment-channels';

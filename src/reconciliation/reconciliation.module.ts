@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
-import { AdminModule } from '../admin/admin.module';
+import { OperatorsModule } from '../operators/operators.module';
 import { ChannelsModule } from '../channels/channels.module';
 import { reconciliationConfig } from './reconciliation.config';
 import { RefundModule } from '../refund/refund.module';
@@ -14,7 +14,7 @@ import { ReconciliationViews } from './reconciliation.views';
 
 /** Daily reconciliation of our payments and refunds with the channels' trade bills. */
 @Module({
-  imports: [ConfigModule.forFeature(reconciliationConfig), ChannelsModule, TradeModule, AdminModule, RefundModule],
+  imports: [ConfigModule.forFeature(reconciliationConfig), ChannelsModule, TradeModule, OperatorsModule, RefundModule],
   controllers: [ReconciliationController],
   providers: [
     ReconciliationRepository,

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
-import { AuditLog } from '../admin/audit/audit-log';
+import { AuditLog } from '../operators/audit/audit-log';
 import { PaymentChannel } from '../channels/payment-channel';
 import { PaymentChannels } from '../channels/payment-channels';
 import { reconciliationConfig } from './reconciliation.config';

@@ -10,7 +10,7 @@ import { Test, TestingModule } from '@nestjs/testing';
 import { ClsService } from 'nestjs-cls';
 import { CHANNEL_REGISTRATIONS } from '../../src/channels/registered-channels';
 import { channelCallsConfig, loadChannelCallsConfig } from '../../src/channels/channel-calls.config';
-import { adminConfig, loadAdminConfig } from '../../src/platform/config/admin.config';
+import { adminConfig, loadAdminConfig } from '../../src/operators/admin.config';
 import { databaseConfig, loadDatabaseConfig } from '../../src/platform/config/database.config';
 import { eventsConfig, loadEventsConfig } from '../../src/events/events.config';
 import { loadOrderConfig, orderConfig } from '../../src/order/order.config';

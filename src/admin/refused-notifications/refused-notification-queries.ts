@@ -5,7 +5,7 @@ import { PaymentChannels } from '../../channels/payment-channels';
 import { DomainError } from '../../domain/domain-error';
 import { refusedNotificationsConfig } from '../../payments/refused-notification/refused-notifications.config';
 import { ReportingDatabase } from '../../platform/database/reporting-database';
-import { AdminRole } from '../../platform/config/admin.config';
+import { AdminRole } from '../../operators/admin.config';
 import {
   RefusedNotification,
   RefusedNotificationHour,

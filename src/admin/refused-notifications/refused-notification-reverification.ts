@@ -9,7 +9,7 @@ import { NotificationIntake } from '../../intake/notification-intake';
 import { RefusedNotification } from '../../payments/refused-notification/refused-notification.entity';
 import { RefusedNotificationRepository } from '../../payments/refused-notification/refused-notification.repository';
 import { RefusedNotifications } from '../../payments/refused-notification/refused-notifications';
-import { AuditLog } from '../audit/audit-log';
+import { AuditLog } from '../../operators/audit/audit-log';
 import { ReverificationView, toSummaryView } from './refused-notification.dto';
 import { knownId } from './refused-notification-queries';
 

@@ -1,12 +1,12 @@
 import { FastifyRequest } from 'fastify';
 import { Controller, Get, HttpCode, Param, Post, Query, UseInterceptors } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AdminRole } from '../../platform/config/admin.config';
+import { AdminRole } from '../../operators/admin.config';
 import { ApiErrors } from '../../platform/http/error.view';
-import { AdminAccess, AuthenticatedOperator, CurrentOperator } from '../admin-auth.guard';
-import { AuditLog } from '../audit/audit-log';
-import { AuditedWrite, AuditRefusals } from '../audit/audited-write';
-import { OperatorReadLimit } from '../operator-read-limit.interceptor';
+import { AdminAccess, AuthenticatedOperator, CurrentOperator } from '../../operators/admin-auth.guard';
+import { AuditLog } from '../../operators/audit/audit-log';
+import { AuditedWrite, AuditRefusals } from '../../operators/audit/audited-write';
+import { OperatorReadLimit } from '../../operators/operator-read-limit.interceptor';
 import {
   RefusedHoursQueryDto,
   RefusedHoursView,

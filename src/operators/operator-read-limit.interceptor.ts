@@ -2,7 +2,7 @@ import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor } fr
 import { ConfigType } from '@nestjs/config';
 import { FastifyRequest } from 'fastify';
 import { finalize, Observable } from 'rxjs';
-import { adminConfig } from '../platform/config/admin.config';
+import { adminConfig } from './admin.config';
 import { DomainError } from '../domain/domain-error';
 import { AuthenticatedOperator } from './admin-auth.guard';
 

@@ -11,7 +11,7 @@ import { Reflector } from '@nestjs/core';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { FastifyRequest } from 'fastify';
 import { DomainError } from '../domain/domain-error';
-import { AdminRole } from '../platform/config/admin.config';
+import { AdminRole } from './admin.config';
 import { AuditLog } from './audit/audit-log';
 import { auditedWriteOf, recordRefusal } from './audit/audited-write';
 import { KnownOperator, OperatorDirectory } from './operator-directory';

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AdminRole, loadAdminOperators } from './admin.config';
-import { ConfigurationError } from './env-validation';
+import { ConfigurationError } from '../platform/config/env-validation';
 
 const ALICE_TOKEN = 'alice-Tok3n-0123456789abcdef';
 const BOB_TOKEN = 'bob!#$%&*+-./;<=>?@[]^_`{|}~9';

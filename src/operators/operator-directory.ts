@@ -2,13 +2,7 @@ import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
-import {
-  adminConfig,
-  AdminOperator,
-  AdminRole,
-  HASHED_TOKEN,
-  readAdminTokensFile,
-} from '../platform/config/admin.config';
+import { adminConfig, AdminOperator, AdminRole, HASHED_TOKEN, readAdminTokensFile } from './admin.config';
 
 /** How long a look at ADMIN_TOKENS_FILE holds: a token removed from it stops working within this. */
 export const TOKENS_FILE_CHECK_MS = 2000;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { registerAs } from '@nestjs/config';
 import { IsOptional } from 'class-validator';
-import { ConfigurationError, IntegerBetween, validateEnv } from './env-validation';
+import { ConfigurationError, IntegerBetween, validateEnv } from '../platform/config/env-validation';
 
 export const AdminRole = { Admin: 'admin', Viewer: 'viewer' } as const;
 export type AdminRole = (typeof AdminRole)[keyof typeof AdminRole];
