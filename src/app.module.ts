@@ -19,6 +19,13 @@ import { EventsModule } from './events/events.module';
 import { WebhooksModule } from './events/webhooks/webhooks.module';
 import { RabbitmqModule } from './events/rabbitmq/rabbitmq.module';
 import { RetentionModule } from './platform/retention/retention.module';
+import { DeliveryBytesRetention } from './payments/idempotency/delivery-bytes.retention';
+import { PublishedEventsRetention } from './events/published-events.retention';
+import { ProcessedEventsRetention } from './events/subscribers/processed-events.retention';
+import {
+  RefusedHoursRetention,
+  RefusedNotificationsRetention,
+} from './payments/refused-notification/refused-notifications.retention';
 import { RefundModule } from './refund/refund.module';
 import { ReconciliationModule } from './reconciliation/reconciliation.module';
 import { AdminAudit } from './operators/audit/admin-audit.entity';
@@ -86,7 +93,14 @@ export const DOCUMENTED_MODULES = [OrderModule, RefundModule, TradeModule, Admin
     EventsModule,
     WebhooksModule,
     AdminModule,
-    RetentionModule,
+    RetentionModule.forRoot([
+      DeliveryBytesRetention,
+      PublishedEventsRetention,
+      // After the outbox: a processed_event row goes only once its event can no longer be published again.
+      ProcessedEventsRetention,
+      RefusedNotificationsRetention,
+      RefusedHoursRetention,
+    ]),
     ReconciliationModule,
     HealthModule.forRoot({
       imports: [EventsModule, SpoolModule],

@@ -2,7 +2,7 @@ import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
 /**
  * Every accepted delivery, with the exact bytes received, for reconciliation. Append-only, except
- * that retention empties the bytes of old rows (see RetentionPruner); the row and its outcome stay.
+ * that retention empties the bytes of old rows (see DeliveryBytesRetention); the row and its outcome stay.
  */
 @Entity('callback_delivery')
 // Retention finds the rows whose bytes are still there in received order, without rescanning pruned ones.

@@ -5,7 +5,7 @@ import { Counter } from 'prom-client';
 import { PollingWorker } from '../lifecycle/polling-worker';
 import { retentionConfig } from '../config/retention.config';
 import { RETENTION_PRUNED_TOTAL } from '../metrics/metrics.module';
-import { PrunedTable, RetentionPruner } from './retention-pruner';
+import { RetentionPruner } from './retention-pruner';
 
 /** In every instance: prunes what has outlived its retention, one batch per table a round, pausing between rounds. */
 @Injectable()
@@ -31,7 +31,7 @@ export class RetentionWorker extends PollingWorker {
   protected async pollOnce(): Promise<boolean> {
     const counts = await this.pruner.pruneBatch();
     let full = false;
-    for (const [table, n] of Object.entries(counts) as Array<[PrunedTable, number]>) {
+    for (const [table, n] of Object.entries(counts)) {
       if (n > 0) this.prunedTotal.inc({ table }, n);
       full ||= n === this.config.batchSize;
     }
