@@ -13,7 +13,7 @@ import { serveOpenApi } from './platform/openapi/openapi';
 import { registerBodyParsers, wantsBytes } from './intake/notify-body';
 import { logRequests } from './platform/logging/logging.module';
 import { serveNotifyRoute } from './intake/notify.route';
-import { loadConsoleConfig } from './platform/config/console.config';
+import { loadConsoleConfig } from './admin/console/console.config';
 import { serveConsole } from './admin/console/serve-console';
 import { bindAsyncResourcesWithoutDeprecatedProperty } from './platform/transaction/async-resource-bind';
 

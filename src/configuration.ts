@@ -6,7 +6,7 @@ import { loadRedisConfig } from './payments/idempotency/redis.config';
 import { loadReconciliationConfig } from './reconciliation/reconciliation.config';
 import { loadAdminOperators } from './operators/admin.config';
 import { CHANNEL_CONFIGURATION } from './channels/registered-channels';
-import { loadConsoleConfig } from './platform/config/console.config';
+import { loadConsoleConfig } from './admin/console/console.config';
 import { loadDatabaseConfig } from './platform/config/database.config';
 import { loadEventsConfig } from './events/events.config';
 import { loadLogLevel } from './platform/config/logging.config';

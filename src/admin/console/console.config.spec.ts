@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { loadConsoleConfig } from './console.config';
-import { ConfigurationError } from './env-validation';
+import { ConfigurationError } from '../../platform/config/env-validation';
 
 describe(loadConsoleConfig.name, () => {
   it('should serve the console unless CONSOLE is false', () => {

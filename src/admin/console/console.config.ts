@@ -1,5 +1,5 @@
 import { IsIn, IsOptional } from 'class-validator';
-import { validateEnv } from './env-validation';
+import { validateEnv } from '../../platform/config/env-validation';
 
 class ConsoleEnv {
   @IsOptional()
