@@ -1031,8 +1031,8 @@ async function startLoggingAppProcess(env: Record<string, string>): Promise<Logg
     },
   );
   let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   let hasExited = false;
   void exited.then(() => (hasExited = true));

@@ -221,7 +221,7 @@ describe('after-payment events through RabbitMQ', () => {
   /** Two replicas sharing one database and one broker: each runs its relay and its consumers. */
   describe('with two instances', () => {
     let tap: ExchangeTap;
-    let instances: RunningApp[] = [];
+    const instances: RunningApp[] = [];
     let clients: TestClient[];
 
     beforeAll(async () => {

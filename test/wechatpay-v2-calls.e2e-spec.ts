@@ -136,7 +136,7 @@ describe(WechatpayV2Calls.name, () => {
     const noCert = callsFor({ apiV2CertPath: undefined });
     expect(await noCert.refund(refundRequest(refundNo))).toMatchObject({
       outcome: 'RETRY',
-      detail: expect.stringContaining('apiclient_cert.p12') as string,
+      detail: expect.stringContaining('apiclient_cert.p12'),
     });
     expect(fake.refunds.has(refundNo)).toBe(false);
     // Sent anyway, signed but over TLS without the client certificate: the platform refuses it.

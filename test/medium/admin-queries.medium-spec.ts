@@ -259,7 +259,7 @@ describe('callback statistics', () => {
     const span = bucket === 'hour' ? HOUR_MS : DAY_MS;
     const from = start.toISOString();
     const to = new Date(start.getTime() + span).toISOString();
-    const view = await stats({ from, to, bucket: bucket as CallbackStatsQueryDto['bucket'] });
+    const view = await stats({ from, to, bucket: bucket });
     expect({ from: view.from, to: view.to, bucket: view.bucket }).toEqual({ from, to, bucket });
     for (const row of view.rows) expect(row.bucket).toBe(from);
     return Object.fromEntries(view.rows.map((r) => [r.channel, r]));

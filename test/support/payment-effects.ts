@@ -106,8 +106,6 @@ export class PaymentEffects {
       'SELECT type, order_no, channel, transaction_id, order_amount, paid_amount, currency, status FROM payment_anomaly WHERE order_no = ? ORDER BY id',
       [orderNo],
     );
-    return rows.map(
-      (r) => ({ ...r, order_amount: Number(r.order_amount), paid_amount: Number(r.paid_amount) }) as RowDataPacket,
-    );
+    return rows.map((r) => ({ ...r, order_amount: Number(r.order_amount), paid_amount: Number(r.paid_amount) }));
   }
 }
