@@ -52,6 +52,7 @@ export function AnomaliesPage({ route }: { route: Route }) {
     event.preventDefault();
     const form = new FormData(event.target as HTMLFormElement);
     const next: Record<string, string> = {};
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the filter form's text and select values: strings (FormData.get returns a File only for a file input)
     for (const key of ['type', 'status', 'channel', 'from', 'to']) next[key] = String(form.get(key) ?? '');
     navigate(`#/anomalies${query(next)}`);
   };

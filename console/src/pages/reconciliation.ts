@@ -39,6 +39,7 @@ export function ReconciliationPage({ route }: { route: Route }) {
   const submit = (event: Event) => {
     event.preventDefault();
     const form = new FormData(event.target as HTMLFormElement);
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a date input's value: a string (FormData.get returns a File only for a file input)
     navigate(`#/reconciliation${query({ from: String(form.get('from')), to: String(form.get('to')) })}`);
   };
   return html`<h1>${t('reconciliation')}</h1>
