@@ -192,7 +192,7 @@ const ANOMALY_SCENARIOS: AnomalyScenario[] = [
     paidAmount: 3100,
     arrange: (_channel, orderNo) => closeOrder(orderNo),
   },
-  { type: 'AMOUNT_MISMATCH', orderAmount: 3200, paidAmount: 3199, arrange: async () => undefined },
+  { type: 'AMOUNT_MISMATCH', orderAmount: 3200, paidAmount: 3199, arrange: () => Promise.resolve() },
 ];
 
 function scenario(type: AnomalyType): AnomalyScenario {
@@ -314,7 +314,7 @@ async function sendAuthorized(
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
-  return { status: response.status, body: text, json: () => JSON.parse(text) };
+  return { status: response.status, body: text, json: <T>() => JSON.parse(text) as T };
 }
 
 /** A paid order with one delivery: something real behind every admin route. */

@@ -61,7 +61,7 @@ async function send(
     body: init.body,
   });
   const body = await response.text();
-  return { status: response.status, body, json: () => JSON.parse(body) };
+  return { status: response.status, body, json: <T>() => JSON.parse(body) as T };
 }
 
 async function tableCounts(): Promise<Record<string, number>> {

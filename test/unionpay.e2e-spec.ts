@@ -137,7 +137,7 @@ async function post(client: TestClient, form: string): Promise<HttpAnswer> {
     body: form,
   });
   const body = await response.text();
-  return { status: response.status, body, json: () => JSON.parse(body) };
+  return { status: response.status, body, json: <T>() => JSON.parse(body) as T };
 }
 
 const isAck = (a: HttpAnswer) => a.status === 200 && a.body === 'ok';

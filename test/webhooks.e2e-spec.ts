@@ -77,8 +77,17 @@ describe('signed webhooks (Standard Webhooks), two replicas, no broker', () => {
     return rows.map((r) => String(r.event_id));
   }
 
-  async function attemptRows(endpointId: string, eventId: string): Promise<RowDataPacket[]> {
-    const [rows] = await pool.query<RowDataPacket[]>(
+  /** webhook_attempt's columns, as the suite reads them. */
+  interface AttemptRow {
+    attempt: number;
+    started_at: Date;
+    latency_ms: number;
+    status_code: number | null;
+    succeeded: number;
+  }
+
+  async function attemptRows(endpointId: string, eventId: string): Promise<AttemptRow[]> {
+    const [rows] = await pool.query<Array<RowDataPacket & AttemptRow>>(
       'SELECT attempt, started_at, latency_ms, status_code, succeeded FROM webhook_attempt WHERE endpoint_id = ? AND event_id = ? ORDER BY attempt',
       [endpointId, eventId],
     );

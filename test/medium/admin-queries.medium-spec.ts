@@ -69,7 +69,7 @@ const ANOMALY_SCENARIOS: AnomalyScenario[] = [
       expect(await make.close(orderNo)).toMatchObject({ status: 'CLOSED' });
     },
   },
-  { type: AnomalyType.AmountMismatch, orderAmount: 3200, paidAmount: 3199, arrange: async () => undefined },
+  { type: AnomalyType.AmountMismatch, orderAmount: 3200, paidAmount: 3199, arrange: () => Promise.resolve() },
 ];
 
 const scenario = (type: AnomalyType) => ANOMALY_SCENARIOS.find((s) => s.type === type)!;

@@ -22,7 +22,7 @@ declare namespace jest {
     objectContaining<E = object>(obj: E): AsymmetricMatcher;
     arrayContaining<E = unknown>(arr: readonly E[]): AsymmetricMatcher;
   }
-  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- the type parameters must match @types/jest's to merge
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unused-vars -- the type parameters must be @types/jest's to merge
   interface Matchers<R, T = {}> {
     toThrow(error: AsymmetricMatcher): R;
   }
