@@ -142,7 +142,9 @@ describe('starting and stopping the service (src/main.ts in a child process)', (
       expect(started.events).toBe(`RabbitMQ amqp://${broker.host}, exchange ${exchange}`);
       expect(started.exampleHandlers).toBe(false);
       expect(started.msg).toContain(`started on port ${String(started.port)}`);
-      expect(started.msg).toContain(`/metrics and the readiness report on management port ${String(started.metricsPort)}`);
+      expect(started.msg).toContain(
+        `/metrics and the readiness report on management port ${String(started.metricsPort)}`,
+      );
       expect(main.output()).not.toContain(`:${broker.password}@`);
     });
 

@@ -177,7 +177,7 @@ describe('signed webhooks (Standard Webhooks), two replicas, no broker', () => {
     expect((await clients[0].admin('DELETE', `/admin/webhook-endpoints/${created.id}`, admin())).status).toBe(200);
     expect((await clients[0].admin('DELETE', `/admin/webhook-endpoints/${created.id}`, admin())).status).toBe(404);
 
-    const [audit] = await pool.query<RowDataPacket[]>(
+    const [audit] = await pool.query<Array<RowDataPacket & { action: string }>>(
       'SELECT operator_id, action, request_body, result FROM admin_audit WHERE target = ? ORDER BY id',
       [`webhook-endpoint:${created.id}`],
     );
@@ -339,9 +339,10 @@ describe('signed webhooks (Standard Webhooks), two replicas, no broker', () => {
     expect(recovered.json()).toMatchObject({ queued: eventIds.length - 1 });
     await eventually('every message to be accepted', () => receiver.acceptedIds().size === eventIds.length, 15_000);
     expect(receiver.repeatedAttempts()).toEqual([]);
-    const actions = await pool.query<RowDataPacket[]>('SELECT action FROM admin_audit WHERE target = ? ORDER BY id', [
-      `webhook-endpoint:${endpoint.id}`,
-    ]);
+    const actions = await pool.query<Array<RowDataPacket & { action: string }>>(
+      'SELECT action FROM admin_audit WHERE target = ? ORDER BY id',
+      [`webhook-endpoint:${endpoint.id}`],
+    );
     expect(actions[0].map((r) => r.action)).toEqual([
       'WEBHOOK_ENDPOINT_CREATED',
       'WEBHOOK_RESENT',

@@ -216,7 +216,11 @@ describe('an account with only an APIv2 key, in the service', () => {
   });
 
   const status = async (table: string, column: string, value: string) =>
-    (await pool.query<RowDataPacket[]>(`SELECT status FROM ${table} WHERE ${column} = ?`, [value]))[0][0]?.status;
+    (
+      await pool.query<Array<RowDataPacket & { status: string }>>(`SELECT status FROM ${table} WHERE ${column} = ?`, [
+        value,
+      ])
+    )[0][0]?.status;
 
   it('should refund through secapi/pay/refund and settle it by refundquery', async () => {
     const orderNo = uniqueId('V2A');

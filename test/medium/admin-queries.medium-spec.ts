@@ -119,7 +119,7 @@ describe('anomalies', () => {
         const concurrent = await Promise.all(Array.from({ length: 4 }, () => make.payment(channel, offending)));
         const later = [await make.payment(channel, offending), await make.payment(channel, offending)];
 
-        expect([...concurrent, ...later].sort()).toEqual([type, ...Array(5).fill('DUPLICATE')].sort());
+        expect([...concurrent, ...later].sort()).toEqual([type, ...Array<string>(5).fill('DUPLICATE')].sort());
         expect(
           await count(pool, 'SELECT COUNT(*) FROM payment_anomaly WHERE channel = ? AND transaction_id = ?', [
             channel,
