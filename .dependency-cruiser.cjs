@@ -6,6 +6,24 @@
 module.exports = {
   forbidden: [
     {
+      name: 'no-orphans',
+      comment:
+        'A module nothing imports and that imports nothing is dead code, or an entry point that must be listed here ' +
+        'with its reason. Dotfiles, declaration files and tsconfig are not modules of the program.',
+      severity: 'error',
+      from: {
+        orphan: true,
+        pathNot: [
+          '(^|/)[.][^/]+[.](?:js|cjs|mjs|ts|cts|mts|json)$',
+          '[.]d[.]ts$',
+          '(^|/)tsconfig[.]json$',
+          // Preloaded into the measured process by bench/reconcile.ts (node -r), by path.
+          '^bench/print-peak-rss[.]js$',
+        ],
+      },
+      to: {},
+    },
+    {
       name: 'domain-imports-nothing',
       comment: 'src/domain is the shared vocabulary: it imports no other part of the project.',
       severity: 'error',

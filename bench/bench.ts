@@ -68,8 +68,8 @@ const say = (line: string) => process.stdout.write(`${line}\n`);
  * the platforms send it, then each payment's first delivery alone, then repeats alone.
  */
 async function main(): Promise<void> {
-  const modes = modesOf(args['duplicates-only']!, args['first-deliveries-only']!);
-  const ports = replicaPorts(parsePort(args.port!), parseReplicas(args.replicas!));
+  const modes = modesOf(args['duplicates-only'], args['first-deliveries-only']);
+  const ports = replicaPorts(parsePort(args.port), parseReplicas(args.replicas));
   for (const port of ports) await assertPortFree(port);
   const dbCpu = await databaseCpu(ADMIN_URL);
   const summary: string[] = [];

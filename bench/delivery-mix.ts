@@ -55,7 +55,7 @@ export function seededRandom(seed: number): () => number {
 /** Half WeChat Pay, half Alipay; delivery counts assigned by share, so the mean is exact. */
 export function planPayments(orders: number, runId: string): Payment[] {
   const counts: number[] = [];
-  for (const [count, share] of DELIVERIES_PER_PAYMENT) counts.push(...Array(Math.round(orders * share)).fill(count));
+  for (const [count, share] of DELIVERIES_PER_PAYMENT) counts.push(...Array<number>(Math.round(orders * share)).fill(count));
   while (counts.length < orders) counts.push(1);
   return Array.from({ length: orders }, (_, i) => ({
     orderNo: `BENCH_${runId}_${i}`,
@@ -81,7 +81,7 @@ export function signDeliveries(
   copies: number,
 ): Array<Omit<Delivery, 'payment'>> {
   if (payment.channel === 'WECHATPAY') return Array.from({ length: copies }, () => signPayment(payment, platforms));
-  return Array(copies).fill(signPayment(payment, platforms));
+  return Array<Omit<Delivery, 'payment'>>(copies).fill(signPayment(payment, platforms));
 }
 
 function signPayment(payment: Payment, platforms: Platforms): Omit<Delivery, 'payment'> {

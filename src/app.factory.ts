@@ -67,7 +67,7 @@ export async function createApp(extraImports: ModuleMetadata['imports'] = []): P
   // No enableShutdownHooks(): main.ts installs GracefulShutdown, which drains before the app closes.
   if (loadOpenApiConfig().enabled) serveOpenApi(app, DOCUMENTED_MODULES);
   if (loadConsoleConfig().enabled) await serveConsole(app);
-  limitConnections(app.getHttpServer() as Server, http);
+  limitConnections(app.getHttpServer(), http);
   // Callback-style hooks here and in GracefulShutdown: an async one costs promises on every request.
   adapter.getInstance().addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);

@@ -34,7 +34,7 @@ export interface StartSummary {
  */
 export function startSummary(app: INestApplicationContext, port: number, metricsPort: number): StartSummary {
   const channels = Object.fromEntries(
-    app.get(PaymentChannels, { strict: false }).all.map((c) => {
+    app.get(PaymentChannels, { strict: false }).all.map((c): [string, ChannelSummary | 'disabled'] => {
       const name = c.channel.toLowerCase();
       if (!c.enabled) return [name, 'disabled' as const];
       const waived = c.waivedChecks?.() ?? [];

@@ -193,7 +193,7 @@ const ANOMALY_SCENARIOS: AnomalyScenario[] = [
     paidAmount: 3100,
     arrange: (_channel, orderNo) => closeOrder(orderNo),
   },
-  { type: 'AMOUNT_MISMATCH', orderAmount: 3200, paidAmount: 3199, arrange: async () => undefined },
+  { type: 'AMOUNT_MISMATCH', orderAmount: 3200, paidAmount: 3199, arrange: () => Promise.resolve() },
 ];
 
 function scenario(type: AnomalyType): AnomalyScenario {
@@ -315,7 +315,7 @@ async function sendAuthorized(
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
-  return { status: response.status, body: text, json: () => JSON.parse(text) };
+  return { status: response.status, body: text, json: <T>() => JSON.parse(text) as T };
 }
 
 /** A paid order with one delivery: something real behind every admin route. */
@@ -1034,8 +1034,8 @@ async function startLoggingAppProcess(env: Record<string, string>): Promise<Logg
     },
   );
   let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   let hasExited = false;
   void exited.then(() => (hasExited = true));

@@ -80,7 +80,7 @@ describe('a flood of admin reads beside the notify path', () => {
     const startedAt = Date.now();
     const readStatuses: number[] = [];
     const flood = inParallel(reads, reads.length, async (viewer) => {
-      const response = await fetch(`${app.url}/admin/stats/callbacks?${range}`, {
+      const response = await fetch(`${app.url}/admin/stats/callbacks?${range.toString()}`, {
         headers: { authorization: `Bearer ${viewer.token}` },
         signal: AbortSignal.timeout(30_000),
       });

@@ -31,7 +31,7 @@ function simulate(...args: string[]): Promise<CliRun> {
   return suite.simulate(...args);
 }
 
-async function row(sql: string, params: unknown[]): Promise<RowDataPacket | undefined> {
+async function row(sql: string, params: unknown[]): Promise<Record<string, unknown> | undefined> {
   const [rows] = await pool.query<RowDataPacket[]>(sql, params);
   return rows[0];
 }
@@ -75,9 +75,7 @@ describe('simulate init --alipay-cert', () => {
       async () => (await row('SELECT status FROM refund WHERE refund_no = ?', [refundNo]))?.status === 'SUCCEEDED',
     );
     expect((await row('SELECT status FROM payment_order WHERE order_no = ?', [orderNo]))?.status).toBe('REFUNDED');
-    await eventually('the platform to log the refund', async () =>
-      platform.output().includes(`refund ${refundNo}  ALIPAY`),
-    );
+    await eventually('the platform to log the refund', () => platform.output().includes(`refund ${refundNo}  ALIPAY`));
     expect(platform.output()).not.toContain('REFUSED');
   });
 });

@@ -379,7 +379,7 @@ describe('API calls in certificate mode', () => {
       reason: 'customer complaint',
     });
     expect(answer.status).toBe(202);
-    await eventually('the channel call', async () => fake.callsFor(refundNo) === 1);
+    await eventually('the channel call', () => fake.callsFor(refundNo) === 1);
 
     const notice = signed(
       alipayRefundParams({

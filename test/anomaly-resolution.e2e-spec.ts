@@ -62,7 +62,12 @@ const decisions = async (id: string, token: string): Promise<Decision[]> => {
 const names = (items: Decision[]) => items.map((d) => `${d.operatorId} ${d.action}`);
 
 const anomalyRow = async (id: string) =>
-  (await pool.query<RowDataPacket[]>('SELECT * FROM payment_anomaly WHERE id = ?', [id]))[0][0];
+  (
+    await pool.query<Array<RowDataPacket & { resolution_status: string | null }>>(
+      'SELECT * FROM payment_anomaly WHERE id = ?',
+      [id],
+    )
+  )[0][0];
 const audits = async (id: string) =>
   (
     await pool.query<RowDataPacket[]>('SELECT operator_id, action FROM admin_audit WHERE target = ? ORDER BY id', [

@@ -61,7 +61,7 @@ async function send(
     body: init.body,
   });
   const body = await response.text();
-  return { status: response.status, body, json: () => JSON.parse(body) };
+  return { status: response.status, body, json: <T>() => JSON.parse(body) as T };
 }
 
 async function tableCounts(): Promise<Record<string, number>> {
@@ -88,8 +88,13 @@ function withoutHeader(headers: Record<string, string>, name: string): Record<st
 }
 
 /** A genuine, correctly signed payment envelope padded past the body limit with an extra field. */
+/** A WeChat Pay APIv3 notification's JSON, as the tests take it apart. */
+type Envelope = Record<string, unknown> & {
+  resource: Record<string, unknown> & { ciphertext: string; nonce: string; associated_data: string; algorithm: string };
+};
+
 function oversizedWechatpayBody(): string {
-  const envelope = JSON.parse(wechatpayPayment().body);
+  const envelope = JSON.parse(wechatpayPayment().body) as Envelope;
   return JSON.stringify({ ...envelope, padding: 'x'.repeat(BODY_LIMIT) });
 }
 
@@ -210,7 +215,7 @@ const WECHATPAY_CASES: BadInput[] = [
     status: 400,
     message: /ciphertext/,
     send: () => {
-      const envelope = JSON.parse(wechatpayPayment().body);
+      const envelope = JSON.parse(wechatpayPayment().body) as Envelope;
       return signedWechatpay(JSON.stringify({ ...envelope, resource: { ...envelope.resource, ciphertext: 12345 } }));
     },
   },
@@ -219,7 +224,7 @@ const WECHATPAY_CASES: BadInput[] = [
     status: 400,
     message: /event_type/,
     send: () => {
-      const { event_type: _dropped, ...envelope } = JSON.parse(wechatpayPayment().body);
+      const { event_type: _dropped, ...envelope } = JSON.parse(wechatpayPayment().body) as Envelope;
       return signedWechatpay(JSON.stringify(envelope));
     },
   },
@@ -227,7 +232,7 @@ const WECHATPAY_CASES: BadInput[] = [
     name: 'a resource whose ciphertext is too short to hold the GCM tag, signed',
     status: 400,
     send: () => {
-      const envelope = JSON.parse(wechatpayPayment().body);
+      const envelope = JSON.parse(wechatpayPayment().body) as Envelope;
       return signedWechatpay(JSON.stringify({ ...envelope, resource: { ...envelope.resource, ciphertext: 'AAAA' } }));
     },
   },
@@ -284,7 +289,7 @@ const WECHATPAY_CASES: BadInput[] = [
     status: 400,
     send: () => {
       const d = wechatpayDelivery(platforms.wechatpay.publicKeySigner, { resource: {} });
-      const envelope = JSON.parse(d.body);
+      const envelope = JSON.parse(d.body) as Envelope;
       // Encrypt raw text (not JSON) with the right key: the AEAD holds, the plaintext does not parse.
       const resource = encryptWechatpayResource(platforms.wechatpay.apiV3Key, 'not json at all');
       return signedWechatpay(JSON.stringify({ ...envelope, resource }));

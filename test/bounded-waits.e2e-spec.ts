@@ -2,6 +2,7 @@ import { connect, Socket } from 'node:net';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { ExchangeTap, TEST_RABBITMQ_URL, testExchange } from './support/amqp-tap';
 import { eventually, sleep } from './support/eventually';
+import { HealthReport } from './support/health-report';
 import { TcpProxy } from './support/tcp-proxy';
 import {
   count,
@@ -34,9 +35,9 @@ function proxyTo(url: string, defaultPort: number): TcpProxy {
   return new TcpProxy(target.hostname, Number(target.port || defaultPort));
 }
 
-async function readiness(baseUrl: string): Promise<{ status: number; body: Record<string, any> }> {
+async function readiness(baseUrl: string): Promise<{ status: number; body: HealthReport }> {
   const response = await fetch(`${baseUrl}/health/ready`, { signal: AbortSignal.timeout(30000) });
-  return { status: response.status, body: (await response.json()) as Record<string, any> };
+  return { status: response.status, body: (await response.json()) as HealthReport };
 }
 
 interface Payment {
@@ -144,7 +145,7 @@ describe('bounded waits', () => {
       expect(ready.status).toBe(503);
       expect(ready.body.details.database.status).toBe('down');
       expect(answers.map((a) => a.status)).toEqual(answers.map(() => 503));
-      expect(answers.filter((_, i) => i % 2 === 0).map((a) => JSON.parse(a.body).code)).toEqual(
+      expect(answers.filter((_, i) => i % 2 === 0).map((a) => (JSON.parse(a.body) as { code: string }).code)).toEqual(
         answers.filter((_, i) => i % 2 === 0).map(() => 'FAIL'),
       );
       // A bound, not a speed: a query timeout plus the acquire timeout, far below "until the partition heals".

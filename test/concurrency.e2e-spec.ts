@@ -125,9 +125,10 @@ describe('exactly-once under concurrent duplicate deliveries', () => {
 
     for (const r of results) {
       expect(r.payAcked).toBe(true);
-      const [[order]] = await pool.query<RowDataPacket[]>(`SELECT status FROM payment_order WHERE order_no = ?`, [
-        r.orderNo,
-      ]);
+      const [[order]] = await pool.query<Array<RowDataPacket & { status: string }>>(
+        `SELECT status FROM payment_order WHERE order_no = ?`,
+        [r.orderNo],
+      );
       const anomalies = await count(
         pool,
         `SELECT COUNT(*) FROM payment_anomaly WHERE order_no = ? AND type = 'PAID_AFTER_CLOSE'`,

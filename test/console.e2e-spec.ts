@@ -136,7 +136,9 @@ async function duplicatePayment() {
 
 const refundsOf = (transactionId: string) =>
   pool
-    .query<RowDataPacket[]>('SELECT * FROM refund WHERE transaction_id = ? ORDER BY id', [transactionId])
+    .query<Array<RowDataPacket & { refund_no: string }>>('SELECT * FROM refund WHERE transaction_id = ? ORDER BY id', [
+      transactionId,
+    ])
     .then(([r]) => r);
 const anomalyStatus = async (id: string) =>
   (await pool.query<RowDataPacket[]>('SELECT status FROM payment_anomaly WHERE id = ?', [id]))[0][0].status as string;
@@ -563,7 +565,7 @@ describe('operators in the browser', () => {
       await page.getByRole('heading', { name: `Webhook endpoint ${endpoint.id}`, level: 1 }).waitFor();
       expect(violations).toEqual({});
 
-      const [audit] = await pool.query<RowDataPacket[]>(
+      const [audit] = await pool.query<Array<RowDataPacket & { operator_id: string; action: string }>>(
         'SELECT operator_id, action FROM admin_audit WHERE target = ? ORDER BY id',
         [`webhook-endpoint:${endpoint.id}`],
       );
@@ -831,7 +833,7 @@ describe('the admin endpoints the console reads', () => {
     }>();
 
     expect(answer.status).toBe(200);
-    const [open] = await pool.query<RowDataPacket[]>(
+    const [open] = await pool.query<Array<RowDataPacket & { type: string }>>(
       "SELECT type, COUNT(*) AS n FROM payment_anomaly WHERE status <> 'RESOLVED' GROUP BY type ORDER BY type",
     );
     expect(overview.openAnomalies).toEqual(open.map((r) => ({ key: r.type, count: Number(r.n) })));

@@ -25,6 +25,7 @@ import {
 } from './support/test-app';
 import { deliver, registerAll as registerAllBy, StormPayment, stormPayments } from './support/payment-storm';
 import { eventually, sleep } from './support/eventually';
+import { HealthReport } from './support/health-report';
 
 const EFFECT_TABLES = ['points_grant', 'coupon_issue', 'shipment_request'];
 const EVENT_KEYS = ['amount', 'channel', 'currency', 'eventId', 'occurredAt', 'orderNo', 'transactionId', 'type'];
@@ -70,9 +71,9 @@ async function payAll(clients: TestClient[], payments: Payment[]): Promise<HttpA
   return answers;
 }
 
-async function health(baseUrl: string): Promise<{ status: number; body: Record<string, any> }> {
+async function health(baseUrl: string): Promise<{ status: number; body: HealthReport }> {
   const response = await fetch(`${baseUrl}/health/ready`);
-  return { status: response.status, body: (await response.json()) as Record<string, any> };
+  return { status: response.status, body: (await response.json()) as HealthReport };
 }
 
 /** The rabbitmq_connected gauge as Prometheus reads it. */
@@ -99,7 +100,7 @@ async function effectCounts(pool: Pool, orderNos: string[]): Promise<Record<stri
 async function expectOneEffectPerOrder(pool: Pool, eventIdByOrder: Map<string, string>): Promise<void> {
   const orderNos = [...eventIdByOrder.keys()];
   for (const table of EFFECT_TABLES) {
-    const [rows] = await pool.query<RowDataPacket[]>(
+    const [rows] = await pool.query<Array<RowDataPacket & { order_no: string; event_id: string }>>(
       `SELECT order_no, COUNT(*) AS n, MIN(event_id) AS event_id FROM ${table} WHERE order_no IN (?) GROUP BY order_no`,
       [orderNos],
     );
@@ -108,7 +109,7 @@ async function expectOneEffectPerOrder(pool: Pool, eventIdByOrder: Map<string, s
     expect({ table, wrong }).toEqual({ table, wrong: [] });
   }
   const eventIds = [...eventIdByOrder.values()];
-  const [processed] = await pool.query<RowDataPacket[]>(
+  const [processed] = await pool.query<Array<RowDataPacket & { consumer: string }>>(
     `SELECT consumer, event_id, COUNT(*) AS n FROM processed_event WHERE event_id IN (?) GROUP BY consumer, event_id`,
     [eventIds],
   );
@@ -221,7 +222,7 @@ describe('after-payment events through RabbitMQ', () => {
   /** Two replicas sharing one database and one broker: each runs its relay and its consumers. */
   describe('with two instances', () => {
     let tap: ExchangeTap;
-    let instances: RunningApp[] = [];
+    const instances: RunningApp[] = [];
     let clients: TestClient[];
 
     beforeAll(async () => {
@@ -549,7 +550,7 @@ describe('after-payment events through RabbitMQ', () => {
       instance = await startApp(eventsEnv(platforms, exchange, viaProxy.toString()));
       const client = new TestClient(instance.url, platforms);
 
-      await eventually('two setups cut short', async () => proxy.cutsDone === 2, 15000);
+      await eventually('two setups cut short', () => proxy.cutsDone === 2, 15000);
       await eventually('the handlers to consume their queues', () => handlerQueuesConsumed(exchange), 15000);
       await eventually('readiness', async () => (await health(instance!.managementUrl)).status === 200, 15000);
 

@@ -128,12 +128,12 @@ describe('the migration to binary identifiers', () => {
   const migration = new BinaryIdentifiers1796700000000();
   const collationOf = async (table: string, column: string) =>
     (
-      await dataSource.query(
+      await dataSource.query<Array<{ c: string }>>(
         `SELECT COLLATION_NAME AS c FROM information_schema.COLUMNS
          WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME = ?`,
         [table, column],
       )
-    )[0].c as string;
+    )[0].c;
   const now = new Date();
 
   beforeAll(async () => {
@@ -167,8 +167,12 @@ describe('the migration to binary identifiers', () => {
     await expect(attempt).rejects.toThrow(/"ORDAb3" vs "ORDaB3"/);
     await expect(migration.up(dataSource.createQueryRunner())).rejects.toThrow(/"PADDED" vs "PADDED "/);
     expect(await collationOf('payment_order', 'order_no')).toBe('utf8mb4_unicode_ci');
-    expect(Number((await dataSource.query('SELECT COUNT(*) AS n FROM order_status_change'))[0].n)).toBe(2);
-    expect(Number((await dataSource.query('SELECT COUNT(*) AS n FROM payment_order'))[0].n)).toBe(2);
+    expect(
+      Number((await dataSource.query<Array<{ n: string }>>('SELECT COUNT(*) AS n FROM order_status_change'))[0].n),
+    ).toBe(2);
+    expect(Number((await dataSource.query<Array<{ n: string }>>('SELECT COUNT(*) AS n FROM payment_order'))[0].n)).toBe(
+      2,
+    );
   });
 
   it('should go through once an operator has sorted them out', async () => {

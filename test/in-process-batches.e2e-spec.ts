@@ -85,7 +85,7 @@ describe('in-process handler batches', () => {
 
       for (const table of EXAMPLE_TABLES) expect(await effectsPerOrder(table, orderNos)).toEqual(orderNos.map(() => 1));
       const eventIds = await eventIdsOf(orderNos);
-      const [batches] = await pool.query<RowDataPacket[]>(
+      const [batches] = await pool.query<Array<RowDataPacket & { consumer: string }>>(
         `SELECT consumer, COUNT(*) AS events, COUNT(DISTINCT processed_at) AS batches FROM processed_event
          WHERE event_id IN (?) GROUP BY consumer ORDER BY consumer`,
         [eventIds],

@@ -64,7 +64,9 @@ describe('request bodies', () => {
       expect(response.status).toBe(400);
       expect(((await response.json()) as { message: string }).message).toMatch(/not valid JSON/);
       expect(
-        await count(suite.pool, 'SELECT COUNT(*) FROM payment_order WHERE order_no = ?', [JSON.parse(body).orderNo]),
+        await count(suite.pool, 'SELECT COUNT(*) FROM payment_order WHERE order_no = ?', [
+          (JSON.parse(body) as { orderNo: string }).orderNo,
+        ]),
       ).toBe(0);
     },
   );

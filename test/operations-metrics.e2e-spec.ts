@@ -91,7 +91,9 @@ interface DatabaseFigures {
 
 /** What the gauges must say, counted by the test itself. */
 async function databaseFigures(pool: Pool): Promise<DatabaseFigures> {
-  const one = async (sql: string) => (await pool.query<RowDataPacket[]>(sql))[0][0];
+  // One row of a count (n) or of an oldest row's time (oldest).
+  const one = async (sql: string) =>
+    (await pool.query<Array<RowDataPacket & { n: string; oldest: Date | null }>>(sql))[0][0];
   const many = async (sql: string) => (await pool.query<RowDataPacket[]>(sql))[0];
   const gauges: Record<string, number> = {};
   const outbox = await one(
@@ -175,7 +177,7 @@ describe('gauges and logs operators alert on', () => {
       rawLog += chunk.toString();
       const lines = (partial + chunk.toString()).split('\n');
       partial = lines.pop()!;
-      for (const line of lines) if (line.startsWith('{')) logLines.push(JSON.parse(line));
+      for (const line of lines) if (line.startsWith('{')) logLines.push(JSON.parse(line) as Record<string, unknown>);
     });
     client = new TestClient(replicaA.url, platforms);
   });
@@ -261,7 +263,7 @@ describe('gauges and logs operators alert on', () => {
       platforms.internalApiToken,
       platforms.admins.admin,
       payment.headers['wechatpay-signature'],
-      JSON.parse(payment.body).resource.ciphertext,
+      (JSON.parse(payment.body) as { resource: { ciphertext: string } }).resource.ciphertext,
       new URLSearchParams(form).get('sign')!,
     ];
     for (const secret of secrets) expect(rawLog.includes(secret)).toBe(false);

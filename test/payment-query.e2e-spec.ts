@@ -313,7 +313,7 @@ describe('an order that is never paid', () => {
 
 describe('answers that cannot be trusted', () => {
   it('should never apply a forged, unsigned, failed or timed-out query answer: recorded FAILED, the order stays WAIT_PAY', async () => {
-    const cases: Array<[FakeChannel, TradeCallBehaviour]> = [
+    const cases: Array<[FakeChannel, Extract<TradeCallBehaviour, string>]> = [
       ['WECHATPAY', 'bad-signature'],
       ['WECHATPAY', 'unsigned'],
       ['WECHATPAY', 'server-error'],

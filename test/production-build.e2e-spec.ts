@@ -51,8 +51,8 @@ interface StartedBuild {
 function startBuild(folder: string, env: Record<string, string>): StartedBuild {
   const child = spawn(process.execPath, ['dist/src/main.js'], { cwd: folder, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   return {
     child,

@@ -163,8 +163,10 @@ async function items(channel: string, merchantId: string, date: string): Promise
 
 /** The discrepancy counts (all but MATCHED) the account's run of `date` stored. */
 async function storedDiscrepancies(channel: string, merchantId: string, date: string): Promise<Record<string, number>> {
-  const { MATCHED: _matched, ...discrepancies } = JSON.parse(String((await runRow(channel, merchantId, date))!.counts));
-  return discrepancies as Record<string, number>;
+  const { MATCHED: _matched, ...discrepancies } = JSON.parse(
+    String((await runRow(channel, merchantId, date))!.counts),
+  ) as Record<string, number>;
+  return discrepancies;
 }
 
 /** The account's reconciliation_discrepancies series on a replica's /metrics, by outcome (absent ones left out). */
@@ -511,11 +513,11 @@ describe('a refund the bill shows made, recorded CLOSED here', () => {
     expect(report?.status).toBe('COMPLETED');
     expect(await refundStatus(refundNo)).toBe('SUCCEEDED');
     expect(await effects.status(p.orderNo)).toBe('REFUNDED');
-    const [anomalies] = await pool.query<RowDataPacket[]>(
+    const [anomalies] = await pool.query<Array<RowDataPacket & { was_status: string }>>(
       'SELECT was_status, amount, paid_amount, refunded_amount FROM refund_anomaly WHERE refund_no = ?',
       [refundNo],
     );
-    const figures = (a: RowDataPacket) => ({
+    const figures = (a: RowDataPacket & { was_status: string }) => ({
       was_status: a.was_status,
       amount: Number(a.amount),
       paid_amount: Number(a.paid_amount),

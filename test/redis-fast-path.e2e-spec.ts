@@ -112,7 +112,7 @@ describe('the Redis fast path over two replicas', () => {
   it('should let repeats on the other replica wait for a first delivery in flight instead of its row lock', async () => {
     const before = await counters(instances[0]);
 
-    const { payments, answers } = await storm('RW', async () => undefined);
+    const { payments, answers } = await storm('RW', () => Promise.resolve());
 
     const after = await counters(instances[0]);
     expectEveryPaymentExactlyOnce(await paymentEffects(pool, payments), answers);

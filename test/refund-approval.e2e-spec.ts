@@ -51,7 +51,7 @@ const approve = (refundNo: string, token: string, client = clients[0]): Promise<
 const reject = (refundNo: string, token: string, client = clients[0], body: unknown = { reason: 'not justified' }) =>
   client.admin('POST', `/admin/refunds/${refundNo}/reject`, token, body);
 
-async function row(sql: string, params: unknown[]): Promise<RowDataPacket> {
+async function row(sql: string, params: unknown[]): Promise<Record<string, unknown>> {
   return (await pool.query<RowDataPacket[]>(sql, params))[0][0];
 }
 const refundRow = (refundNo: string) => row('SELECT * FROM refund WHERE refund_no = ?', [refundNo]);

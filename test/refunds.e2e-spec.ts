@@ -117,14 +117,15 @@ describe('emergency refund of a duplicate payment', () => {
     expect(await refunds.anomalyStatus(duplicateBy)).toBe('RESOLVED');
     expect(await orders.status(orderNo)).toBe('PAID');
     expect(await refunds.succeededEvents(orderNo)).toBe(1);
-    const [audits] = await pool.query<RowDataPacket[]>(
-      'SELECT operator_id, action, result FROM admin_audit WHERE target = ? ORDER BY id',
-      [`order:${orderNo}`],
-    );
+    const [audits] = await pool.query<
+      Array<RowDataPacket & { operator_id: string; result: string | { created: boolean; refundNo: string } }>
+    >('SELECT operator_id, action, result FROM admin_audit WHERE target = ? ORDER BY id', [`order:${orderNo}`]);
     expect(audits.length - auditBefore).toBe(20);
     expect(new Set(audits.map((a) => a.operator_id))).toEqual(new Set(['alice', 'bob']));
     expect(audits.every((a) => a.action === 'EMERGENCY_REFUND')).toBe(true);
-    const results = audits.map((a) => (typeof a.result === 'string' ? JSON.parse(a.result) : a.result));
+    const results = audits.map((a) =>
+      typeof a.result === 'string' ? (JSON.parse(a.result) as { created: boolean; refundNo: string }) : a.result,
+    );
     expect(results.filter((r) => r.created === true)).toHaveLength(1);
     expect(results.every((r) => r.refundNo === refundNo)).toBe(true);
   });
@@ -371,7 +372,7 @@ describe('GET /admin/refunds', () => {
   }
   const list = async (query: Record<string, string | number>, token = platforms.admins.viewer) => {
     const search = new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]));
-    return clientA.admin('GET', `/admin/refunds?${search}`, token);
+    return clientA.admin('GET', `/admin/refunds?${search.toString()}`, token);
   };
 
   it('should list refunds newest first, filtered by status, channel and time, page by page', async () => {

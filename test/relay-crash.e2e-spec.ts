@@ -171,7 +171,7 @@ describe('an instance killed in the middle of a relay batch', () => {
     let caughtMidBatch = 0;
     for (let round = 1; round <= MAX_KILL_ROUNDS && caughtMidBatch === 0; round++) {
       if (round > 1) child = await startAppProcess(appEnv(brokerUrlVia(proxy.port)));
-      caughtMidBatch = await killMidBatch(child!, eventIds);
+      caughtMidBatch = await killMidBatch(child, eventIds);
     }
     child = undefined;
     expect(caughtMidBatch).toBeGreaterThan(0);

@@ -50,7 +50,7 @@ afterAll(async () => {
 async function post(path: string, headers: Record<string, string>, body: string): Promise<HttpAnswer> {
   const response = await fetch(`${running.url}${path}`, { method: 'POST', headers, body });
   const text = await response.text();
-  return { status: response.status, body: text, json: () => JSON.parse(text) };
+  return { status: response.status, body: text, json: <T>() => JSON.parse(text) as T };
 }
 
 function deliveryRows(orderNo: string): Promise<number> {

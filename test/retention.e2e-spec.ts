@@ -56,12 +56,24 @@ async function pruneUntilDone(pruner: RetentionPruner, now: Date): Promise<Prune
   }
 }
 
-async function rows(pool: Pool, sql: string, params: unknown[] = []): Promise<RowDataPacket[]> {
-  const [result] = await pool.query<RowDataPacket[]>(sql, params);
+/** The rows `sql` selects, typed by the caller as the columns it selects. */
+async function rows<Row = Record<string, unknown>>(pool: Pool, sql: string, params: unknown[] = []): Promise<Row[]> {
+  const [result] = await pool.query<Array<RowDataPacket & { headers?: unknown }>>(sql, params);
   // MariaDB's JSON is LONGTEXT underneath: mysql2 hands it back as text there.
-  for (const row of result) if (typeof row.headers === 'string') row.headers = JSON.parse(row.headers);
-  return result;
+  for (const row of result) if (typeof row.headers === 'string') row.headers = JSON.parse(row.headers) as unknown;
+  return result as unknown as Row[];
 }
+
+/** callback_delivery's columns, the ones the suite reads by name. */
+type DeliveryColumns = Record<string, unknown> & {
+  id: string;
+  order_no: string;
+  channel: string;
+  outcome: string;
+  transaction_id: string | null;
+  raw_body: Buffer;
+  headers: unknown;
+};
 
 /** Every event of these orders published, and processed by each example handler. */
 async function eventsSettled(pool: Pool, orderNos: string[]): Promise<void> {
@@ -186,7 +198,9 @@ describe('retention', () => {
   afterAll(async () => {
     // The rows retention keeps for ever would otherwise wait in the outbox of later suites.
     for (const prefix of seededOrderPrefixes) {
-      const ids = await rows(pool, 'SELECT event_id FROM outbox_event WHERE order_no LIKE ?', [`${prefix}%`]);
+      const ids = await rows<{ event_id: string }>(pool, 'SELECT event_id FROM outbox_event WHERE order_no LIKE ?', [
+        `${prefix}%`,
+      ]);
       await pool.query('DELETE FROM outbox_event WHERE order_no LIKE ?', [`${prefix}%`]);
       if (ids.length > 0)
         await pool.query('DELETE FROM processed_event WHERE event_id IN (?)', [ids.map((r) => r.event_id)]);
@@ -245,9 +259,11 @@ describe('retention', () => {
     const ordersBefore = await rows(pool, 'SELECT * FROM payment_order WHERE order_no IN (?) ORDER BY order_no', [
       orderNos,
     ]);
-    const deliveriesBefore = await rows(pool, 'SELECT * FROM callback_delivery WHERE order_no IN (?) ORDER BY id', [
-      orderNos,
-    ]);
+    const deliveriesBefore = await rows<DeliveryColumns>(
+      pool,
+      'SELECT * FROM callback_delivery WHERE order_no IN (?) ORDER BY id',
+      [orderNos],
+    );
     expect(deliveriesBefore).toHaveLength(24);
 
     // 30 days after the cutoff: the events' horizon has passed the older payments, the raw bytes' not.
@@ -283,9 +299,11 @@ describe('retention', () => {
     const rawNow = new Date(cutoff.getTime() + 180 * DAY_MS);
     await pruneUntilDone(prunerOf(instances[0]), rawNow);
 
-    const deliveriesAfter = await rows(pool, 'SELECT * FROM callback_delivery WHERE order_no IN (?) ORDER BY id', [
-      orderNos,
-    ]);
+    const deliveriesAfter = await rows<DeliveryColumns>(
+      pool,
+      'SELECT * FROM callback_delivery WHERE order_no IN (?) ORDER BY id',
+      [orderNos],
+    );
     const olderOrderNos = new Set(older.map((p) => p.orderNo));
     expect(deliveriesAfter.map((d) => d.id)).toEqual(deliveriesBefore.map((d) => d.id));
     for (const [i, before] of deliveriesBefore.entries()) {

@@ -54,9 +54,10 @@ describe('round trips of a payment', () => {
   });
 
   async function effects(orderNo: string, transactionId: string) {
-    const [[order]] = await pool.query<RowDataPacket[]>('SELECT status FROM payment_order WHERE order_no = ?', [
-      orderNo,
-    ]);
+    const [[order]] = await pool.query<Array<RowDataPacket & { status: string }>>(
+      'SELECT status FROM payment_order WHERE order_no = ?',
+      [orderNo],
+    );
     return {
       status: order.status,
       claims: await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE transaction_id = ?', [transactionId]),
@@ -309,7 +310,7 @@ describe('round trips of a payment', () => {
           connectionId,
           { sql: 'SELECT ? AS echo', params: ['still answering'] },
           historyRow(committed),
-        ])) as [RowDataPacket[], RowDataPacket[], { affectedRows: number }];
+        ])) as [RowDataPacket[], Array<RowDataPacket & { echo: string }>, { affectedRows: number }];
         return {
           duplicateClaim: callbacks.isDuplicateClaim(failure),
           sameConnection: after.id === before.id,
@@ -337,7 +338,7 @@ describe('round trips of a payment', () => {
       ).toBe(1);
     });
 
-    it('should refuse to run outside a transaction', async () => {
+    it('should refuse to run outside a transaction', () => {
       // The decorator refuses before the method runs, synchronously.
       expect(() => sut.run([connectionId])).toThrow(/MANDATORY, but no existing transaction is active/);
     });

@@ -43,7 +43,9 @@ describe('schema migrations', () => {
       process.env.DATABASE_URL = saved;
       await Promise.all(replicas.map((r) => r.close()));
     }
-    const applied = await runWith((ds) => ds.query('SELECT COUNT(*) AS n FROM schema_migrations'))();
+    const applied = await runWith((ds) =>
+      ds.query<Array<{ n: string }>>('SELECT COUNT(*) AS n FROM schema_migrations'),
+    )();
     expect(Number(applied[0].n)).toBe(MIGRATION_FILES.length);
   });
 
@@ -68,7 +70,9 @@ describe('schema migrations', () => {
     await withApp({ EXAMPLE_HANDLERS: 'true' });
 
     expect(await exampleTables()).toEqual(EXAMPLE_TABLES);
-    const applied = await runWith((ds) => ds.query('SELECT name FROM example_schema_migrations'))();
+    const applied = await runWith((ds) =>
+      ds.query<Array<{ name: string }>>('SELECT name FROM example_schema_migrations'),
+    )();
     expect(applied).toEqual([{ name: 'ExampleHandlerTables1796750000000' }]);
   });
 

@@ -63,11 +63,13 @@ const refundOf = (via: TestClient, orderNo: string, body: Record<string, unknown
   via.api('POST', `/payment-orders/${orderNo}/refunds`, { reason: 'returned by the buyer', ...body }, token);
 
 async function events(orderNo: string, type: string): Promise<Array<Record<string, unknown>>> {
-  const [rows] = await pool.query<RowDataPacket[]>('SELECT payload FROM outbox_event WHERE order_no = ? AND type = ?', [
-    orderNo,
-    type,
-  ]);
-  return rows.map((r) => (typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload));
+  const [rows] = await pool.query<Array<RowDataPacket & { payload: string | Record<string, unknown> }>>(
+    'SELECT payload FROM outbox_event WHERE order_no = ? AND type = ?',
+    [orderNo, type],
+  );
+  return rows.map((r) =>
+    typeof r.payload === 'string' ? (JSON.parse(r.payload) as Record<string, unknown>) : r.payload,
+  );
 }
 
 describe('POST /payment-orders/:orderNo/refunds', () => {

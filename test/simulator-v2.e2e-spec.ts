@@ -29,7 +29,8 @@ function simulate(...args: string[]): Promise<CliRun> {
   return suite.simulate(...args);
 }
 
-const row = async (sql: string, params: unknown[]) => (await pool.query<RowDataPacket[]>(sql, params))[0][0];
+const row = async (sql: string, params: unknown[]): Promise<Record<string, unknown> | undefined> =>
+  (await pool.query<RowDataPacket[]>(sql, params))[0][0];
 
 describe('simulate pay --dialect v2', () => {
   it('should pay once from three concurrent v2 deliveries, then take an HMAC-SHA256 one of another transaction as a duplicate payment', async () => {

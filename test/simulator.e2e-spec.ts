@@ -32,7 +32,7 @@ function simulate(...args: string[]): Promise<CliRun> {
   return suite.simulate(...args);
 }
 
-async function orderRow(orderNo: string): Promise<RowDataPacket | undefined> {
+async function orderRow(orderNo: string): Promise<Record<string, unknown> | undefined> {
   const [rows] = await pool.query<RowDataPacket[]>('SELECT * FROM payment_order WHERE order_no = ?', [orderNo]);
   return rows[0];
 }

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { Pool } from 'mysql2/promise';
 import { TEST_RABBITMQ_URL, testExchange } from './support/amqp-tap';
 import { LogLine, MainProcess, spawnMain, startLineOf } from './support/app-process';
+import { HealthReport } from './support/health-report';
 import { eventually } from './support/eventually';
 import { count, createTestPlatforms, TestClient, testDatabasePool, TestPlatforms, uniqueId } from './support/test-app';
 
@@ -140,8 +141,10 @@ describe('starting and stopping the service (src/main.ts in a child process)', (
       const broker = new URL(TEST_RABBITMQ_URL);
       expect(started.events).toBe(`RabbitMQ amqp://${broker.host}, exchange ${exchange}`);
       expect(started.exampleHandlers).toBe(false);
-      expect(started.msg).toContain(`started on port ${started.port}`);
-      expect(started.msg).toContain(`/metrics and the readiness report on management port ${started.metricsPort}`);
+      expect(started.msg).toContain(`started on port ${String(started.port)}`);
+      expect(started.msg).toContain(
+        `/metrics and the readiness report on management port ${String(started.metricsPort)}`,
+      );
       expect(main.output()).not.toContain(`:${broker.password}@`);
     });
 
@@ -150,19 +153,19 @@ describe('starting and stopping the service (src/main.ts in a child process)', (
         .version;
       expect(started.version).toBe(version);
       expect(started.msg).toContain(`(version ${version})`);
-      const live = await fetch(`http://127.0.0.1:${started.metricsPort}/health/live`);
+      const live = await fetch(`http://127.0.0.1:${String(started.metricsPort)}/health/live`);
       expect(await live.json()).toMatchObject({ status: 'ok', info: { service: { status: 'up', version } } });
     });
 
     it('should serve /metrics on METRICS_PORT only', async () => {
-      const metrics = await fetch(`http://127.0.0.1:${started.metricsPort}/metrics`);
+      const metrics = await fetch(`http://127.0.0.1:${String(started.metricsPort)}/metrics`);
       expect(metrics.status).toBe(200);
       expect(await metrics.text()).toContain('payment_notifications_total');
-      expect((await fetch(`http://127.0.0.1:${started.port}/metrics`)).status).toBe(404);
+      expect((await fetch(`http://127.0.0.1:${String(started.port)}/metrics`)).status).toBe(404);
     });
 
     it('should fail readiness at once, serve during the drain, close the listener and idle connections, cut the slow client after the grace, and exit 0', async () => {
-      const base = `http://127.0.0.1:${started.port}`;
+      const base = `http://127.0.0.1:${String(started.port)}`;
       const client = new TestClient(base, platforms);
       const orderNo = uniqueId('S');
       expect((await client.registerOrder({ orderNo, amount: 1234 })).status).toBe(201);
@@ -174,8 +177,8 @@ describe('starting and stopping the service (src/main.ts in a child process)', (
       main.child.kill('SIGTERM');
 
       await eventually('readiness to fail', async () => (await fetch(`${base}/health/ready`)).status === 503, 5000);
-      const management = `http://127.0.0.1:${started.metricsPort}`;
-      const ready = (await (await fetch(`${management}/health/ready`)).json()) as Record<string, any>;
+      const management = `http://127.0.0.1:${String(started.metricsPort)}`;
+      const ready = (await (await fetch(`${management}/health/ready`)).json()) as HealthReport;
       expect(ready.details.shutdown).toEqual({ status: 'down', message: 'this instance is stopping' });
       expect(ready.details.database.status).toBe('up');
 

@@ -40,9 +40,10 @@ describe('one transaction per delivery', () => {
   });
 
   async function effects(orderNo: string, transactionId: string) {
-    const [[order]] = await pool.query<RowDataPacket[]>('SELECT status FROM payment_order WHERE order_no = ?', [
-      orderNo,
-    ]);
+    const [[order]] = await pool.query<Array<RowDataPacket & { status: string }>>(
+      'SELECT status FROM payment_order WHERE order_no = ?',
+      [orderNo],
+    );
     return {
       status: order.status,
       claims: await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE transaction_id = ?', [transactionId]),
@@ -124,7 +125,7 @@ describe('one transaction per delivery', () => {
 
     expect((await delivery()).status).toBe(204);
     expect((await delivery()).status).toBe(204);
-    const [outcomes] = await pool.query<RowDataPacket[]>(
+    const [outcomes] = await pool.query<Array<RowDataPacket & { outcome: string }>>(
       'SELECT outcome FROM callback_delivery WHERE transaction_id = ? ORDER BY id',
       [transactionId],
     );
@@ -170,7 +171,7 @@ describe('one transaction per delivery', () => {
       await blocker.end();
     }
     expect(await effects(orderNo, transactionId)).toEqual({ status: 'PAID', claims: 1, deliveries: 2, events: 1 });
-    const [outcomes] = await pool.query<RowDataPacket[]>(
+    const [outcomes] = await pool.query<Array<RowDataPacket & { outcome: string }>>(
       // Each replica writes its own delivery log, so the two rows may land in either order.
       'SELECT outcome FROM callback_delivery WHERE transaction_id = ? ORDER BY outcome DESC',
       [transactionId],
@@ -210,7 +211,9 @@ describe('one transaction per delivery', () => {
     const levels = await Promise.all(
       Array.from({ length: 20 }, () =>
         dataSource.transaction(async (tx) => {
-          const [row] = await tx.query('SELECT @@tx_isolation AS level, CONNECTION_ID() AS id, SLEEP(0.05) AS pause');
+          const [row] = await tx.query<Array<{ level: string }>>(
+            'SELECT @@tx_isolation AS level, CONNECTION_ID() AS id, SLEEP(0.05) AS pause',
+          );
           return `${row.level}`;
         }),
       ),

@@ -93,6 +93,15 @@ interface UnionpayPayment {
   txnTime: string;
 }
 
+/** reconciliation_item's columns, as the suite reads them. */
+interface ItemColumns {
+  outcome: string;
+  kind: string;
+  transaction_id: string | null;
+  channel_amount: number | null;
+  local_amount: number | null;
+}
+
 function newPayment(prefix: string, amount: number, at = new Date()): UnionpayPayment {
   return { orderNo: uniqueId(prefix), queryId: newQueryId(), amount, txnTime: txnTime(at) };
 }
@@ -137,7 +146,7 @@ async function post(client: TestClient, form: string): Promise<HttpAnswer> {
     body: form,
   });
   const body = await response.text();
-  return { status: response.status, body, json: () => JSON.parse(body) };
+  return { status: response.status, body, json: <T>() => JSON.parse(body) as T };
 }
 
 const isAck = (a: HttpAnswer) => a.status === 200 && a.body === 'ok';
@@ -445,7 +454,7 @@ describe('UnionPay channel calls', () => {
         ])) >= 1,
       20_000,
     );
-    const [calls] = await pool.query<RowDataPacket[]>(
+    const [calls] = await pool.query<Array<RowDataPacket & { channel: string; outcome: string }>>(
       "SELECT channel, outcome FROM payment_channel_call WHERE order_no = ? AND request = 'QUERY'",
       [p.orderNo],
     );
@@ -521,7 +530,7 @@ describe('UnionPay channel calls', () => {
         )) === 1,
       30_000,
     );
-    const [items] = await pool.query<RowDataPacket[]>(
+    const [items] = await pool.query<Array<RowDataPacket & ItemColumns>>(
       `SELECT i.outcome, i.kind, i.transaction_id, i.channel_amount, i.local_amount FROM reconciliation_item i
        JOIN reconciliation_run r ON r.id = i.run_id
        WHERE r.channel = 'UNIONPAY' AND r.merchant_id = ? AND r.bill_date = ? ORDER BY i.outcome`,

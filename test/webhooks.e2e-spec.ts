@@ -77,8 +77,17 @@ describe('signed webhooks (Standard Webhooks), two replicas, no broker', () => {
     return rows.map((r) => String(r.event_id));
   }
 
-  async function attemptRows(endpointId: string, eventId: string): Promise<RowDataPacket[]> {
-    const [rows] = await pool.query<RowDataPacket[]>(
+  /** webhook_attempt's columns, as the suite reads them. */
+  interface AttemptRow {
+    attempt: number;
+    started_at: Date;
+    latency_ms: number;
+    status_code: number | null;
+    succeeded: number;
+  }
+
+  async function attemptRows(endpointId: string, eventId: string): Promise<AttemptRow[]> {
+    const [rows] = await pool.query<Array<RowDataPacket & AttemptRow>>(
       'SELECT attempt, started_at, latency_ms, status_code, succeeded FROM webhook_attempt WHERE endpoint_id = ? AND event_id = ? ORDER BY attempt',
       [endpointId, eventId],
     );
@@ -168,7 +177,7 @@ describe('signed webhooks (Standard Webhooks), two replicas, no broker', () => {
     expect((await clients[0].admin('DELETE', `/admin/webhook-endpoints/${created.id}`, admin())).status).toBe(200);
     expect((await clients[0].admin('DELETE', `/admin/webhook-endpoints/${created.id}`, admin())).status).toBe(404);
 
-    const [audit] = await pool.query<RowDataPacket[]>(
+    const [audit] = await pool.query<Array<RowDataPacket & { action: string }>>(
       'SELECT operator_id, action, request_body, result FROM admin_audit WHERE target = ? ORDER BY id',
       [`webhook-endpoint:${created.id}`],
     );
@@ -330,9 +339,10 @@ describe('signed webhooks (Standard Webhooks), two replicas, no broker', () => {
     expect(recovered.json()).toMatchObject({ queued: eventIds.length - 1 });
     await eventually('every message to be accepted', () => receiver.acceptedIds().size === eventIds.length, 15_000);
     expect(receiver.repeatedAttempts()).toEqual([]);
-    const actions = await pool.query<RowDataPacket[]>('SELECT action FROM admin_audit WHERE target = ? ORDER BY id', [
-      `webhook-endpoint:${endpoint.id}`,
-    ]);
+    const actions = await pool.query<Array<RowDataPacket & { action: string }>>(
+      'SELECT action FROM admin_audit WHERE target = ? ORDER BY id',
+      [`webhook-endpoint:${endpoint.id}`],
+    );
     expect(actions[0].map((r) => r.action)).toEqual([
       'WEBHOOK_ENDPOINT_CREATED',
       'WEBHOOK_RESENT',

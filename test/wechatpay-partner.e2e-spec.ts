@@ -7,7 +7,7 @@ import { BillRowSpec, beijingTime, wechatpayBill, wechatpayBillLine } from './su
 import { eventually } from './support/eventually';
 import { createWechatpayAccount, WechatpayTestAccount } from './support/merchant-accounts';
 import { OrderEffects } from './support/order-effects';
-import { inParallel, paymentEffects, StormPayment } from './support/payment-storm';
+import { inParallel, paymentEffects } from './support/payment-storm';
 import {
   createTestPlatforms,
   fakePlatformOptions,
@@ -159,7 +159,7 @@ describe('partner notifications', () => {
     );
 
     expect(answers.filter((a) => a.status !== 204).map((a) => `${a.status} ${a.body}`)).toEqual([]);
-    const counted = await paymentEffects(pool, storm as StormPayment[]);
+    const counted = await paymentEffects(pool, storm);
     expect(counted).toMatchObject({
       paidOrders: 12,
       ordersNotExactlyOnce: [],

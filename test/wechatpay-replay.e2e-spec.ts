@@ -114,6 +114,9 @@ describe('identical signed WeChat deliveries', () => {
 
     const detail = await clients[0].admin('GET', `/admin/orders/${orderNo}`, platforms.admins.viewer);
     expect(detail.status).toBe(200);
-    expect(JSON.parse(detail.body).deliveries).toMatchObject({ count: 3, items: [{ outcome: 'PAID' }] });
+    expect((JSON.parse(detail.body) as { deliveries: unknown }).deliveries).toMatchObject({
+      count: 3,
+      items: [{ outcome: 'PAID' }],
+    });
   });
 });

@@ -136,7 +136,7 @@ describe(WechatpayV2Calls.name, () => {
     const noCert = callsFor({ apiV2CertPath: undefined });
     expect(await noCert.refund(refundRequest(refundNo))).toMatchObject({
       outcome: 'RETRY',
-      detail: expect.stringContaining('apiclient_cert.p12') as string,
+      detail: expect.stringContaining('apiclient_cert.p12'),
     });
     expect(fake.refunds.has(refundNo)).toBe(false);
     // Sent anyway, signed but over TLS without the client certificate: the platform refuses it.
@@ -216,7 +216,11 @@ describe('an account with only an APIv2 key, in the service', () => {
   });
 
   const status = async (table: string, column: string, value: string) =>
-    (await pool.query<RowDataPacket[]>(`SELECT status FROM ${table} WHERE ${column} = ?`, [value]))[0][0]?.status;
+    (
+      await pool.query<Array<RowDataPacket & { status: string }>>(`SELECT status FROM ${table} WHERE ${column} = ?`, [
+        value,
+      ])
+    )[0][0]?.status;
 
   it('should refund through secapi/pay/refund and settle it by refundquery', async () => {
     const orderNo = uniqueId('V2A');

@@ -59,7 +59,7 @@ async function postV2(client: TestClient, xml: string, contentType = 'text/xml')
     body: xml,
   });
   const body = await response.text();
-  return { status: response.status, body, json: () => JSON.parse(body) };
+  return { status: response.status, body, json: <T>() => JSON.parse(body) as T };
 }
 
 function payment(orderNo: string, transactionId: string, totalFee: number): V2Payment {

@@ -215,11 +215,11 @@ export class AdminQueries {
         order: { id: 'ASC' },
         take: MAX_DELIVERIES_LISTED,
       }),
-      db.query(
+      db.query<Array<{ n: string; first: Date | null; last: Date | null }>>(
         `SELECT SUM(1 + replays) AS n, MIN(received_at) AS first, MAX(received_at) AS last
          FROM callback_delivery WHERE order_no = ?`,
         [orderNo],
-      ) as Promise<Array<{ n: string; first: Date | null; last: Date | null }>>,
+      ),
       db.getRepository(PaymentAnomaly).find({ where: { orderNo }, order: { id: 'ASC' } }),
       db.getRepository(Refund).find({ where: { orderNo }, order: { id: 'ASC' } }),
       db.getRepository(ChannelCall).find({ where: { orderNo }, order: { id: 'ASC' }, take: MAX_DELIVERIES_LISTED }),

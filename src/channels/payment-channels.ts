@@ -1,6 +1,5 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
-import { Channel } from '../domain/notification';
 import { channelCallsConfig } from './channel-calls.config';
 import { NotifyEndpoint, PAYMENT_CHANNELS, PaymentChannel } from './payment-channel';
 
@@ -33,7 +32,8 @@ export class PaymentChannels implements OnModuleInit {
     }
   }
 
-  get(channel: Channel | string): PaymentChannel | undefined {
+  /** A Channel's adapter, or a name from outside (a URL, a row) looked up: any string may be asked. */
+  get(channel: string): PaymentChannel | undefined {
     return this.all.find((c) => c.channel === channel);
   }
 

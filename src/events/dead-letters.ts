@@ -13,7 +13,7 @@ export interface DeadLetter {
 
 /** Dead-lettered events, outbox and handlers alike, oldest first. */
 export async function listDeadLetters(dataSource: DataSource): Promise<DeadLetter[]> {
-  const rows: Array<Record<string, unknown>> = await dataSource.query(
+  const rows: Array<Record<string, unknown> & { last_error: string | null }> = await dataSource.query(
     // The CASTs give both halves one collation: order_no is binary NO PAD, a JSON value is not.
     `SELECT 'outbox' AS stage, event_id, type, CAST(order_no AS CHAR) AS order_no, attempts, last_error, dead_lettered_at
        FROM outbox_event WHERE dead_lettered_at IS NOT NULL
@@ -47,11 +47,11 @@ export async function replayDeadLetters(dataSource: DataSource, eventIds: string
 export async function requeueDeadLetters(tx: Pick<EntityManager, 'query'>, eventIds: string[] = []): Promise<number> {
   const only = eventIds.length > 0 ? ' AND event_id IN (?)' : '';
   const params = eventIds.length > 0 ? [eventIds] : [];
-  const outbox = await tx.query(
+  const outbox = await tx.query<{ affectedRows: number }>(
     `UPDATE outbox_event SET dead_lettered_at = NULL, attempts = 0, next_attempt_at = NULL WHERE dead_lettered_at IS NOT NULL${only}`,
     params,
   );
-  const handlers = await tx.query(
+  const handlers = await tx.query<{ affectedRows: number }>(
     `UPDATE handler_retry SET dead_lettered_at = NULL, attempts = 0, next_attempt_at = ? WHERE dead_lettered_at IS NOT NULL${only}`,
     [new Date(), ...params],
   );

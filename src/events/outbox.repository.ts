@@ -47,7 +47,7 @@ export class OutboxRepository {
       id: String(r.id),
       attempts: Number(r.attempts),
       // MariaDB's JSON is LONGTEXT underneath: mysql2 hands it back as text there.
-      event: typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload,
+      event: typeof r.payload === 'string' ? (JSON.parse(r.payload) as PaymentEvent) : r.payload,
     }));
   }
 
@@ -74,7 +74,9 @@ export class OutboxRepository {
 
   /** Dead letters were never published: the published_at index serves all three counts. */
   async backlog(): Promise<OutboxBacklog> {
-    const [row] = await this.txHost.tx.query(
+    const [row] = await this.txHost.tx.query<
+      Array<{ pending: number | string; oldest: Date | string | null; dead_lettered: number | string }>
+    >(
       `SELECT
          (SELECT COUNT(*) FROM outbox_event WHERE published_at IS NULL AND dead_lettered_at IS NULL) AS pending,
          (SELECT MIN(created_at) FROM outbox_event WHERE published_at IS NULL AND dead_lettered_at IS NULL) AS oldest,

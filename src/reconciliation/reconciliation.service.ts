@@ -355,9 +355,9 @@ export class ReconciliationService {
   }
 
   private countsOf(matched: number, items: Record<string, number>): Record<string, number> {
-    return Object.fromEntries([
+    return Object.fromEntries<number>([
       [ItemOutcome.Matched, matched],
-      ...DISCREPANCIES.map((outcome) => [outcome, items[outcome] ?? 0]),
+      ...DISCREPANCIES.map((outcome): [string, number] => [outcome, items[outcome] ?? 0]),
     ]);
   }
 

@@ -39,9 +39,7 @@ describe(deriveRefundNo.name, () => {
   it('should keep the parts apart when a transaction id contains the separator', () => {
     expect(
       sut({ channel: Channel.Wechatpay, transactionId: 'T1:ORDER_REFUND' }, RefundPurpose.DuplicatePayment),
-    ).not.toBe(
-      sut({ channel: Channel.Wechatpay, transactionId: 'T1' }, 'ORDER_REFUND:DUPLICATE_PAYMENT' as RefundPurpose),
-    );
+    ).not.toBe(sut({ channel: Channel.Wechatpay, transactionId: 'T1' }, 'ORDER_REFUND:DUPLICATE_PAYMENT'));
   });
 
   it('should differ by channel, by transaction and by purpose', () => {

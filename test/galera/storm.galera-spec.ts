@@ -83,7 +83,7 @@ describe('exactly once on a three-node Galera cluster', () => {
       const answer = await deliver(replica.client, payment).catch((error: Error): HttpAnswer => ({
         status: 0,
         body: error.message,
-        json: () => JSON.parse('{}'),
+        json: <T>() => JSON.parse('{}') as T,
       }));
       answers.push({ status: answer.status, ms: Date.now() - started, body: answer.body });
       if (isAck(payment, answer)) {

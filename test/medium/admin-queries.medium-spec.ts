@@ -69,7 +69,7 @@ const ANOMALY_SCENARIOS: AnomalyScenario[] = [
       expect(await make.close(orderNo)).toMatchObject({ status: 'CLOSED' });
     },
   },
-  { type: AnomalyType.AmountMismatch, orderAmount: 3200, paidAmount: 3199, arrange: async () => undefined },
+  { type: AnomalyType.AmountMismatch, orderAmount: 3200, paidAmount: 3199, arrange: () => Promise.resolve() },
 ];
 
 const scenario = (type: AnomalyType) => ANOMALY_SCENARIOS.find((s) => s.type === type)!;
@@ -119,7 +119,7 @@ describe('anomalies', () => {
         const concurrent = await Promise.all(Array.from({ length: 4 }, () => make.payment(channel, offending)));
         const later = [await make.payment(channel, offending), await make.payment(channel, offending)];
 
-        expect([...concurrent, ...later].sort()).toEqual([type, ...Array(5).fill('DUPLICATE')].sort());
+        expect([...concurrent, ...later].sort()).toEqual([type, ...Array<string>(5).fill('DUPLICATE')].sort());
         expect(
           await count(pool, 'SELECT COUNT(*) FROM payment_anomaly WHERE channel = ? AND transaction_id = ?', [
             channel,
@@ -259,7 +259,7 @@ describe('callback statistics', () => {
     const span = bucket === 'hour' ? HOUR_MS : DAY_MS;
     const from = start.toISOString();
     const to = new Date(start.getTime() + span).toISOString();
-    const view = await stats({ from, to, bucket: bucket as CallbackStatsQueryDto['bucket'] });
+    const view = await stats({ from, to, bucket: bucket });
     expect({ from: view.from, to: view.to, bucket: view.bucket }).toEqual({ from, to, bucket });
     for (const row of view.rows) expect(row.bucket).toBe(from);
     return Object.fromEntries(view.rows.map((r) => [r.channel, r]));

@@ -123,7 +123,9 @@ describe(Refunds.name, () => {
       [stray, orderNo],
     );
 
-    const refused = await sut.request({ orderNo, transactionId: stray, reason: 'stray' }, 'alice').catch((e) => e);
+    const refused = await sut
+      .request({ orderNo, transactionId: stray, reason: 'stray' }, 'alice')
+      .catch((e: unknown) => e);
 
     expect(refused).toMatchObject({ code: 'RefundConflict', status: 409 });
     expect(await refundRows(orderNo)).toBe(0);

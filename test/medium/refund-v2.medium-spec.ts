@@ -78,7 +78,9 @@ describe('an APIv2 refund the channel made, whose answer was lost', () => {
       60_000,
     );
     expect(settled.status).toBe('SUCCEEDED');
-    const second = await make.refund({ orderNo, transactionId: paidBy, refundNo: uniqueId('V2M') }).catch((e) => e);
+    const second = await make
+      .refund({ orderNo, transactionId: paidBy, refundNo: uniqueId('V2M') })
+      .catch((e: unknown) => e);
     expect(second).toBeInstanceOf(DomainError);
     expect((second as DomainError).code).toBe('OverRefund');
     expect(fake.refundsOf(paidBy)).toBe(1);

@@ -243,7 +243,7 @@ describe('refund notifications', () => {
     const refundNo = uniqueId('AN');
     fake.script(refundNo, 'timeout');
     await make.refund({ orderNo, transactionId: paidBy, refundNo });
-    await waitFor('the channel call', async () => fake.callsFor(refundNo) === 1);
+    await waitFor('the channel call', () => fake.callsFor(refundNo) === 1);
 
     const notice = make.alipayRefundNotification({ orderNo, transactionId: paidBy, refundNo, total: 600, refund: 600 });
     const outcomes = await Promise.all(Array.from({ length: 5 }, () => make.settle(notice)));
@@ -264,7 +264,7 @@ describe('refund notifications', () => {
     fake.scriptQuery(refundNo, 'server-error');
     await make.refund({ orderNo, transactionId: paidBy, refundNo });
     await refunds.statusIs(refundNo, 'PROCESSING');
-    await waitFor('two queries (a 5xx, then PROCESSING)', async () => fake.queriesFor(refundNo) >= 2);
+    await waitFor('two queries (a 5xx, then PROCESSING)', () => fake.queriesFor(refundNo) >= 2);
     expect(await refunds.row(refundNo)).toMatchObject({ status: 'PROCESSING' });
 
     fake.settle(refundNo, 'SUCCESS');
@@ -272,7 +272,7 @@ describe('refund notifications', () => {
     await refunds.statusIs(refundNo, 'SUCCEEDED');
     expect(fake.queries.filter((q) => q.refundNo === refundNo).map((q) => q.answered)).toEqual([
       'server-error',
-      ...Array(fake.queriesFor(refundNo) - 2).fill('PROCESSING'),
+      ...Array<string>(fake.queriesFor(refundNo) - 2).fill('PROCESSING'),
       'SUCCESS',
     ]);
     expect(fake.callsFor(refundNo)).toBe(1);
@@ -345,7 +345,7 @@ describe('an ABNORMAL refund', () => {
     fake.settle(refundNo, 'ABNORMAL');
     await refunds.statusIs(refundNo, 'ABNORMAL');
     const queriesWhenAbnormal = fake.queriesFor(refundNo);
-    await waitFor('another query of the ABNORMAL refund', async () => fake.queriesFor(refundNo) > queriesWhenAbnormal);
+    await waitFor('another query of the ABNORMAL refund', () => fake.queriesFor(refundNo) > queriesWhenAbnormal);
     expect(await refunds.row(refundNo)).toMatchObject({ status: 'ABNORMAL' });
 
     fake.settle(refundNo, 'SUCCESS');

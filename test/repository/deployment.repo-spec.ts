@@ -3,12 +3,15 @@ import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
-import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
-import { Job } from 'kubernetes-models/batch/v1/Job';
-import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
-import { ConfigMap, Secret, Service } from 'kubernetes-models/v1';
-import { PodMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PodMonitor';
+import {
+  HorizontalPodAutoscaler,
+  IHorizontalPodAutoscaler,
+} from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
+import { Deployment, IDeployment } from 'kubernetes-models/apps/v1/Deployment';
+import { IJob, Job } from 'kubernetes-models/batch/v1/Job';
+import { IPodDisruptionBudget, PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import { ConfigMap, IConfigMap, ISecret, IService, Secret, Service } from 'kubernetes-models/v1';
+import { IPodMonitor, PodMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PodMonitor';
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IProbe } from 'kubernetes-models/v1/Probe';
 import { parse, parseAllDocuments } from 'yaml';
@@ -28,7 +31,26 @@ const ROOT = join(__dirname, '../..');
 const K8S = join(ROOT, 'docker/k8s');
 const run = promisify(execFile);
 
-type Manifest = { apiVersion: string; kind: string; metadata: { name: string } } & Record<string, any>;
+type Manifest = { apiVersion: string; kind: string; metadata: { name: string } } & Record<string, unknown>;
+
+/** The kinds of docker/k8s, by the `kind` the test asks for. */
+interface Kinds {
+  Deployment: IDeployment;
+  Service: IService;
+  ConfigMap: IConfigMap;
+  Secret: ISecret;
+  PodDisruptionBudget: IPodDisruptionBudget;
+  HorizontalPodAutoscaler: IHorizontalPodAutoscaler;
+  Job: IJob;
+  PodMonitor: IPodMonitor;
+}
+
+/** A manifest as the test reads it: each field it names is there (reading one that is not fails the test). */
+type Present<T> = T extends readonly (infer E)[]
+  ? Present<E>[]
+  : T extends object
+    ? { [K in keyof T]-?: Present<NonNullable<T[K]>> }
+    : T;
 
 function manifests(file: string): Manifest[] {
   return parseAllDocuments(readFileSync(join(K8S, file), 'utf8')).map((doc) => {
@@ -37,7 +59,7 @@ function manifests(file: string): Manifest[] {
   });
 }
 
-const MODELS: Record<string, { validate(): void } & (new (data: any) => { validate(): void })> = {
+const MODELS: Record<string, { validate(): void } & (new (data: Manifest) => { validate(): void })> = {
   'apps/v1/Deployment': Deployment as never,
   'v1/Service': Service as never,
   'v1/ConfigMap': ConfigMap as never,
@@ -47,6 +69,20 @@ const MODELS: Record<string, { validate(): void } & (new (data: any) => { valida
   'batch/v1/Job': Job as never,
   'monitoring.coreos.com/v1/PodMonitor': PodMonitor as never,
 };
+
+/** docker/docker-compose.yml, as far as the tests read it. */
+interface ComposeFile {
+  services: Record<string, { environment: Record<string, string>; command: string[]; volumes: string[] }>;
+}
+
+/** The Prometheus configuration the compose file renders, as far as the tests read it. */
+interface PrometheusConfig {
+  scrape_configs: Array<{
+    metrics_path: string;
+    dns_sd_configs: Array<{ names: string[]; type: string; port: number }>;
+  }>;
+  rule_files: string[];
+}
 
 /** The variables of the table of docs/configuration.md (the page up to its first section). */
 function documentedVariables(): string[] {
@@ -64,8 +100,8 @@ const all = () =>
   readdirSync(K8S)
     .filter((f) => f.endsWith('.yaml'))
     .flatMap(manifests);
-const one = (kind: string, name = 'payment-callback-service') =>
-  all().find((m) => m.kind === kind && m.metadata.name === name)!;
+const one = <K extends keyof Kinds>(kind: K, name = 'payment-callback-service') =>
+  all().find((m) => m.kind === kind && m.metadata.name === name) as unknown as Present<Kinds[K]>;
 
 describe('docker/k8s', () => {
   it('should hold only manifests valid against the Kubernetes API schemas', () => {
@@ -79,7 +115,7 @@ describe('docker/k8s', () => {
 
   it('should fail the schema check on a broken manifest (the check can fail)', () => {
     const broken = one('Deployment');
-    broken.spec.template.spec.containers[0].ports[0].containerPort = 'http';
+    Object.assign(broken.spec.template.spec.containers[0].ports[0], { containerPort: 'http' });
     expect(() => new Deployment(broken).validate()).toThrow(/containerPort/);
   });
 
@@ -177,7 +213,7 @@ describe('docker/k8s', () => {
     const scraped = pod.spec.containers[0].ports.find((p: { name: string }) => p.name === endpoint.port);
     expect(scraped?.containerPort).toBe(metricsPort);
     expect(Number(pod.metadata.annotations['prometheus.io/port'])).toBe(metricsPort);
-    expect(one('Service').spec.ports.map((p: { targetPort: string }) => p.targetPort)).not.toContain(endpoint.port);
+    expect(one('Service').spec.ports.map((p) => p.targetPort)).not.toContain(endpoint.port);
   });
 
   it('should hand every documented variable to the container (ConfigMap or Secret) and to docker compose', () => {
@@ -189,7 +225,7 @@ describe('docker/k8s', () => {
         s.configMapRef?.name ?? s.secretRef?.name,
     );
     expect(sources).toEqual(['payment-callback-service', 'payment-callback-service']);
-    const compose = parse(readFileSync(join(ROOT, 'docker/docker-compose.yml'), 'utf8'));
+    const compose = parse(readFileSync(join(ROOT, 'docker/docker-compose.yml'), 'utf8')) as ComposeFile;
     const composed = Object.keys(compose.services.app.environment);
     const documented = documentedVariables();
     expect(documented.length).toBeGreaterThan(30);
@@ -239,7 +275,7 @@ describe('docker/k8s', () => {
 });
 
 describe('docker compose, profile monitoring', () => {
-  const compose = () => parse(readFileSync(join(ROOT, 'docker/docker-compose.yml'), 'utf8'));
+  const compose = () => parse(readFileSync(join(ROOT, 'docker/docker-compose.yml'), 'utf8')) as ComposeFile;
 
   /** What Compose hands the Prometheus container: its variable interpolated, `$$` unescaped. */
   function prometheusStart(metricsPort: string | undefined) {
@@ -255,7 +291,7 @@ describe('docker compose, profile monitoring', () => {
     const { prometheus, port, script } = prometheusStart(metricsPort);
     const [render, start] = script.split(' && exec ');
     const mounted = (target: string) =>
-      join(ROOT, 'docker', prometheus.volumes.find((v: string) => v.split(':')[1] === target).split(':')[0]);
+      join(ROOT, 'docker', prometheus.volumes.find((v) => v.split(':')[1] === target)!.split(':')[0]);
     const out = join(tmpdir(), `prometheus-${process.pid}-${metricsPort ?? 'unset'}.yml`);
     const configFile = /--config\.file=(\S+)/.exec(start)![1];
     const local = render
@@ -263,7 +299,7 @@ describe('docker compose, profile monitoring', () => {
       .replace(configFile, out);
     try {
       await run('/bin/sh', ['-c', local], { env: { ...process.env, APP_METRICS_PORT: port } });
-      return { config: parse(readFileSync(out, 'utf8')), mounted };
+      return { config: parse(readFileSync(out, 'utf8')) as PrometheusConfig, mounted };
     } finally {
       rmSync(out, { force: true });
     }

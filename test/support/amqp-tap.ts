@@ -47,8 +47,8 @@ export class ExchangeTap {
       messageId: String(message.properties.messageId),
       routingKey: message.fields.routingKey,
       persistent: message.properties.deliveryMode === 2,
-      contentType: message.properties.contentType,
-      body: JSON.parse(message.content.toString('utf8')),
+      contentType: message.properties.contentType as string | undefined,
+      body: JSON.parse(message.content.toString('utf8')) as Record<string, unknown>,
     });
     this.channel.ack(message);
   }

@@ -28,10 +28,10 @@ export async function startAppProcess(env: Record<string, string>): Promise<AppP
   });
   const exited = new Promise<string>((resolve) => child.on('exit', (code, signal) => resolve(signal ?? String(code))));
   let stderr = '';
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
   const [port, managementPort] = await new Promise<[number, number]>((resolve, reject) => {
     let stdout = '';
-    child.stdout!.on('data', (chunk) => {
+    child.stdout.on('data', (chunk) => {
       stdout += chunk;
       const match = /listening (\d+) management (\d+)/.exec(stdout);
       if (match) resolve([Number(match[1]), Number(match[2])]);
@@ -65,14 +65,14 @@ export async function failedStartup(
   });
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (chunk) => (stdout += chunk));
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
   const exit = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`the app neither failed nor started within ${timeoutMs} ms`));
     }, timeoutMs);
-    child.stdout!.on('data', () => {
+    child.stdout.on('data', () => {
       if (!/listening \d+/.test(stdout)) return;
       clearTimeout(timer);
       child.kill('SIGKILL');
@@ -120,8 +120,8 @@ export function spawnMain(env: Record<string, string>, cwd = join(__dirname, '..
     },
   );
   let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on('exit', (code, signal) => resolve({ code, signal })),
   );

@@ -16,7 +16,7 @@ export async function eventually(
 /** Polls `probe` until it gives a truthy value, and answers it; fails naming `what` after `timeoutMs`. */
 export async function waitFor<T>(
   what: string,
-  probe: () => Promise<T | undefined | false>,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
   timeoutMs = 15_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -11,6 +11,17 @@ export interface ChannelCallRow {
   createdAt: Date;
 }
 
+/** payment_channel_call's columns, as ChannelCallRow names them. */
+interface ChannelCallColumns {
+  request: string;
+  channel: string;
+  merchant_id: string | null;
+  outcome: string;
+  transaction_id: string | null;
+  detail: string | null;
+  created_at: Date;
+}
+
 export class OrderEffects {
   constructor(private readonly pool: Pool) {}
 
@@ -36,7 +47,7 @@ export class OrderEffects {
     return this.count('SELECT COUNT(*) FROM outbox_event WHERE order_no = ? AND type = ?', [orderNo, type]);
   }
 
-  async payments(orderNo: string): Promise<RowDataPacket[]> {
+  async payments(orderNo: string): Promise<Array<Record<string, unknown>>> {
     const [rows] = await this.pool.query<RowDataPacket[]>(
       'SELECT * FROM payment_callback WHERE order_no = ? ORDER BY id',
       [orderNo],
@@ -44,7 +55,7 @@ export class OrderEffects {
     return rows;
   }
 
-  async anomalies(orderNo: string): Promise<RowDataPacket[]> {
+  async anomalies(orderNo: string): Promise<Array<Record<string, unknown>>> {
     const [rows] = await this.pool.query<RowDataPacket[]>(
       'SELECT * FROM payment_anomaly WHERE order_no = ? ORDER BY id',
       [orderNo],
@@ -66,7 +77,7 @@ export class OrderEffects {
   }
 
   async channelCalls(orderNo: string, request?: 'QUERY' | 'CLOSE'): Promise<ChannelCallRow[]> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(
+    const [rows] = await this.pool.query<Array<RowDataPacket & ChannelCallColumns>>(
       `SELECT request, channel, merchant_id, outcome, transaction_id, detail, created_at
        FROM payment_channel_call WHERE order_no = ? ${request ? 'AND request = ?' : ''} ORDER BY id`,
       request ? [orderNo, request] : [orderNo],

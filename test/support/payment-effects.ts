@@ -28,7 +28,7 @@ export class PaymentEffects {
   constructor(private readonly pool: Pool) {}
 
   async orderRow(orderNo: string): Promise<OrderRow | undefined> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(
+    const [rows] = await this.pool.query<Array<RowDataPacket & { paid_at: string | null }>>(
       `SELECT status, amount, channel, transaction_id, DATE_FORMAT(paid_at, '%Y-%m-%dT%H:%i:%s.%fZ') AS paid_at
        FROM payment_order WHERE order_no = ?`,
       [orderNo],
@@ -76,28 +76,34 @@ export class PaymentEffects {
   }
 
   async deliveryRows(channel: Channel, transactionId: string): Promise<DeliveryRow[]> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(
+    // headers: JSON, which MariaDB keeps as text.
+    const [rows] = await this.pool.query<Array<RowDataPacket & { headers: string | Record<string, string> }>>(
       'SELECT outcome, replays, event_type, order_no, raw_body, headers FROM callback_delivery WHERE channel = ? AND transaction_id = ? ORDER BY id',
       [channel, transactionId],
     );
     return rows.map(
-      (r) => ({ ...r, headers: typeof r.headers === 'string' ? JSON.parse(r.headers) : r.headers }) as DeliveryRow,
+      (r) =>
+        ({
+          ...r,
+          headers: typeof r.headers === 'string' ? (JSON.parse(r.headers) as Record<string, string>) : r.headers,
+        }) as DeliveryRow,
     );
   }
 
   /** One outcome per delivery received: a row's replays repeat its outcome. */
   async outcomes(channel: Channel, transactionId: string): Promise<string[]> {
-    return (await this.deliveryRows(channel, transactionId)).flatMap((r) => Array(1 + r.replays).fill(r.outcome));
+    return (await this.deliveryRows(channel, transactionId)).flatMap((r) =>
+      Array<string>(1 + r.replays).fill(r.outcome),
+    );
   }
 
   async outboxPayloads(orderNo: string): Promise<Array<{ type: string; payload: Record<string, unknown> }>> {
-    const [rows] = await this.pool.query<RowDataPacket[]>(
-      'SELECT type, payload FROM outbox_event WHERE order_no = ? ORDER BY id',
-      [orderNo],
-    );
+    const [rows] = await this.pool.query<
+      Array<RowDataPacket & { type: string; payload: string | Record<string, unknown> }>
+    >('SELECT type, payload FROM outbox_event WHERE order_no = ? ORDER BY id', [orderNo]);
     return rows.map((r) => ({
       type: r.type,
-      payload: typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload,
+      payload: typeof r.payload === 'string' ? (JSON.parse(r.payload) as Record<string, unknown>) : r.payload,
     }));
   }
 
@@ -106,8 +112,6 @@ export class PaymentEffects {
       'SELECT type, order_no, channel, transaction_id, order_amount, paid_amount, currency, status FROM payment_anomaly WHERE order_no = ? ORDER BY id',
       [orderNo],
     );
-    return rows.map(
-      (r) => ({ ...r, order_amount: Number(r.order_amount), paid_amount: Number(r.paid_amount) }) as RowDataPacket,
-    );
+    return rows.map((r) => ({ ...r, order_amount: Number(r.order_amount), paid_amount: Number(r.paid_amount) }));
   }
 }

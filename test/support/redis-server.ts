@@ -35,7 +35,7 @@ export class RedisServer {
     this.child = child;
     let output = '';
     await new Promise<void>((resolve, reject) => {
-      child.stdout!.on('data', (chunk) => {
+      child.stdout.on('data', (chunk) => {
         output += chunk;
         if (output.includes('Ready to accept connections')) resolve();
       });

@@ -192,7 +192,7 @@ export interface HttpAnswer {
 
 async function answer(response: Response): Promise<HttpAnswer> {
   const body = await response.text();
-  return { status: response.status, body, json: () => JSON.parse(body) };
+  return { status: response.status, body, json: <T>() => JSON.parse(body) as T };
 }
 
 /** The platforms' signed notifications for these merchants: what an e2e suite posts and a medium suite verifies. */

@@ -411,9 +411,7 @@ describe(WechatpayV2Endpoint.name, () => {
 });
 
 describe('WeChat Pay APIv2 configuration', () => {
-  const calls = { requestTimeoutMs: 1000, billDownloadTimeoutMs: 1000 } as Parameters<
-    typeof wechatpayChannel.create
-  >[1];
+  const calls = { requestTimeoutMs: 1000, billDownloadTimeoutMs: 1000 };
 
   it('should take an APIv2-only account, and open /notify/wechatpay-v2 only when an account has an APIv2 key', () => {
     const options = loadWechatpayOptions({ WECHATPAY_MCHID: MCHID, WECHATPAY_APIV2_KEY: API_V2_KEY });

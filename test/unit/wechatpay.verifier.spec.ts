@@ -22,6 +22,11 @@ import { WechatpayChannel } from '../../src/channels/wechatpay/wechatpay.channel
 import { WechatpayClient } from '../../src/channels/wechatpay/wechatpay.client';
 
 /** SHA-256 over the delivery's timestamp, nonce and signature bytes: what names one signed sending. */
+/** A WeChat Pay APIv3 notification's JSON, as the tests take it apart. */
+type Envelope = Record<string, unknown> & {
+  resource: Record<string, unknown> & { ciphertext: string; nonce: string; associated_data: string; algorithm: string };
+};
+
 function replayKeyOf({ headers }: RawDelivery): string {
   const [timestamp, nonce, signature] = ['timestamp', 'nonce', 'signature'].map((n) =>
     String(headers[`wechatpay-${n}`]),
@@ -209,7 +214,7 @@ describe(WechatpayVerifier.name, () => {
 
     it('should reject the WECHATPAY/SIGNTEST/ signature probe', () => {
       const delivery = deliver(publicKeySigner());
-      delivery.headers['wechatpay-signature'] = `WECHATPAY/SIGNTEST/${delivery.headers['wechatpay-signature']}`;
+      delivery.headers['wechatpay-signature'] = `WECHATPAY/SIGNTEST/${String(delivery.headers['wechatpay-signature'])}`;
 
       expect(codeOf(() => sut.verify(delivery))).toBe('InvalidSignature');
     });
@@ -243,7 +248,9 @@ describe(WechatpayVerifier.name, () => {
     });
 
     it('should reject a validly signed delivery whose ciphertext was tampered with', () => {
-      const envelope = JSON.parse(wechatpayDelivery(publicKeySigner(), { resource: payment(), timestamp: NOW_S }).body);
+      const envelope = JSON.parse(
+        wechatpayDelivery(publicKeySigner(), { resource: payment(), timestamp: NOW_S }).body,
+      ) as Envelope;
       const sealed = Buffer.from(envelope.resource.ciphertext, 'base64');
       sealed[5] ^= 0x01;
       envelope.resource.ciphertext = sealed.toString('base64');
@@ -255,7 +262,9 @@ describe(WechatpayVerifier.name, () => {
     });
 
     it('should reject a resource that declares an algorithm other than AEAD_AES_256_GCM', () => {
-      const envelope = JSON.parse(wechatpayDelivery(publicKeySigner(), { resource: payment(), timestamp: NOW_S }).body);
+      const envelope = JSON.parse(
+        wechatpayDelivery(publicKeySigner(), { resource: payment(), timestamp: NOW_S }).body,
+      ) as Envelope;
       envelope.resource.algorithm = 'AEAD_AES_128_GCM';
       const body = JSON.stringify(envelope);
       const headers = signWechatpayBody(publicKeySigner(), body, { timestamp: NOW_S });
@@ -545,7 +554,7 @@ describe(WechatpayVerifier.name, () => {
     });
 
     it('should hold an AES-128-GCM resource, as its README says', () => {
-      const resource = JSON.parse(vector.body).resource;
+      const resource = (JSON.parse(vector.body) as Envelope).resource;
       const sealed = Buffer.from(resource.ciphertext, 'base64');
       const decipher = createDecipheriv(
         'aes-128-gcm',

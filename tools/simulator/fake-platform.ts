@@ -137,7 +137,7 @@ export class FakePlatform implements FakeLedger {
   }
 
   /** Behaviours for the next calls of refundNo (or '*' for any refund), consumed in order; afterwards 'success'. */
-  script(refundNo: string | '*', ...behaviours: RefundBehaviour[]): void {
+  script(refundNo: string, ...behaviours: RefundBehaviour[]): void {
     this.scripts.set(refundNo, [...(this.scripts.get(refundNo) ?? []), ...behaviours]);
   }
 
@@ -149,7 +149,7 @@ export class FakePlatform implements FakeLedger {
    * Behaviours for the next queries of refundNo (or '*' for any refund), consumed in order; afterwards 'answer'.
    * A queue of its own: `script` never affects queries, nor `scriptQuery` refund calls.
    */
-  scriptQuery(refundNo: string | '*', ...behaviours: QueryBehaviour[]): void {
+  scriptQuery(refundNo: string, ...behaviours: QueryBehaviour[]): void {
     this.queryScripts.set(refundNo, [...(this.queryScripts.get(refundNo) ?? []), ...behaviours]);
   }
 
@@ -196,12 +196,12 @@ export class FakePlatform implements FakeLedger {
   }
 
   /** Behaviours for the next queries of a trade (or '*' for any), consumed in order; afterwards 'answer'. */
-  scriptTradeQuery(outTradeNo: string | '*', ...behaviours: TradeCallBehaviour[]): void {
+  scriptTradeQuery(outTradeNo: string, ...behaviours: TradeCallBehaviour[]): void {
     this.appendTradeScript(`QUERY ${outTradeNo}`, behaviours);
   }
 
   /** Behaviours for the next closes of a trade (or '*' for any), consumed in order; afterwards 'answer'. */
-  scriptTradeClose(outTradeNo: string | '*', ...behaviours: TradeCallBehaviour[]): void {
+  scriptTradeClose(outTradeNo: string, ...behaviours: TradeCallBehaviour[]): void {
     this.appendTradeScript(`CLOSE ${outTradeNo}`, behaviours);
   }
 

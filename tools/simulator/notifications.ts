@@ -184,6 +184,7 @@ function readAck(channel: SimulatedChannel, answer: HttpAnswer): Ack {
   const returnMsg = /<return_msg><!\[CDATA\[([\s\S]*?)\]\]><\/return_msg>/.exec(answer.body)?.[1];
   if (returnMsg !== undefined) return { ...base, acked: false, said: returnMsg };
   try {
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the service's answer, printed as it came
     said = String((JSON.parse(answer.body) as { message?: unknown }).message ?? answer.body);
   } catch {
     // not JSON: the body as it is

@@ -79,6 +79,7 @@ export async function printOrderStatus(keys: DevKeys, target: string, orderNo: s
   if (answer.status !== 200) return print(`order ${orderNo}: ${answer.status} ${message(answer)}`);
   const { status, transactionId } = answer.json;
   print(
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the service's JSON fields, printed as they came
     `order ${orderNo} is ${String(status)}${transactionId ? `, paid by transaction ${String(transactionId)}` : ''}`,
   );
 }

@@ -61,7 +61,7 @@ export async function generateCertificate(
     notBefore: validity.notBefore ?? new Date(now - 24 * 3600 * 1000),
     notAfter: validity.notAfter ?? new Date(now + 5 * 365 * 24 * 3600 * 1000),
     signingAlgorithm: RSA_SHA256,
-    keys: cryptoKeys as unknown as x509.X509CertificateCreateSelfSignedParams['keys'],
+    keys: cryptoKeys,
   });
   return cert.toString('pem');
 }

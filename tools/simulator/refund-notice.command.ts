@@ -52,6 +52,7 @@ export async function sendRefundNotice(
   const known = await json(platformUrl, 'GET', undefined);
   if (known.status !== 200) {
     print(
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the platform server's answer, printed as it came
       `refund ${refundNo}: the platform server answered ${known.status}: ${String(known.json.message ?? known.body)}`,
     );
     return undefined;

@@ -32,7 +32,7 @@ export function loadSigningCertificate(file: SignCertFile, variable = 'UNIONPAY_
       p12.getBags({ bagType: forge.pki.oids.keyBag })[forge.pki.oids.keyBag]?.[0];
     const certBags = p12.getBags({ bagType: forge.pki.oids.certBag })[forge.pki.oids.certBag] ?? [];
     if (!keyBag?.key) throw new Error('it holds no private key');
-    const key = keyBag.key as forge.pki.rsa.PrivateKey;
+    const key = keyBag.key;
     // The merchant's own certificate is the one whose public key matches the private key.
     const certificate = certBags
       .map((bag) => bag.cert)

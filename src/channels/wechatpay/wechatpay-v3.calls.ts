@@ -210,6 +210,7 @@ export class WechatpayV3Calls implements WechatpayApiCalls {
 
   /** A verified transaction object: paid, not paid, or not about our account and order at all. */
   private readTrade(tx: Record<string, unknown>, trade: TradeRef, rawBody: Buffer): TradeQueryResult {
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a field of the platform's JSON, as it came: anything but a known state is refused below
     const state = String(tx.trade_state ?? '');
     if (tx.out_trade_no !== trade.orderNo) {
       return { outcome: 'FOREIGN', detail: `answer is about out_trade_no ${String(tx.out_trade_no)}` };

@@ -112,7 +112,9 @@ export class WechatpayClient {
       status: response.status,
       body: answer,
       text,
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the platform's error code, as it came, for the log and the caller
       code: String(answer.code ?? `HTTP_${response.status}`),
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the platform's error message, as it came, for the log and the caller
       message: String(answer.message ?? ''),
     };
   }

@@ -84,6 +84,7 @@ export function asDirectResource(
     if (resource.mchid === undefined) return { resource };
     throw new DomainError(
       'MerchantMismatch',
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the notification's mchid, as it came, in the refusal
       `a direct merchant's notification (mchid ${String(resource.mchid)}) for service provider ${account.mchid}`,
     );
   }

@@ -264,7 +264,7 @@ export function readTransaction(tx: Record<string, unknown>, account: WechatpayC
     paid: requireString(tx, 'trade_state', 'transaction') === 'SUCCESS',
     outTradeNo: requireString(tx, 'out_trade_no', 'transaction'),
     transactionId: requireString(tx, 'transaction_id', 'transaction'),
-    amount: amount.total as number,
+    amount: amount.total,
     currency: readCurrency(amount.currency),
     paidAt: successTime,
   };

@@ -48,7 +48,7 @@ export class RabbitmqConsumer implements OnApplicationBootstrap, BeforeApplicati
   private async onMessage(channel: ChannelWrapper, subscriber: Subscriber, message: ConsumeMessage): Promise<void> {
     let event: PaymentEvent;
     try {
-      event = JSON.parse(message.content.toString('utf8'));
+      event = JSON.parse(message.content.toString('utf8')) as PaymentEvent;
     } catch {
       this.logger.error(
         `dropping a message on ${handlerQueue(this.connection.exchange, subscriber.consumer)} that is not JSON (messageId ${message.properties.messageId})`,

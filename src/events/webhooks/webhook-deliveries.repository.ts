@@ -44,7 +44,7 @@ export class WebhookDeliveries {
   ) {}
 
   async activeEndpoints(): Promise<ActiveEndpoint[]> {
-    const rows: Row[] = await this.txHost.withTransaction(() =>
+    const rows: Array<Row & { previous_secret: string | null }> = await this.txHost.withTransaction(() =>
       this.txHost.tx.query(
         `SELECT id, url, event_types, secret, previous_secret, previous_secret_until
          FROM webhook_endpoint WHERE enabled = 1 ORDER BY id`,

@@ -13,7 +13,7 @@ describe(SpoolSegments.name, () => {
   const open = async () => {
     sut = await SpoolSegments.open(
       dir,
-      async (stretch) => void quarantined.push(stretch),
+      (stretch) => Promise.resolve(void quarantined.push(stretch)),
       (message) => void warnings.push(message),
     );
     return sut;

@@ -18,7 +18,7 @@ export interface FirstDeliveryClaim {
   release(): Promise<void>;
 }
 
-const NOTHING_HELD: FirstDeliveryClaim = { heldElsewhere: false, release: async () => undefined };
+const NOTHING_HELD: FirstDeliveryClaim = { heldElsewhere: false, release: () => Promise.resolve() };
 
 /**
  * What is known of payments whose dedup record has committed, so that a repeated delivery can be
@@ -64,7 +64,7 @@ export class CommittedPayments {
     const key = this.inFlightKey(payment);
     const token = randomUUID();
     const taken = await this.redis.attempt('claim', (r) => r.set(key, token, 'PX', this.redis.config.inFlightMs, 'NX'));
-    if (taken === null) return { heldElsewhere: true, release: async () => undefined };
+    if (taken === null) return { heldElsewhere: true, release: () => Promise.resolve() };
     if (taken === undefined) return NOTHING_HELD;
     return {
       heldElsewhere: false,

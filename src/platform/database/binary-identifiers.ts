@@ -41,18 +41,18 @@ export async function makeIdentifiersCaseInsensitive(queryRunner: QueryRunner): 
 
 /** MariaDB's binary NO PAD collation, or MySQL 8's (utf8mb4_bin pads: `a` = `a `). */
 export async function binaryNoPadCollation(queryRunner: QueryRunner): Promise<string> {
-  const [{ version }]: Array<{ version: string }> = await queryRunner.query('SELECT VERSION() AS version');
+  const [{ version }] = (await queryRunner.query('SELECT VERSION() AS version')) as Array<{ version: string }>;
   return /mariadb/i.test(version) ? 'utf8mb4_nopad_bin' : 'utf8mb4_0900_bin';
 }
 
 async function identifierColumns(queryRunner: QueryRunner): Promise<IdentifierColumn[]> {
-  const rows: Array<{ table: string; column: string; type: string; nullable: string }> = await queryRunner.query(
+  const rows = (await queryRunner.query(
     `SELECT TABLE_NAME AS \`table\`, COLUMN_NAME AS \`column\`, COLUMN_TYPE AS type, IS_NULLABLE AS nullable
      FROM information_schema.COLUMNS
      WHERE TABLE_SCHEMA = DATABASE() AND COLUMN_NAME IN (?) AND DATA_TYPE IN ('char', 'varchar')
      ORDER BY TABLE_NAME, ORDINAL_POSITION`,
     [IDENTIFIER_COLUMNS],
-  );
+  )) as Array<{ table: string; column: string; type: string; nullable: string }>;
   return rows.map((r) => ({
     table: r.table,
     column: r.column,
@@ -80,12 +80,12 @@ async function identifiersThatDifferOnlyByCaseOrTrailingSpace(
     const holders = columns.filter((c) => c.column === name);
     if (holders.length === 0) continue;
     const values = holders.map((c) => `SELECT \`${name}\` AS v FROM \`${c.table}\``).join(' UNION ALL ');
-    const rows: Array<{ variants: string }> = await queryRunner.query(
+    const rows = (await queryRunner.query(
       `SELECT GROUP_CONCAT(HEX(b) ORDER BY b SEPARATOR ',') AS variants
        FROM (SELECT DISTINCT CAST(v AS BINARY) AS b FROM (${values}) AS held WHERE v IS NOT NULL) AS distinct_values
        GROUP BY CONVERT(b USING utf8mb4) COLLATE ${CASE_INSENSITIVE}
        HAVING COUNT(*) > 1 LIMIT ${MAX_REPORTED}`,
-    );
+    )) as Array<{ variants: string }>;
     for (const row of rows) {
       const variants = row.variants.split(',').map((hex) => Buffer.from(hex, 'hex').toString('utf8'));
       clashes.push({ column: name, tables: holders.map((c) => c.table), variants });

@@ -11,7 +11,7 @@ type Callback = (error: (Error & { code?: string }) | null, ...results: unknown[
 
 /** mysql2's own factory of query commands: exported by the package, not declared in its types. */
 const { createQuery } = mysql2 as unknown as {
-  createQuery(sql: string, values: unknown, callback: Callback | undefined, config: unknown): { timeout?: number };
+  createQuery: (sql: string, values: unknown, callback: Callback | undefined, config: unknown) => { timeout?: number };
 };
 
 interface PooledConnection {

@@ -8,8 +8,8 @@ const RETRY_INTERVAL_MS = 500;
 
 /** True when the server is a Galera node, where GET_LOCK locks only on the node that took it. */
 export async function isGaleraNode(runner: QueryRunner): Promise<boolean> {
-  const rows = await runner.query(`SHOW VARIABLES LIKE 'wsrep_on'`);
-  return String((rows as Array<{ Value?: string }>)[0]?.Value ?? '').toUpperCase() === 'ON';
+  const rows = (await runner.query(`SHOW VARIABLES LIKE 'wsrep_on'`)) as Array<{ Value?: string }>;
+  return String(rows[0]?.Value ?? '').toUpperCase() === 'ON';
 }
 
 /**

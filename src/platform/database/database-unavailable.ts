@@ -46,7 +46,7 @@ const UNAVAILABLE_ERRNOS = new Set([
  * exception filter answers it with a retryable 503, and the spool takes such notifications.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
-  const cause = error instanceof QueryFailedError ? error.driverError : error;
+  const cause: unknown = error instanceof QueryFailedError ? error.driverError : error;
   if (typeof cause !== 'object' || cause === null) return false;
   const { code, errno } = cause as { code?: unknown; errno?: unknown };
   return (

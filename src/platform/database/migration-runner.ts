@@ -48,7 +48,8 @@ class NamedLock {
   ) {}
 
   async take(runner: QueryRunner): Promise<void> {
-    const [{ locked }] = await runner.query('SELECT GET_LOCK(?, ?) AS locked', [this.name, this.timeoutSeconds]);
+    const params = [this.name, this.timeoutSeconds];
+    const [{ locked }] = (await runner.query('SELECT GET_LOCK(?, ?) AS locked', params)) as Array<{ locked: unknown }>;
     if (Number(locked) !== 1) throw new Error(`could not take the migration lock within ${this.timeoutSeconds}s`);
   }
 

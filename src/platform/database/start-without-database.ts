@@ -19,6 +19,7 @@ interface LazyPoolDriver {
  */
 export async function initializeWithoutWaiting(dataSource: DataSource): Promise<DataSource> {
   const driver = dataSource.driver as unknown as LazyPoolDriver;
+  // eslint-disable-next-line @typescript-eslint/require-await -- TypeORM awaits createPool: it returns a promise, and a throw in it becomes that promise's rejection
   driver.createPool = async (options) => driver.pool ?? driver.mysql.createPool(options);
   try {
     return await dataSource.initialize();

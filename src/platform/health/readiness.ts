@@ -54,7 +54,7 @@ export class Readiness {
     const reported = Promise.all([
       ...this.reports.map((r) => r.report()),
       spooling ? this.databaseReported() : {},
-    ]).then((results): HealthIndicatorResult => Object.assign({}, ...results));
+    ]).then((results) => Object.assign({}, ...results) as HealthIndicatorResult);
     try {
       return {
         ready: true,

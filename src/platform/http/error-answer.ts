@@ -71,5 +71,6 @@ function httpExceptionMessage(exception: HttpException): string {
   const response = exception.getResponse();
   const message =
     typeof response === 'object' && response !== null ? (response as { message?: unknown }).message : response;
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- an HttpException's message is the caller's: a string in practice, stringified as given otherwise
   return Array.isArray(message) ? message.join('; ') : String(message ?? exception.message);
 }

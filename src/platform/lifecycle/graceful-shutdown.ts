@@ -1,4 +1,3 @@
-import { Server } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
@@ -74,7 +73,7 @@ export class GracefulShutdown {
     );
     await sleep(shutdownDrainMs);
 
-    const server = this.app.getHttpServer() as Server;
+    const server = this.app.getHttpServer();
     this.listenerClosed = true;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();

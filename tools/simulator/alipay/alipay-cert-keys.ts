@@ -180,12 +180,12 @@ function spkiOf(publicKeyPem: string): Buffer {
   return createPublicKey(publicKeyPem).export({ type: 'spki', format: 'der' });
 }
 
-async function cryptoKeys(keys: RsaKeyPair): Promise<x509.X509CertificateCreateSelfSignedParams['keys']> {
+async function cryptoKeys(keys: RsaKeyPair): Promise<webcrypto.CryptoKeyPair> {
   const pkcs8 = keys.privateKey.export({ type: 'pkcs8', format: 'der' });
   return {
     privateKey: await webcrypto.subtle.importKey('pkcs8', pkcs8, RSA_SHA256, false, ['sign']),
     publicKey: await webcrypto.subtle.importKey('spki', spkiOf(keys.publicKeyPem), RSA_SHA256, true, ['verify']),
-  } as unknown as x509.X509CertificateCreateSelfSignedParams['keys'];
+  };
 }
 
 /** What a development key set remembers of its certificate mode (files beside its keys, and their SNs). */

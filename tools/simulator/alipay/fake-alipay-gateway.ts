@@ -214,7 +214,7 @@ export class FakeAlipayGateway implements FakeChannelApi {
     if (!(params.method in ALIPAY_RESPONSE_KEYS)) {
       throw new Refusal(
         'isv.invalid-method',
-        `method "${params.method}" is not one of ${Object.keys(ALIPAY_RESPONSE_KEYS)}`,
+        `method "${params.method}" is not one of ${Object.keys(ALIPAY_RESPONSE_KEYS).join(',')}`,
       );
     }
     for (const [name, expected, subCode, optional] of ALIPAY_FIXED_PARAMS) {

@@ -504,7 +504,7 @@ function parseWechatpayRefund(req: IncomingMessage, body: string): WechatpayRefu
   if (!isPositiveInteger(amount.refund) || !isPositiveInteger(amount.total) || amount.refund > amount.total) {
     throw new Refusal('PARAM_ERROR', 'amount.refund and amount.total must be fen with 0 < refund <= total');
   }
-  if (amount.currency !== 'CNY') throw new Refusal('PARAM_ERROR', `amount.currency "${amount.currency}" is not CNY`);
+  if (amount.currency !== 'CNY') throw new Refusal('PARAM_ERROR', `amount.currency "${String(amount.currency)}" is not CNY`);
   return {
     transactionId: json.transaction_id,
     outRefundNo: json.out_refund_no,

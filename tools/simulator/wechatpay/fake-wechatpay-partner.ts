@@ -27,6 +27,7 @@ export function checkSubMchid(merchant: PartnerMerchant, subMchid: unknown): str
   const subs = merchant.subMchids ?? [];
   if (subs.length === 0) {
     if (subMchid === undefined || subMchid === null) return undefined;
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the request's field, quoted as it came in the refusal
     throw new Refusal('PARAM_ERROR', `mchid ${merchant.mchid} is no service provider: sub_mchid "${String(subMchid)}"`);
   }
   if (!isNonEmptyString(subMchid)) throw new Refusal('PARAM_ERROR', 'sub_mchid is missing');
