@@ -170,7 +170,7 @@ describe('GET /admin/orders.csv', () => {
     expect(text.split('\r\n')[0]).toBe(
       '\uFEFForder_no,status,channel,merchant_id,transaction_id,amount_minor,currency,amount,created_at,paid_at',
     );
-    const rows = parse(text, { bom: true, columns: true }) as Array<Record<string, string>>;
+    const rows = parse<Record<string, string>>(text, { bom: true, columns: true });
     const json = (await read(`/admin/orders?from=${since}&limit=200`)).json<OrderPage>().items;
     expect(rows.map((r) => r.order_no.replace(/^'/, ''))).toEqual(json.map((o) => o.orderNo));
     expect(rows.find((r) => r.order_no === mine.paid1)).toMatchObject({
@@ -204,8 +204,8 @@ describe('GET /admin/orders.csv', () => {
     });
     const cursor = first.headers.get('x-next-cursor');
     const rest = await read(`/admin/orders.csv?from=${since}&cursor=${cursor}`);
-    const firstRows = parse(await first.text(), { bom: true, columns: true }) as Array<Record<string, string>>;
-    const restRows = parse(rest.body, { bom: true, columns: true }) as Array<Record<string, string>>;
+    const firstRows = parse<Record<string, string>>(await first.text(), { bom: true, columns: true });
+    const restRows = parse<Record<string, string>>(rest.body, { bom: true, columns: true });
 
     expect(firstRows).toHaveLength(2);
     expect(cursor).toMatch(/^\d+\.[A-Za-z0-9_-]+$/);
@@ -242,7 +242,7 @@ describe('GET /admin/deliveries/:id/decrypted', () => {
         amount: { total: 200000 },
       },
     });
-    const [audits] = await pool.query<RowDataPacket[]>(
+    const [audits] = await pool.query<Array<RowDataPacket & { operator_id: string; action: string; target: string }>>(
       'SELECT operator_id, action, target, request_body, result FROM admin_audit WHERE id > ? ORDER BY id',
       [before],
     );

@@ -211,7 +211,9 @@ describe('operators in the browser', () => {
     await expect(confirm.getByTestId('confirm-amount').textContent()).resolves.toBe('80.00 CNY');
     await expect(confirm.getByTestId('confirm-threshold').textContent()).resolves.toMatch(/^\s*50\.00 CNY\s*$/);
     await expect(
-      confirm.getByRole('button', { name: 'Cancel' }).evaluate((b) => b === b.ownerDocument.activeElement),
+      confirm
+        .getByRole('button', { name: 'Cancel' })
+        .evaluate((b: { ownerDocument: { activeElement: unknown } }) => b === b.ownerDocument.activeElement),
     ).resolves.toBe(true);
     await alice.page.keyboard.press('Escape');
     await confirm.waitFor({ state: 'detached' });
@@ -629,9 +631,7 @@ describe('operators in the browser', () => {
       page.getByRole('button', { name: 'Export CSV' }).click(),
     ]);
     expect(file.suggestedFilename()).toMatch(/^orders-\d{8}T\d{6}Z\.csv$/);
-    const rows = parse(readFileSync((await file.path())!), { bom: true, columns: true }) as Array<
-      Record<string, string>
-    >;
+    const rows = parse<Record<string, string>>(readFileSync(await file.path()), { bom: true, columns: true });
     expect(rows.length).toBeGreaterThanOrEqual(1);
     expect(rows.every((r) => r.status === 'PAID' && r.channel === 'WECHATPAY')).toBe(true);
     expect(rows.find((r) => r.order_no === orderNo)).toMatchObject({

@@ -85,7 +85,10 @@ async function keptRows(channel: string, body: string): Promise<KeptRow[]> {
   return rows.map((r) => ({
     ...(r as KeptRow),
     id: String(r.id),
-    headers: typeof r.headers === 'string' ? (JSON.parse(r.headers) as Record<string, string>) : r.headers,
+    headers:
+      typeof r.headers === 'string'
+        ? (JSON.parse(r.headers) as Record<string, string>)
+        : (r.headers as Record<string, string>),
   }));
 }
 

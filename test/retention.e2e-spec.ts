@@ -51,7 +51,7 @@ async function pruneUntilDone(pruner: RetentionPruner, now: Date): Promise<Prune
   };
   for (;;) {
     const counts = await pruner.pruneBatch(now);
-    for (const table of Object.keys(total) as Array<keyof PruneCounts>) total[table] += counts[table];
+    for (const table of Object.keys(total)) total[table] += counts[table];
     if (Object.values(counts).every((n) => n === 0)) return total;
   }
 }

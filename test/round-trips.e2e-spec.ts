@@ -239,11 +239,11 @@ describe('round trips of a payment', () => {
       const failure = await running.app
         .get(DataSource)
         .transaction(async (manager) => {
-          const written = (await manager.query(
+          const written = await manager.query<{ affectedRows: number }>(
             `INSERT INTO order_status_change (order_no, from_status, to_status, event, cause, changed_at)
              VALUES (?, NULL, 'WAIT_PAY', 'REGISTER', 'round-trips test', NOW(3))`,
             [tag],
-          )) as { affectedRows: number; serverStatus: number };
+          );
           expect(written.affectedRows).toBe(1);
           throw new Error('undo it');
         })

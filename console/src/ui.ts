@@ -128,11 +128,17 @@ export function DayField({ id, name, label, value }: { id: string; name: string;
     />`;
 }
 
+/** A text or select field's value ('' when absent: FormData gives a File only for a file input, which these forms have none of). */
+export function formText(form: FormData, name: string): string {
+  const value = form.get(name);
+  return typeof value === 'string' ? value : '';
+}
+
 /** The form's day fields as yyyy-mm-dd ('' when empty); null and the problem when one is not a day. */
 export function readDays(form: FormData, names: string[]): { days: Record<string, string> } | { problem: string } {
   const days: Record<string, string> = {};
   for (const name of names) {
-    const text = String(form.get(name) ?? '').trim();
+    const text = formText(form, name).trim();
     const day = text ? parseDay(text, locale()) : '';
     if (day === null) return { problem: `${t('badDay')} ${dayPattern(locale())}: ${text}` };
     days[name] = day;

@@ -45,7 +45,7 @@ describe('orders CSV', () => {
 
     expect(sut.startsWith('\uFEFF')).toBe(true);
     expect(sut.endsWith('\r\n')).toBe(true);
-    const rows = parse(sut, { bom: true, columns: true }) as Array<Record<string, string>>;
+    const rows = parse<Record<string, string>>(sut, { bom: true, columns: true });
     expect(rows).toEqual([
       {
         order_no: 'O,1',

@@ -9,6 +9,7 @@ import {
   DayField,
   Money,
   OrderLink,
+  formText,
   readDays,
   Select,
   Show,
@@ -62,7 +63,7 @@ export function AnomaliesPage({ route }: { route: Route }) {
     if ('problem' in read) return setProblem(read.problem);
     setProblem(null);
     const next: Record<string, string> = { ...read.days };
-    for (const key of ['type', 'status', 'channel']) next[key] = String(form.get(key) ?? '');
+    for (const key of ['type', 'status', 'channel']) next[key] = formText(form, key);
     navigate(`#/anomalies${query(next)}`);
   };
   return html`<h1>${t('anomalies')}</h1>

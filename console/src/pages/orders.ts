@@ -8,6 +8,7 @@ import {
   DayField,
   Money,
   OrderLink,
+  formText,
   readDays,
   Select,
   Show,
@@ -109,7 +110,7 @@ export function OrdersPage({ route }: { route: Route }) {
     if ('problem' in read) return setExported({ problem: read.problem });
     setExported(null);
     const next: Record<string, string> = { ...read.days };
-    for (const key of ['status', 'channel']) next[key] = String(form.get(key) ?? '');
+    for (const key of ['status', 'channel']) next[key] = formText(form, key);
     navigate(`#/orders${query(next)}`);
   };
   const exportCsv = async () => {

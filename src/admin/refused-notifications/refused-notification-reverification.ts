@@ -41,7 +41,10 @@ export class RefusedNotificationReverification {
       ),
     );
     // A transient failure (the database) says nothing about the notification: the admin retries.
-    if (answer.status >= 500) throw failure ?? new DomainError('FeatureDisabled', 'the delivery could not be settled');
+    if (answer.status >= 500) {
+      if (failure instanceof Error) throw failure;
+      throw new DomainError('FeatureDisabled', 'the delivery could not be settled');
+    }
     const accepted = answer.status < 300;
     const reason = accepted ? null : failure instanceof DomainError ? failure.code : `HTTP ${answer.status}`;
     await this.txHost.withTransaction(async () => {
