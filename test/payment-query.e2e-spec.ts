@@ -1,19 +1,10 @@
 import { Pool } from 'mysql2/promise';
 import { eventually, sleep } from './support/eventually';
 import { FakeChannel, FakePlatform, TradeCallBehaviour } from '../tools/simulator/fake-platform';
+import { FakePlatformSuite, startFakePlatformSuite } from './support/fake-platform-suite';
 import { metricValue, OrderEffects } from './support/order-effects';
 import { yuan } from '../tools/simulator/platform-signers';
-import {
-  createTestPlatforms,
-  fakePlatformOptions,
-  HttpAnswer,
-  RunningApp,
-  startApp,
-  TestClient,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from './support/test-app';
+import { HttpAnswer, RunningApp, TestClient, TestPlatforms, uniqueId } from './support/test-app';
 
 /**
  * The active query: orders whose notification never arrives are asked about at the channel, on a schedule, by
@@ -33,12 +24,13 @@ let clientB: TestClient;
 let pool: Pool;
 let effects: OrderEffects;
 
+let suite: FakePlatformSuite;
+
 beforeAll(async () => {
-  platforms = await createTestPlatforms();
-  fake = await FakePlatform.start({ ...fakePlatformOptions(platforms), hangMs: 1500 });
+  suite = await startFakePlatformSuite({ hangMs: 1500 });
+  ({ platforms, fake, pool } = suite);
   const env = {
-    ...platforms.env,
-    ...fake.apiEnv,
+    ...suite.env,
     PAYMENT_QUERY_SCHEDULE_SECONDS: SCHEDULE_SECONDS.join(','),
     PAYMENT_QUERY_POLL_INTERVAL_MS: '100',
     // In a full run, the WAIT_PAY orders earlier suites left are due too: work through them quickly.
@@ -46,20 +38,14 @@ beforeAll(async () => {
     PAYMENT_QUERY_CONCURRENCY: '16',
     REFUND_REQUEST_TIMEOUT_MS: '1000',
   };
-  replicaA = await startApp(env);
-  replicaB = await startApp(env);
-  clientA = new TestClient(replicaA.url, platforms);
-  clientB = new TestClient(replicaB.url, platforms);
-  pool = testDatabasePool();
+  replicaA = await suite.startApp(env);
+  replicaB = await suite.startApp(env);
+  clientA = suite.clientOf(replicaA);
+  clientB = suite.clientOf(replicaB);
   effects = new OrderEffects(pool);
 });
 
-afterAll(async () => {
-  await replicaA?.close();
-  await replicaB?.close();
-  await fake?.close();
-  await pool?.end();
-});
+afterAll(() => suite?.close());
 
 interface TestOrder {
   orderNo: string;

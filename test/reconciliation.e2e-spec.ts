@@ -7,17 +7,8 @@ import { eventually } from './support/eventually';
 import { FakePlatform } from '../tools/simulator/fake-platform';
 import { metricValue, OrderEffects } from './support/order-effects';
 import { yuan } from '../tools/simulator/platform-signers';
-import {
-  count,
-  createTestPlatforms,
-  fakePlatformOptions,
-  RunningApp,
-  startApp,
-  TestClient,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from './support/test-app';
+import { FakePlatformSuite, startFakePlatformSuite } from './support/fake-platform-suite';
+import { count, RunningApp, startApp, TestClient, TestPlatforms, uniqueId } from './support/test-app';
 
 /**
  * Daily reconciliation against the channels' trade bills, on the real database, with two replicas and the fake
@@ -35,31 +26,26 @@ let pool: Pool;
 let effects: OrderEffects;
 let env: Record<string, string>;
 
+let suite: FakePlatformSuite;
+
 beforeAll(async () => {
-  platforms = await createTestPlatforms();
-  fake = await FakePlatform.start(fakePlatformOptions(platforms));
+  suite = await startFakePlatformSuite();
+  ({ platforms, fake, pool } = suite);
   env = {
-    ...platforms.env,
-    ...fake.apiEnv,
+    ...suite.env,
     // Only the suite's own queries: the active query worker would find the lost payments before reconciliation.
     PAYMENT_QUERY_SCHEDULE_SECONDS: '86400',
     RECONCILE_BOUNDARY_SECONDS: String(BOUNDARY_SECONDS),
     // A run that found no bill is due again a second later (for the schedule's retry below).
     RECONCILE_RETRY_SECONDS: '1',
   };
-  replicaA = await startApp(env);
-  replicaB = await startApp(env);
-  client = new TestClient(replicaA.url, platforms);
-  pool = testDatabasePool();
+  replicaA = await suite.startApp(env);
+  replicaB = await suite.startApp(env);
+  client = suite.clientOf(replicaA);
   effects = new OrderEffects(pool);
 });
 
-afterAll(async () => {
-  await replicaA?.close();
-  await replicaB?.close();
-  await fake?.close();
-  await pool?.end();
-});
+afterAll(() => suite?.close());
 
 const wechatMchid = () => platforms.wechatpay.mchid;
 const alipayAppId = () => platforms.alipay.appId;

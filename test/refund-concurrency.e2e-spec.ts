@@ -5,16 +5,8 @@ import { Pool, RowDataPacket } from 'mysql2/promise';
 import { eventually, sleep } from './support/eventually';
 import { FakePlatform, RefundBehaviour } from '../tools/simulator/fake-platform';
 import { yuan } from '../tools/simulator/platform-signers';
-import {
-  createTestPlatforms,
-  fakePlatformOptions,
-  RunningApp,
-  startApp,
-  TestClient,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from './support/test-app';
+import { FakePlatformSuite, startFakePlatformSuite } from './support/fake-platform-suite';
+import { RunningApp, TestClient, TestPlatforms, uniqueId } from './support/test-app';
 
 /**
  * Partial refunds of one payment settling at the same time, on two replicas: each refund is settled
@@ -28,26 +20,22 @@ let replicas: RunningApp[];
 let clients: TestClient[];
 let pool: Pool;
 
+let suite: FakePlatformSuite;
+
 beforeAll(async () => {
-  platforms = await createTestPlatforms();
-  fake = await FakePlatform.start(fakePlatformOptions(platforms));
+  suite = await startFakePlatformSuite();
+  ({ platforms, fake, pool } = suite);
   const env = {
-    ...platforms.env,
-    ...fake.apiEnv,
+    ...suite.env,
     REFUND_RETRY_BASE_DELAY_MS: '150',
     REFUND_RETRY_MAX_DELAY_MS: '1000',
     REFUND_POLL_INTERVAL_MS: '50',
   };
-  replicas = [await startApp(env), await startApp(env)];
-  clients = replicas.map((r) => new TestClient(r.url, platforms));
-  pool = testDatabasePool();
+  replicas = [await suite.startApp(env), await suite.startApp(env)];
+  clients = replicas.map((r) => suite.clientOf(r));
 });
 
-afterAll(async () => {
-  for (const replica of replicas ?? []) await replica.close();
-  await fake?.close();
-  await pool?.end();
-});
+afterAll(() => suite?.close());
 
 /** How the channel tells the outcome of one refund, and what the outcome is. */
 type Story =

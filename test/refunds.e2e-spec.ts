@@ -5,18 +5,8 @@ import { RefundEffects } from './support/refund-effects';
 import { paidOrder as paidOrderBy } from './support/paid-orders';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { FakePlatform } from '../tools/simulator/fake-platform';
-import {
-  count,
-  createTestPlatforms,
-  fakePlatformOptions,
-  HttpAnswer,
-  RunningApp,
-  startApp,
-  TestClient,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from './support/test-app';
+import { FakePlatformSuite, startFakePlatformSuite } from './support/fake-platform-suite';
+import { count, HttpAnswer, RunningApp, startApp, TestClient, TestPlatforms, uniqueId } from './support/test-app';
 
 /**
  * Emergency refunds end to end: real signed payments make the anomalies, the admin API records the
@@ -36,33 +26,28 @@ let refunds: RefundEffects;
 const REFUND_TIMEOUT_MS = 500;
 const PROCESSING_MAX_AGE_S = 3;
 
+let suite: FakePlatformSuite;
+
 beforeAll(async () => {
-  platforms = await createTestPlatforms();
-  fake = await FakePlatform.start({ ...fakePlatformOptions(platforms), hangMs: 2000 });
+  suite = await startFakePlatformSuite({ hangMs: 2000 });
+  ({ platforms, fake, pool } = suite);
   const env = {
-    ...platforms.env,
-    ...fake.apiEnv,
+    ...suite.env,
     REFUND_REQUEST_TIMEOUT_MS: String(REFUND_TIMEOUT_MS),
     REFUND_RETRY_BASE_DELAY_MS: '1000',
     REFUND_RETRY_MAX_DELAY_MS: '2000',
     REFUND_POLL_INTERVAL_MS: '100',
     REFUND_PROCESSING_MAX_AGE_SECONDS: String(PROCESSING_MAX_AGE_S),
   };
-  replicaA = await startApp(env);
-  replicaB = await startApp(env);
-  clientA = new TestClient(replicaA.url, platforms);
-  clientB = new TestClient(replicaB.url, platforms);
-  pool = testDatabasePool();
+  replicaA = await suite.startApp(env);
+  replicaB = await suite.startApp(env);
+  clientA = suite.clientOf(replicaA);
+  clientB = suite.clientOf(replicaB);
   orders = new OrderEffects(pool);
   refunds = new RefundEffects(pool);
 });
 
-afterAll(async () => {
-  await replicaA?.close();
-  await replicaB?.close();
-  await fake?.close();
-  await pool?.end();
-});
+afterAll(() => suite?.close());
 
 /** An order paid by one transaction, and (optionally) paid again by a second one: a DUPLICATE_PAYMENT. */
 const paidOrder = (channel: Channel, amount: number, duplicate = false) =>

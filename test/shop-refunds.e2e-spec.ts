@@ -1,19 +1,10 @@
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { FakePlatform } from '../tools/simulator/fake-platform';
+import { FakePlatformSuite, startFakePlatformSuite } from './support/fake-platform-suite';
 import { OrderEffects } from './support/order-effects';
 import { paidOrder } from './support/paid-orders';
 import { RefundEffects } from './support/refund-effects';
-import {
-  count,
-  createTestPlatforms,
-  fakePlatformOptions,
-  RunningApp,
-  startApp,
-  TestClient,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from './support/test-app';
+import { count, RunningApp, TestClient, TestPlatforms, uniqueId } from './support/test-app';
 
 /**
  * The order service's refunds (POST /payment-orders/:orderNo/refunds): recorded once per refund
@@ -32,32 +23,27 @@ let pool: Pool;
 let orders: OrderEffects;
 let refunds: RefundEffects;
 
+let suite: FakePlatformSuite;
+
 beforeAll(async () => {
-  platforms = await createTestPlatforms();
-  fake = await FakePlatform.start(fakePlatformOptions(platforms));
+  suite = await startFakePlatformSuite();
+  ({ platforms, fake, pool } = suite);
   const env = {
-    ...platforms.env,
-    ...fake.apiEnv,
+    ...suite.env,
     REFUND_APPROVAL_THRESHOLD: String(THRESHOLD),
     REFUND_RETRY_BASE_DELAY_MS: '500',
     REFUND_RETRY_MAX_DELAY_MS: '1000',
     REFUND_POLL_INTERVAL_MS: '100',
   };
-  shop = await startApp(env);
-  strictShop = await startApp({ ...env, SHOP_REFUNDS_NEED_APPROVAL: 'true' });
-  client = new TestClient(shop.url, platforms);
-  strictClient = new TestClient(strictShop.url, platforms);
-  pool = testDatabasePool();
+  shop = await suite.startApp(env);
+  strictShop = await suite.startApp({ ...env, SHOP_REFUNDS_NEED_APPROVAL: 'true' });
+  client = suite.clientOf(shop);
+  strictClient = suite.clientOf(strictShop);
   orders = new OrderEffects(pool);
   refunds = new RefundEffects(pool);
 });
 
-afterAll(async () => {
-  await shop?.close();
-  await strictShop?.close();
-  await fake?.close();
-  await pool?.end();
-});
+afterAll(() => suite?.close());
 
 const refundOf = (via: TestClient, orderNo: string, body: Record<string, unknown>, token?: string) =>
   via.api('POST', `/payment-orders/${orderNo}/refunds`, { reason: 'returned by the buyer', ...body }, token);

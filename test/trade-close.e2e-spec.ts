@@ -1,19 +1,9 @@
 import { Pool } from 'mysql2/promise';
 import { FakeChannel, FakePlatform, TradeCallBehaviour } from '../tools/simulator/fake-platform';
+import { FakePlatformSuite, startFakePlatformSuite } from './support/fake-platform-suite';
 import { OrderEffects } from './support/order-effects';
 import { yuan } from '../tools/simulator/platform-signers';
-import {
-  createTestPlatforms,
-  fakePlatformOptions,
-  HttpAnswer,
-  notificationsOnly,
-  RunningApp,
-  startApp,
-  TestClient,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from './support/test-app';
+import { HttpAnswer, notificationsOnly, RunningApp, TestClient, TestPlatforms, uniqueId } from './support/test-app';
 
 /**
  * Closing an order closes the trade at the channel first: a trade paid at the channel makes the order PAID
@@ -30,31 +20,26 @@ let clientWithoutApi: TestClient;
 let pool: Pool;
 let effects: OrderEffects;
 
+let suite: FakePlatformSuite;
+
 beforeAll(async () => {
-  platforms = await createTestPlatforms();
-  fake = await FakePlatform.start({ ...fakePlatformOptions(platforms), hangMs: 1500 });
+  suite = await startFakePlatformSuite({ hangMs: 1500 });
+  ({ platforms, fake, pool } = suite);
   const env = {
-    ...platforms.env,
-    ...fake.apiEnv,
+    ...suite.env,
     // No query falls due while these tests run: every channel call here is a close's.
     PAYMENT_QUERY_SCHEDULE_SECONDS: '3600',
     PAYMENT_QUERY_POLL_INTERVAL_MS: '100',
     REFUND_REQUEST_TIMEOUT_MS: '1000',
   };
-  app = await startApp(env);
-  appWithoutApi = await startApp(notificationsOnly(env));
-  client = new TestClient(app.url, platforms);
-  clientWithoutApi = new TestClient(appWithoutApi.url, platforms);
-  pool = testDatabasePool();
+  app = await suite.startApp(env);
+  appWithoutApi = await suite.startApp(notificationsOnly(env));
+  client = suite.clientOf(app);
+  clientWithoutApi = suite.clientOf(appWithoutApi);
   effects = new OrderEffects(pool);
 });
 
-afterAll(async () => {
-  await app?.close();
-  await appWithoutApi?.close();
-  await fake?.close();
-  await pool?.end();
-});
+afterAll(() => suite?.close());
 
 const MERCHANT_ID = (channel: FakeChannel) =>
   channel === 'WECHATPAY' ? platforms.wechatpay.mchid : platforms.alipay.appId;

@@ -10,18 +10,8 @@ import {
 import { writeV2Xml } from '../src/channels/wechatpay/v2/wechatpay-v2.xml';
 import { eventually } from './support/eventually';
 import { inParallel, paymentEffects, StormPayment } from './support/payment-storm';
-import {
-  count,
-  createTestPlatforms,
-  fakePlatformOptions,
-  HttpAnswer,
-  RunningApp,
-  startApp,
-  TestClient,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from './support/test-app';
+import { FakePlatformSuite, startFakePlatformSuite } from './support/fake-platform-suite';
+import { count, HttpAnswer, RunningApp, TestClient, TestPlatforms, uniqueId } from './support/test-app';
 
 /**
  * WeChat Pay APIv2 notifications (POST /notify/wechatpay-v2) against two replicas sharing the
@@ -37,20 +27,17 @@ let replicas: RunningApp[];
 let clients: TestClient[];
 let pool: Pool;
 
+let suite: FakePlatformSuite;
+
 beforeAll(async () => {
-  platforms = await createTestPlatforms();
-  fake = await FakePlatform.start(fakePlatformOptions(platforms));
-  const env = { ...platforms.env, ...fake.apiEnv, WECHATPAY_APIV2_KEY: API_V2_KEY };
-  replicas = [await startApp(env), await startApp(env)];
-  clients = replicas.map((r) => new TestClient(r.url, platforms));
-  pool = testDatabasePool();
+  suite = await startFakePlatformSuite();
+  ({ platforms, fake, pool } = suite);
+  const env = { ...suite.env, WECHATPAY_APIV2_KEY: API_V2_KEY };
+  replicas = [await suite.startApp(env), await suite.startApp(env)];
+  clients = replicas.map((r) => suite.clientOf(r));
 });
 
-afterAll(async () => {
-  await Promise.all(replicas?.map((r) => r.close()) ?? []);
-  await fake?.close();
-  await pool?.end();
-});
+afterAll(() => suite?.close());
 
 async function postV2(client: TestClient, xml: string, contentType = 'text/xml'): Promise<HttpAnswer> {
   const response = await fetch(`${client.baseUrl}/notify/wechatpay-v2`, {

@@ -1,15 +1,8 @@
 import { Pool } from 'mysql2/promise';
 import { FakePlatform } from '../../tools/simulator/fake-platform';
 import { randomAlphanumeric } from '../../tools/simulator/platform-signers';
-import {
-  createTestPlatforms,
-  fakePlatformOptions,
-  RunningApp,
-  startApp,
-  TestClient,
-  testDatabasePool,
-  TestPlatforms,
-} from './test-app';
+import { startFakePlatformSuite } from './fake-platform-suite';
+import { RunningApp, TestClient, TestPlatforms } from './test-app';
 
 /** Two replicas behind one database, with a third admin (carol) and the fake platform's APIs: a four-eyes set-up. */
 export interface FourEyesReplicas {
@@ -24,29 +17,22 @@ export interface FourEyesReplicas {
 }
 
 export async function startFourEyesReplicas(threshold: number, env: Record<string, string>): Promise<FourEyesReplicas> {
-  const platforms = await createTestPlatforms();
+  const suite = await startFakePlatformSuite();
   const carol = randomAlphanumeric(40);
-  const fake = await FakePlatform.start(fakePlatformOptions(platforms));
   const appEnv = {
-    ...platforms.env,
-    ADMIN_TOKENS: `${platforms.env.ADMIN_TOKENS},carol:${carol}:admin`,
-    ...fake.apiEnv,
+    ...suite.env,
+    ADMIN_TOKENS: `${suite.platforms.env.ADMIN_TOKENS},carol:${carol}:admin`,
     REFUND_APPROVAL_THRESHOLD: String(threshold),
     ...env,
   };
-  const replicas = [await startApp(appEnv), await startApp(appEnv)];
-  const pool = testDatabasePool();
+  const replicas = [await suite.startApp(appEnv), await suite.startApp(appEnv)];
   return {
-    platforms,
+    platforms: suite.platforms,
     carol,
-    fake,
+    fake: suite.fake,
     replicas,
-    clients: replicas.map((r) => new TestClient(r.url, platforms)),
-    pool,
-    close: async () => {
-      for (const replica of replicas) await replica.close();
-      await fake.close();
-      await pool.end();
-    },
+    clients: replicas.map((r) => suite.clientOf(r)),
+    pool: suite.pool,
+    close: () => suite.close(),
   };
 }
