@@ -5,7 +5,7 @@ import { AddressInfo, createServer as createTcpServer, Socket } from 'node:net';
 import { parseArgs } from 'node:util';
 import { createPool } from 'mysql2/promise';
 import { Webhook } from 'standardwebhooks';
-import { createApp } from '../src/app.factory';
+import { createApp } from '../src/start/app.factory';
 import { ADMIN_URL, runAsAdmin } from './admin-database';
 
 /**

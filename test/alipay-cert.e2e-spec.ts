@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { billDateOf, billDayRange, shiftBillDate } from '../src/domain/bill';
 import { PaymentChannels } from '../src/channels/payment-channels';
-import { startSummary } from '../src/start-line';
+import { startSummary } from '../src/start/start-line';
 import { ReconciliationService } from '../src/reconciliation/reconciliation.service';
 import {
   alipayCertDelivery,

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { DataSource } from 'typeorm';
-import { BODY_LIMIT_BYTES } from '../src/app.factory';
+import { BODY_LIMIT_BYTES } from '../src/start/app.factory';
 import { PaymentChannels } from '../src/channels/payment-channels';
 import { Channel } from '../src/domain/notification';
 import { DeliveryLog } from '../src/payments/idempotency/delivery-log';

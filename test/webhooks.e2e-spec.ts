@@ -11,7 +11,7 @@ import {
 import { deliver, inParallel, isAck, registerAll, StormPayment, stormPayments } from './support/payment-storm';
 import { eventually, sleep } from './support/eventually';
 import { WebhookReceiver } from './support/webhook-receiver';
-import { startSummary } from '../src/start-line';
+import { startSummary } from '../src/start/start-line';
 
 /** Short, so that a whole schedule runs in seconds: 7 attempts, 0 s, then 1 to 3 s apart. */
 const SCHEDULE_SECONDS = [0, 1, 1, 2, 2, 3, 3];

@@ -1,4 +1,4 @@
-import { createApp } from '../../src/app.factory';
+import { createApp } from '../../src/start/app.factory';
 import { MetricsServer } from '../../src/platform/metrics/metrics-server';
 
 /** The app as a child process of a test (test/support/app-process.ts), configured by its environment. */

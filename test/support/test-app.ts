@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { ModuleMetadata } from '@nestjs/common';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createPool, Pool, RowDataPacket } from 'mysql2/promise';
-import { createApp } from '../../src/app.factory';
+import { createApp } from '../../src/start/app.factory';
 import { MetricsServer } from '../../src/platform/metrics/metrics-server';
 import {
   alipayDelivery,

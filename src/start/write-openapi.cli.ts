@@ -3,11 +3,11 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
-import { AppModule, DOCUMENTED_MODULES } from './app.module';
-import { buildOpenApiDocument } from './platform/openapi/openapi';
+import { AppModule, DOCUMENTED_MODULES } from '../app.module';
+import { buildOpenApiDocument } from '../platform/openapi/openapi';
 
 /** The committed copy of what /docs-json serves; a test fails when the two differ. */
-export const OPENAPI_FILE = join(__dirname, '../openapi.json');
+export const OPENAPI_FILE = join(__dirname, '../../openapi.json');
 
 /**
  * `npm run openapi`: rewrites openapi.json. The app is built in preview mode (modules and

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parseEnv } from 'node:util';
 import { validateConfiguration } from './configuration';
 
-const ROOT = join(__dirname, '..');
+const ROOT = join(__dirname, '../..');
 
 /**
  * The variables of the table of docs/configuration.md, the page up to its first section

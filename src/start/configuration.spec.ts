@@ -1,8 +1,8 @@
-import { loadDatabaseConfig } from './platform/config/database.config';
-import { loadEventsConfig } from './events/events.config';
-import { loadServerConfig } from './platform/config/server.config';
+import { loadDatabaseConfig } from '../platform/config/database.config';
+import { loadEventsConfig } from '../events/events.config';
+import { loadServerConfig } from '../platform/config/server.config';
 import { validateConfiguration } from './configuration';
-import { ConfigurationError } from './platform/config/env-validation';
+import { ConfigurationError } from '../platform/config/env-validation';
 
 function problemsOf(env: NodeJS.ProcessEnv): string[] {
   try {

@@ -1,10 +1,10 @@
 import { INestApplicationContext } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
-import { PaymentChannels } from './channels/payment-channels';
-import { serverConfig } from './platform/config/server.config';
-import { webhooksConfig } from './events/webhooks/webhooks.config';
-import { RabbitmqConnection } from './events/rabbitmq/rabbitmq.connection';
-import { SERVICE_VERSION } from './platform/lifecycle/service-version';
+import { PaymentChannels } from '../channels/payment-channels';
+import { serverConfig } from '../platform/config/server.config';
+import { webhooksConfig } from '../events/webhooks/webhooks.config';
+import { RabbitmqConnection } from '../events/rabbitmq/rabbitmq.connection';
+import { SERVICE_VERSION } from '../platform/lifecycle/service-version';
 
 export interface ChannelSummary {
   /** The channel's merchant or app ids. */
