@@ -1,5 +1,4 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Length, Matches, Max, Min, ValidateIf } from 'class-validator';
 import { AnomalyStatus, AnomalyType, ResolutionReason } from '../../payments/anomaly/anomaly.entity';
 import { RefundStatus } from '../../refund/refund.entity';
@@ -7,6 +6,7 @@ import { OrderStatus } from '../../order/order-status';
 import { Channel } from '../../domain/notification';
 import { ORDER_NO, ORDER_NO_MESSAGE } from '../../order/order-no';
 import { MAX_AMOUNT } from '../../domain/money';
+import { OptionalOneOf, PageLimit } from '../../platform/http/query-decorators';
 import { REGISTERED_CHANNELS } from '../../channels/registered-channels';
 
 const ISO = { strict: true, strictSeparator: true };
@@ -26,12 +26,7 @@ export class TimeRangeQueryDto {
 
 /** A page, newest first: `limit` items, then `cursor` = the previous page's nextCursor. */
 export class PageQueryDto extends TimeRangeQueryDto {
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 200, default: 50 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'limit must be an integer' })
-  @Min(1, { message: 'limit must be at least 1' })
-  @Max(200, { message: 'limit must be at most 200' })
+  @PageLimit(200, 50)
   limit?: number;
 
   /** The nextCursor of the previous page. */
@@ -42,31 +37,21 @@ export class PageQueryDto extends TimeRangeQueryDto {
 }
 
 export class AnomalyQueryDto extends PageQueryDto {
-  @ApiPropertyOptional({ enum: Object.values(AnomalyType) })
-  @IsOptional()
-  @IsIn(Object.values(AnomalyType), { message: `type must be one of ${Object.values(AnomalyType).join(', ')}` })
+  @OptionalOneOf('type', Object.values(AnomalyType))
   type?: AnomalyType;
 
-  @ApiPropertyOptional({ enum: Object.values(AnomalyStatus) })
-  @IsOptional()
-  @IsIn(Object.values(AnomalyStatus), { message: `status must be one of ${Object.values(AnomalyStatus).join(', ')}` })
+  @OptionalOneOf('status', Object.values(AnomalyStatus))
   status?: AnomalyStatus;
 
-  @ApiPropertyOptional({ enum: REGISTERED_CHANNELS })
-  @IsOptional()
-  @IsIn(REGISTERED_CHANNELS, { message: `channel must be one of ${REGISTERED_CHANNELS.join(', ')}` })
+  @OptionalOneOf('channel', REGISTERED_CHANNELS)
   channel?: Channel;
 }
 
 export class RefundQueryDto extends PageQueryDto {
-  @ApiPropertyOptional({ enum: Object.values(RefundStatus) })
-  @IsOptional()
-  @IsIn(Object.values(RefundStatus), { message: `status must be one of ${Object.values(RefundStatus).join(', ')}` })
+  @OptionalOneOf('status', Object.values(RefundStatus))
   status?: RefundStatus;
 
-  @ApiPropertyOptional({ enum: REGISTERED_CHANNELS })
-  @IsOptional()
-  @IsIn(REGISTERED_CHANNELS, { message: `channel must be one of ${REGISTERED_CHANNELS.join(', ')}` })
+  @OptionalOneOf('channel', REGISTERED_CHANNELS)
   channel?: Channel;
 }
 
@@ -75,14 +60,10 @@ export const ORDER_CURSOR = /^(\d{1,15})\.([A-Za-z0-9_-]{1,64})$/;
 
 /** The filters of the order list and its CSV export. */
 class OrderFilterDto extends TimeRangeQueryDto {
-  @ApiPropertyOptional({ enum: Object.values(OrderStatus) })
-  @IsOptional()
-  @IsIn(Object.values(OrderStatus), { message: `status must be one of ${Object.values(OrderStatus).join(', ')}` })
+  @OptionalOneOf('status', Object.values(OrderStatus))
   status?: OrderStatus;
 
-  @ApiPropertyOptional({ enum: REGISTERED_CHANNELS })
-  @IsOptional()
-  @IsIn(REGISTERED_CHANNELS, { message: `channel must be one of ${REGISTERED_CHANNELS.join(', ')}` })
+  @OptionalOneOf('channel', REGISTERED_CHANNELS)
   channel?: Channel;
 
   @ApiPropertyOptional({ description: 'The nextCursor of the previous page', pattern: ORDER_CURSOR.source })
@@ -93,12 +74,7 @@ class OrderFilterDto extends TimeRangeQueryDto {
 
 /** Orders, newest first (by creation), a page at a time. */
 export class OrderQueryDto extends OrderFilterDto {
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 200, default: 50 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'limit must be an integer' })
-  @Min(1, { message: 'limit must be at least 1' })
-  @Max(200, { message: 'limit must be at most 200' })
+  @PageLimit(200, 50)
   limit?: number;
 }
 
@@ -106,12 +82,7 @@ export class OrderQueryDto extends OrderFilterDto {
 export const MAX_CSV_ROWS = 10_000;
 
 export class OrderExportQueryDto extends OrderFilterDto {
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_CSV_ROWS, default: MAX_CSV_ROWS })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt({ message: 'limit must be an integer' })
-  @Min(1, { message: 'limit must be at least 1' })
-  @Max(MAX_CSV_ROWS, { message: `limit must be at most ${MAX_CSV_ROWS}` })
+  @PageLimit(MAX_CSV_ROWS, MAX_CSV_ROWS)
   limit?: number;
 }
 

@@ -1,5 +1,5 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional } from 'class-validator';
+import { ApiProperty } from '@nestjs/swagger';
+import { OptionalOneOf } from '../../platform/http/query-decorators';
 import { REGISTERED_CHANNELS } from '../../channels/registered-channels';
 import { Channel } from '../../domain/notification';
 import {
@@ -19,19 +19,13 @@ const NULLABLE_STRING = { type: String, nullable: true } as const;
 
 /** Newest first; `from`/`to` bound when it was first refused. */
 export class RefusedNotificationQueryDto extends PageQueryDto {
-  @ApiPropertyOptional({ enum: REGISTERED_CHANNELS })
-  @IsOptional()
-  @IsIn(REGISTERED_CHANNELS, { message: `channel must be one of ${REGISTERED_CHANNELS.join(', ')}` })
+  @OptionalOneOf('channel', REGISTERED_CHANNELS)
   channel?: Channel;
 
-  @ApiPropertyOptional({ enum: REFUSAL_REASONS })
-  @IsOptional()
-  @IsIn(REFUSAL_REASONS, { message: `reason must be one of ${REFUSAL_REASONS.join(', ')}` })
+  @OptionalOneOf('reason', REFUSAL_REASONS)
   reason?: RefusalReason;
 
-  @ApiPropertyOptional({ enum: STATUSES })
-  @IsOptional()
-  @IsIn(STATUSES, { message: `status must be one of ${STATUSES.join(', ')}` })
+  @OptionalOneOf('status', STATUSES)
   status?: RefusedStatus;
 }
 

@@ -1,8 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, ValidateBy } from 'class-validator';
+import { IsInt, IsOptional, IsString, Matches, Max, Min, ValidateBy } from 'class-validator';
 import { Channel } from '../../domain/notification';
 import { ORDER_NO, ORDER_NO_MESSAGE } from '../order-no';
 import { MAX_AMOUNT } from '../../domain/money';
+import { OptionalOneOf } from '../../platform/http/query-decorators';
 import { REGISTERED_CHANNELS } from '../../channels/registered-channels';
 
 const CHANNEL_ORDER_TIME = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})$/;
@@ -53,12 +54,11 @@ export class CreatePaymentOrderDto {
   currency: string;
 
   /** The channel the buyer pays through, when known: active queries and closes then ask only it. */
-  @ApiPropertyOptional({
-    enum: REGISTERED_CHANNELS,
-    description: 'The channel the buyer pays through, when known: active queries and closes then ask only it',
-  })
-  @IsOptional()
-  @IsIn(REGISTERED_CHANNELS, { message: `channel must be one of ${REGISTERED_CHANNELS.join(', ')}` })
+  @OptionalOneOf(
+    'channel',
+    REGISTERED_CHANNELS,
+    'The channel the buyer pays through, when known: active queries and closes then ask only it',
+  )
   channel?: Channel;
 
   /** The account (the channel's merchant or app id) of that channel the order was placed with. */
