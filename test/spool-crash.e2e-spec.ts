@@ -15,25 +15,16 @@ import {
   stormPayments,
 } from './support/payment-storm';
 import { TcpProxy } from './support/tcp-proxy';
-import {
-  count,
-  createTestPlatforms,
-  notificationsOnly,
-  TestClient,
-  testDatabasePool,
-  TestPlatforms,
-} from './support/test-app';
+import { count, createTestPlatforms, notificationsOnly, TestClient, testDatabasePool } from './support/test-app';
 
 const PAYMENTS = 400;
 
 describe('an instance SIGKILLed in the middle of replaying its spool', () => {
-  let platforms: TestPlatforms;
   let pool: Pool;
   let proxy: TcpProxy;
   let child: AppProcess | undefined;
 
   beforeAll(async () => {
-    platforms = await createTestPlatforms();
     pool = testDatabasePool();
     proxy = await databaseProxy();
   });
@@ -45,6 +36,7 @@ describe('an instance SIGKILLed in the middle of replaying its spool', () => {
   });
 
   it(`should still apply each of ${PAYMENTS} spooled payments exactly once after a restart`, async () => {
+    const platforms = await createTestPlatforms();
     const env = {
       ...notificationsOnly(platforms.env),
       DATABASE_URL: databaseUrlVia(proxy),

@@ -40,6 +40,16 @@ export class SentCommands {
     return commands;
   }
 
+  /** As attach, for a module without HTTP (a medium suite's): the connections of `dataSource`'s pool. */
+  static attachTo(dataSource: DataSource): SentCommands {
+    const commands = new SentCommands();
+    const pool = (dataSource.driver as MysqlDriver).pool as {
+      on(event: 'acquire', listener: (connection: DriverConnection) => void): void;
+    };
+    pool.on('acquire', (connection) => commands.record(connection));
+    return commands;
+  }
+
   /**
    * The commands of the transaction, on one connection, that sent `marker` (a transaction id): from
    * the command that began it (START TRANSACTION and its first statement) to its COMMIT or ROLLBACK, both included.

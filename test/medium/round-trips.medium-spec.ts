@@ -1,0 +1,353 @@
+import { randomBytes } from 'node:crypto';
+import { Pool, RowDataPacket } from 'mysql2/promise';
+import { DataSource } from 'typeorm';
+import { BODY_LIMIT_BYTES } from '../../src/start/app.factory';
+import { PaymentChannels } from '../../src/channels/payment-channels';
+import { Channel, PaymentNotification } from '../../src/domain/notification';
+import { DeliveryLog } from '../../src/payments/idempotency/delivery-log';
+import { OrderStatusChange } from '../../src/order/order-status-change.entity';
+import { StatementBatch } from '../../src/platform/database/statement-batch';
+import { CallbackRecordRepository } from '../../src/payments/idempotency/callback-record.repository';
+import { TransactionRunner } from '../../src/platform/transaction/transaction.runner';
+import { IntakeInstance } from '../support/medium-intake';
+import { SentCommands } from '../support/sent-commands';
+import { count, createTestPlatforms, notificationsOnly, testDatabasePool, uniqueId } from '../support/test-app';
+
+/**
+ * A new payment costs two round trips to the database: START TRANSACTION with one batch (claim,
+ * compare-and-set, history, outbox, the paying delivery's record), then COMMIT. The suite counts the
+ * commands the driver actually sends, on two instances sharing the database (deliveries handed to
+ * NotificationIntake.receive, as the notify route hands them), and checks the batch's failure
+ * paths. Moved from test/round-trips.e2e-spec.ts with the same assertions.
+ */
+let running: IntakeInstance;
+let replica: IntakeInstance;
+let sent: SentCommands;
+let replicaSent: SentCommands;
+let pool: Pool;
+
+beforeAll(async () => {
+  const platforms = await createTestPlatforms();
+  running = await IntakeInstance.start(platforms, notificationsOnly(platforms.env));
+  replica = await IntakeInstance.start(platforms, notificationsOnly(platforms.env));
+  sent = SentCommands.attachTo(running.ctx.get(DataSource));
+  replicaSent = SentCommands.attachTo(replica.ctx.get(DataSource));
+  pool = testDatabasePool();
+});
+afterAll(async () => {
+  await running?.close();
+  await replica?.close();
+  await pool?.end();
+});
+
+async function effects(orderNo: string, transactionId: string) {
+  const [[order]] = await pool.query<Array<RowDataPacket & { status: string }>>(
+    'SELECT status FROM payment_order WHERE order_no = ?',
+    [orderNo],
+  );
+  return {
+    status: order.status,
+    claims: await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE transaction_id = ?', [transactionId]),
+    history: await count(pool, `SELECT COUNT(*) FROM order_status_change WHERE order_no = ? AND event = 'PAY'`, [
+      orderNo,
+    ]),
+    events: await count(pool, 'SELECT COUNT(*) FROM outbox_event WHERE order_no = ?', [orderNo]),
+  };
+}
+
+async function outcomes(transactionId: string): Promise<string[]> {
+  const [rows] = await pool.query<RowDataPacket[]>(
+    'SELECT outcome FROM callback_delivery WHERE transaction_id = ? ORDER BY id',
+    [transactionId],
+  );
+  return rows.map((r) => String(r.outcome));
+}
+
+async function newOrder(amount: number): Promise<{ orderNo: string; transactionId: string }> {
+  const { orderNo } = await running.make.order({ orderNo: uniqueId('RT'), amount });
+  return { orderNo, transactionId: uniqueId('T') };
+}
+
+const wechatpay = (via: IntakeInstance, orderNo: string, transactionId: string, total: number) =>
+  via.wechatpay(via.signed.wechatpayPayment({ outTradeNo: orderNo, transactionId, total }));
+
+describe('round trips of a payment', () => {
+  it('should pay a new payment in two round trips: START TRANSACTION with one batch, then COMMIT', async () => {
+    const { orderNo, transactionId } = await newOrder(1200);
+
+    expect((await wechatpay(running, orderNo, transactionId, 1200)).status).toBe(204);
+
+    const transaction = sent.transactionSending(transactionId);
+    expect(transaction).toEqual([
+      expect.stringMatching(
+        /^START TRANSACTION;\s*INSERT INTO payment_callback[^;]*;\s*UPDATE payment_order[^;]*;\s*INSERT INTO order_status_change[^;]*;\s*INSERT INTO outbox_event[^;]*;\s*INSERT INTO callback_delivery[^;]*$/,
+      ),
+      'COMMIT',
+    ]);
+    expect(transaction.length).toBeLessThanOrEqual(2);
+    // The delivery that paid is recorded in the batch: outside its transaction the payment costs nothing.
+    const outside = sent.sending(transactionId).filter((text) => !transaction.includes(text));
+    expect(outside).toEqual([]);
+    expect(await effects(orderNo, transactionId)).toEqual({ status: 'PAID', claims: 1, history: 1, events: 1 });
+  });
+
+  it('should answer a duplicate on another instance in two round trips, write nothing more, and take the next payment', async () => {
+    const { orderNo, transactionId } = await newOrder(1300);
+    expect((await wechatpay(running, orderNo, transactionId, 1300)).status).toBe(204);
+
+    // The replica has not seen this payment commit: only the database's unique key can tell it.
+    expect((await wechatpay(replica, orderNo, transactionId, 1300)).status).toBe(204);
+
+    const duplicate = replicaSent.transactionSending(transactionId);
+    expect(duplicate).toEqual([expect.stringMatching(/^START TRANSACTION;\s*INSERT INTO payment_callback/), 'COMMIT']);
+    expect(await outcomes(transactionId)).toEqual(['PAID', 'DUPLICATE']);
+    expect(await effects(orderNo, transactionId)).toEqual({ status: 'PAID', claims: 1, history: 1, events: 1 });
+
+    const next = await newOrder(1400);
+    expect((await wechatpay(replica, next.orderNo, next.transactionId, 1400)).status).toBe(204);
+    expect(await effects(next.orderNo, next.transactionId)).toEqual({
+      status: 'PAID',
+      claims: 1,
+      history: 1,
+      events: 1,
+    });
+  });
+
+  it('should roll the whole batch back when a statement after the claim fails on a duplicate key', async () => {
+    const { orderNo, transactionId } = await newOrder(1500);
+    // A duplicate key that is not the claim's must not pass for a duplicate delivery (which commits).
+    await pool.query(
+      `CREATE TRIGGER fail_outbox_duplicate BEFORE INSERT ON outbox_event FOR EACH ROW
+       IF NEW.order_no = '${orderNo}' THEN
+         SIGNAL SQLSTATE '23000' SET MYSQL_ERRNO = 1062,
+           MESSAGE_TEXT = 'Duplicate entry ''x'' for key ''uq_outbox_event_event_id''';
+       END IF`,
+    );
+    try {
+      expect((await wechatpay(running, orderNo, transactionId, 1500)).status).toBeGreaterThanOrEqual(500);
+      expect(sent.transactionSending(transactionId)).toEqual([
+        expect.stringMatching(/^START TRANSACTION;\s*INSERT INTO payment_callback/),
+        'ROLLBACK',
+      ]);
+      expect(await effects(orderNo, transactionId)).toEqual({ status: 'WAIT_PAY', claims: 0, history: 0, events: 0 });
+    } finally {
+      await pool.query('DROP TRIGGER IF EXISTS fail_outbox_duplicate');
+    }
+
+    expect((await wechatpay(running, orderNo, transactionId, 1500)).status).toBe(204);
+    expect(await effects(orderNo, transactionId)).toEqual({ status: 'PAID', claims: 1, history: 1, events: 1 });
+  });
+
+  it("should write the deliveries that arrive while the delivery log's INSERT waits in ONE next INSERT, in arrival order", async () => {
+    const { orderNo, transactionId } = await newOrder(1600);
+    expect((await wechatpay(running, orderNo, transactionId, 1600)).status).toBe(204);
+    const repeats = Array.from({ length: 6 }, () =>
+      running.signed.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 1600 }),
+    );
+    const nonces = repeats.map((r) => r.headers['wechatpay-nonce']);
+    const sentBefore = sent.sent.length;
+
+    // The first repeat's INSERT waits on the lock; the others arrive 20 ms apart, each a group of its own.
+    const lock = await pool.getConnection();
+    const answers: Promise<{ status: number }>[] = [];
+    try {
+      await lock.query('LOCK TABLES callback_delivery WRITE');
+      for (const repeat of repeats) {
+        answers.push(running.wechatpay(repeat));
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    } finally {
+      await lock.query('UNLOCK TABLES');
+      lock.release();
+    }
+
+    expect((await Promise.all(answers)).map((a) => a.status)).toEqual(repeats.map(() => 204));
+    const inserts = sent.sent.slice(sentBefore).filter((c) => c.text.startsWith('INSERT INTO callback_delivery'));
+    expect(inserts.map((insert) => nonces.filter((nonce) => insert.text.includes(nonce)))).toEqual([
+      nonces.slice(0, 1),
+      nonces.slice(1),
+    ]);
+    const [rows] = await pool.query<RowDataPacket[]>(
+      'SELECT headers FROM callback_delivery WHERE transaction_id = ? ORDER BY id',
+      [transactionId],
+    );
+    const logged = rows.map(
+      (r) => (typeof r.headers === 'string' ? JSON.parse(r.headers) : r.headers) as Record<string, string>,
+    );
+    expect(logged.slice(1).map((h) => h['wechatpay-nonce'])).toEqual(nonces);
+    expect(await outcomes(transactionId)).toEqual(['PAID', ...repeats.map(() => 'DUPLICATE')]);
+  });
+
+  it("should split the delivery log's INSERTs by the bytes of the bodies, so that large bodies stay under max_allowed_packet", async () => {
+    const { orderNo, transactionId } = await newOrder(1700);
+    const delivery = running.signed.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 1700 });
+    const verified = running.ctx
+      .get(PaymentChannels)
+      .get(Channel.Wechatpay)!
+      .verify({ headers: delivery.headers, body: Buffer.from(delivery.body, 'utf8') });
+    // 130 deliveries at the route's body limit: as hex, 128 of them in one INSERT exceed MariaDB's default 16 MiB packet.
+    const large = Array.from({ length: 130 }, (_, i) => ({
+      ...verified,
+      rawBody: Buffer.alloc(BODY_LIMIT_BYTES, String(i % 10)),
+      replayKey: randomBytes(32).toString('hex'),
+    }));
+    const sentBefore = sent.sent.length;
+
+    await Promise.all(large.map((notification) => running.ctx.get(DeliveryLog).record(notification, 'DUPLICATE')));
+
+    const inserts = sent.sent.slice(sentBefore).filter((c) => c.text.startsWith('INSERT INTO callback_delivery'));
+    expect(inserts.length).toBeGreaterThanOrEqual(3);
+    for (const insert of inserts) expect(insert.text.length).toBeLessThan(10 * 1024 * 1024);
+    expect(await count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE transaction_id = ?', [transactionId])).toBe(
+      130,
+    );
+  });
+});
+
+describe('START TRANSACTION with the first statement', () => {
+  const marker = () => uniqueId('BEGIN');
+
+  it("should send a transaction's first statement with its START TRANSACTION and answer it as if alone", async () => {
+    const tag = marker();
+    const answers = await running.ctx.get(DataSource).transaction(async (manager) => ({
+      raw: (await manager.query('SELECT ? AS tag', [tag])) as unknown,
+      structured: (await manager.getRepository(OrderStatusChange).findBy({ orderNo: tag })).length,
+    }));
+
+    expect(answers).toEqual({ raw: [{ tag }], structured: 0 });
+    expect(sent.transactionSending(tag)).toEqual([
+      `START TRANSACTION;\nSELECT '${tag}' AS tag`,
+      expect.stringMatching(new RegExp(`^SELECT .* FROM \`order_status_change\`.*'${tag}'`)),
+      'COMMIT',
+    ]);
+  });
+
+  it('should keep the first statement inside the transaction: a rollback undoes it', async () => {
+    const tag = marker();
+    const failure = await running.ctx
+      .get(DataSource)
+      .transaction(async (manager) => {
+        const written = await manager.query<{ affectedRows: number }>(
+          `INSERT INTO order_status_change (order_no, from_status, to_status, event, cause, changed_at)
+           VALUES (?, NULL, 'WAIT_PAY', 'REGISTER', 'round-trips test', NOW(3))`,
+          [tag],
+        );
+        expect(written.affectedRows).toBe(1);
+        throw new Error('undo it');
+      })
+      .catch((error: Error) => error.message);
+
+    expect(failure).toBe('undo it');
+    expect(sent.transactionSending(tag)).toEqual([expect.stringMatching(/^START TRANSACTION;\s*INSERT/), 'ROLLBACK']);
+    expect(await count(pool, 'SELECT COUNT(*) FROM order_status_change WHERE order_no = ?', [tag])).toBe(0);
+  });
+
+  it('should send nothing for a transaction that sends no statement', async () => {
+    const [before, after] = [marker(), marker()];
+    const runner = running.ctx.get(DataSource).createQueryRunner();
+    try {
+      await runner.query(`SELECT '${before}'`);
+      await runner.startTransaction();
+      await runner.commitTransaction();
+      await runner.query(`SELECT '${after}'`);
+    } finally {
+      await runner.release();
+    }
+
+    const [first, last] = [before, after].map((tag) => sent.sent.find((c) => c.text.includes(tag))!);
+    const between = sent.sent.slice(sent.sent.indexOf(first), sent.sent.indexOf(last) + 1);
+    expect(between.filter((c) => c.connectionId === first.connectionId).map((c) => c.text)).toEqual([
+      `SELECT '${before}'`,
+      `SELECT '${after}'`,
+    ]);
+  });
+});
+
+describe(StatementBatch.name, () => {
+  let sut: StatementBatch;
+  let transactions: TransactionRunner;
+
+  beforeAll(() => {
+    sut = running.ctx.get(StatementBatch);
+    transactions = running.ctx.get(TransactionRunner);
+  });
+
+  const historyRow = (orderNo: string) => ({
+    sql: `INSERT INTO order_status_change (order_no, from_status, to_status, event, cause, changed_at)
+          VALUES (?, NULL, 'WAIT_PAY', 'REGISTER', 'round-trips test', ?)`,
+    params: [orderNo, new Date()],
+  });
+  const connectionId = { sql: 'SELECT CONNECTION_ID() AS id', params: [] };
+
+  it('should stop at a duplicate claim, run nothing after it, and leave the connection ready for the next batch', async () => {
+    const { orderNo, transactionId } = await newOrder(1600);
+    expect((await wechatpay(running, orderNo, transactionId, 1600)).status).toBe(204);
+    const callbacks = running.ctx.get(CallbackRecordRepository);
+    const skipped = uniqueId('SKIP');
+    const committed = uniqueId('KEEP');
+
+    const seen = await running.ctx.inContext(() =>
+      transactions.run(async () => {
+        const [[before]] = (await sut.run([connectionId])) as RowDataPacket[][];
+        const failure: unknown = await sut
+          .run([
+            callbacks.claimPaymentStatement(payment(orderNo, transactionId, 1600), new Date()),
+            historyRow(skipped),
+          ])
+          .catch((error: unknown) => error);
+        const [[after], [echo], written] = (await sut.run([
+          connectionId,
+          { sql: 'SELECT ? AS echo', params: ['still answering'] },
+          historyRow(committed),
+        ])) as [RowDataPacket[], Array<RowDataPacket & { echo: string }>, { affectedRows: number }];
+        return {
+          duplicateClaim: callbacks.isDuplicateClaim(failure),
+          sameConnection: after.id === before.id,
+          echo: echo.echo,
+          written: written.affectedRows,
+        };
+      }),
+    );
+
+    expect(seen).toEqual({ duplicateClaim: true, sameConnection: true, echo: 'still answering', written: 1 });
+    expect(await count(pool, 'SELECT COUNT(*) FROM order_status_change WHERE order_no = ?', [skipped])).toBe(0);
+    expect(await count(pool, 'SELECT COUNT(*) FROM order_status_change WHERE order_no = ?', [committed])).toBe(1);
+  });
+
+  it('should refuse a statement whose placeholders and values differ, or that holds a second statement', async () => {
+    await running.ctx.inContext(() =>
+      transactions.run(async () => {
+        await expect(sut.run([{ sql: 'SELECT ?, ?', params: [1] }])).rejects.toThrow(/2 placeholders and 1 values/);
+        await expect(sut.run([{ sql: 'SELECT 1; DROP TABLE payment_order', params: [] }])).rejects.toThrow(/';'/);
+      }),
+    );
+    expect(
+      await count(
+        pool,
+        'SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?',
+        ['payment_order'],
+      ),
+    ).toBe(1);
+  });
+
+  it('should refuse to run outside a transaction', () => {
+    // The decorator refuses before the method runs, synchronously.
+    expect(() => sut.run([connectionId])).toThrow(/MANDATORY, but no existing transaction is active/);
+  });
+});
+
+function payment(outTradeNo: string, transactionId: string, amount: number): PaymentNotification {
+  return {
+    channel: 'WECHATPAY',
+    merchantId: '1900009191',
+    eventType: 'TRANSACTION.SUCCESS',
+    paid: true,
+    outTradeNo,
+    transactionId,
+    amount,
+    currency: 'CNY',
+    paidAt: new Date(),
+    rawBody: Buffer.from(''),
+    headers: {},
+  };
+}
