@@ -25,6 +25,7 @@ import { MetricsModule } from '../../src/platform/metrics/metrics.module';
 import { RabbitmqModule } from '../../src/events/rabbitmq/rabbitmq.module';
 import { TransactionModule } from '../../src/platform/transaction/transaction.module';
 import { assertTestDatabase } from './test-database';
+import { NO_PLATFORM_API } from './test-app';
 
 type Import = Type | DynamicModule | Promise<DynamicModule> | ForwardReference;
 
@@ -68,6 +69,7 @@ export async function createMediumModule(imports: Import[], env: Record<string, 
   const fullEnv: NodeJS.ProcessEnv = {
     LOG_LEVEL: 'silent',
     RECONCILE_AT: 'off',
+    ...NO_PLATFORM_API,
     ...SHARED_MACHINE_BOUNDS,
     DATABASE_URL: process.env.DATABASE_URL,
     ...env,
