@@ -193,18 +193,8 @@ describe('GET /admin/deliveries/:id/decrypted', () => {
 
     const asAdmin = await read(`/admin/deliveries/${id}/decrypted`, platforms.admins.admin);
     expect(asAdmin.status).toBe(200);
-    expect(asAdmin.json()).toMatchObject({
-      deliveryId: id,
-      channel: 'WECHATPAY',
-      masked: false,
-      content: {
-        out_trade_no: mine.paid1,
-        transaction_id: paidBy.paid1,
-        trade_state: 'SUCCESS',
-        payer: { openid: OPENID },
-        amount: { total: 200000 },
-      },
-    });
+    // What the decrypted resource holds, exact or masked, is test/medium/admin-views.medium-spec.ts.
+    expect(asAdmin.json()).toMatchObject({ deliveryId: id, masked: false, content: { payer: { openid: OPENID } } });
     const [audits] = await pool.query<Array<RowDataPacket & { operator_id: string; action: string; target: string }>>(
       'SELECT operator_id, action, target, request_body, result FROM admin_audit WHERE id > ? ORDER BY id',
       [before],
@@ -217,10 +207,7 @@ describe('GET /admin/deliveries/:id/decrypted', () => {
 
     const asViewer = await read(`/admin/deliveries/${id}/decrypted`);
     expect(asViewer.status).toBe(200);
-    const viewed = asViewer.json<{ masked: boolean; content: { payer: { openid: string }; out_trade_no: string } }>();
-    expect(viewed.masked).toBe(true);
-    expect(viewed.content.payer.openid).toBe(`oU${'*'.repeat(OPENID.length - 4)}6o`);
-    expect(viewed.content.out_trade_no).toBe(mine.paid1);
+    expect(asViewer.json<{ masked: boolean }>().masked).toBe(true);
     expect(asViewer.body).not.toContain(OPENID);
     expect(await count(pool, 'SELECT COUNT(*) FROM admin_audit WHERE id > ?', [before])).toBe(1);
   });

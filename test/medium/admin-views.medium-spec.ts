@@ -399,6 +399,39 @@ describe('the delivery view (AdminQueries.delivery)', () => {
   });
 });
 
+describe('the decrypted resource (AdminQueries.decryptedContent)', () => {
+  const OPENID = 'oUpF8uMuAJO_M2pxb1Q9zNjWeS6o';
+
+  it("should give an admin the WeChat Pay resource decrypted, and a viewer the payer's identifiers masked", async () => {
+    const payment = { orderNo: await registerOrder(200000), transactionId: uniqueId('T'), amount: 200000 };
+    await pay(wechatpay, payment);
+    const [{ id }] = (await orderView(payment.orderNo)).deliveries.items;
+    const decrypted = (role: (typeof AdminRole)[keyof typeof AdminRole]) =>
+      ctx.inContext(() => queries().decryptedContent(id, role));
+
+    expect(await decrypted(AdminRole.Admin)).toMatchObject({
+      deliveryId: id,
+      channel: 'WECHATPAY',
+      masked: false,
+      content: {
+        out_trade_no: payment.orderNo,
+        transaction_id: payment.transactionId,
+        trade_state: 'SUCCESS',
+        payer: { openid: OPENID },
+        amount: { total: 200000 },
+      },
+    });
+    const viewed = (await decrypted(AdminRole.Viewer)) as unknown as {
+      masked: boolean;
+      content: { payer: { openid: string }; out_trade_no: string };
+    };
+    expect(viewed.masked).toBe(true);
+    expect(viewed.content.payer.openid).toBe(`oU${'*'.repeat(OPENID.length - 4)}6o`);
+    expect(viewed.content.out_trade_no).toBe(payment.orderNo);
+    expect(JSON.stringify(viewed)).not.toContain(OPENID);
+  });
+});
+
 describe('the callback statistics (AdminQueries.callbackStats)', () => {
   type Bucket = 'hour' | 'day';
   function bucketStart(bucket: Bucket, at: Date): Date {
