@@ -12,8 +12,9 @@ import {
 } from './support/test-app';
 
 /**
- * Issue 39, item 4: the order list and its CSV export, and the decrypted WeChat Pay resource, over
- * HTTP against the real database. Other suites share the run's database: a filter is shown by what
+ * Issue 39, item 4: the order list's refusals and its CSV export, and the decrypted WeChat Pay
+ * resource, over HTTP against the real database (the list's filters and pages are
+ * test/medium/admin-queries.medium-spec.ts). Other suites share the run's database: a filter is shown by what
  * it keeps (every listed order matches it) and by this suite's own orders among them.
  */
 interface OrderItem {
@@ -77,48 +78,10 @@ afterAll(async () => {
 });
 
 const read = (path: string, token = platforms.admins.viewer) => client.admin('GET', path, token);
-const ours = (items: OrderItem[]) => items.map((o) => o.orderNo).filter((n) => Object.values(mine).includes(n));
 
 describe('GET /admin/orders', () => {
-  it('should list orders newest first, filtered by status, channel and time', async () => {
-    const answer = await read(`/admin/orders?status=PAID&channel=WECHATPAY&from=${since}`);
-
-    expect(answer.status).toBe(200);
-    const page = answer.json<OrderPage>();
-    expect(page.items.every((o) => o.status === 'PAID' && o.channel === 'WECHATPAY')).toBe(true);
-    expect(page.items.every((o) => o.createdAt >= since)).toBe(true);
-    expect(ours(page.items)).toEqual([mine.paid2, mine.paid1]);
-    expect(page.items.find((o) => o.orderNo === mine.paid1)).toMatchObject({
-      amount: 200000,
-      currency: 'CNY',
-      transactionId: paidBy.paid1,
-    });
-    const alipay = (await read(`/admin/orders?channel=ALIPAY&from=${since}`)).json<OrderPage>().items;
-    expect(alipay.every((o) => o.channel === 'ALIPAY')).toBe(true);
-    expect(ours(alipay)).toEqual([mine.alipay]);
-    const waiting = (await read(`/admin/orders?status=WAIT_PAY&from=${since}`)).json<OrderPage>().items;
-    expect(ours(waiting)).toEqual([mine.formula, mine.alipay, mine.waiting]);
-  });
-
-  it('should walk the pages by cursor, each order once, in the order of one long page', async () => {
-    const all = (await read(`/admin/orders?from=${since}&limit=200`)).json<OrderPage>();
-    const walked: string[] = [];
-    let cursor: string | null = '';
-    for (let pages = 0; cursor !== null && pages < 50; pages += 1) {
-      const page: OrderPage = (
-        await read(`/admin/orders?from=${since}&limit=2${cursor ? `&cursor=${cursor}` : ''}`)
-      ).json();
-      expect(page.items.length).toBeLessThanOrEqual(2);
-      walked.push(...page.items.map((o) => o.orderNo));
-      cursor = page.nextCursor;
-    }
-
-    expect(cursor).toBeNull();
-    expect(ours(all.items)).toEqual([mine.formula, mine.alipay, mine.waiting, mine.paid2, mine.paid1]);
-    expect(walked.filter((n) => Object.values(mine).includes(n))).toEqual(ours(all.items));
-    expect(new Set(walked).size).toBe(walked.length);
-  });
-
+  // What the list shows, its filters and its keyset pages are in test/medium/admin-queries.medium-spec.ts;
+  // here, its refusals over HTTP.
   it('should refuse a malformed filter with a 400 naming it, and write nothing', async () => {
     const audited = await count(pool, 'SELECT COUNT(*) FROM admin_audit');
     const orders = await count(pool, 'SELECT COUNT(*) FROM payment_order');
@@ -230,18 +193,8 @@ describe('GET /admin/deliveries/:id/decrypted', () => {
 
     const asAdmin = await read(`/admin/deliveries/${id}/decrypted`, platforms.admins.admin);
     expect(asAdmin.status).toBe(200);
-    expect(asAdmin.json()).toMatchObject({
-      deliveryId: id,
-      channel: 'WECHATPAY',
-      masked: false,
-      content: {
-        out_trade_no: mine.paid1,
-        transaction_id: paidBy.paid1,
-        trade_state: 'SUCCESS',
-        payer: { openid: OPENID },
-        amount: { total: 200000 },
-      },
-    });
+    // What the decrypted resource holds, exact or masked, is test/medium/admin-views.medium-spec.ts.
+    expect(asAdmin.json()).toMatchObject({ deliveryId: id, masked: false, content: { payer: { openid: OPENID } } });
     const [audits] = await pool.query<Array<RowDataPacket & { operator_id: string; action: string; target: string }>>(
       'SELECT operator_id, action, target, request_body, result FROM admin_audit WHERE id > ? ORDER BY id',
       [before],
@@ -254,10 +207,7 @@ describe('GET /admin/deliveries/:id/decrypted', () => {
 
     const asViewer = await read(`/admin/deliveries/${id}/decrypted`);
     expect(asViewer.status).toBe(200);
-    const viewed = asViewer.json<{ masked: boolean; content: { payer: { openid: string }; out_trade_no: string } }>();
-    expect(viewed.masked).toBe(true);
-    expect(viewed.content.payer.openid).toBe(`oU${'*'.repeat(OPENID.length - 4)}6o`);
-    expect(viewed.content.out_trade_no).toBe(mine.paid1);
+    expect(asViewer.json<{ masked: boolean }>().masked).toBe(true);
     expect(asViewer.body).not.toContain(OPENID);
     expect(await count(pool, 'SELECT COUNT(*) FROM admin_audit WHERE id > ?', [before])).toBe(1);
   });

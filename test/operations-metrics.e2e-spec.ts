@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { AppProcess, startAppProcess } from './support/app-process';
 import { eventually } from './support/eventually';
-import { metricValue } from './support/order-effects';
 import { yuan } from '../tools/simulator/platform-signers';
 import { TcpProxy } from './support/tcp-proxy';
 import { parse } from 'yaml';
@@ -269,30 +268,8 @@ describe('gauges and logs operators alert on', () => {
     for (const secret of secrets) expect(rawLog.includes(secret)).toBe(false);
   });
 
-  it('should count a notification for an unknown order as REFUSED, which PaymentNotificationsRefused reads', async () => {
-    const refusedUnknown = async () =>
-      metricValue(await (await fetch(`${replicaA.managementUrl}/metrics`)).text(), 'payment_notifications_total', {
-        channel: 'WECHATPAY',
-        outcome: 'REFUSED',
-        reason: 'OrderNotFound',
-      });
-    const failedUnknown = async () =>
-      metricValue(await (await fetch(`${replicaA.managementUrl}/metrics`)).text(), 'payment_notifications_total', {
-        channel: 'WECHATPAY',
-        outcome: 'FAILED',
-        reason: 'OrderNotFound',
-      });
-    const before = await refusedUnknown();
-
-    const answer = await client.postWechatpay(
-      client.wechatpayPayment({ outTradeNo: uniqueId('UNKNOWN'), transactionId: uniqueId('T'), total: 500 }),
-    );
-
-    expect(answer.status).toBe(404);
-    expect(await refusedUnknown()).toBe(before + 1);
-    expect(await failedUnknown()).toBe(0);
-  });
-
+  // What the notify use case counts (a notification for an unknown order as REFUSED) is in
+  // test/medium/notification-metrics.medium-spec.ts; here, what a scrape of /metrics serves.
   it('should serve every metric the alert rules and the Grafana dashboard read', async () => {
     const root = join(__dirname, '..');
     const rules = parse(readFileSync(join(root, 'docker/prometheus/alerts.yml'), 'utf8')) as {

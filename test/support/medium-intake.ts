@@ -1,11 +1,13 @@
 /**
  * The notify route's use case without HTTP, for the medium suites about deliveries: a platform's
- * signed bytes handed to NotificationIntake.receive as the route hands them over, the reply it
- * would send, the app's readiness composition, and the process's metrics.
+ * exact bytes and headers handed to NotificationIntake.receive (NotifyModule) as serveNotifyRoute
+ * hands them over, the reply it gives back, the app's readiness composition, and the process's
+ * metrics (the prom-client registry /metrics serves).
  */
 import { randomUUID } from 'node:crypto';
 import { register } from 'prom-client';
 import { PlatformReply } from '../../src/channels/payment-channel';
+import { Channel } from '../../src/domain/notification';
 import { EventsHealthIndicator } from '../../src/events/events.health';
 import { EventsModule } from '../../src/events/events.module';
 import { NotificationIntake } from '../../src/intake/notification-intake';
@@ -24,6 +26,82 @@ import { metricValue } from './order-effects';
 import { inParallel, StormPayment } from './payment-storm';
 import { SignedDeliveries, TestPlatforms } from './test-app';
 
+export const FORM = 'application/x-www-form-urlencoded; charset=utf-8';
+
+/** What the platform would read from the reply: its status and its body as text (none for a 204). */
+export interface IntakeReply {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** POST /notify/<notifyPath> of these exact bytes, as the route hands them to the use case. */
+export function receivePlatformReply(
+  ctx: MediumContext,
+  notifyPath: string,
+  headers: Record<string, string>,
+  body: string | Buffer,
+  requestId: string = randomUUID(),
+): Promise<PlatformReply> {
+  const lowerCased = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
+  return ctx.inContext(() =>
+    ctx.get(NotificationIntake).receive({
+      notifyPath,
+      body: typeof body === 'string' ? Buffer.from(body, 'utf8') : body,
+      headers: lowerCased,
+      requestId,
+    }),
+  );
+}
+
+/** The same delivery, its reply's body as the text the platform reads. */
+export async function receive(
+  ctx: MediumContext,
+  notifyPath: string,
+  headers: Record<string, string>,
+  body: string | Buffer,
+  requestId: string = randomUUID(),
+): Promise<IntakeReply> {
+  const reply = await receivePlatformReply(ctx, notifyPath, headers, body, requestId);
+  const text = reply.body === undefined ? '' : typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body);
+  return { status: reply.status, headers: reply.headers, body: text };
+}
+
+/** One delivery of the payment, freshly signed, as the platform sends each retry. */
+function signedDelivery(signed: SignedDeliveries, p: StormPayment) {
+  if (p.channel === Channel.Wechatpay) {
+    const delivery = signed.wechatpayPayment({
+      outTradeNo: p.orderNo,
+      transactionId: p.transactionId,
+      total: p.amount,
+    });
+    return { notifyPath: 'wechatpay', ...delivery };
+  }
+  const form = signed.alipayPayment({ outTradeNo: p.orderNo, tradeNo: p.transactionId, totalAmount: yuan(p.amount) });
+  return { notifyPath: 'alipay', headers: { 'content-type': FORM }, body: form };
+}
+
+/** One delivery of the payment, freshly signed: the use case's reply. */
+export function deliverPayment(ctx: MediumContext, signed: SignedDeliveries, p: StormPayment): Promise<IntakeReply> {
+  const { notifyPath, headers, body } = signedDelivery(signed, p);
+  return receive(ctx, notifyPath, headers, body);
+}
+
+/** The channel's success ack: WeChat 204, Alipay 200 `success`. */
+export function isAck(p: Pick<StormPayment, 'channel'>, reply: { status: number; body?: unknown }): boolean {
+  return p.channel === Channel.Wechatpay ? reply.status === 204 : reply.status === 200 && reply.body === 'success';
+}
+
+/** The registry's exposition now, as a scrape of /metrics would give it. */
+export function exposition(): Promise<string> {
+  return register.metrics();
+}
+
+/** A counter or gauge of this process's registry (every module of the suite shares it, as the apps did). */
+export async function metric(name: string, labels: Record<string, string> = {}): Promise<number> {
+  return metricValue(await exposition(), name, labels);
+}
+
 /** The orders, the notify use case and readiness composed as in app.module.ts. */
 export const INTAKE_MODULES = [
   OrderModule,
@@ -36,8 +114,6 @@ export const INTAKE_MODULES = [
     outageCover: DeliverySpool,
   }),
 ];
-
-export const FORM = 'application/x-www-form-urlencoded; charset=utf-8';
 
 /** One instance of the service without HTTP: the notify use case, its orders, its readiness. */
 export class IntakeInstance {
@@ -57,16 +133,8 @@ export class IntakeInstance {
     return new IntakeInstance(await createMediumModule(imports, env), platforms);
   }
 
-  /** POST /notify/<notifyPath> of these bytes, as the route hands them to the use case. */
   receive(notifyPath: string, headers: Record<string, string>, body: string): Promise<PlatformReply> {
-    return this.ctx.inContext(() =>
-      this.ctx.get(NotificationIntake).receive({
-        notifyPath,
-        headers,
-        body: Buffer.from(body, 'utf8'),
-        requestId: randomUUID(),
-      }),
-    );
+    return receivePlatformReply(this.ctx, notifyPath, headers, body);
   }
 
   wechatpay(delivery: { headers: Record<string, string>; body: string }): Promise<PlatformReply> {
@@ -77,16 +145,9 @@ export class IntakeInstance {
     return this.receive('alipay', { 'content-type': FORM }, form);
   }
 
-  /** One delivery of the payment, freshly signed, as the platform sends each retry. */
   deliver(p: StormPayment): Promise<PlatformReply> {
-    if (p.channel === 'WECHATPAY') {
-      return this.wechatpay(
-        this.signed.wechatpayPayment({ outTradeNo: p.orderNo, transactionId: p.transactionId, total: p.amount }),
-      );
-    }
-    return this.alipay(
-      this.signed.alipayPayment({ outTradeNo: p.orderNo, tradeNo: p.transactionId, totalAmount: yuan(p.amount) }),
-    );
+    const { notifyPath, headers, body } = signedDelivery(this.signed, p);
+    return this.receive(notifyPath, headers, body);
   }
 
   async registerAll(payments: StormPayment[], concurrency = 10): Promise<void> {
@@ -108,14 +169,4 @@ export class IntakeInstance {
   close(): Promise<void> {
     return this.ctx.close();
   }
-}
-
-/** The channel's success ack: WeChat 204, Alipay 200 `success`. */
-export function isAck(p: Pick<StormPayment, 'channel'>, reply: PlatformReply): boolean {
-  return p.channel === 'WECHATPAY' ? reply.status === 204 : reply.status === 200 && reply.body === 'success';
-}
-
-/** A counter or gauge of this process's registry (every module of the suite shares it, as the apps did). */
-export async function metric(name: string, labels: Record<string, string> = {}): Promise<number> {
-  return metricValue(await register.metrics(), name, labels);
 }

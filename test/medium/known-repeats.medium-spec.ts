@@ -1,21 +1,25 @@
 import { Pool, RowDataPacket } from 'mysql2/promise';
-import { NotifyTransactionInterceptor } from '../src/intake/notify-transaction.interceptor';
-import { generateRsaKeyPair } from '../tools/simulator/platform-signers';
+import { NotifyModule } from '../../src/intake/notify.module';
+import { NotifyTransactionInterceptor } from '../../src/intake/notify-transaction.interceptor';
+import { OrderModule } from '../../src/order/order.module';
+import { SettlementModule } from '../../src/settlement/settlement.module';
+import { TradeModule } from '../../src/trade/trade.module';
+import { generateRsaKeyPair } from '../../tools/simulator/platform-signers';
+import { Factories } from '../support/factories';
+import { createMediumModule, MediumContext } from '../support/medium';
+import { IntakeReply, receive } from '../support/medium-intake';
 import {
   count,
   createTestPlatforms,
   notificationsOnly,
-  RunningApp,
-  startApp,
-  TestClient,
-  TestPlatforms,
   testDatabasePool,
+  TestPlatforms,
   uniqueId,
-} from './support/test-app';
+} from '../support/test-app';
 
-/** Counts the transactions the notify route's transactional interceptor opens, in one running app. */
-function countTransactions(app: RunningApp): () => number {
-  const interceptor = app.app.get(NotifyTransactionInterceptor);
+/** Counts the transactions the notify use case's transactional step opens, in one module (one replica). */
+function countTransactions(ctx: MediumContext): () => number {
+  const interceptor = ctx.get(NotifyTransactionInterceptor);
   const intercept = interceptor.intercept.bind(interceptor);
   let opened = 0;
   interceptor.intercept = (handler) => {
@@ -28,26 +32,27 @@ function countTransactions(app: RunningApp): () => number {
 /**
  * A repeat of a payment this replica saw commit is acked without a transaction
  * (CommittedRepeatFastPath); a first delivery and a repeat this replica has not seen go through
- * the notify route's transactional interceptor; a forgery is refused, in the channel's format,
- * before either.
+ * the transactional step (NotifyTransactionInterceptor); a forgery is refused, in the channel's
+ * format, before either. Two modules on one database are two replicas; deliveries are handed to
+ * NotificationIntake.receive as the notify route hands them over. Moved from
+ * test/known-repeats.e2e-spec.ts with the same assertions.
  */
 describe('known repeats without a transaction', () => {
   let platforms: TestPlatforms;
-  let running: RunningApp;
-  let replica: RunningApp;
-  let client: TestClient;
-  let replicaClient: TestClient;
+  let running: MediumContext;
+  let replica: MediumContext;
+  let make: Factories;
   let pool: Pool;
-  const transactionsOf = new Map<RunningApp, () => number>();
+  const transactionsOf = new Map<MediumContext, () => number>();
 
   beforeAll(async () => {
     platforms = await createTestPlatforms();
-    running = await startApp(notificationsOnly(platforms.env));
-    replica = await startApp(notificationsOnly(platforms.env));
+    const imports = [OrderModule, SettlementModule, TradeModule, NotifyModule];
+    running = await createMediumModule(imports, notificationsOnly(platforms.env));
+    replica = await createMediumModule(imports, notificationsOnly(platforms.env));
     transactionsOf.set(running, countTransactions(running));
     transactionsOf.set(replica, countTransactions(replica));
-    client = new TestClient(running.url, platforms);
-    replicaClient = new TestClient(replica.url, platforms);
+    make = new Factories(running, platforms);
     pool = testDatabasePool();
   });
   afterAll(async () => {
@@ -56,7 +61,7 @@ describe('known repeats without a transaction', () => {
     await pool?.end();
   });
 
-  const transactions = (app: RunningApp) => transactionsOf.get(app)!();
+  const transactions = (ctx: MediumContext) => transactionsOf.get(ctx)!();
 
   async function outcomes(transactionId: string): Promise<string[]> {
     const [rows] = await pool.query<RowDataPacket[]>(
@@ -66,25 +71,26 @@ describe('known repeats without a transaction', () => {
     return rows.map((r) => String(r.outcome));
   }
 
+  const payment = (orderNo: string, transactionId: string) =>
+    make.deliveries.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 1500 });
+  const post = (to: MediumContext, delivery: { headers: Record<string, string>; body: string }): Promise<IntakeReply> =>
+    receive(to, 'wechatpay', delivery.headers, delivery.body);
+
   async function paidOrder(): Promise<{ orderNo: string; transactionId: string }> {
-    const orderNo = uniqueId('KR');
+    const { orderNo } = await make.order({ orderNo: uniqueId('KR'), amount: 1500 });
     const transactionId = uniqueId('T');
-    expect((await client.registerOrder({ orderNo, amount: 1500 })).status).toBe(201);
     const before = transactions(running);
-    expect((await client.postWechatpay(payment(client, orderNo, transactionId))).status).toBe(204);
+    expect((await post(running, payment(orderNo, transactionId))).status).toBe(204);
     expect(transactions(running)).toBe(before + 1);
     return { orderNo, transactionId };
   }
-
-  const payment = (via: TestClient, orderNo: string, transactionId: string) =>
-    via.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 1500 });
 
   it('should ack the repeats of a payment it saw commit without a transaction, recording each one', async () => {
     const { orderNo, transactionId } = await paidOrder();
     const before = transactions(running);
 
     for (let i = 0; i < 3; i++) {
-      expect((await client.postWechatpay(payment(client, orderNo, transactionId))).status).toBe(204);
+      expect((await post(running, payment(orderNo, transactionId))).status).toBe(204);
     }
 
     expect(transactions(running)).toBe(before);
@@ -99,8 +105,8 @@ describe('known repeats without a transaction', () => {
     const { orderNo, transactionId } = await paidOrder();
     const before = transactions(replica);
 
-    expect((await replicaClient.postWechatpay(payment(replicaClient, orderNo, transactionId))).status).toBe(204);
-    expect((await replicaClient.postWechatpay(payment(replicaClient, orderNo, transactionId))).status).toBe(204);
+    expect((await post(replica, payment(orderNo, transactionId))).status).toBe(204);
+    expect((await post(replica, payment(orderNo, transactionId))).status).toBe(204);
 
     // The first went through a transaction; it taught the replica, whose next repeat did not.
     expect(transactions(replica)).toBe(before + 1);
@@ -112,12 +118,13 @@ describe('known repeats without a transaction', () => {
     const forger = { ...platforms.wechatpay.publicKeySigner, privateKey: generateRsaKeyPair().privateKey };
     const before = transactions(running);
 
-    const answer = await client.postWechatpay(
-      client.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 1500 }, { signer: forger }),
+    const answer = await post(
+      running,
+      make.deliveries.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 1500 }, { signer: forger }),
     );
 
     expect(answer.status).toBe(401);
-    expect(answer.json()).toEqual({ code: 'FAIL', message: expect.stringContaining('does not verify') });
+    expect(JSON.parse(answer.body)).toEqual({ code: 'FAIL', message: expect.stringContaining('does not verify') });
     expect(transactions(running)).toBe(before);
     expect(await outcomes(transactionId)).toEqual(['PAID']);
   });

@@ -1,23 +1,36 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Pool } from 'mysql2/promise';
-import { encryptReqInfo } from '../src/channels/wechatpay/v2/wechatpay-v2.sign';
-import { writeV2Xml } from '../src/channels/wechatpay/v2/wechatpay-v2.xml';
+import { encryptReqInfo } from '../../src/channels/wechatpay/v2/wechatpay-v2.sign';
+import { writeV2Xml } from '../../src/channels/wechatpay/v2/wechatpay-v2.xml';
+import { NotifyModule } from '../../src/intake/notify.module';
+import { OrderModule } from '../../src/order/order.module';
+import { SettlementModule } from '../../src/settlement/settlement.module';
+import { TradeModule } from '../../src/trade/trade.module';
 import {
   alipayDelivery,
   encryptWechatpayResource,
   generateRsaKeyPair,
   randomAlphanumeric,
   signWechatpayBody,
-} from '../tools/simulator/platform-signers';
-import { UnionpayKeySet } from '../tools/simulator/unionpay/unionpay-keys';
-import { startAllDialectsApp } from './support/all-dialects-app';
-import { signUnionpay, unionpayForm } from '../tools/simulator/unionpay/unionpay-signer';
-import { hostileFormBodies, hostileJsonTexts, hostileXmlDocuments, seededRandom } from './support/hostile-documents';
-import { count, RunningApp, testDatabasePool, TestPlatforms } from './support/test-app';
+} from '../../tools/simulator/platform-signers';
+import {
+  generateUnionpayKeySet,
+  UnionpayKeySet,
+  writeUnionpayKeySet,
+} from '../../tools/simulator/unionpay/unionpay-keys';
+import { signUnionpay, unionpayForm } from '../../tools/simulator/unionpay/unionpay-signer';
+import { hostileFormBodies, hostileJsonTexts, hostileXmlDocuments, seededRandom } from '../support/hostile-documents';
+import { createMediumModule, MediumContext } from '../support/medium';
+import { exposition, IntakeReply, receive } from '../support/medium-intake';
+import { count, createTestPlatforms, testDatabasePool, TestPlatforms } from '../support/test-app';
 
 /**
- * Issue 35, item 2: generated hostile documents at every notify route, before and after the
- * signature (decrypted contents too), are each a 4xx with a message, write nothing and count no
- * InternalError.
+ * Issue 35, item 2: generated hostile documents for every notify endpoint, before and after the
+ * signature (decrypted contents too), handed to the notify use case (NotificationIntake) as the
+ * route hands them over: each a 4xx reply with a message, nothing written and no InternalError
+ * counted. Moved from test/hostile-documents.e2e-spec.ts with the same assertions.
  */
 const TABLES = ['payment_order', 'payment_callback', 'callback_delivery', 'payment_anomaly', 'outbox_event'] as const;
 const PAYMENT_TABLES = ['payment_order', 'payment_callback', 'outbox_event'] as const;
@@ -27,40 +40,43 @@ const FORM = 'application/x-www-form-urlencoded; charset=utf-8';
 
 let platforms: TestPlatforms;
 let unionpayKeys: UnionpayKeySet;
-let running: RunningApp;
+let ctx: MediumContext;
 let pool: Pool;
 
 beforeAll(async () => {
-  ({ platforms, unionpayKeys, running } = await startAllDialectsApp(MER_ID, API_V2_KEY, 'pcs-hostile-'));
+  platforms = await createTestPlatforms();
+  unionpayKeys = generateUnionpayKeySet();
+  const unionpayEnv = writeUnionpayKeySet(unionpayKeys, mkdtempSync(join(tmpdir(), 'pcs-hostile-')), MER_ID);
+  ctx = await createMediumModule([OrderModule, SettlementModule, TradeModule, NotifyModule], {
+    ...platforms.env,
+    ...unionpayEnv,
+    UNIONPAY_BACK_URL: 'https://pay.example.com/notify/unionpay',
+    UNIONPAY_VALIDATE_CN: 'true',
+    WECHATPAY_APIV2_KEY: API_V2_KEY,
+  });
   pool = testDatabasePool();
 });
 
 afterAll(async () => {
-  await running?.close();
+  await ctx?.close();
   await pool?.end();
 });
 
+// This suite's module writes nothing in the background; the suites of its worker run one at a time.
 async function tableCounts(): Promise<number[]> {
   return Promise.all(TABLES.map((table) => count(pool, `SELECT COUNT(*) FROM ${table}`)));
 }
 
-interface Posted {
-  status: number;
-  body: string;
-}
-
-async function post(path: string, headers: Record<string, string>, body: string): Promise<Posted> {
-  const response = await fetch(`${running.url}${path}`, { method: 'POST', headers, body });
-  return { status: response.status, body: await response.text() };
-}
+const post = (path: string, headers: Record<string, string>, body: string): Promise<IntakeReply> =>
+  receive(ctx, path.replace(/^\/notify\//, ''), headers, body);
 
 async function internalErrors(): Promise<number> {
-  const metrics = await (await fetch(`${running.managementUrl}/metrics`)).text();
+  const metrics = await exposition();
   return [...metrics.matchAll(/reason="InternalError"\} (\d+)/g)].reduce((sum, [, n]) => sum + Number(n), 0);
 }
 
 /** Every answer a 4xx with a message; nothing written; no InternalError counted. */
-async function expectEachRefused(bodies: string[], send: (body: string) => Promise<Posted>): Promise<void> {
+async function expectEachRefused(bodies: string[], send: (body: string) => Promise<IntakeReply>): Promise<void> {
   const [before, errorsBefore] = [await tableCounts(), await internalErrors()];
   const unexpected: string[] = [];
   for (const body of bodies) {
@@ -78,7 +94,7 @@ async function expectEachRefused(bodies: string[], send: (body: string) => Promi
  * Correctly signed but unreadable contents: a 4xx, or acked and kept as a MALFORMED_NOTIFICATION
  * anomaly (issue 21, item 7); never a 5xx, never a payment.
  */
-async function expectEachRefusedOrKeptAsMalformed(bodies: string[], send: (body: string) => Promise<Posted>) {
+async function expectEachRefusedOrKeptAsMalformed(bodies: string[], send: (body: string) => Promise<IntakeReply>) {
   const payments = () => Promise.all(PAYMENT_TABLES.map((table) => count(pool, `SELECT COUNT(*) FROM ${table}`)));
   const [before, errorsBefore] = [await payments(), await internalErrors()];
   const anomaliesBefore = await malformedAnomalies();
@@ -113,7 +129,7 @@ function v2RefundNoticeCarrying(record: string): string {
   });
 }
 
-function signedApiV3(body: string): Promise<Posted> {
+function signedApiV3(body: string): Promise<IntakeReply> {
   return post('/notify/wechatpay', signWechatpayBody(platforms.wechatpay.publicKeySigner, body), body);
 }
 
@@ -133,35 +149,35 @@ function formFields(body: string): Record<string, string> {
   return Object.fromEntries(new URLSearchParams(body).entries());
 }
 
-describe('hostile documents at every notify route (issue 35, item 2)', () => {
-  it('POST /notify/wechatpay-v2 should refuse each generated XML document with a 4xx, writing nothing', async () => {
+describe('hostile documents at every notify endpoint (issue 35, item 2)', () => {
+  it('wechatpay-v2 should refuse each generated XML document with a 4xx, writing nothing', async () => {
     await expectEachRefused(hostileXmlDocuments('xml'), xml);
   });
 
-  it('POST /notify/wechatpay-v2 should refuse each hostile decrypted req_info with a 4xx, writing nothing', async () => {
+  it('wechatpay-v2 should refuse each hostile decrypted req_info with a 4xx, writing nothing', async () => {
     const records = hostileXmlDocuments('root', 40, 36).map(v2RefundNoticeCarrying);
     await expectEachRefused(records, xml);
   });
 
-  it('POST /notify/wechatpay should refuse each hostile JSON body, unsigned with a 4xx, signed never with a 5xx', async () => {
+  it('wechatpay should refuse each hostile JSON body, unsigned with a 4xx, signed never with a 5xx', async () => {
     const texts = hostileJsonTexts();
     await expectEachRefusedOrKeptAsMalformed(texts, signedApiV3);
     await expectEachRefused(texts, (body) => post('/notify/wechatpay', { 'content-type': 'application/json' }, body));
   });
 
-  it('POST /notify/wechatpay should refuse or keep as malformed each hostile decrypted resource, never a 5xx', async () => {
+  it('wechatpay should refuse or keep as malformed each hostile decrypted resource, never a 5xx', async () => {
     const envelopes = hostileJsonTexts(30, 37).map(apiV3Envelope);
     await expectEachRefusedOrKeptAsMalformed(envelopes, signedApiV3);
   });
 
-  it('POST /notify/alipay should refuse each hostile form, unsigned with a 4xx, signed never with a 5xx', async () => {
+  it('alipay should refuse each hostile form, unsigned with a 4xx, signed never with a 5xx', async () => {
     const bodies = hostileFormBodies();
     await expectEachRefused(bodies, (body) => post('/notify/alipay', { 'content-type': FORM }, body));
     const signed = bodies.map((body) => alipayDelivery(platforms.alipay.privateKey, formFields(body)));
     await expectEachRefusedOrKeptAsMalformed(signed, (body) => post('/notify/alipay', { 'content-type': FORM }, body));
   });
 
-  it('POST /notify/unionpay should refuse each hostile form, unsigned with a 4xx, signed never with a 5xx', async () => {
+  it('unionpay should refuse each hostile form, unsigned with a 4xx, signed never with a 5xx', async () => {
     const bodies = hostileFormBodies(60, 38);
     const send = (body: string) => post('/notify/unionpay', { 'content-type': FORM }, body);
     await expectEachRefused(bodies, send);

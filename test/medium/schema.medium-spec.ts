@@ -1,0 +1,74 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import { loadDatabaseConfig } from '../../src/platform/config/database.config';
+import { buildExampleDataSourceOptions, EXAMPLE_ENTITIES } from '../../src/events/after-payment/example-schema';
+import { ENTITIES } from '../../src/app.module';
+import { serverDataSourceOptions } from '../../src/platform/database/data-source-options';
+import { createMediumModule } from '../support/medium';
+import { assertTestDatabase, databaseUrl, TEST_DATABASE_PREFIX, withAdminConnection } from '../support/test-database';
+import { uniqueId } from '../support/test-app';
+
+const MIGRATION_FILES = readdirSync(join(__dirname, '../../src/platform/database/migrations')).filter((f) =>
+  f.endsWith('.ts'),
+);
+
+/**
+ * Migrations are the schema's only source; entities must describe exactly what they build. On a
+ * fresh database of this suite's own, migrated by the modules' start (MigrationRunner) as the
+ * app's start migrates it. Moved from test/schema.e2e-spec.ts with the same assertions; the app's
+ * opt-in to the example handlers' tables (EXAMPLE_HANDLERS) stays there.
+ */
+describe('schema migrations', () => {
+  const name = assertTestDatabase(uniqueId(`${TEST_DATABASE_PREFIX}schema_`).toLowerCase());
+  const url = databaseUrl(name);
+  const runWith =
+    <T>(fn: (ds: DataSource) => Promise<T>) =>
+    async () => {
+      const dataSource = await new DataSource(
+        await serverDataSourceOptions({ ...loadDatabaseConfig(), url }, ENTITIES),
+      ).initialize();
+      try {
+        return await fn(dataSource);
+      } finally {
+        await dataSource.destroy();
+      }
+    };
+
+  beforeAll(() => withAdminConnection((conn) => conn.query(`CREATE DATABASE \`${name}\``)));
+  afterAll(() => withAdminConnection((conn) => conn.query(`DROP DATABASE IF EXISTS \`${name}\``)));
+
+  it('should apply the migrations once when several replicas start together', async () => {
+    const started = await Promise.allSettled([1, 2, 3].map(() => createMediumModule([], { DATABASE_URL: url })));
+    for (const s of started) if (s.status === 'fulfilled') await s.value.close();
+    expect(started.map((s) => (s.status === 'rejected' ? String(s.reason) : 'started'))).toEqual(
+      Array(3).fill('started'),
+    );
+    const applied = await runWith((ds) =>
+      ds.query<Array<{ n: string }>>('SELECT COUNT(*) AS n FROM schema_migrations'),
+    )();
+    expect(Number(applied[0].n)).toBe(MIGRATION_FILES.length);
+  });
+
+  it('should leave no difference between the entities and the migrated schema', async () => {
+    const pending = await runWith(async (ds) => {
+      await ds.runMigrations();
+      return (await ds.driver.createSchemaBuilder().log()).upQueries.map((q) => q.query);
+    })();
+    expect(pending).toEqual([]);
+  });
+
+  it('should leave no difference between the example entities and their migrated tables', async () => {
+    const examples = await new DataSource({
+      ...(await buildExampleDataSourceOptions({ ...loadDatabaseConfig(), url })),
+      entities: [...ENTITIES, ...EXAMPLE_ENTITIES],
+    }).initialize();
+    try {
+      await examples.runMigrations();
+      const pending = (await examples.driver.createSchemaBuilder().log()).upQueries.map((q) => q.query);
+      expect(pending).toEqual([]);
+    } finally {
+      await examples.destroy();
+    }
+  });
+});
