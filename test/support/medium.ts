@@ -17,6 +17,7 @@ import { loadOrderConfig, orderConfig } from '../../src/order/order.config';
 import { loadPaymentQueryConfig, paymentQueryConfig } from '../../src/order/payment-query.config';
 import { loadRedisConfig, redisConfig } from '../../src/payments/idempotency/redis.config';
 import { loadRefundConfig, refundConfig } from '../../src/platform/config/refund.config';
+import { loadReconciliationConfig, reconciliationConfig } from '../../src/reconciliation/reconciliation.config';
 import { loadServerConfig, serverConfig } from '../../src/platform/config/server.config';
 import { loadSpoolConfig, spoolConfig } from '../../src/platform/config/spool.config';
 import { ENTITIES } from '../../src/app.module';
@@ -45,6 +46,7 @@ function configurations(env: NodeJS.ProcessEnv): Array<[string | symbol, unknown
     [redisConfig.KEY, loadRedisConfig(env)],
     [adminConfig.KEY, loadAdminConfig(env)],
     [channelCallsConfig.KEY, loadChannelCallsConfig(env)],
+    [reconciliationConfig.KEY, loadReconciliationConfig(env)],
     ...CHANNEL_REGISTRATIONS.map((r): [string | symbol, unknown] => [
       getConfigToken(`channel.${r.channel}`),
       r.loadOptions(env),

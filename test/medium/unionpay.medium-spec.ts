@@ -2,16 +2,25 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool, RowDataPacket } from 'mysql2/promise';
-import { billDateOf, billDayRange, shiftBillDate } from '../src/domain/bill';
-import { FakeUnionpayGateway } from '../tools/simulator/unionpay/fake-unionpay-gateway';
-import { unionpayBillZip, zmLine } from '../tools/simulator/unionpay/unionpay-bill-file';
+import { billDateOf, billDayRange, shiftBillDate } from '../../src/domain/bill';
+import { Channel } from '../../src/domain/notification';
+import { NotifyModule } from '../../src/intake/notify.module';
+import { CreatePaymentOrderDto } from '../../src/order/dto/create-payment-order.dto';
+import { OrderModule } from '../../src/order/order.module';
+import { PaymentOrderService } from '../../src/order/payment-order.service';
+import { ReconciliationModule } from '../../src/reconciliation/reconciliation.module';
+import { ReconciliationService } from '../../src/reconciliation/reconciliation.service';
+import { Refunds } from '../../src/refund/refunds';
+import { TradeCloseService } from '../../src/trade/trade-close.service';
+import { FakeUnionpayGateway } from '../../tools/simulator/unionpay/fake-unionpay-gateway';
+import { unionpayBillZip, zmLine } from '../../tools/simulator/unionpay/unionpay-bill-file';
 import {
   generateUnionpayKeySet,
   IssuedCertificate,
   issueCertificate,
   UnionpayKeySet,
   writeUnionpayKeySet,
-} from '../tools/simulator/unionpay/unionpay-keys';
+} from '../../tools/simulator/unionpay/unionpay-keys';
 import {
   newQueryId,
   signUnionpay,
@@ -19,70 +28,73 @@ import {
   unionpayConsumeFields,
   UnionpayConsumeParams,
   unionpayForm,
-} from '../tools/simulator/unionpay/unionpay-signer';
-import { eventually } from './support/eventually';
-import { OrderEffects } from './support/order-effects';
-import { databaseProxy, databaseUrlVia, inParallel } from './support/payment-storm';
-import {
-  count,
-  createTestPlatforms,
-  HttpAnswer,
-  RunningApp,
-  startApp,
-  TestClient,
-  TestPlatforms,
-  testDatabasePool,
-  uniqueId,
-} from './support/test-app';
+} from '../../tools/simulator/unionpay/unionpay-signer';
+import { eventually } from '../support/eventually';
+import { createMediumModule, MediumContext } from '../support/medium';
+import { failure, FORM, receive, Reply } from '../support/medium-dialects';
+import { OrderEffects } from '../support/order-effects';
+import { databaseProxy, databaseUrlVia, inParallel } from '../support/payment-storm';
+import { RefundEffects } from '../support/refund-effects';
+import { TcpProxy } from '../support/tcp-proxy';
+import { count as countRows, createTestPlatforms, testDatabasePool, uniqueId } from '../support/test-app';
+import { useOwnDatabase } from '../support/test-database';
 
 /**
- * UnionPay (acp 5.1.0) end to end: two replicas on one database, notifications signed with a key set
- * made for the run (root, middle, UnionPay's signer, the merchant's PFX), and a fake gateway that
- * checks the service's request signatures and signs its answers.
+ * UnionPay (acp 5.1.0) as services on the real database, without HTTP: notifications signed with a
+ * key set made for the run (root, middle, UnionPay's signer, the merchant's PFX) go to the notify
+ * route's use case, and a fake gateway checks the service's request signatures and signs its
+ * answers. Every case here moved from test/unionpay.e2e-spec.ts and asserts the same rows; the
+ * reply on the wire stays in test/channel-acks.e2e-spec.ts. The module reaches the database through
+ * a proxy that the spool case cuts.
  */
 const MER_ID = '777290058167151';
 const ORDERS = 60;
 const DELIVERIES_PER_PAYMENT = 6;
 
-let platforms: TestPlatforms;
 let keys: UnionpayKeySet;
 let fake: FakeUnionpayGateway;
-let replicas: RunningApp[];
-let clients: TestClient[];
+let proxy: TcpProxy;
+let ctx: MediumContext;
 let pool: Pool;
 let effects: OrderEffects;
-/** The replicas' configuration, for the suites that start an app of their own. */
-let appEnv: Record<string, string>;
+let refunds: RefundEffects;
+let dropOwnDatabase: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
-  platforms = await createTestPlatforms();
+  // The payment-query and refund workers take every due row of their database: other suites' would come first.
+  dropOwnDatabase = await useOwnDatabase();
+  const platforms = await createTestPlatforms();
   keys = generateUnionpayKeySet();
   const unionpayEnv = writeUnionpayKeySet(keys, mkdtempSync(join(tmpdir(), 'pcs-unionpay-')), MER_ID);
   fake = await FakeUnionpayGateway.start({
     merchants: [{ merId: MER_ID, certificatePem: keys.merchant.pem }],
     signer: keys.unionpaySigner,
   });
-  const env = {
+  proxy = await databaseProxy();
+  ctx = await createMediumModule([OrderModule, NotifyModule, ReconciliationModule], {
     ...platforms.env,
     ...unionpayEnv,
     ...fake.apiEnv,
+    DATABASE_URL: databaseUrlVia(proxy),
+    SPOOL_DIR: mkdtempSync(join(tmpdir(), 'pcs-unionpay-spool-')),
     UNIONPAY_BACK_URL: 'https://pay.example.com/notify/unionpay',
     UNIONPAY_VALIDATE_CN: 'true',
     PAYMENT_QUERY_SCHEDULE_SECONDS: '5',
     PAYMENT_QUERY_POLL_INTERVAL_MS: '200',
     PAYMENT_QUERY_RATE_PER_SECOND: '1000',
-  };
-  appEnv = env;
-  replicas = [await startApp(env), await startApp(env)];
-  clients = replicas.map((r) => new TestClient(r.url, platforms));
+    REFUND_POLL_INTERVAL_MS: '200',
+  });
   pool = testDatabasePool();
   effects = new OrderEffects(pool);
+  refunds = new RefundEffects(pool);
 });
 
 afterAll(async () => {
-  await Promise.all(replicas?.map((r) => r.close()) ?? []);
+  await ctx?.close();
+  await proxy?.stop();
   await fake?.close();
   await pool?.end();
+  await dropOwnDatabase?.();
 });
 
 interface UnionpayPayment {
@@ -102,25 +114,28 @@ interface ItemColumns {
   local_amount: number | null;
 }
 
+const count = (sql: string, params: unknown[]) => countRows(pool, sql, params);
+
 function newPayment(prefix: string, amount: number, at = new Date()): UnionpayPayment {
   return { orderNo: uniqueId(prefix), queryId: newQueryId(), amount, txnTime: txnTime(at) };
 }
 
-function registerBody(p: UnionpayPayment): Record<string, unknown> {
+function registration(p: UnionpayPayment): CreatePaymentOrderDto {
   return {
     orderNo: p.orderNo,
     userId: 'u-1',
     amount: p.amount,
     currency: 'CNY',
-    channel: 'UNIONPAY',
+    channel: Channel.Unionpay,
     merchantId: MER_ID,
     channelOrderTime: p.txnTime,
   };
 }
 
-async function register(p: UnionpayPayment, client = clients[0]): Promise<void> {
-  const answer = await client.api('POST', '/payment-orders', registerBody(p));
-  if (answer.status !== 201) throw new Error(`registering ${p.orderNo}: ${answer.status} ${answer.body}`);
+const registerOrder = (dto: CreatePaymentOrderDto) => ctx.inContext(() => ctx.get(PaymentOrderService).register(dto));
+
+async function register(p: UnionpayPayment): Promise<void> {
+  await registerOrder(registration(p));
 }
 
 function consumeForm(
@@ -139,39 +154,30 @@ function consumeForm(
   return unionpayForm(signUnionpay(fields, signer));
 }
 
-async function post(client: TestClient, form: string): Promise<HttpAnswer> {
-  const response = await fetch(`${client.baseUrl}/notify/unionpay`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: form,
-  });
-  const body = await response.text();
-  return { status: response.status, body, json: <T>() => JSON.parse(body) as T };
-}
+const post = (form: string) => receive(ctx, 'unionpay', form, FORM);
+const isAck = (a: Reply) => a.status === 200 && a.body === 'ok';
 
-const isAck = (a: HttpAnswer) => a.status === 200 && a.body === 'ok';
+/** A refund as an admin asks for it (the refund use case); its DomainError's status when refused. */
+const refund = (request: { orderNo: string; transactionId: string; refundNo?: string; reason: string }) =>
+  ctx.get(Refunds).request(request, 'alice');
 
-describe('UnionPay notifications across two replicas', () => {
+describe('UnionPay notifications', () => {
   it(`should pay each of ${ORDERS} orders exactly once when each notification arrives ${DELIVERIES_PER_PAYMENT} times at once`, async () => {
     const payments = Array.from({ length: ORDERS }, (_, i) => newPayment('U', 100 + i));
     await inParallel(payments, 10, (p) => register(p));
 
-    const answers: HttpAnswer[] = [];
+    const answers: Reply[] = [];
     await inParallel(payments, 10, async (p) => {
       // UnionPay delivers the same signed message again until it sees a 200.
       const form = consumeForm(p);
-      answers.push(
-        ...(await Promise.all(
-          Array.from({ length: DELIVERIES_PER_PAYMENT }, (_, i) => post(clients[i % clients.length], form)),
-        )),
-      );
+      answers.push(...(await Promise.all(Array.from({ length: DELIVERIES_PER_PAYMENT }, () => post(form)))));
     });
 
     expect(answers.filter((a) => !isAck(a)).map((a) => `${a.status} ${a.body}`)).toEqual([]);
     expect(answers).toHaveLength(ORDERS * DELIVERIES_PER_PAYMENT);
     const orderNos = payments.map((p) => p.orderNo);
     expect(
-      await count(pool, `SELECT COUNT(*) FROM payment_order WHERE status = 'PAID' AND order_no IN (?)`, [orderNos]),
+      await count(`SELECT COUNT(*) FROM payment_order WHERE status = 'PAID' AND order_no IN (?)`, [orderNos]),
     ).toBe(ORDERS);
     const [perOrder] = await pool.query<RowDataPacket[]>(
       `SELECT o.order_no,
@@ -195,7 +201,7 @@ describe('UnionPay notifications across two replicas', () => {
         DELIVERIES_PER_PAYMENT - 1,
       ]);
     }
-    expect(await count(pool, 'SELECT COUNT(*) FROM payment_anomaly WHERE order_no IN (?)', [orderNos])).toBe(0);
+    expect(await count('SELECT COUNT(*) FROM payment_anomaly WHERE order_no IN (?)', [orderNos])).toBe(0);
     const [callback] = await pool.query<RowDataPacket[]>(
       'SELECT amount, currency, merchant_id, transaction_id FROM payment_callback WHERE order_no = ?',
       [payments[7].orderNo],
@@ -213,27 +219,23 @@ describe('UnionPay notifications across two replicas', () => {
     const paidTwice = newPayment('UD', 1500);
     const closed = newPayment('UC', 2000);
     for (const p of [mismatch, paidTwice, closed]) await register(p);
+    const close = () => ctx.inContext(() => ctx.get(TradeCloseService).close(closed.orderNo));
 
-    expect(isAck(await post(clients[0], consumeForm(mismatch, { txnAmt: 999 })))).toBe(true);
-    expect(isAck(await post(clients[0], consumeForm(paidTwice)))).toBe(true);
+    expect(isAck(await post(consumeForm(mismatch, { txnAmt: 999 })))).toBe(true);
+    expect(isAck(await post(consumeForm(paidTwice)))).toBe(true);
     const second = newQueryId();
-    expect(isAck(await post(clients[1], consumeForm(paidTwice, { queryId: second })))).toBe(true);
-    const close = await clients[1].api('POST', `/payment-orders/${closed.orderNo}/close`);
-    expect(close.status).toBe(200);
-    expect(close.json()).toMatchObject({
-      status: 'CLOSED',
-      channelClose: [{ channel: 'UNIONPAY', merchantId: MER_ID, outcome: 'NOT_APPLICABLE' }],
-    });
-    const again = await clients[0].api('POST', `/payment-orders/${closed.orderNo}/close`);
-    expect(again.json()).toMatchObject({ channelClose: [{ channel: 'UNIONPAY', outcome: 'NOT_APPLICABLE' }] });
+    expect(isAck(await post(consumeForm(paidTwice, { queryId: second })))).toBe(true);
+    const first = await close();
+    expect(first.order.status).toBe('CLOSED');
+    expect(first.channelClose).toMatchObject([{ channel: 'UNIONPAY', merchantId: MER_ID, outcome: 'NOT_APPLICABLE' }]);
+    expect((await close()).channelClose).toMatchObject([{ channel: 'UNIONPAY', outcome: 'NOT_APPLICABLE' }]);
     expect(
       await count(
-        pool,
         "SELECT COUNT(*) FROM payment_channel_call WHERE order_no = ? AND request = 'CLOSE' AND outcome = 'NOT_APPLICABLE'",
         [closed.orderNo],
       ),
     ).toBe(1);
-    expect(isAck(await post(clients[0], consumeForm(closed)))).toBe(true);
+    expect(isAck(await post(consumeForm(closed)))).toBe(true);
 
     expect((await effects.anomalies(mismatch.orderNo)).map((a) => a.type)).toEqual(['AMOUNT_MISMATCH']);
     expect((await effects.anomalies(paidTwice.orderNo)).map((a) => [a.type, a.transaction_id])).toEqual([
@@ -259,85 +261,65 @@ describe('UnionPay notifications across two replicas', () => {
     it.each(cases)('should refuse %s', async (_what, forge) => {
       const p = newPayment('UF', 3000);
       await register(p);
-      const answer = await post(clients[1], forge(p));
+      const answer = await post(forge(p));
 
       expect(answer.status).toBe(401);
       expect(answer.body).toBe('fail');
       expect(await effects.deliveriesFor(p.orderNo)).toBe(0);
-      expect(await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no = ?', [p.orderNo])).toBe(0);
-      expect(await count(pool, 'SELECT COUNT(*) FROM payment_anomaly WHERE order_no = ?', [p.orderNo])).toBe(0);
+      expect(await count('SELECT COUNT(*) FROM payment_callback WHERE order_no = ?', [p.orderNo])).toBe(0);
+      expect(await count('SELECT COUNT(*) FROM payment_anomaly WHERE order_no = ?', [p.orderNo])).toBe(0);
       expect(await effects.status(p.orderNo)).toBe('WAIT_PAY');
     });
   });
 
   it('should refuse an order for UNIONPAY without channelOrderTime, and write nothing', async () => {
     const p = newPayment('UT', 100);
-    const { channelOrderTime: _omitted, ...withoutTime } = registerBody(p);
-    const answer = await clients[0].api('POST', '/payment-orders', withoutTime);
-    expect(answer.status).toBe(400);
-    expect(answer.body).toMatch(/channelOrderTime .*is required with channel UNIONPAY/);
-    expect(await count(pool, 'SELECT COUNT(*) FROM payment_order WHERE order_no = ?', [p.orderNo])).toBe(0);
+    const { channelOrderTime: _omitted, ...withoutTime } = registration(p);
+    const refused = await failure(registerOrder(withoutTime));
+    expect(refused.status).toBe(400);
+    expect(refused.message).toMatch(/channelOrderTime .*is required with channel UNIONPAY/);
+    expect(await count('SELECT COUNT(*) FROM payment_order WHERE order_no = ?', [p.orderNo])).toBe(0);
   });
 
   it('should refuse an order number UnionPay would not take, at registration', async () => {
-    const answer = await clients[0].registerOrder({ orderNo: 'U-1', amount: 100, channel: 'UNIONPAY' });
-    expect(answer.status).toBe(400);
-    expect(answer.body).toMatch(/8 to 40 letters or digits/);
+    const refused = await failure(
+      registerOrder({ orderNo: 'U-1', userId: 'u-1', amount: 100, currency: 'CNY', channel: Channel.Unionpay }),
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.message).toMatch(/8 to 40 letters or digits/);
   });
 });
 
 describe('UnionPay notifications during a database cut (SPOOL_DIR)', () => {
   it('should ack them from the spool, and apply each payment exactly once when the database is back', async () => {
-    const proxy = await databaseProxy();
-    const app = await startApp({
-      ...appEnv,
-      DATABASE_URL: databaseUrlVia(proxy),
-      SPOOL_DIR: mkdtempSync(join(tmpdir(), 'pcs-unionpay-spool-')),
-    });
+    const payments = Array.from({ length: 20 }, (_, i) => newPayment('US', 500 + i));
+    await inParallel(payments, 5, (p) => register(p));
+
+    await proxy.stop();
+    let answers: Reply[];
     try {
-      const client = new TestClient(app.url, platforms);
-      const payments = Array.from({ length: 20 }, (_, i) => newPayment('US', 500 + i));
-      await inParallel(payments, 5, (p) => register(p, client));
-
-      await proxy.stop();
-      const answers = await Promise.all(
-        payments.flatMap((p) => [post(client, consumeForm(p)), post(client, consumeForm(p))]),
-      );
-      expect(answers.filter((a) => !isAck(a)).map((a) => `${a.status} ${a.body}`)).toEqual([]);
-      expect(
-        await count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE order_no IN (?)', [
-          payments.map((p) => p.orderNo),
-        ]),
-      ).toBe(0);
-      await proxy.start();
-
-      const orderNos = payments.map((p) => p.orderNo);
-      await eventually(
-        'the spool to apply every payment',
-        async () =>
-          (await count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE order_no IN (?)', [orderNos])) === 40,
-        60_000,
-      );
-      expect(
-        await count(pool, `SELECT COUNT(*) FROM payment_order WHERE status = 'PAID' AND order_no IN (?)`, [orderNos]),
-      ).toBe(20);
-      expect(await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no IN (?)', [orderNos])).toBe(20);
-      expect(
-        await count(pool, `SELECT COUNT(*) FROM outbox_event WHERE type = 'payment.succeeded' AND order_no IN (?)`, [
-          orderNos,
-        ]),
-      ).toBe(20);
-      expect(
-        await count(pool, `SELECT COUNT(*) FROM callback_delivery WHERE outcome = 'PAID' AND order_no IN (?)`, [
-          orderNos,
-        ]),
-      ).toBe(20);
+      answers = await Promise.all(payments.flatMap((p) => [post(consumeForm(p)), post(consumeForm(p))]));
     } finally {
-      await proxy.stop();
       await proxy.start();
-      await app.close();
-      await proxy.stop();
     }
+    expect(answers.filter((a) => !isAck(a)).map((a) => `${a.status} ${a.body}`)).toEqual([]);
+
+    const orderNos = payments.map((p) => p.orderNo);
+    await eventually(
+      'the spool to apply every payment',
+      async () => (await count('SELECT COUNT(*) FROM callback_delivery WHERE order_no IN (?)', [orderNos])) === 40,
+      60_000,
+    );
+    expect(
+      await count(`SELECT COUNT(*) FROM payment_order WHERE status = 'PAID' AND order_no IN (?)`, [orderNos]),
+    ).toBe(20);
+    expect(await count('SELECT COUNT(*) FROM payment_callback WHERE order_no IN (?)', [orderNos])).toBe(20);
+    expect(
+      await count(`SELECT COUNT(*) FROM outbox_event WHERE type = 'payment.succeeded' AND order_no IN (?)`, [orderNos]),
+    ).toBe(20);
+    expect(
+      await count(`SELECT COUNT(*) FROM callback_delivery WHERE outcome = 'PAID' AND order_no IN (?)`, [orderNos]),
+    ).toBe(20);
   });
 });
 
@@ -345,22 +327,13 @@ describe('UnionPay channel calls', () => {
   it('should refund a duplicate payment with a signed txnType 04, and settle it by its result notification', async () => {
     const p = newPayment('UR', 4321);
     await register(p);
-    expect(isAck(await post(clients[0], consumeForm(p)))).toBe(true);
+    expect(isAck(await post(consumeForm(p)))).toBe(true);
     const duplicate = newQueryId();
-    expect(isAck(await post(clients[1], consumeForm(p, { queryId: duplicate })))).toBe(true);
+    expect(isAck(await post(consumeForm(p, { queryId: duplicate })))).toBe(true);
 
-    const answer = await clients[0].admin('POST', '/admin/refunds/emergency', platforms.admins.admin, {
-      orderNo: p.orderNo,
-      transactionId: duplicate,
-      reason: 'paid twice',
-    });
-    expect(answer.status).toBe(202);
-    const { refundNo } = answer.json<{ refundNo: string }>();
-    await eventually(
-      'the refund to be accepted',
-      async () => (await refundRow(refundNo))?.status === 'PROCESSING',
-      15_000,
-    );
+    const { refund: asked } = await refund({ orderNo: p.orderNo, transactionId: duplicate, reason: 'paid twice' });
+    const { refundNo } = asked;
+    await refunds.statusIs(refundNo, 'PROCESSING');
     expect(fake.refunds.filter((r) => r.orderId === refundNo)).toEqual([
       expect.objectContaining({
         merId: MER_ID,
@@ -371,10 +344,9 @@ describe('UnionPay channel calls', () => {
     ]);
 
     const notice = fake.refundNotification(refundNo);
-    const answers = await Promise.all([post(clients[0], notice.body), post(clients[1], notice.body)]);
+    const answers = await Promise.all([post(notice.body), post(notice.body)]);
     expect(answers.every(isAck)).toBe(true);
-    const refund = await refundRow(refundNo);
-    expect(refund).toMatchObject({
+    expect(await refunds.row(refundNo)).toMatchObject({
       status: 'SUCCEEDED',
       channel_refund_id: fake.refunds.find((r) => r.orderId === refundNo)!.queryId,
     });
@@ -385,31 +357,40 @@ describe('UnionPay channel calls', () => {
   it('should ask queryTrans about a refund whose answer was lost, under its first txnTime, and never send it again', async () => {
     const p = newPayment('UL', 6543);
     await register(p);
-    expect(isAck(await post(clients[0], consumeForm(p)))).toBe(true);
+    expect(isAck(await post(consumeForm(p)))).toBe(true);
     // UnionPay takes the refund, and the connection drops before its answer arrives.
     fake.refundAnswersToLose = 1;
 
     const refundNo = uniqueId('ULR');
-    const asked = await requestRefund(p, refundNo);
-    expect(asked.status).toBe(202);
-    const settled = await settledRefundRow(refundNo);
+    await refund({ orderNo: p.orderNo, transactionId: p.queryId, refundNo, reason: 'customer complaint' });
+    let settled: Record<string, unknown> | undefined;
+    await eventually(
+      `refund ${refundNo} to settle`,
+      async () => {
+        settled = await refunds.row(refundNo);
+        return !['PENDING', 'PROCESSING'].includes(String(settled?.status));
+      },
+      30_000,
+    );
 
-    expect(settled.status).toBe('SUCCEEDED');
+    expect(settled?.status).toBe('SUCCEEDED');
     const sent = fake.refunds.filter((r) => r.origQryId === p.queryId);
     expect(sent).toHaveLength(1);
-    expect(settled.channel_refund_id).toBe(sent[0].queryId);
+    expect(settled?.channel_refund_id).toBe(sent[0].queryId);
     const calls = (endpoint: string) =>
       fake.calls.filter((c) => c.endpoint === endpoint && c.fields.orderId === refundNo);
     expect(calls('backTrans')).toHaveLength(1);
     expect(calls('queryTrans').length).toBeGreaterThanOrEqual(1);
     expect(new Set(calls('queryTrans').map((c) => c.fields.txnTime))).toEqual(new Set([sent[0].txnTime]));
     // UnionPay's own word on it, delivered later, changes nothing.
-    expect(isAck(await post(clients[1], fake.refundNotification(refundNo).body))).toBe(true);
-    expect(await refundRow(refundNo)).toMatchObject({ status: 'SUCCEEDED' });
+    expect(isAck(await post(fake.refundNotification(refundNo).body))).toBe(true);
+    expect(await refunds.row(refundNo)).toMatchObject({ status: 'SUCCEEDED' });
     expect(await effects.events(p.orderNo, 'refund.succeeded')).toBe(1);
     expect(await effects.status(p.orderNo)).toBe('REFUNDED');
 
-    const again = await requestRefund(p, uniqueId('ULS'));
+    const again = await failure(
+      refund({ orderNo: p.orderNo, transactionId: p.queryId, refundNo: uniqueId('ULS'), reason: 'customer complaint' }),
+    );
     expect(again.status).toBe(422);
     expect(fake.refunds.filter((r) => r.origQryId === p.queryId)).toHaveLength(1);
   });
@@ -418,9 +399,7 @@ describe('UnionPay channel calls', () => {
     // Sent a minute before it was registered: the query must name that txnTime, not the time it asks.
     const p = newPayment('UQ', 7777, new Date(Date.now() - 60_000));
     await register(p);
-    expect((await clients[1].api('GET', `/payment-orders/${p.orderNo}`)).json()).toMatchObject({
-      channelOrderTime: p.txnTime,
-    });
+    expect((await effects.order(p.orderNo))?.channel_order_time).toBe(p.txnTime);
     fake.putTrade({ merId: MER_ID, orderId: p.orderNo, queryId: p.queryId, amount: p.amount, txnTime: p.txnTime });
 
     await eventually('the query to pay the order', async () => (await effects.status(p.orderNo)) === 'PAID', 20_000);
@@ -435,7 +414,7 @@ describe('UnionPay channel calls', () => {
       txnTime: p.txnTime,
     });
     // The late notification is a duplicate of what the query applied.
-    expect(isAck(await post(clients[1], consumeForm(p)))).toBe(true);
+    expect(isAck(await post(consumeForm(p)))).toBe(true);
     expect(await effects.deliveryOutcomes('UNIONPAY', p.queryId)).toContain('DUPLICATE');
     expect(await effects.events(p.orderNo)).toBe(1);
   });
@@ -449,45 +428,36 @@ describe('UnionPay channel calls', () => {
     await eventually(
       'the query to be answered',
       async () =>
-        (await count(pool, "SELECT COUNT(*) FROM payment_channel_call WHERE order_no = ? AND request = 'QUERY'", [
+        (await count("SELECT COUNT(*) FROM payment_channel_call WHERE order_no = ? AND request = 'QUERY'", [
           p.orderNo,
         ])) >= 1,
       20_000,
     );
-    const [calls] = await pool.query<Array<RowDataPacket & { channel: string; outcome: string }>>(
-      "SELECT channel, outcome FROM payment_channel_call WHERE order_no = ? AND request = 'QUERY'",
-      [p.orderNo],
-    );
+    const calls = await effects.channelCalls(p.orderNo, 'QUERY');
     expect(calls.map((c) => [c.channel, c.outcome])).toEqual(calls.map(() => ['UNIONPAY', 'NOT_FOUND']));
     const queries = fake.calls.filter((c) => c.endpoint === 'queryTrans' && c.fields.orderId === p.orderNo);
     expect(queries.map((q) => q.fields.txnTime)).toEqual(queries.map(() => p.txnTime));
     expect(await effects.status(p.orderNo)).toBe('WAIT_PAY');
-    expect(await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no = ?', [p.orderNo])).toBe(0);
+    expect(await count('SELECT COUNT(*) FROM payment_callback WHERE order_no = ?', [p.orderNo])).toBe(0);
   });
 
   it('should not query an order registered without channelOrderTime, and say why (nothing paid, no request sent)', async () => {
     // Registered with no channel named (UNIONPAY would require the time): UnionPay is asked too, and cannot be.
     const p = newPayment('UN', 1234);
-    const registered = await clients[0].registerOrder({ orderNo: p.orderNo, amount: p.amount });
-    expect(registered.status).toBe(201);
-    expect(registered.json()).toMatchObject({ channelOrderTime: null });
+    const { order } = await registerOrder({ orderNo: p.orderNo, userId: 'u-1', amount: p.amount, currency: 'CNY' });
+    expect(order.channelOrderTime).toBeNull();
     fake.putTrade({ merId: MER_ID, orderId: p.orderNo, queryId: p.queryId, amount: p.amount, txnTime: p.txnTime });
 
-    const unionpayQueries = () =>
-      pool.query<RowDataPacket[]>(
-        "SELECT outcome, detail FROM payment_channel_call WHERE order_no = ? AND request = 'QUERY' AND channel = 'UNIONPAY'",
-        [p.orderNo],
-      );
-    await eventually('the UnionPay query to be recorded', async () => (await unionpayQueries())[0].length >= 1, 20_000);
-    const [calls] = await unionpayQueries();
-    expect(calls[0]).toMatchObject({ outcome: 'FAILED' });
-    expect(calls[0].detail).toMatch(
-      /registered without channelOrderTime \(UnionPay's txnTime\), so it cannot be queried/,
-    );
+    const unionpayQueries = async () =>
+      (await effects.channelCalls(p.orderNo, 'QUERY')).filter((c) => c.channel === 'UNIONPAY');
+    await eventually('the UnionPay query to be recorded', async () => (await unionpayQueries()).length >= 1, 20_000);
+    const [call] = await unionpayQueries();
+    expect(call).toMatchObject({ outcome: 'FAILED' });
+    expect(call.detail).toMatch(/registered without channelOrderTime \(UnionPay's txnTime\), so it cannot be queried/);
     expect(fake.calls.filter((c) => c.endpoint === 'queryTrans' && c.fields.orderId === p.orderNo)).toEqual([]);
     expect(await effects.status(p.orderNo)).toBe('WAIT_PAY');
-    expect(await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no = ?', [p.orderNo])).toBe(0);
-    expect(await count(pool, 'SELECT COUNT(*) FROM outbox_event WHERE order_no = ?', [p.orderNo])).toBe(0);
+    expect(await count('SELECT COUNT(*) FROM payment_callback WHERE order_no = ?', [p.orderNo])).toBe(0);
+    expect(await count('SELECT COUNT(*) FROM outbox_event WHERE order_no = ?', [p.orderNo])).toBe(0);
   });
 
   it("should reconcile a day from fileTransfer's ZIP with exact amounts, recovering the lost payment", async () => {
@@ -499,8 +469,8 @@ describe('UnionPay channel calls', () => {
     const lost = newPayment('UL', 123_456_789_012, at);
     const differs = newPayment('UA', 5000);
     for (const p of [matched, lost, differs]) await register(p);
-    expect(isAck(await post(clients[0], consumeForm(matched, { txnTime: txnTime(at) })))).toBe(true);
-    expect(isAck(await post(clients[0], consumeForm(differs, { txnTime: txnTime(at) })))).toBe(true);
+    expect(isAck(await post(consumeForm(matched, { txnTime: txnTime(at) })))).toBe(true);
+    expect(isAck(await post(consumeForm(differs, { txnTime: txnTime(at) })))).toBe(true);
     fake.putTrade({
       merId: MER_ID,
       orderId: lost.orderNo,
@@ -516,20 +486,15 @@ describe('UnionPay channel calls', () => {
       unionpayBillZip([line(matched), line(lost), line(differs, 5001), 'garbage'], date, MER_ID),
     );
 
-    const run = await clients[0].admin('POST', `/admin/reconciliations/unionpay/${date}/run`, platforms.admins.admin, {
-      merchantId: MER_ID,
-    });
-    expect(run.status).toBe(202);
-    await eventually(
-      'the run to complete',
-      async () =>
-        (await count(
-          pool,
-          `SELECT COUNT(*) FROM reconciliation_run WHERE channel = 'UNIONPAY' AND merchant_id = ? AND bill_date = ? AND status = 'COMPLETED'`,
-          [MER_ID, date],
-        )) === 1,
-      30_000,
-    );
+    const report = await ctx.inContext(() => ctx.get(ReconciliationService).run('UNIONPAY', MER_ID, date, 'MANUAL'));
+
+    expect(report?.counts).toMatchObject({ MATCHED: 1 });
+    expect(
+      await count(
+        `SELECT COUNT(*) FROM reconciliation_run WHERE channel = 'UNIONPAY' AND merchant_id = ? AND bill_date = ? AND status = 'COMPLETED'`,
+        [MER_ID, date],
+      ),
+    ).toBe(1);
     const [items] = await pool.query<Array<RowDataPacket & ItemColumns>>(
       `SELECT i.outcome, i.kind, i.transaction_id, i.channel_amount, i.local_amount FROM reconciliation_item i
        JOIN reconciliation_run r ON r.id = i.run_id
@@ -554,25 +519,3 @@ describe('UnionPay channel calls', () => {
     expect(paid[0].amount).toBe(lost.amount);
   });
 });
-
-/** A full refund of the payment, asked for by an admin. */
-function requestRefund(p: UnionpayPayment, refundNo: string): Promise<HttpAnswer> {
-  return clients[0].admin('POST', '/admin/refunds/emergency', platforms.admins.admin, {
-    orderNo: p.orderNo,
-    transactionId: p.queryId,
-    refundNo,
-    reason: 'customer complaint',
-  });
-}
-
-/** The refund's row once it is no longer in flight (PENDING or PROCESSING). */
-async function settledRefundRow(refundNo: string): Promise<RowDataPacket> {
-  const inFlight = async () => ['PENDING', 'PROCESSING'].includes(String((await refundRow(refundNo))?.status));
-  await eventually(`refund ${refundNo} to settle`, async () => !(await inFlight()), 30_000);
-  return (await refundRow(refundNo))!;
-}
-
-async function refundRow(refundNo: string): Promise<RowDataPacket | undefined> {
-  const [rows] = await pool.query<RowDataPacket[]>('SELECT * FROM refund WHERE refund_no = ?', [refundNo]);
-  return rows[0];
-}

@@ -1,21 +1,33 @@
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { signV2 } from '../src/channels/wechatpay/v2/wechatpay-v2.sign';
-import { writeV2Xml } from '../src/channels/wechatpay/v2/wechatpay-v2.xml';
-import { WechatpayV2Calls } from '../src/channels/wechatpay/v2/wechatpay-v2.calls';
-import { WechatpayV2Client } from '../src/channels/wechatpay/v2/wechatpay-v2.client';
-import { WechatpayAccount } from '../src/channels/wechatpay/wechatpay.config';
-import { BillEntry } from '../src/domain/bill';
-import { randomAlphanumeric } from '../tools/simulator/platform-signers';
-import { FakeWechatpayV2Api } from '../tools/simulator/wechatpay/v2/fake-wechatpay-v2-api';
-import { v2PaymentNotification } from '../tools/simulator/wechatpay/v2/v2-notifications';
-import { createV2TlsMaterial, V2TlsMaterial } from '../tools/simulator/wechatpay/v2/v2-tls';
-import { eventually } from './support/eventually';
-import { createTestPlatforms, RunningApp, startApp, TestClient, testDatabasePool, uniqueId } from './support/test-app';
+import { signV2 } from '../../src/channels/wechatpay/v2/wechatpay-v2.sign';
+import { writeV2Xml } from '../../src/channels/wechatpay/v2/wechatpay-v2.xml';
+import { WechatpayV2Calls } from '../../src/channels/wechatpay/v2/wechatpay-v2.calls';
+import { WechatpayV2Client } from '../../src/channels/wechatpay/v2/wechatpay-v2.client';
+import { WechatpayAccount } from '../../src/channels/wechatpay/wechatpay.config';
+import { BillEntry } from '../../src/domain/bill';
+import { randomAlphanumeric } from '../../tools/simulator/platform-signers';
+import { FakeWechatpayV2Api } from '../../tools/simulator/wechatpay/v2/fake-wechatpay-v2-api';
+import { v2PaymentNotification } from '../../tools/simulator/wechatpay/v2/v2-notifications';
+import { createV2TlsMaterial, V2TlsMaterial } from '../../tools/simulator/wechatpay/v2/v2-tls';
+import { AdminModule } from '../../src/admin/admin.module';
+import { NotifyModule } from '../../src/intake/notify.module';
+import { OrderModule } from '../../src/order/order.module';
+import { PaymentOrderService } from '../../src/order/payment-order.service';
+import { Refunds } from '../../src/refund/refunds';
+import { TradeCloseService } from '../../src/trade/trade-close.service';
+import { TradeModule } from '../../src/trade/trade.module';
+import { eventually } from '../support/eventually';
+import { createMediumModule, MediumContext } from '../support/medium';
+import { receive, XML } from '../support/medium-dialects';
+import { createTestPlatforms, testDatabasePool, uniqueId } from '../support/test-app';
+import { useOwnDatabase } from '../support/test-database';
 
 /**
  * The API calls of an account with only an APIv2 key, against a local fake of WeChat Pay's APIv2
- * over HTTPS: signed XML both ways, and refunds only with the merchant's apiclient_cert.p12.
+ * over HTTPS: signed XML both ways, and refunds only with the merchant's apiclient_cert.p12; first
+ * the channel's calls themselves, then the services that make them, on the real database without
+ * HTTP. Every case here moved from test/wechatpay-v2-calls.e2e-spec.ts with the same assertions.
  */
 const MCHID = '1900000109';
 const APPID = 'wxd930ea5d5a258f4f';
@@ -190,14 +202,16 @@ describe(WechatpayV2Calls.name, () => {
 });
 
 describe('an account with only an APIv2 key, in the service', () => {
-  let app: RunningApp;
-  let client: TestClient;
+  let ctx: MediumContext;
   let pool: Pool;
+  let dropOwnDatabase: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
+    // The refund worker takes every due refund of its database: other suites' would come first.
+    dropOwnDatabase = await useOwnDatabase();
     const platforms = await createTestPlatforms();
     const notWechatpay = Object.fromEntries(Object.entries(platforms.env).filter(([k]) => !k.startsWith('WECHATPAY_')));
-    app = await startApp({
+    ctx = await createMediumModule([OrderModule, NotifyModule, AdminModule, TradeModule], {
       ...notWechatpay,
       WECHATPAY_MCHID: MCHID,
       WECHATPAY_APPIDS: APPID,
@@ -207,12 +221,12 @@ describe('an account with only an APIv2 key, in the service', () => {
       WECHATPAY_API_BASE_URL: fake.url,
       REFUND_POLL_INTERVAL_MS: '200',
     });
-    client = new TestClient(app.url, platforms);
     pool = testDatabasePool();
   });
   afterAll(async () => {
-    await app?.close();
+    await ctx?.close();
     await pool?.end();
+    await dropOwnDatabase?.();
   });
 
   const status = async (table: string, column: string, value: string) =>
@@ -221,31 +235,22 @@ describe('an account with only an APIv2 key, in the service', () => {
         value,
       ])
     )[0][0]?.status;
+  const registerOrder = (order: { orderNo: string; amount: number; channel?: 'WECHATPAY'; merchantId?: string }) =>
+    ctx.inContext(() => ctx.get(PaymentOrderService).register({ userId: 'u-1', currency: 'CNY', ...order }));
 
   it('should refund through secapi/pay/refund and settle it by refundquery', async () => {
     const orderNo = uniqueId('V2A');
     const transactionId = uniqueId('T');
-    expect((await client.registerOrder({ orderNo, amount: 900 })).status).toBe(201);
+    expect((await registerOrder({ orderNo, amount: 900 })).created).toBe(true);
     const xml = v2PaymentNotification(
       { mchid: MCHID, appid: APPID, outTradeNo: orderNo, transactionId, totalFee: 900, paidAt: new Date() },
       API_V2_KEY,
     );
-    const notified = await fetch(`${app.url}/notify/wechatpay-v2`, {
-      method: 'POST',
-      headers: { 'content-type': 'text/xml' },
-      body: xml,
-    });
-    expect(await notified.text()).toBe(ACK);
+    expect((await receive(ctx, 'wechatpay-v2', xml, XML)).body).toBe(ACK);
     const refundNo = uniqueId('RV2');
 
-    const asked = await client.admin('POST', '/admin/refunds/emergency', client.platforms.admins.admin, {
-      orderNo,
-      transactionId,
-      refundNo,
-      reason: 'APIv2 refund',
-    });
+    await ctx.get(Refunds).request({ orderNo, transactionId, refundNo, reason: 'APIv2 refund' }, 'alice');
 
-    expect(asked.status).toBe(202);
     await eventually(
       'the refund to be PROCESSING',
       async () => (await status('refund', 'refund_no', refundNo)) === 'PROCESSING',
@@ -265,15 +270,13 @@ describe('an account with only an APIv2 key, in the service', () => {
   it('should close an order at the platform through closeorder', async () => {
     const orderNo = uniqueId('V2A');
     // Of this channel and account: an order of unknown channel would be closed at Alipay too, which no platform serves here.
-    expect((await client.registerOrder({ orderNo, amount: 500, channel: 'WECHATPAY', merchantId: MCHID })).status).toBe(
-      201,
-    );
+    expect((await registerOrder({ orderNo, amount: 500, channel: 'WECHATPAY', merchantId: MCHID })).created).toBe(true);
     fake.trades.set(orderNo, { transactionId: '', totalFee: 500, state: 'NOTPAY' });
 
-    const closed = await client.api('POST', `/payment-orders/${orderNo}/close`);
+    const closed = await ctx.inContext(() => ctx.get(TradeCloseService).close(orderNo));
 
-    expect(closed.status).toBe(200);
-    expect(closed.json().channelClose).toEqual([{ channel: 'WECHATPAY', merchantId: MCHID, outcome: 'CLOSED' }]);
+    expect(closed.order.status).toBe('CLOSED');
+    expect(closed.channelClose).toEqual([{ channel: 'WECHATPAY', merchantId: MCHID, outcome: 'CLOSED' }]);
     expect(await status('payment_order', 'order_no', orderNo)).toBe('CLOSED');
     expect(fake.trades.get(orderNo)?.state).toBe('CLOSED');
   });
