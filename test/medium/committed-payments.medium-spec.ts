@@ -1,15 +1,15 @@
 import { Logger } from '@nestjs/common';
 import { Counter, Registry } from 'prom-client';
-import { loadRedisConfig, RedisConfig } from '../src/payments/idempotency/redis.config';
-import { PaymentNotification } from '../src/domain/notification';
-import { CommittedPayments } from '../src/payments/idempotency/committed-payments';
-import { CommittedPaymentsCache } from '../src/payments/idempotency/committed-payments.cache';
-import { FAST_PATH_HITS, REDIS_ERRORS } from '../src/payments/idempotency/fast-path-metrics';
-import { FastPathRedis } from '../src/payments/idempotency/fast-path-redis';
-import { eventually, sleep } from './support/eventually';
-import { freeFixedPort } from './support/payment-storm';
-import { RedisServer } from './support/redis-server';
-import { uniqueId } from './support/test-app';
+import { loadRedisConfig, RedisConfig } from '../../src/payments/idempotency/redis.config';
+import { PaymentNotification } from '../../src/domain/notification';
+import { CommittedPayments } from '../../src/payments/idempotency/committed-payments';
+import { CommittedPaymentsCache } from '../../src/payments/idempotency/committed-payments.cache';
+import { FAST_PATH_HITS, REDIS_ERRORS } from '../../src/payments/idempotency/fast-path-metrics';
+import { FastPathRedis } from '../../src/payments/idempotency/fast-path-redis';
+import { eventually, sleep } from '../support/eventually';
+import { freeFixedPort } from '../support/payment-storm';
+import { RedisServer } from '../support/redis-server';
+import { uniqueId } from '../support/test-app';
 
 /** One replica's view: its own memory, its own Redis connection, its own counters. */
 interface Replica {

@@ -1,14 +1,27 @@
-import { RowDataPacket } from 'mysql2/promise';
+import { Pool, RowDataPacket } from 'mysql2/promise';
 import { DataSource } from 'typeorm';
-import { loadDatabaseConfig } from '../src/platform/config/database.config';
-import { buildDataSourceOptions } from '../src/platform/database/data-source-options';
-import { BinaryIdentifiers1796700000000 } from '../src/platform/database/migrations/1796700000000-BinaryIdentifiers';
-import { yuan } from '../tools/simulator/platform-signers';
-import { count, uniqueId } from './support/test-app';
-import { suiteApp } from './support/suite-app';
-import { assertTestDatabase, databaseUrl, TEST_DATABASE_PREFIX, withAdminConnection } from './support/test-database';
+import { DomainError } from '../../src/domain/domain-error';
+import { NotifyModule } from '../../src/intake/notify.module';
+import { OrderModule } from '../../src/order/order.module';
+import { PaymentOrderService } from '../../src/order/payment-order.service';
+import { loadDatabaseConfig } from '../../src/platform/config/database.config';
+import { buildDataSourceOptions } from '../../src/platform/database/data-source-options';
+import { BinaryIdentifiers1796700000000 } from '../../src/platform/database/migrations/1796700000000-BinaryIdentifiers';
+import { yuan } from '../../tools/simulator/platform-signers';
+import { Factories } from '../support/factories';
+import { createMediumModule, MediumContext } from '../support/medium';
+import { Intake } from '../support/medium-notify';
+import { count, createTestPlatforms, testDatabasePool, uniqueId } from '../support/test-app';
+import { assertTestDatabase, databaseUrl, TEST_DATABASE_PREFIX, withAdminConnection } from '../support/test-database';
 
-/** Identifiers are byte strings to the channels: the service must not take two of them for one. */
+/**
+ * Identifiers are byte strings to the channels: the service must not take two of them for one.
+ * The order service's rules for order numbers, the payments of order numbers that differ only by
+ * case or a trailing space (through the notify route's use case), the identifier columns'
+ * collation and the migration that made them binary. Moved from test/identifiers.e2e-spec.ts with
+ * the same assertions; a refusal's HTTP status is the DomainError's (`status`), which the
+ * exception filter writes.
+ */
 const IDENTIFIER_COLUMNS = [
   'order_no',
   'transaction_id',
@@ -20,30 +33,53 @@ const IDENTIFIER_COLUMNS = [
 ];
 const BINARY_NO_PAD = process.env.TEST_DATABASE_SERVER === 'mariadb' ? 'utf8mb4_nopad_bin' : 'utf8mb4_0900_bin';
 
+let ctx: MediumContext;
+let make: Factories;
+let intake: Intake;
+let pool: Pool;
+
+beforeAll(async () => {
+  const platforms = await createTestPlatforms();
+  ctx = await createMediumModule([OrderModule, NotifyModule], platforms.env);
+  make = new Factories(ctx, platforms);
+  intake = new Intake(ctx);
+  pool = testDatabasePool();
+});
+
+afterAll(async () => {
+  await ctx?.close();
+  await pool?.end();
+});
+
 function swapCase(text: string): string {
   return [...text].map((c) => (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase())).join('');
 }
 
-const suite = suiteApp();
+/** Registers as POST /payment-orders does: the order, or the DomainError the route answers with. */
+function register(orderNo: string, amount: number, channel?: 'WECHATPAY' | 'ALIPAY') {
+  return ctx.inContext(() =>
+    ctx.get(PaymentOrderService).register({ orderNo, amount, userId: 'u-1', currency: 'CNY', channel }),
+  );
+}
 
 describe('order numbers that differ only by case', () => {
   it('should be two orders, each paid by its own payment, with no duplicate-payment anomaly', async () => {
     const lower = `${uniqueId('case')}aB3`;
     const upper = swapCase(lower);
-    expect((await suite.client.registerOrder({ orderNo: lower, amount: 300 })).status).toBe(201);
-    const second = await suite.client.registerOrder({ orderNo: upper, amount: 400 });
-    expect(second.status).toBe(201);
-    expect(second.json()).toMatchObject({ orderNo: upper, amount: 400 });
+    expect((await register(lower, 300)).created).toBe(true);
+    const second = await register(upper, 400);
+    expect(second.created).toBe(true);
+    expect(second.order).toMatchObject({ orderNo: upper, amount: 400 });
 
-    const paidUpper = await suite.client.postWechatpay(
-      suite.client.wechatpayPayment({ outTradeNo: upper, transactionId: uniqueId('T'), total: 400 }),
+    const paidUpper = await intake.wechatpay(
+      make.deliveries.wechatpayPayment({ outTradeNo: upper, transactionId: uniqueId('T'), total: 400 }),
     );
-    const paidLower = await suite.client.postAlipay(
-      suite.client.alipayPayment({ outTradeNo: lower, tradeNo: uniqueId('T'), totalAmount: yuan(300) }),
+    const paidLower = await intake.alipay(
+      make.deliveries.alipayPayment({ outTradeNo: lower, tradeNo: uniqueId('T'), totalAmount: yuan(300) }),
     );
 
     expect([paidUpper.status, paidLower.status]).toEqual([204, 200]);
-    const [orders] = await suite.pool.query<RowDataPacket[]>(
+    const [orders] = await pool.query<RowDataPacket[]>(
       'SELECT order_no, status, amount FROM payment_order WHERE order_no IN (?, ?) ORDER BY amount',
       [lower, upper],
     );
@@ -51,29 +87,25 @@ describe('order numbers that differ only by case', () => {
       { order_no: lower, status: 'PAID', amount: 300 },
       { order_no: upper, status: 'PAID', amount: 400 },
     ]);
-    expect(
-      await count(suite.pool, 'SELECT COUNT(*) FROM payment_anomaly WHERE order_no IN (?, ?)', [lower, upper]),
-    ).toBe(0);
+    expect(await count(pool, 'SELECT COUNT(*) FROM payment_anomaly WHERE order_no IN (?, ?)', [lower, upper])).toBe(0);
   });
 
   it('should not let a payment for the order number with a trailing space pay the order', async () => {
     const orderNo = uniqueId('pad');
-    expect((await suite.client.registerOrder({ orderNo, amount: 500 })).status).toBe(201);
+    expect((await register(orderNo, 500)).created).toBe(true);
 
-    await suite.client.postAlipay(
-      suite.client.alipayPayment({ outTradeNo: `${orderNo} `, tradeNo: uniqueId('T'), totalAmount: yuan(500) }),
+    await intake.alipay(
+      make.deliveries.alipayPayment({ outTradeNo: `${orderNo} `, tradeNo: uniqueId('T'), totalAmount: yuan(500) }),
     );
 
     expect(
-      await count(suite.pool, "SELECT COUNT(*) FROM payment_order WHERE order_no = ? AND status = 'WAIT_PAY'", [
-        orderNo,
-      ]),
+      await count(pool, "SELECT COUNT(*) FROM payment_order WHERE order_no = ? AND status = 'WAIT_PAY'", [orderNo]),
     ).toBe(1);
-    expect(await count(suite.pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no = ?', [orderNo])).toBe(0);
+    expect(await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no = ?', [orderNo])).toBe(0);
   });
 
   it('should make every identifier column binary and NO PAD', async () => {
-    const [rows] = await suite.pool.query<RowDataPacket[]>(
+    const [rows] = await pool.query<RowDataPacket[]>(
       `SELECT CONCAT(TABLE_NAME, '.', COLUMN_NAME) AS name, COLLATION_NAME AS collation FROM information_schema.COLUMNS
        WHERE TABLE_SCHEMA = DATABASE() AND COLUMN_NAME IN (?) AND DATA_TYPE IN ('char', 'varchar')
          AND TABLE_NAME <> 'test_handler_effect'`, // the suites' own handler table (test/support), not the service's
@@ -85,43 +117,47 @@ describe('order numbers that differ only by case', () => {
   });
 });
 
+type NamedOrderNo = [name: string, channel: 'WECHATPAY' | 'ALIPAY', build: () => string];
+
 describe('order numbers the channel would refuse', () => {
   const base = () => uniqueId('R').padEnd(20, '0').slice(0, 20);
   it.each([
     ['WeChat Pay, 5 characters', 'WECHATPAY', () => 'A1234'],
     ['WeChat Pay, 33 characters', 'WECHATPAY', () => `${base()}${'x'.repeat(13)}`],
     ['Alipay, a hyphen', 'ALIPAY', () => `${base()}-1`],
-  ])('should refuse %s with 400 naming the rule, and create nothing', async (_name, channel, make) => {
-    const orderNo = make();
+  ] as NamedOrderNo[])(
+    'should refuse %s with 400 naming the rule, and create nothing',
+    async (_name, channel, build) => {
+      const orderNo = build();
 
-    const answer = await suite.client.registerOrder({ orderNo, amount: 100, channel });
+      const refusal = register(orderNo, 100, channel);
 
-    expect(answer.status).toBe(400);
-    expect(answer.json().message).toMatch(new RegExp(`${channel === 'ALIPAY' ? 'Alipay' : 'WeChat Pay'}.*orderNo`));
-    expect(await count(suite.pool, 'SELECT COUNT(*) FROM payment_order WHERE order_no = ?', [orderNo])).toBe(0);
-  });
+      await expect(refusal).rejects.toBeInstanceOf(DomainError);
+      const error = (await refusal.catch((e: unknown) => e)) as DomainError;
+      expect(error.status).toBe(400);
+      expect(error.message).toMatch(new RegExp(`${channel === 'ALIPAY' ? 'Alipay' : 'WeChat Pay'}.*orderNo`));
+      expect(await count(pool, 'SELECT COUNT(*) FROM payment_order WHERE order_no = ?', [orderNo])).toBe(0);
+    },
+  );
 
   it.each([
     ['WeChat Pay, 6 characters', 'WECHATPAY', () => 'A12345'],
     ['WeChat Pay, 32 characters with - and _', 'WECHATPAY', () => `${base()}-_${'x'.repeat(10)}`],
     ['Alipay, 64 characters with _', 'ALIPAY', () => `${base()}_${'y'.repeat(43)}`],
-  ])('should accept %s', async (_name, channel, make) => {
-    const orderNo = make();
+  ] as NamedOrderNo[])('should accept %s', async (_name, channel, build) => {
+    const orderNo = build();
 
-    expect((await suite.client.registerOrder({ orderNo, amount: 100, channel })).status).toBe(201);
-    expect(await count(suite.pool, 'SELECT COUNT(*) FROM payment_order WHERE order_no = ?', [orderNo])).toBe(1);
+    expect((await register(orderNo, 100, channel)).created).toBe(true);
+    expect(await count(pool, 'SELECT COUNT(*) FROM payment_order WHERE order_no = ?', [orderNo])).toBe(1);
   });
 
   it('should refuse, without a channel, an order number that no channel takes', async () => {
     const orderNo = 'A-1';
 
-    const answer = await suite.client.registerOrder({ orderNo, amount: 100 });
-
-    expect(answer.status).toBe(400);
-    expect(await count(suite.pool, 'SELECT COUNT(*) FROM payment_order WHERE order_no = ?', [orderNo])).toBe(0);
+    await expect(register(orderNo, 100)).rejects.toMatchObject({ status: 400 });
+    expect(await count(pool, 'SELECT COUNT(*) FROM payment_order WHERE order_no = ?', [orderNo])).toBe(0);
   });
 });
-
 describe('the migration to binary identifiers', () => {
   const name = assertTestDatabase(uniqueId(`${TEST_DATABASE_PREFIX}ids_`).toLowerCase());
   let dataSource: DataSource;

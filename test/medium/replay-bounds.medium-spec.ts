@@ -1,72 +1,85 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Pool } from 'mysql2/promise';
-import { randomAlphanumeric } from '../tools/simulator/platform-signers';
-import { UnionpayKeySet } from '../tools/simulator/unionpay/unionpay-keys';
-import { startAllDialectsApp } from './support/all-dialects-app';
+import { NotifyModule } from '../../src/intake/notify.module';
+import { OrderModule } from '../../src/order/order.module';
+import { PaymentOrderService } from '../../src/order/payment-order.service';
+import { CreatePaymentOrderDto } from '../../src/order/dto/create-payment-order.dto';
+import { randomAlphanumeric } from '../../tools/simulator/platform-signers';
+import {
+  generateUnionpayKeySet,
+  UnionpayKeySet,
+  writeUnionpayKeySet,
+} from '../../tools/simulator/unionpay/unionpay-keys';
 import {
   newQueryId,
   signUnionpay,
   txnTime,
   unionpayConsumeFields,
   unionpayForm,
-} from '../tools/simulator/unionpay/unionpay-signer';
-import { v2PaymentNotification } from '../tools/simulator/wechatpay/v2/v2-notifications';
+} from '../../tools/simulator/unionpay/unionpay-signer';
+import { v2PaymentNotification } from '../../tools/simulator/wechatpay/v2/v2-notifications';
+import { createMediumModule, MediumContext } from '../support/medium';
+import { FORM_CONTENT_TYPE, Intake } from '../support/medium-notify';
 import {
   count,
-  HttpAnswer,
-  RunningApp,
-  TestClient,
+  createTestPlatforms,
+  SignedDeliveries,
   testDatabasePool,
   TestPlatforms,
   uniqueId,
-} from './support/test-app';
+} from '../support/test-app';
 
 /**
  * Issue 35, item 3: a captured delivery re-posted, re-encoded or not, is never a new delivery row,
  * in every dialect; a UnionPay or APIv2 notification far older than its platform ever retries, or
- * dated ahead of our clock, is refused.
+ * dated ahead of our clock, is refused. Every dialect enabled (WeChat Pay APIv3 and APIv2, Alipay,
+ * UnionPay), through the notify route's use case; moved from test/replay-bounds.e2e-spec.ts with
+ * the same replies and rows.
  */
 const MER_ID = '777290058167151';
 const API_V2_KEY = randomAlphanumeric(32);
-const FORM = 'application/x-www-form-urlencoded; charset=utf-8';
 const DAY_MS = 24 * 3600 * 1000;
 
 let platforms: TestPlatforms;
+let signed: SignedDeliveries;
 let unionpayKeys: UnionpayKeySet;
-let running: RunningApp;
-let client: TestClient;
+let ctx: MediumContext;
+let intake: Intake;
 let pool: Pool;
 
 beforeAll(async () => {
-  ({ platforms, unionpayKeys, running } = await startAllDialectsApp(MER_ID, API_V2_KEY, 'pcs-replay-'));
-  client = new TestClient(running.url, platforms);
+  platforms = await createTestPlatforms();
+  signed = new SignedDeliveries(platforms);
+  unionpayKeys = generateUnionpayKeySet();
+  const unionpayEnv = writeUnionpayKeySet(unionpayKeys, mkdtempSync(join(tmpdir(), 'pcs-replay-')), MER_ID);
+  ctx = await createMediumModule([OrderModule, NotifyModule], {
+    ...platforms.env,
+    ...unionpayEnv,
+    UNIONPAY_BACK_URL: 'https://pay.example.com/notify/unionpay',
+    UNIONPAY_VALIDATE_CN: 'true',
+    WECHATPAY_APIV2_KEY: API_V2_KEY,
+  });
+  intake = new Intake(ctx);
   pool = testDatabasePool();
 });
 
 afterAll(async () => {
-  await running?.close();
+  await ctx?.close();
   await pool?.end();
 });
-
-async function post(path: string, headers: Record<string, string>, body: string): Promise<HttpAnswer> {
-  const response = await fetch(`${running.url}${path}`, { method: 'POST', headers, body });
-  const text = await response.text();
-  return { status: response.status, body: text, json: <T>() => JSON.parse(text) as T };
-}
 
 function deliveryRows(orderNo: string): Promise<number> {
   return count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE order_no = ?', [orderNo]);
 }
 
-async function registered(amount: number, extra: Record<string, unknown> = {}): Promise<string> {
+async function registered(amount: number, extra: Partial<CreatePaymentOrderDto> = {}): Promise<string> {
   const orderNo = uniqueId('RB');
-  const answer = await client.api('POST', '/payment-orders', {
-    orderNo,
-    userId: 'u-1',
-    amount,
-    currency: 'CNY',
-    ...extra,
-  });
-  if (answer.status !== 201) throw new Error(`registering ${orderNo}: ${answer.status} ${answer.body}`);
+  const { created } = await ctx.inContext(() =>
+    ctx.get(PaymentOrderService).register({ orderNo, userId: 'u-1', amount, currency: 'CNY', ...extra }),
+  );
+  expect(created).toBe(true);
   return orderNo;
 }
 
@@ -81,11 +94,11 @@ function reencodings(base64: string): string[] {
 describe('replays, whatever their encoding (issue 35, item 3)', () => {
   it('should store one row for an APIv3 delivery re-posted with its signature re-encoded', async () => {
     const orderNo = await registered(1234);
-    const sending = client.wechatpayPayment({ outTradeNo: orderNo, transactionId: uniqueId('T'), total: 1234 });
-    expect((await client.postWechatpay(sending)).status).toBe(204);
+    const sending = signed.wechatpayPayment({ outTradeNo: orderNo, transactionId: uniqueId('T'), total: 1234 });
+    expect((await intake.wechatpay(sending)).status).toBe(204);
 
     for (const signature of reencodings(sending.headers['wechatpay-signature'])) {
-      const answer = await client.postWechatpay({
+      const answer = await intake.wechatpay({
         headers: { ...sending.headers, 'wechatpay-signature': signature },
         body: sending.body,
       });
@@ -97,14 +110,14 @@ describe('replays, whatever their encoding (issue 35, item 3)', () => {
 
   it('should store one row for an Alipay delivery re-posted with its sign re-encoded', async () => {
     const orderNo = await registered(8888);
-    const form = client.alipayPayment({ outTradeNo: orderNo, tradeNo: uniqueId('T'), totalAmount: '88.88' });
-    expect((await client.postAlipay(form)).body).toBe('success');
+    const form = signed.alipayPayment({ outTradeNo: orderNo, tradeNo: uniqueId('T'), totalAmount: '88.88' });
+    expect((await intake.alipay(form)).body).toBe('success');
     const sign = new URLSearchParams(form).get('sign') ?? '';
 
     for (const variant of reencodings(sign)) {
       const params = new URLSearchParams(form);
       params.set('sign', variant);
-      const answer = await client.postAlipay(params.toString());
+      const answer = await intake.alipay(params.toString());
       expect(answer.status).not.toBeGreaterThanOrEqual(500);
     }
 
@@ -123,14 +136,15 @@ describe('UnionPay replays and freshness (issue 35, item 3)', () => {
     });
     return unionpayForm(signUnionpay(fields, unionpayKeys.unionpaySigner));
   }
+  const unionpay = (form: string) =>
+    intake.receive('unionpay', { headers: { 'content-type': FORM_CONTENT_TYPE }, body: form });
 
   it('should store one delivery row for an identical UnionPay repost', async () => {
     const at = txnTime();
     const orderNo = await registered(500, { channel: 'UNIONPAY', merchantId: MER_ID, channelOrderTime: at });
     const form = consumeForm(orderNo, 500, at);
 
-    for (let i = 0; i < 3; i++)
-      expect((await post('/notify/unionpay', { 'content-type': FORM }, form)).body).toBe('ok');
+    for (let i = 0; i < 3; i++) expect((await unionpay(form)).body).toBe('ok');
 
     expect(await deliveryRows(orderNo)).toBe(1);
     expect(
@@ -141,7 +155,7 @@ describe('UnionPay replays and freshness (issue 35, item 3)', () => {
   it('should refuse a UnionPay payment whose txnTime is 400 days old, paying nothing', async () => {
     const at = txnTime(new Date(Date.now() - 400 * DAY_MS));
     const orderNo = await registered(600);
-    const answer = await post('/notify/unionpay', { 'content-type': FORM }, consumeForm(orderNo, 600, at));
+    const answer = await unionpay(consumeForm(orderNo, 600, at));
 
     expect(answer.status).toBeGreaterThanOrEqual(400);
     expect(answer.status).toBeLessThan(500);
@@ -153,6 +167,8 @@ describe('UnionPay replays and freshness (issue 35, item 3)', () => {
 });
 
 describe('WeChat Pay APIv2 replays (issue 35, item 3)', () => {
+  const v2 = (xml: string) => intake.receive('wechatpay-v2', { headers: { 'content-type': 'text/xml' }, body: xml });
+
   it('should store one delivery row for an identical APIv2 repost', async () => {
     const orderNo = await registered(700);
     const { mchid, appid } = platforms.wechatpay;
@@ -161,9 +177,7 @@ describe('WeChat Pay APIv2 replays (issue 35, item 3)', () => {
       API_V2_KEY,
     );
 
-    for (let i = 0; i < 3; i++) {
-      expect((await post('/notify/wechatpay-v2', { 'content-type': 'text/xml' }, xml)).status).toBe(200);
-    }
+    for (let i = 0; i < 3; i++) expect((await v2(xml)).status).toBe(200);
 
     expect(await deliveryRows(orderNo)).toBe(1);
   });
@@ -180,7 +194,7 @@ describe('WeChat Pay APIv2 replays (issue 35, item 3)', () => {
       API_V2_KEY,
     );
 
-    const answer = await post('/notify/wechatpay-v2', { 'content-type': 'text/xml' }, xml);
+    const answer = await v2(xml);
 
     expect(answer.status).toBe(401);
     expect(answer.body).toContain('<return_code><![CDATA[FAIL]]></return_code>');
