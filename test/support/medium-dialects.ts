@@ -5,9 +5,8 @@
  * channel's real verifier, settles them and answers what the platform would get — without HTTP.
  */
 import { DomainError } from '../../src/domain/domain-error';
-import { NotificationIntake } from '../../src/intake/notification-intake';
 import { MediumContext } from './medium';
-import { uniqueId } from './test-app';
+import { receive as receiveReply } from './medium-intake';
 
 /** The platform's reply: its status and its body as text ('' for none, as a 204 has). */
 export interface Reply {
@@ -25,13 +24,8 @@ export async function receive(
   body: string,
   headers: Record<string, string>,
 ): Promise<Reply> {
-  const reply = await ctx.inContext(() =>
-    ctx
-      .get(NotificationIntake)
-      .receive({ notifyPath, body: Buffer.from(body, 'utf8'), headers, requestId: uniqueId('R') }),
-  );
-  const text = reply.body === undefined ? '' : typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body);
-  return { status: reply.status, body: text };
+  const reply = await receiveReply(ctx, notifyPath, headers, body);
+  return { status: reply.status, body: reply.body };
 }
 
 /** The DomainError a service call fails with: its code, what it answers over HTTP, and its message. */

@@ -3,12 +3,11 @@
  * a platform sent and gives the reply the route would write (status, headers, body). The medium
  * suites about deliveries post through this, and read the platform's ack or refusal from it.
  */
-import { randomUUID } from 'node:crypto';
 import { PlatformReply } from '../../src/channels/payment-channel';
 import { Channel } from '../../src/domain/notification';
-import { NotificationIntake } from '../../src/intake/notification-intake';
 import { yuan } from '../../tools/simulator/platform-signers';
 import { MediumContext } from './medium';
+import { receivePlatformReply } from './medium-intake';
 import { SignedDeliveries } from './test-app';
 
 /** Exactly what a platform sends, so that it can be delivered again byte for byte. */
@@ -32,12 +31,7 @@ export class Intake {
   constructor(private readonly ctx: MediumContext) {}
 
   receive(notifyPath: string, delivery: Delivery): Promise<PlatformReply> {
-    return this.ctx.get(NotificationIntake).receive({
-      notifyPath,
-      body: Buffer.from(delivery.body, 'utf8'),
-      headers: delivery.headers,
-      requestId: randomUUID(),
-    });
+    return receivePlatformReply(this.ctx, notifyPath, delivery.headers, delivery.body);
   }
 
   wechatpay(delivery: Delivery): Promise<PlatformReply> {
