@@ -1,41 +1,37 @@
-import { Channel } from '../src/domain/notification';
-import { NotifyTestChannel } from './support/notify-channels';
-import { pay as payBy } from './support/paid-orders';
 import { Pool, RowDataPacket } from 'mysql2/promise';
-import { eventually, sleep } from './support/eventually';
-import { FakePlatform, RefundBehaviour } from '../tools/simulator/fake-platform';
-import { yuan } from '../tools/simulator/platform-signers';
-import { FakePlatformSuite, startFakePlatformSuite } from './support/fake-platform-suite';
-import { RunningApp, TestClient, TestPlatforms, uniqueId } from './support/test-app';
+import { Channel } from '../../src/domain/notification';
+import { DeliveryOutcome } from '../../src/settlement/settlement.service';
+import { FakePlatform, RefundBehaviour } from '../../tools/simulator/fake-platform';
+import { eventually, sleep } from '../support/eventually';
+import { Factories } from '../support/factories';
+import { MediumReplicas, startMediumReplicas } from '../support/medium-replicas';
+import { uniqueId } from '../support/test-app';
 
 /**
- * Partial refunds of one payment settling at the same time, on two replicas: each refund is settled
- * by the channel's API answer, its query, or its notification(s), in whatever order they happen to
- * arrive. However they interleave, once every refund is final the order (or the anomaly) must say
- * exactly what the refunds add up to, and the money bookkeeping must match to the fen.
+ * Partial refunds of one payment settling at the same time, on two replicas (two medium modules on
+ * one database): each refund is settled by the channel's API answer, its query, or its
+ * notification(s), in whatever order they happen to arrive. However they interleave, once every
+ * refund is final the order (or the anomaly) must say exactly what the refunds add up to, and the
+ * money bookkeeping must match to the fen. Moved from test/refund-concurrency.e2e-spec.ts: the
+ * refunds go through the refund use case and the notifications through the channels' verifiers and
+ * settlement, as the admin and notify routes hand them over.
  */
-let platforms: TestPlatforms;
+let setup: MediumReplicas;
 let fake: FakePlatform;
-let replicas: RunningApp[];
-let clients: TestClient[];
 let pool: Pool;
 
-let suite: FakePlatformSuite;
-
 beforeAll(async () => {
-  suite = await startFakePlatformSuite();
-  ({ platforms, fake, pool } = suite);
-  const env = {
-    ...suite.env,
-    REFUND_RETRY_BASE_DELAY_MS: '150',
-    REFUND_RETRY_MAX_DELAY_MS: '1000',
-    REFUND_POLL_INTERVAL_MS: '50',
-  };
-  replicas = [await suite.startApp(env), await suite.startApp(env)];
-  clients = replicas.map((r) => suite.clientOf(r));
+  // The refund worker takes every due refund of its database: other suites' would come first.
+  setup = await startMediumReplicas(
+    { REFUND_RETRY_BASE_DELAY_MS: '150', REFUND_RETRY_MAX_DELAY_MS: '1000', REFUND_POLL_INTERVAL_MS: '50' },
+    { ownDatabase: true },
+  );
+  ({ fake, pool } = setup);
 });
 
-afterAll(() => suite?.close());
+afterAll(() => setup?.close());
+
+type TestChannel = typeof Channel.Wechatpay | typeof Channel.Alipay;
 
 /** How the channel tells the outcome of one refund, and what the outcome is. */
 type Story =
@@ -47,7 +43,7 @@ type Story =
   | 'abnormal-then-success' // accepted, REFUND.ABNORMAL, then REFUND.SUCCESS once a person acted
   | 'abnormal-then-closed'; // accepted, REFUND.ABNORMAL, then REFUND.CLOSED
 
-const STORIES: Record<NotifyTestChannel, Story[]> = {
+const STORIES: Record<TestChannel, Story[]> = {
   WECHATPAY: [
     'answered-success',
     'answered-refused',
@@ -73,13 +69,14 @@ const SUCCEEDS: Record<Story, boolean> = {
 
 function behaviourOf(story: Story, channel: Channel): RefundBehaviour {
   if (story === 'answered-refused') {
-    return { reject: channel === 'WECHATPAY' ? 'INVALID_REQUEST' : 'ACQ.TRADE_NOT_ALLOW_REFUND' };
+    return { reject: channel === Channel.Wechatpay ? 'INVALID_REQUEST' : 'ACQ.TRADE_NOT_ALLOW_REFUND' };
   }
   return story.startsWith('answered') ? 'success' : 'processing';
 }
 
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)];
-const client = () => pick(clients);
+/** Either replica, at random. */
+const replica = (): Factories => pick(setup.makes);
 
 interface PlannedRefund {
   refundNo: string;
@@ -88,29 +85,30 @@ interface PlannedRefund {
 }
 
 interface Case {
-  channel: NotifyTestChannel;
+  channel: TestChannel;
   orderNo: string;
   /** The transaction being refunded: the one that paid the order, or the duplicate payment. */
   transactionId: string;
   total: number;
 }
 
-const pay = (channel: Channel, orderNo: string, transactionId: string, amount: number) =>
-  payBy(client(), channel, orderNo, transactionId, amount);
+async function pay(channel: Channel, orderNo: string, transactionId: string, amount: number): Promise<DeliveryOutcome> {
+  return replica().payment(channel, { orderNo, transactionId, amount });
+}
 
-async function paidCase(channel: NotifyTestChannel, total: number, anomaly: boolean): Promise<Case> {
+async function paidCase(channel: TestChannel, total: number, anomaly: boolean): Promise<Case> {
   const orderNo = uniqueId('CC');
   const paidBy = uniqueId('T');
-  expect((await client().registerOrder({ orderNo, amount: total })).status).toBe(201);
-  await pay(channel, orderNo, paidBy, total);
+  await replica().order({ orderNo, amount: total });
+  expect(await pay(channel, orderNo, paidBy, total)).toBe(DeliveryOutcome.Paid);
   if (!anomaly) return { channel, orderNo, transactionId: paidBy, total };
   const duplicateBy = uniqueId('D');
-  await pay(channel, orderNo, duplicateBy, total);
+  expect(await pay(channel, orderNo, duplicateBy, total)).toBe(DeliveryOutcome.DuplicatePayment);
   return { channel, orderNo, transactionId: duplicateBy, total };
 }
 
 /** `n` refunds of random amounts (at least 1 fen each) adding up to the whole `total` or less. */
-function plan(channel: NotifyTestChannel, total: number, n: number): PlannedRefund[] {
+function plan(channel: TestChannel, total: number, n: number): PlannedRefund[] {
   const refundAll = Math.random() < 0.5;
   const budget = refundAll ? total : n + Math.floor(Math.random() * (total - n));
   const cuts = Array.from({ length: n - 1 }, () => 1 + Math.floor(Math.random() * (budget - 1))).sort((a, b) => a - b);
@@ -126,40 +124,25 @@ function plan(channel: NotifyTestChannel, total: number, n: number): PlannedRefu
   return amounts.map((amount) => ({ refundNo: uniqueId('CR'), amount, story: pick(STORIES[channel]) }));
 }
 
-function wechatpayNotice(c: Case, refund: PlannedRefund, status: 'SUCCESS' | 'CLOSED' | 'ABNORMAL') {
-  const notice = client().wechatpayRefundNotice(
-    {
-      outTradeNo: c.orderNo,
-      transactionId: c.transactionId,
-      outRefundNo: refund.refundNo,
-      refundId: `5000${refund.refundNo.slice(-10)}`,
-      refundStatus: status,
-      total: c.total,
-      refund: refund.amount,
-    },
-    `REFUND.${status}`,
-  );
-  return notice;
-}
-
 /** What the channel does after it received the refund request, as the story goes. */
 async function tellTheRest(c: Case, refund: PlannedRefund): Promise<void> {
   await eventually(`the channel call of ${refund.refundNo}`, () => fake.callsFor(refund.refundNo) > 0, 20_000);
   await sleep(Math.random() * 15);
+  const notice = { orderNo: c.orderNo, transactionId: c.transactionId, refundNo: refund.refundNo };
   const notify = async (status: 'SUCCESS' | 'CLOSED' | 'ABNORMAL') => {
-    if (c.channel === 'WECHATPAY') {
+    if (c.channel === Channel.Wechatpay) {
       fake.settle(refund.refundNo, status); // what a query finds from now on
-      expect((await client().postWechatpay(wechatpayNotice(c, refund, status))).status).toBe(204);
+      const channelRefundId = `5000${refund.refundNo.slice(-10)}`;
+      await replica().wechatpayRefundNotice({
+        ...notice,
+        channelRefundId,
+        status,
+        total: c.total,
+        refund: refund.amount,
+      });
       return;
     }
-    const notice = client().alipayRefundNotice({
-      outTradeNo: c.orderNo,
-      tradeNo: c.transactionId,
-      totalAmount: yuan(c.total),
-      outBizNo: refund.refundNo,
-      refundFee: yuan(refund.amount),
-    });
-    expect((await client().postAlipay(notice)).body).toBe('success');
+    await replica().alipayRefundNotice({ ...notice, total: c.total, refund: refund.amount });
   };
   switch (refund.story) {
     case 'answered-success':
@@ -182,10 +165,7 @@ async function refundAllAtOnce(c: Case, refunds: PlannedRefund[]): Promise<void>
   for (const refund of refunds) fake.script(refund.refundNo, behaviourOf(refund.story, c.channel));
   await Promise.all(
     refunds.map(async (refund, i) => {
-      const answer = await client().admin(
-        'POST',
-        '/admin/refunds/emergency',
-        i % 2 ? platforms.admins.admin : platforms.admins.admin2,
+      const { created } = await replica().refund(
         {
           orderNo: c.orderNo,
           transactionId: c.transactionId,
@@ -193,8 +173,9 @@ async function refundAllAtOnce(c: Case, refunds: PlannedRefund[]): Promise<void>
           refundNo: refund.refundNo,
           reason: 'concurrent partial refunds',
         },
+        i % 2 ? 'alice' : 'bob',
       );
-      expect(answer.status).toBe(202);
+      expect(created).toBe(true);
       await tellTheRest(c, refund);
     }),
   );
@@ -268,7 +249,7 @@ describe.each([
 ] as const)('%i concurrent partial refunds of %s', (n, _what, anomaly) => {
   it(`should leave the ${anomaly ? 'anomaly' : 'order'} exactly as the refunds add up, ${ITERATIONS} times out of ${ITERATIONS}`, async () => {
     for (let iteration = 0; iteration < ITERATIONS; iteration++) {
-      const channel: NotifyTestChannel = iteration % 2 === 0 ? 'WECHATPAY' : 'ALIPAY';
+      const channel: TestChannel = iteration % 2 === 0 ? Channel.Wechatpay : Channel.Alipay;
       const c = await paidCase(channel, 1000, anomaly);
       const refunds = plan(channel, c.total, n);
 
