@@ -34,7 +34,12 @@ it('should start a run for an admin (202, audited) and refuse it to a viewer and
   const p = { orderNo: uniqueId('AA'), transactionId: uniqueId('T'), amount: 700 };
   const paidAt = new Date(billDayRange(date).start.getTime() + 3_600_000);
   expect((await client.registerOrder({ orderNo: p.orderNo, amount: p.amount, channel: 'WECHATPAY' })).status).toBe(201);
-  const payment = client.wechatpayPayment({ outTradeNo: p.orderNo, ...p, total: p.amount, successTime: paidAt });
+  const payment = client.wechatpayPayment({
+    outTradeNo: p.orderNo,
+    transactionId: p.transactionId,
+    total: p.amount,
+    successTime: paidAt,
+  });
   expect((await client.postWechatpay(payment)).status).toBe(204);
   const csv = wechatpayBill([{ kind: 'PAYMENT', ...p, at: beijingTime(paidAt) }], mchid(), ['`broken']);
   suite.fake.serveBill(mchid(), date, { channel: 'WECHATPAY', csv });
@@ -75,8 +80,11 @@ it('should list runs with their counts, and show a day with its items', async ()
     expect.objectContaining({ channel: 'WECHATPAY', date, status: 'COMPLETED', counts }),
   );
   expect(day.status).toBe(200);
-  const [run] = day.json<{ runs: Array<{ counts: object; items: Array<{ outcome: string }> }> }>().runs;
+  const [run] = day.json<{ runs: Array<{ counts: Record<string, number>; items: Array<{ outcome: string }> }> }>().runs;
   expect(run.counts).toEqual(await runCounts());
-  expect(run.items.map((i) => i.outcome)).toEqual(['MALFORMED']);
+  // Other suites' WeChat Pay payments of the day (the test merchant is shared) are on it too, missing at the channel.
+  const discrepancies = Object.entries(run.counts).reduce((sum, [o, n]) => (o === 'MATCHED' ? sum : sum + n), 0);
+  expect(run.items).toHaveLength(discrepancies);
+  expect(run.items.map((i) => i.outcome)).toContain('MALFORMED');
   expect([none.status, bad.status, anonymous.status]).toEqual([404, 400, 401]);
 });
