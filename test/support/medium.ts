@@ -26,6 +26,11 @@ import { MetricsModule } from '../../src/platform/metrics/metrics.module';
 import { RabbitmqModule } from '../../src/events/rabbitmq/rabbitmq.module';
 import { TransactionModule } from '../../src/platform/transaction/transaction.module';
 import { assertTestDatabase } from './test-database';
+import {
+  loadRefusedNotificationsConfig,
+  refusedNotificationsConfig,
+} from '../../src/payments/refused-notification/refused-notifications.config';
+import { loadRetentionConfig, retentionConfig } from '../../src/platform/config/retention.config';
 import { NO_PLATFORM_API } from './test-app';
 
 type Import = Type | DynamicModule | Promise<DynamicModule> | ForwardReference;
@@ -51,6 +56,8 @@ function configurations(env: NodeJS.ProcessEnv): Array<[string | symbol, unknown
       getConfigToken(`channel.${r.channel}`),
       r.loadOptions(env),
     ]),
+    [refusedNotificationsConfig.KEY, loadRefusedNotificationsConfig(env)],
+    [retentionConfig.KEY, loadRetentionConfig(env)],
   ];
 }
 

@@ -1,0 +1,435 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Pool, RowDataPacket } from 'mysql2/promise';
+import { register as metricsRegistry } from 'prom-client';
+import { AdminModule } from '../../src/admin/admin.module';
+import { RefusedNotificationQueries } from '../../src/admin/refused-notifications/refused-notification-queries';
+import { RefusedNotificationReverification } from '../../src/admin/refused-notifications/refused-notification-reverification';
+import { NotifyModule } from '../../src/intake/notify.module';
+import { AdminRole } from '../../src/operators/admin.config';
+import { OrderModule } from '../../src/order/order.module';
+import {
+  RefusedHoursRetention,
+  RefusedNotificationsRetention,
+} from '../../src/payments/refused-notification/refused-notifications.retention';
+import { RetentionPruner } from '../../src/platform/retention/retention-pruner';
+import { RetentionModule } from '../../src/platform/retention/retention.module';
+import { alipayDelivery, alipayTradeParams, generateRsaKeyPair, yuan } from '../../tools/simulator/platform-signers';
+import { sleep } from '../support/eventually';
+import { Factories } from '../support/factories';
+import { createMediumModule, MediumContext } from '../support/medium';
+import { FORM, receive } from '../support/medium-intake';
+import { metricValue } from '../support/order-effects';
+import { count, createTestPlatforms, testDatabasePool, TestPlatforms, uniqueId } from '../support/test-app';
+import { useOwnDatabase } from '../support/test-database';
+
+/**
+ * Issue 39, item 2, as services: a notification refused for its signature, its merchant, its
+ * decryption or an unknown order is kept by the notify use case (NotificationIntake.receive, whose
+ * reply is the platform's) with its bytes, headers and reason, once per (channel, bytes), at most
+ * REFUSED_NOTIFICATIONS_PER_HOUR new ones per channel and hour whichever instance refuses them, the
+ * rest counted as dropped; the admin queries list and read them; the re-verification settles one
+ * through the same use case after the key is fixed, the payment once; retention prunes them. Moved
+ * from test/refused-notifications.e2e-spec.ts with the same assertions; the admin API's roles,
+ * validation, masking per role and audits of refusals stay there.
+ */
+const DAY_MS = 24 * 3600_000;
+const WECHAT_WINDOW_S = 300;
+/** Retention as a day for refused notifications only: the rest is never pruned by this suite. */
+const RETENTION = { RETENTION_REFUSED_DAYS: '1', RETENTION_RAW_DAYS: '36500', RETENTION_EVENTS_DAYS: '36500' };
+const MODULES = [
+  OrderModule,
+  NotifyModule,
+  AdminModule,
+  RetentionModule.forRoot([RefusedNotificationsRetention, RefusedHoursRetention]),
+];
+
+let platforms: TestPlatforms;
+/** The platforms' keys as they should be. */
+let right: MediumContext;
+/** The same service on the same database, with the wrong platform public keys (a botched rotation). */
+let wrong: MediumContext;
+let make: Factories;
+let pool: Pool;
+let dropOwnDatabase: (() => Promise<void>) | undefined;
+
+beforeAll(async () => {
+  // The hourly caps and their counts are per channel across the database, and retention prunes all of it.
+  dropOwnDatabase = await useOwnDatabase();
+  platforms = await createTestPlatforms();
+  const dir = mkdtempSync(join(tmpdir(), 'pcs-wrong-keys-'));
+  writeFileSync(join(dir, 'wrong-pub.pem'), generateRsaKeyPair().publicKeyPem);
+  right = await createMediumModule(MODULES, { ...platforms.env, ...RETENTION });
+  wrong = await createMediumModule(MODULES, {
+    ...platforms.env,
+    ...RETENTION,
+    WECHATPAY_PUBLIC_KEY_PATH: join(dir, 'wrong-pub.pem'),
+    ALIPAY_PUBLIC_KEY_PATH: join(dir, 'wrong-pub.pem'),
+  });
+  make = new Factories(right, platforms);
+  pool = testDatabasePool();
+});
+
+afterAll(async () => {
+  await right?.close();
+  await wrong?.close();
+  await pool?.end();
+  await dropOwnDatabase?.();
+});
+
+const sha256 = (body: string) => createHash('sha256').update(body, 'utf8').digest();
+/** Exactly what a platform posts: its headers and bytes. */
+interface RawDelivery {
+  headers: Record<string, string>;
+  body: string;
+}
+const wechatpay = (ctx: MediumContext, d: RawDelivery) => receive(ctx, 'wechatpay', d.headers, d.body);
+const alipay = (ctx: MediumContext, form: string) => receive(ctx, 'alipay', { 'content-type': FORM }, form);
+/** An admin's re-verification (what POST /admin/refused-notifications/:id/reverify calls), in a context of its own as a request. */
+const reverify = (ctx: MediumContext, id: string) =>
+  ctx.inContext(() => ctx.get(RefusedNotificationReverification).reverify(id, 'alice'));
+const queries = () => right.get(RefusedNotificationQueries);
+
+interface KeptRow {
+  id: string;
+  channel: string;
+  reason: string;
+  times_seen: number;
+  raw_body: Buffer;
+  headers: Record<string, string>;
+  status: string;
+  reverify_count: number;
+  reverify_reason: string | null;
+}
+
+async function keptRows(channel: string, body: string): Promise<KeptRow[]> {
+  const [rows] = await pool.query<RowDataPacket[]>(
+    'SELECT * FROM refused_notification WHERE channel = ? AND body_sha256 = ?',
+    [channel, sha256(body)],
+  );
+  return rows.map((r) => ({
+    ...(r as KeptRow),
+    id: String(r.id),
+    headers:
+      typeof r.headers === 'string'
+        ? (JSON.parse(r.headers) as Record<string, string>)
+        : (r.headers as Record<string, string>),
+  }));
+}
+
+async function keptRow(channel: string, body: string): Promise<KeptRow> {
+  const rows = await keptRows(channel, body);
+  expect(rows).toHaveLength(1);
+  return rows[0];
+}
+
+/** A WeChat Pay payment signed with the platform's real key at `timestamp` (Unix seconds). */
+function signedAt(orderNo: string, transactionId: string, amount: number, timestamp: number) {
+  return make.deliveries.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: amount }, { timestamp });
+}
+
+/** A WeChat Pay payment signed by someone who is not WeChat Pay. */
+function forgedWechatpay(orderNo: string): RawDelivery {
+  return make.deliveries.wechatpayPayment(
+    { outTradeNo: orderNo, transactionId: uniqueId('T'), total: 100 },
+    { signer: { ...platforms.wechatpay.publicKeySigner, privateKey: generateRsaKeyPair().privateKey } },
+  );
+}
+
+/** An Alipay payment signed by someone who is not Alipay. */
+function forgedAlipay(orderNo: string): string {
+  return alipayDelivery(
+    generateRsaKeyPair().privateKey,
+    alipayTradeParams({
+      appId: platforms.alipay.appId,
+      sellerId: platforms.alipay.sellerId,
+      outTradeNo: orderNo,
+      tradeNo: uniqueId('T'),
+      totalAmount: yuan(100),
+      tradeStatus: 'TRADE_SUCCESS',
+    }),
+  );
+}
+
+/** The series of this process's registry (every instance here counts in it). */
+async function metric(name: string, labels: Record<string, string>): Promise<number> {
+  return metricValue(await metricsRegistry.metrics(), name, labels);
+}
+
+async function auditActions(target: string): Promise<string[]> {
+  const [rows] = await pool.query<RowDataPacket[]>('SELECT action FROM admin_audit WHERE target = ? ORDER BY id', [
+    target,
+  ]);
+  return rows.map((r) => r.action as string);
+}
+
+function replyBody(body: unknown): unknown {
+  return typeof body === 'string' ? JSON.parse(body) : body;
+}
+
+describe('refused notifications, kept', () => {
+  it('should keep a bad signature delivered 8 times at once as one row seen 8 times, and answer 401 each', async () => {
+    const { orderNo } = await make.order({ amount: 100 });
+    const forged = forgedWechatpay(orderNo);
+
+    const answers = await Promise.all(Array.from({ length: 8 }, () => wechatpay(right, forged)));
+
+    expect(answers.map((a) => a.status)).toEqual(Array(8).fill(401));
+    const row = await keptRow('WECHATPAY', forged.body);
+    expect(row).toMatchObject({ reason: 'InvalidSignature', times_seen: 8, status: 'REFUSED', reverify_count: 0 });
+    expect(row.raw_body.toString('utf8')).toBe(forged.body);
+    for (const name of ['wechatpay-signature', 'wechatpay-timestamp', 'wechatpay-nonce', 'wechatpay-serial']) {
+      expect(row.headers[name]).toBe(forged.headers[name]);
+    }
+    expect(
+      await count(pool, "SELECT COUNT(*) FROM payment_order WHERE order_no = ? AND status = 'WAIT_PAY'", [orderNo]),
+    ).toBe(1);
+  });
+
+  it('should keep a notification for an unknown order and count it REFUSED in the metric the alert reads', async () => {
+    const labels = { channel: 'ALIPAY', outcome: 'REFUSED', reason: 'OrderNotFound' };
+    const before = await metric('payment_notifications_total', labels);
+    const orderNo = uniqueId('RU');
+    const body = make.deliveries.alipayPayment({ outTradeNo: orderNo, tradeNo: uniqueId('T'), totalAmount: yuan(250) });
+
+    const answer = await alipay(right, body);
+
+    expect(answer.status).toBe(404);
+    expect(await metric('payment_notifications_total', labels)).toBe(before + 1);
+    const row = await keptRow('ALIPAY', body);
+    expect(row).toMatchObject({ reason: 'OrderNotFound', times_seen: 1 });
+    expect(row.headers['content-type']).toMatch(/x-www-form-urlencoded/);
+
+    // Once the order is registered, an admin settles it from the kept bytes.
+    await make.order({ orderNo, amount: 250 });
+    const reverified = await reverify(right, row.id);
+    expect(reverified).toMatchObject({ accepted: true, status: 'ACCEPTED', answerStatus: 200 });
+    expect(
+      await count(pool, "SELECT COUNT(*) FROM payment_order WHERE order_no = ? AND status = 'PAID'", [orderNo]),
+    ).toBe(1);
+  });
+
+  it('should not keep a malformed body or a stale signature, which no key can fix', async () => {
+    const malformed = '{"id":';
+    const answer = await wechatpay(right, { headers: { 'content-type': 'application/json' }, body: malformed });
+    expect(answer.status).toBe(400);
+    expect(await keptRows('WECHATPAY', malformed)).toEqual([]);
+
+    const stale = signedAt(uniqueId('RS'), uniqueId('T'), 100, Math.floor(Date.now() / 1000) - 3600);
+    expect((await wechatpay(right, stale)).status).toBe(401);
+    expect(await keptRows('WECHATPAY', stale.body)).toEqual([]);
+  });
+
+  it('should still answer 401 when the row cannot be written, count it FAILED and keep nothing of it', async () => {
+    const forged = forgedWechatpay(uniqueId('RW'));
+    const labels = { channel: 'WECHATPAY', reason: 'InvalidSignature', result: 'FAILED' };
+    const before = await metric('refused_notifications_total', labels);
+    const hour = new Date(Math.floor(Date.now() / 3600_000) * 3600_000);
+    const kept = () =>
+      count(
+        pool,
+        "SELECT COALESCE(SUM(kept), 0) FROM refused_notification_hour WHERE channel = 'WECHATPAY' AND hour = ?",
+        [hour],
+      );
+    const keptBefore = await kept();
+    await pool.query(
+      `CREATE TRIGGER fail_refused_insert BEFORE INSERT ON refused_notification FOR EACH ROW
+       IF NEW.body_sha256 = UNHEX('${sha256(forged.body).toString('hex')}') THEN
+         SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'injected failure'; END IF`,
+    );
+    try {
+      const answer = await wechatpay(right, forged);
+
+      expect(answer.status).toBe(401);
+      expect(replyBody(answer.body)).toEqual({ code: 'FAIL', message: expect.any(String) });
+    } finally {
+      await pool.query('DROP TRIGGER IF EXISTS fail_refused_insert');
+    }
+    expect(await metric('refused_notifications_total', labels)).toBe(before + 1);
+    expect(await keptRows('WECHATPAY', forged.body)).toEqual([]);
+    // The hour's claim rolled back with the row: the place is not lost.
+    if (new Date(Math.floor(Date.now() / 3600_000) * 3600_000).getTime() === hour.getTime()) {
+      expect(await kept()).toBe(keptBefore);
+    }
+  });
+
+  it('should cap new ones per channel and hour across two instances under a flood, and count what it dropped', async () => {
+    // Far enough from the hour's end that the whole flood falls in one hour.
+    const minutesLeft = 60 - new Date().getUTCMinutes();
+    if (minutesLeft < 2) await sleep(minutesLeft * 60_000 + 1000);
+    const hour = new Date(Math.floor(Date.now() / 3600_000) * 3600_000);
+    const hourRow = async () => {
+      const [rows] = await pool.query<RowDataPacket[]>(
+        "SELECT kept, dropped FROM refused_notification_hour WHERE channel = 'ALIPAY' AND hour = ? AND kind = 'UNSIGNED'",
+        [hour],
+      );
+      return { kept: Number(rows[0]?.kept ?? 0), dropped: Number(rows[0]?.dropped ?? 0) };
+    };
+    const before = await hourRow();
+    const cap = String(before.kept + 3);
+    const capped = { ...platforms.env, ...RETENTION, REFUSED_NOTIFICATIONS_PER_HOUR: cap };
+    const instances = [await createMediumModule(MODULES, capped), await createMediumModule(MODULES, capped)];
+    try {
+      const droppedBefore = await metric('refused_notifications_total', {
+        channel: 'ALIPAY',
+        reason: 'InvalidSignature',
+        result: 'DROPPED',
+      });
+      const bodies = Array.from({ length: 12 }, () => forgedAlipay(uniqueId('RF')));
+      const answers = await Promise.all(bodies.map((body, i) => alipay(instances[i % 2], body)));
+
+      expect(answers.map((a) => a.status)).toEqual(Array(12).fill(401));
+      const after = await hourRow();
+      expect({ kept: after.kept - before.kept, dropped: after.dropped - before.dropped }).toEqual({
+        kept: 3,
+        dropped: 9,
+      });
+      expect(
+        await count(pool, "SELECT COUNT(*) FROM refused_notification WHERE channel = 'ALIPAY' AND body_sha256 IN (?)", [
+          bodies.map(sha256),
+        ]),
+      ).toBe(3);
+      // The instances count in this process's one registry: what was dropped, once each.
+      const dropped = await metric('refused_notifications_total', {
+        channel: 'ALIPAY',
+        reason: 'InvalidSignature',
+        result: 'DROPPED',
+      });
+      expect(dropped - droppedBefore).toBeGreaterThanOrEqual(9);
+
+      // A repeat of kept bytes is no new one: counted on its row, not against the cap or as dropped.
+      const keptBody = (
+        await Promise.all(bodies.map(async (body) => ((await keptRows('ALIPAY', body)).length > 0 ? body : undefined)))
+      ).find((body) => body !== undefined)!;
+      expect((await alipay(instances[0], keptBody)).status).toBe(401);
+      expect(await hourRow()).toEqual(after);
+      expect((await keptRow('ALIPAY', keptBody)).times_seen).toBe(2);
+
+      // An unknown order, which only the platform can sign, has a cap of its own: forgeries never crowd it out.
+      const unknown = make.deliveries.alipayPayment({
+        outTradeNo: uniqueId('RN'),
+        tradeNo: uniqueId('T'),
+        totalAmount: yuan(1),
+      });
+      expect((await alipay(instances[1], unknown)).status).toBe(404);
+      expect((await keptRow('ALIPAY', unknown)).reason).toBe('OrderNotFound');
+
+      // Operators see the hour (what GET /admin/refused-notifications/hours answers).
+      const shown = (await queries().hours({})).rows.find(
+        (r) => r.channel === 'ALIPAY' && r.hour === hour.toISOString() && r.kind === 'UNSIGNED',
+      );
+      expect(shown).toEqual({ channel: 'ALIPAY', hour: hour.toISOString(), kind: 'UNSIGNED', ...(await hourRow()) });
+    } finally {
+      for (const instance of instances) await instance.close();
+    }
+  });
+});
+
+describe('refused notifications, read and re-verified', () => {
+  it('should re-verify after the key is fixed: paid once under 8 concurrent re-verifications, audited', async () => {
+    const orderNo = uniqueId('RK');
+    const transactionId = uniqueId('T');
+    await make.order({ orderNo, amount: 880 });
+    // Signed 4 min 50 s ago: fresh when received, stale (past WeChat's 5 minutes) by the time it is re-verified.
+    const signedAtS = Math.floor(Date.now() / 1000) - (WECHAT_WINDOW_S - 10);
+    const delivery = signedAt(orderNo, transactionId, 880, signedAtS);
+
+    expect((await wechatpay(wrong, delivery)).status).toBe(401);
+    const row = await keptRow('WECHATPAY', delivery.body);
+    expect(row.reason).toBe('InvalidSignature');
+
+    // Re-verified where the key is still wrong: refused again, nothing paid, the reason on the row.
+    const again = await reverify(wrong, row.id);
+    expect(again).toMatchObject({ accepted: false, status: 'REFUSED', reverifyReason: 'InvalidSignature' });
+    expect(await keptRow('WECHATPAY', delivery.body)).toMatchObject({ times_seen: 1, reverify_count: 1 });
+
+    // Past the window now: the same bytes sent today are stale.
+    while (Date.now() / 1000 - signedAtS <= WECHAT_WINDOW_S + 2) await sleep(1000);
+    expect((await wechatpay(right, delivery)).status).toBe(401);
+
+    const answers = await Promise.all(Array.from({ length: 8 }, () => reverify(right, row.id)));
+
+    expect(answers.map((a) => a.accepted)).toEqual(Array(8).fill(true));
+    expect(
+      await count(pool, "SELECT COUNT(*) FROM payment_order WHERE order_no = ? AND status = 'PAID'", [orderNo]),
+    ).toBe(1);
+    expect(await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE transaction_id = ?', [transactionId])).toBe(
+      1,
+    );
+    expect(
+      await count(pool, "SELECT COUNT(*) FROM callback_delivery WHERE transaction_id = ? AND outcome = 'PAID'", [
+        transactionId,
+      ]),
+    ).toBe(1);
+    expect(await count(pool, 'SELECT COUNT(*) FROM outbox_event WHERE order_no = ?', [orderNo])).toBe(1);
+    expect(
+      await count(pool, "SELECT COUNT(*) FROM order_status_change WHERE order_no = ? AND to_status = 'PAID'", [
+        orderNo,
+      ]),
+    ).toBe(1);
+    expect(await keptRow('WECHATPAY', delivery.body)).toMatchObject({
+      status: 'ACCEPTED',
+      reverify_count: 9,
+      reverify_reason: null,
+    });
+    const actions = await auditActions(`refused-notification:${row.id}`);
+    expect(actions.filter((a) => a === 'REFUSED_NOTIFICATION_REVERIFIED')).toHaveLength(9);
+  }, 60_000);
+
+  it('should list with filters and pages, the bytes masked for a viewer and exact for an admin', async () => {
+    const bodies = [forgedAlipay(uniqueId('RL')), forgedAlipay(uniqueId('RL'))];
+    for (const body of bodies) expect((await alipay(right, body)).status).toBe(401);
+    const ids = await Promise.all(bodies.map(async (body) => (await keptRow('ALIPAY', body)).id));
+
+    const first = await queries().list({ channel: 'ALIPAY', reason: 'InvalidSignature', limit: 1 });
+    expect(first.items.map((i) => i.id)).toEqual([ids[1]]);
+    const second = await queries().list({
+      channel: 'ALIPAY',
+      reason: 'InvalidSignature',
+      limit: 1,
+      cursor: first.nextCursor!,
+    });
+    expect(second.items[0]).toMatchObject({
+      id: ids[0],
+      reason: 'InvalidSignature',
+      timesSeen: 1,
+      bodyBytes: Buffer.byteLength(bodies[0]),
+    });
+    expect((await queries().list({ channel: 'WECHATPAY', limit: 200 })).items.map((i) => i.id)).not.toContain(ids[0]);
+    expect(await queries().list({ from: '2000-01-01T00:00:00Z', to: '2000-01-02T00:00:00Z' })).toEqual({
+      items: [],
+      nextCursor: null,
+    });
+
+    expect(await queries().one(ids[0], AdminRole.Viewer)).toMatchObject({
+      id: ids[0],
+      masked: true,
+      headers: { 'content-type': expect.any(String) },
+    });
+    expect(await queries().one(ids[0], AdminRole.Admin)).toMatchObject({
+      masked: false,
+      rawBody: bodies[0],
+      rawBodyBase64: Buffer.from(bodies[0]).toString('base64'),
+    });
+    await expect(queries().one('999999999999', AdminRole.Viewer)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('should be pruned by retention once not refused again for RETENTION_REFUSED_DAYS', async () => {
+    const body = forgedAlipay(uniqueId('RR'));
+    expect((await alipay(right, body)).status).toBe(401);
+    const pruner = right.get(RetentionPruner);
+
+    await pruner.pruneBatch(new Date(Date.now() + DAY_MS / 2));
+    expect(await keptRows('ALIPAY', body)).toHaveLength(1);
+
+    for (let round = 0; round < 100; round++) {
+      const counts = await pruner.pruneBatch(new Date(Date.now() + 2 * DAY_MS));
+      if (counts.refused_notification === 0 && counts.refused_notification_hour === 0) break;
+    }
+    expect(await keptRows('ALIPAY', body)).toEqual([]);
+    // The hourly counts go with them: every hour so far is past that horizon.
+    expect(await count(pool, 'SELECT COUNT(*) FROM refused_notification_hour')).toBe(0);
+  });
+});
