@@ -31,6 +31,7 @@ import {
   refusedNotificationsConfig,
 } from '../../src/payments/refused-notification/refused-notifications.config';
 import { loadRetentionConfig, retentionConfig } from '../../src/platform/config/retention.config';
+import { loadWebhooksConfig, webhooksConfig } from '../../src/events/webhooks/webhooks.config';
 import { NO_PLATFORM_API } from './test-app';
 
 type Import = Type | DynamicModule | Promise<DynamicModule> | ForwardReference;
@@ -58,6 +59,7 @@ function configurations(env: NodeJS.ProcessEnv): Array<[string | symbol, unknown
     ]),
     [refusedNotificationsConfig.KEY, loadRefusedNotificationsConfig(env)],
     [retentionConfig.KEY, loadRetentionConfig(env)],
+    [webhooksConfig.KEY, loadWebhooksConfig(env)],
   ];
 }
 
