@@ -59,12 +59,13 @@ export class MediumNotify {
     this.deliveries = new SignedDeliveries(platforms);
   }
 
-  /** Registers the orders through the order service, `concurrency` at a time. */
+  /** Registers new orders through the order service, `concurrency` at a time (the order API's 201 each). */
   async registerAll(ctx: MediumContext, payments: StormPayment[], concurrency = 25): Promise<void> {
     await inParallel(payments, concurrency, async (p) => {
-      await ctx.inContext(() =>
+      const { created } = await ctx.inContext(() =>
         ctx.get(PaymentOrderService).register({ orderNo: p.orderNo, amount: p.amount, userId: 'u-1', currency: 'CNY' }),
       );
+      if (!created) throw new Error(`order ${p.orderNo} was registered before`);
     });
   }
 
