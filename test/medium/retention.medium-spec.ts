@@ -1,21 +1,41 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Pool, RowDataPacket } from 'mysql2/promise';
-import { PruneCounts, RetentionPruner } from '../src/platform/retention/retention-pruner';
-import { EXAMPLE_CONSUMERS } from './support/amqp-tap';
-import { eventually, sleep } from './support/eventually';
+import { AdminModule } from '../../src/admin/admin.module';
+import { AdminQueries } from '../../src/admin/admin-queries';
+import { PublishedEventsRetention } from '../../src/events/published-events.retention';
+import { ProcessedEventsRetention } from '../../src/events/subscribers/processed-events.retention';
+import { WebhooksModule } from '../../src/events/webhooks/webhooks.module';
+import { AdminRole } from '../../src/operators/admin.config';
+import { DeliveryBytesRetention } from '../../src/payments/idempotency/delivery-bytes.retention';
+import {
+  RefusedHoursRetention,
+  RefusedNotificationsRetention,
+} from '../../src/payments/refused-notification/refused-notifications.retention';
+import { PruneCounts, RetentionPruner } from '../../src/platform/retention/retention-pruner';
+import { RetentionModule } from '../../src/platform/retention/retention.module';
+import { EXAMPLE_CONSUMERS } from '../support/amqp-tap';
+import { eventually, sleep } from '../support/eventually';
+import { createMediumModule, MediumContext } from '../support/medium';
+import { isAck, MediumNotify, metricSample, notifyModules } from '../support/medium-events';
+import { StormPayment, stormPayments } from '../support/payment-storm';
 import {
   count,
   createTestPlatforms,
   notificationsOnly,
-  RunningApp,
-  startApp,
-  TestClient,
   TestPlatforms,
   testDatabasePool,
   uniqueId,
-} from './support/test-app';
-import { deliver, isAck, StormPayment, stormPayments } from './support/payment-storm';
+} from '../support/test-app';
+import { useOwnDatabase } from '../support/test-database';
 
+/**
+ * Retention as a service: the pruner's rounds (RetentionPruner, with the tasks app.module.ts
+ * gives it, in its order) of two instances on one database, and its background worker while
+ * payments keep being delivered to the notify use case; the operators' view of a pruned delivery
+ * is the admin read (AdminQueries.delivery) that GET /admin/deliveries/:id answers. Moved from
+ * test/retention.e2e-spec.ts with the same assertions. The suite has a database of its own: it
+ * counts whole tables, and the worker prunes every old row of the database.
+ */
 const DAY_MS = 24 * 3600_000;
 const BATCH = 50;
 
@@ -23,22 +43,40 @@ type Payment = StormPayment;
 
 const newPayments = (n: number, prefix: string) => stormPayments(n, prefix, 1000);
 
-/** Registers each order, then delivers its payment `times` times; every delivery must be acked. */
-async function pay(client: TestClient, payments: Payment[], times: number): Promise<void> {
-  for (const p of payments)
-    expect((await client.registerOrder({ orderNo: p.orderNo, amount: p.amount })).status).toBe(201);
-  const answers = await Promise.all(
-    payments.map((p) =>
-      Promise.all(Array.from({ length: times }, async () => ({ p, answer: await deliver(client, p) }))),
-    ),
+let notify: MediumNotify;
+
+/** Registers each order, then delivers its payment `times` times at once; every delivery must be acked. */
+async function pay(ctx: MediumContext, payments: Payment[], times: number): Promise<void> {
+  await notify.registerAll(ctx, payments, 1);
+  const replies = await Promise.all(
+    payments.map((p) => Promise.all(Array.from({ length: times }, () => notify.deliver(ctx, p)))),
   );
   expect(
-    answers
+    replies
       .flat()
-      .filter(({ p, answer }) => !isAck(p, answer))
-      .map(({ answer }) => [answer.status, answer.body]),
+      .filter((reply) => !isAck(reply))
+      .map((reply) => [reply.status, reply.body]),
   ).toEqual([]);
 }
+
+/** An instance: the notify use case, the example handlers, the webhooks' fan-out, retention and the admin reads. */
+const instance = (env: Record<string, string>) =>
+  createMediumModule(
+    [
+      ...notifyModules(),
+      WebhooksModule,
+      AdminModule,
+      RetentionModule.forRoot([
+        DeliveryBytesRetention,
+        PublishedEventsRetention,
+        // After the outbox, as in app.module.ts.
+        ProcessedEventsRetention,
+        RefusedNotificationsRetention,
+        RefusedHoursRetention,
+      ]),
+    ],
+    env,
+  );
 
 /** Prunes as of `now` until a round finds nothing left; the counts are what this caller pruned. */
 async function pruneUntilDone(pruner: RetentionPruner, now: Date): Promise<PruneCounts> {
@@ -174,10 +212,9 @@ async function seedPublishedEvents(pool: Pool, prefix: string, n: number, publis
 
 describe('retention', () => {
   let platforms: TestPlatforms;
-  let instances: RunningApp[];
-  let client: TestClient;
+  let instances: MediumContext[];
   let pool: Pool;
-  const seededOrderPrefixes: string[] = [];
+  let dropOwnDatabase: (() => Promise<void>) | undefined;
 
   /** Instances that prune only when the test says: their own loop waits a day after its first, empty round. */
   // The example handlers write the processed_event rows that retention prunes.
@@ -187,31 +224,24 @@ describe('retention', () => {
     RETENTION_BATCH_SIZE: String(BATCH),
     RETENTION_INTERVAL_MS: String(DAY_MS),
   });
-  const prunerOf = (instance: RunningApp) => instance.app.get(RetentionPruner);
+  const prunerOf = (ctx: MediumContext) => ctx.get(RetentionPruner);
 
   beforeAll(async () => {
+    dropOwnDatabase = await useOwnDatabase();
     platforms = await createTestPlatforms();
-    instances = [await startApp(idleEnv()), await startApp(idleEnv())];
-    client = new TestClient(instances[0].url, platforms);
+    notify = new MediumNotify(platforms);
+    instances = [await instance(idleEnv()), await instance(idleEnv())];
     pool = testDatabasePool();
   });
   afterAll(async () => {
-    // The rows retention keeps for ever would otherwise wait in the outbox of later suites.
-    for (const prefix of seededOrderPrefixes) {
-      const ids = await rows<{ event_id: string }>(pool, 'SELECT event_id FROM outbox_event WHERE order_no LIKE ?', [
-        `${prefix}%`,
-      ]);
-      await pool.query('DELETE FROM outbox_event WHERE order_no LIKE ?', [`${prefix}%`]);
-      if (ids.length > 0)
-        await pool.query('DELETE FROM processed_event WHERE event_id IN (?)', [ids.map((r) => r.event_id)]);
-    }
     await Promise.all(instances?.map((i) => i.close()) ?? []);
     await pool?.end();
+    await dropOwnDatabase?.();
   });
 
   it('should prune only what is older than its horizon, and never an unpublished event or a payment key', async () => {
     const older = newPayments(6, 'RO');
-    await pay(client, older, 2);
+    await pay(instances[0], older, 2);
     await eventsSettled(
       pool,
       older.map((p) => p.orderNo),
@@ -219,7 +249,6 @@ describe('retention', () => {
     // Events the relay could not finish, long ago: one backing off after failed attempts, one
     // dead-lettered, which a consumer had processed all the same (its publish was confirmed too late).
     const stuck = uniqueId('RS');
-    seededOrderPrefixes.push(stuck);
     const longAgo = new Date(Date.now() - 400 * DAY_MS);
     const [backingOff, deadLettered] = [randomUUID(), randomUUID()];
     await pool.query(
@@ -240,7 +269,7 @@ describe('retention', () => {
     const cutoff = new Date();
     await sleep(5);
     const newer = newPayments(6, 'RN');
-    await pay(client, newer, 2);
+    await pay(instances[0], newer, 2);
     await eventsSettled(
       pool,
       newer.map((p) => p.orderNo),
@@ -329,9 +358,8 @@ describe('retention', () => {
     // The operators' view says so.
     const prunedRow = deliveriesAfter.find((d) => olderOrderNos.has(d.order_no) && d.channel === 'WECHATPAY')!;
     const keptRow = deliveriesAfter.find((d) => !olderOrderNos.has(d.order_no))!;
-    const pruned = await client.admin('GET', `/admin/deliveries/${prunedRow.id}`, platforms.admins.viewer);
-    expect(pruned.status).toBe(200);
-    expect(pruned.json()).toMatchObject({
+    const queries = instances[0].get(AdminQueries);
+    expect(await queries.delivery(String(prunedRow.id), AdminRole.Viewer)).toMatchObject({
       id: String(prunedRow.id),
       outcome: prunedRow.outcome,
       transactionId: prunedRow.transaction_id,
@@ -340,8 +368,7 @@ describe('retention', () => {
       rawBodyBase64: null,
       rawPrunedAt: rawNow.toISOString(),
     });
-    const kept = await client.admin('GET', `/admin/deliveries/${keptRow.id}`, platforms.admins.admin);
-    expect(kept.json()).toMatchObject({
+    expect(await queries.delivery(String(keptRow.id), AdminRole.Admin)).toMatchObject({
       rawBodyBase64: keptRow.raw_body.toString('base64'),
       rawPrunedAt: null,
     });
@@ -349,7 +376,7 @@ describe('retention', () => {
 
   it('should let two instances prune together without failing or counting a row twice', async () => {
     const payments = newPayments(40, 'RC');
-    await pay(client, payments, 3);
+    await pay(instances[0], payments, 3);
     const orderNos = payments.map((p) => p.orderNo);
     await eventsSettled(pool, orderNos);
     const eventIds = await eventIdsOf(pool, orderNos);
@@ -385,7 +412,6 @@ describe('retention', () => {
     const OLD_EVENTS = 2_000;
     const history = uniqueId('RH');
     const recentHistory = uniqueId('RK');
-    seededOrderPrefixes.push(recentHistory);
     await seedDeliveries(pool, history, OLD_DELIVERIES, new Date(Date.now() - 200 * DAY_MS));
     await seedPublishedEvents(pool, history, OLD_EVENTS, new Date(Date.now() - 40 * DAY_MS));
     // Inside the horizons (180 and 30 days): kept.
@@ -396,7 +422,7 @@ describe('retention', () => {
         `${history}%`,
       ]);
 
-    const pruning = await startApp({
+    const pruning = await instance({
       ...notificationsOnly(platforms.env),
       EXAMPLE_HANDLERS: 'true',
       RETENTION_BATCH_SIZE: '100',
@@ -406,11 +432,10 @@ describe('retention', () => {
     const paidDuringPrune: Payment[] = [];
     const allPaid: Payment[] = [];
     try {
-      const pruningClient = new TestClient(pruning.url, platforms);
       await eventually('the prune to start', async () => (await historyLeft()) < OLD_DELIVERIES);
       while ((await historyLeft()) > 0) {
         const [payment] = newPayments(1, 'RP');
-        await pay(pruningClient, [payment], 2);
+        await pay(pruning, [payment], 2);
         allPaid.push(payment);
         // Sent after the prune began, acked before it ended.
         if ((await historyLeft()) > 0) paidDuringPrune.push(payment);
@@ -427,7 +452,6 @@ describe('retention', () => {
       );
       const allOrderNos = allPaid.map((p) => p.orderNo);
       await eventsSettled(pool, allOrderNos);
-      const metrics = await (await fetch(`${pruning.managementUrl}/metrics`)).text();
 
       expect(paidDuringPrune.length).toBeGreaterThan(0);
       expect(
@@ -461,16 +485,16 @@ describe('retention', () => {
           [`${recentHistory}%`],
         ),
       ).toBe(100 * EXAMPLE_CONSUMERS.length);
-      expect(prunedMetric(metrics, 'callback_delivery')).toBeGreaterThanOrEqual(OLD_DELIVERIES);
-      expect(prunedMetric(metrics, 'outbox_event')).toBeGreaterThanOrEqual(OLD_EVENTS);
-      expect(prunedMetric(metrics, 'processed_event')).toBeGreaterThanOrEqual(OLD_EVENTS * EXAMPLE_CONSUMERS.length);
+      // One registry for the process's instances, as for the app's replicas in one process.
+      expect(await prunedMetric('callback_delivery')).toBeGreaterThanOrEqual(OLD_DELIVERIES);
+      expect(await prunedMetric('outbox_event')).toBeGreaterThanOrEqual(OLD_EVENTS);
+      expect(await prunedMetric('processed_event')).toBeGreaterThanOrEqual(OLD_EVENTS * EXAMPLE_CONSUMERS.length);
     } finally {
       await pruning.close();
     }
   });
 });
 
-function prunedMetric(metrics: string, table: string): number {
-  const line = metrics.split('\n').find((l) => l.startsWith(`retention_pruned_rows_total{table="${table}"}`));
-  return line ? Number(line.split(' ').pop()) : 0;
+async function prunedMetric(table: string): Promise<number> {
+  return (await metricSample(`retention_pruned_rows_total{table="${table}"}`)) ?? 0;
 }
