@@ -13,7 +13,7 @@ import { createTestPlatforms, notificationsOnly, testDatabasePool, TestPlatforms
  * published by the relays of two modules on one database (two instances) to the real RabbitMQ,
  * each row claimed FOR UPDATE SKIP LOCKED and marked published only once the broker confirmed it.
  * The rest of the broker's story (handlers, outages at set-up, a relay killed mid-batch) is in
- * test/medium/event-delivery.medium-spec.ts and test/relay-crash.e2e-spec.ts.
+ * test/medium/event-delivery.medium-spec.ts and test/medium/relay-crash.medium-spec.ts.
  */
 let platforms: TestPlatforms;
 let pool: Pool;
