@@ -10,6 +10,7 @@ import {
   TEST_RABBITMQ_URL,
   testExchange,
 } from '../support/amqp-tap';
+import { Readiness } from '../../src/platform/health/readiness';
 import { eventually, sleep } from '../support/eventually';
 import { createMediumModule, MediumContext } from '../support/medium';
 import {
@@ -18,10 +19,8 @@ import {
   MediumNotify,
   messagesFor,
   metricSample,
-  notifyModules,
+  intakeModules,
   outboxEventIds,
-  readinessModules,
-  readinessReport,
   refusals,
 } from '../support/medium-events';
 import { stormPayments } from '../support/payment-storm';
@@ -73,8 +72,10 @@ function eventsEnv(exchange: string, rabbitmqUrl: string): Record<string, string
 }
 
 /** An instance: the order service, the notify use case, the relay, the example handlers and readiness. */
-const instance = (env: Record<string, string>, examples = true) =>
-  createMediumModule([...notifyModules(examples), ...readinessModules()], env);
+const instance = (env: Record<string, string>, examples = true) => createMediumModule(intakeModules(examples), env);
+
+/** What /health/ready answers on the management port: whether the instance is ready, and the report. */
+const readinessReport = (ctx: MediumContext) => ctx.get(Readiness).report();
 
 const brokerStatus = async (ctx: MediumContext) => (await readinessReport(ctx)).report.details.rabbitmq?.status;
 

@@ -16,7 +16,8 @@ import { RetentionModule } from '../../src/platform/retention/retention.module';
 import { EXAMPLE_CONSUMERS } from '../support/amqp-tap';
 import { eventually, sleep } from '../support/eventually';
 import { createMediumModule, MediumContext } from '../support/medium';
-import { isAck, MediumNotify, metricSample, notifyModules } from '../support/medium-events';
+import { MediumNotify, metricSample, notifyModules } from '../support/medium-events';
+import { isAck } from '../support/medium-intake';
 import { StormPayment, stormPayments } from '../support/payment-storm';
 import {
   count,
@@ -48,14 +49,16 @@ let notify: MediumNotify;
 /** Registers each order, then delivers its payment `times` times at once; every delivery must be acked. */
 async function pay(ctx: MediumContext, payments: Payment[], times: number): Promise<void> {
   await notify.registerAll(ctx, payments, 1);
-  const replies = await Promise.all(
-    payments.map((p) => Promise.all(Array.from({ length: times }, () => notify.deliver(ctx, p)))),
+  const answers = await Promise.all(
+    payments.map((p) =>
+      Promise.all(Array.from({ length: times }, async () => ({ p, reply: await notify.deliver(ctx, p) }))),
+    ),
   );
   expect(
-    replies
+    answers
       .flat()
-      .filter((reply) => !isAck(reply))
-      .map((reply) => [reply.status, reply.body]),
+      .filter(({ p, reply }) => !isAck(p, reply))
+      .map(({ reply }) => [reply.status, reply.body]),
   ).toEqual([]);
 }
 

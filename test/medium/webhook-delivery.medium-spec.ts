@@ -6,7 +6,8 @@ import { WebhooksModule } from '../../src/events/webhooks/webhooks.module';
 import { TransactionRunner } from '../../src/platform/transaction/transaction.runner';
 import { eventually, sleep } from '../support/eventually';
 import { createMediumModule, MediumContext } from '../support/medium';
-import { isAck, MediumNotify, metricSample, notifyModules } from '../support/medium-events';
+import { MediumNotify, metricSample, notifyModules } from '../support/medium-events';
+import { isAck } from '../support/medium-intake';
 import { inParallel, StormPayment, stormPayments } from '../support/payment-storm';
 import { count, createTestPlatforms, notificationsOnly, testDatabasePool, TestPlatforms } from '../support/test-app';
 import { useOwnDatabase } from '../support/test-database';
@@ -77,7 +78,7 @@ async function payAll(payments: StormPayment[]): Promise<string[]> {
   await notify.registerAll(replicas[0], payments);
   await inParallel(payments, 8, async (p) => {
     const reply = await notify.deliver(replicas[payments.indexOf(p) % 2], p);
-    expect(isAck(reply)).toBe(true);
+    expect(isAck(p, reply)).toBe(true);
   });
   const [rows] = await pool.query<RowDataPacket[]>(
     "SELECT event_id FROM outbox_event WHERE order_no IN (?) AND type = 'payment.succeeded'",
@@ -204,7 +205,10 @@ it('should deliver every paid order to a flaky, slow, at first down endpoint and
   for (const eventId of timedOut) {
     const attempts = await attemptRows(a.id, eventId);
     expect(attempts.at(-2)).toMatchObject({ status_code: null, succeeded: 0 });
-    expect(attempts.at(-2)!.latency_ms).toBeGreaterThanOrEqual(TIMEOUT_MS);
+    // Ended by the timeout. Node starts a timer from the event loop's cached clock, so the
+    // latency the sender measures with Date.now() can read a millisecond or so under it (1499 was
+    // seen): the same 5 ms allowance as the schedule's check above.
+    expect(attempts.at(-2)!.latency_ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 5);
     expect(attempts.at(-1)).toMatchObject({ status_code: 200, succeeded: 1 });
   }
 

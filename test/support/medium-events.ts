@@ -1,29 +1,17 @@
 /**
- * The after-payment events in the medium tier: payments delivered to the notify use case
- * (NotificationIntake, what the notify route calls, without HTTP), the example handlers' effects
- * and the outbox rows they leave, the readiness report as the app composes it, and the metrics as
- * Prometheus would scrape them.
+ * The after-payment events in the medium tier: payments delivered to the notify use case (through
+ * medium-intake.ts, what the notify route calls, without HTTP), the example handlers' effects and
+ * the outbox rows they leave, and a metric's exact series as Prometheus would scrape it.
  */
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { register } from 'prom-client';
-import { PlatformReply } from '../../src/channels/payment-channel';
-import { Channel } from '../../src/domain/notification';
 import { AfterPaymentExamplesModule } from '../../src/events/after-payment/after-payment-examples.module';
-import { EventsHealthIndicator } from '../../src/events/events.health';
-import { EventsModule } from '../../src/events/events.module';
-import { NotificationIntake } from '../../src/intake/notification-intake';
 import { NotifyModule } from '../../src/intake/notify.module';
-import { DeliverySpool } from '../../src/intake/spool/delivery-spool';
-import { SpoolHealthIndicator } from '../../src/intake/spool/spool.health';
-import { SpoolModule } from '../../src/intake/spool/spool.module';
 import { OrderModule } from '../../src/order/order.module';
 import { PaymentOrderService } from '../../src/order/payment-order.service';
-import { HealthModule } from '../../src/platform/health/health.module';
-import { Readiness, ReadinessReport } from '../../src/platform/health/readiness';
-import { LifecycleModule } from '../../src/platform/lifecycle/lifecycle.module';
-import { yuan } from '../../tools/simulator/platform-signers';
 import { EXAMPLE_CONSUMERS, ExchangeTap, TappedMessage } from './amqp-tap';
 import { MediumContext } from './medium';
+import { deliverPayment, INTAKE_MODULES, IntakeReply } from './medium-intake';
 import { inParallel, StormPayment } from './payment-storm';
 import { count, SignedDeliveries, TestPlatforms } from './test-app';
 
@@ -34,21 +22,9 @@ export function notifyModules(examples = true) {
   return [OrderModule, NotifyModule, ...(examples ? [AfterPaymentExamplesModule] : [])];
 }
 
-/** /health/ready's report as app.module.ts composes it: the database, the events' and the spool's parts. */
-export function readinessModules() {
-  return [
-    LifecycleModule,
-    HealthModule.forRoot({
-      imports: [EventsModule, SpoolModule],
-      providers: [EventsHealthIndicator],
-      reports: [EventsHealthIndicator, SpoolHealthIndicator],
-      outageCover: DeliverySpool,
-    }),
-  ];
-}
-
-export function readinessReport(ctx: MediumContext): Promise<ReadinessReport> {
-  return ctx.get(Readiness).report();
+/** The orders, the notify use case and readiness as app.module.ts composes them, with the example handlers unless told. */
+export function intakeModules(examples = true) {
+  return [...INTAKE_MODULES, ...(examples ? [AfterPaymentExamplesModule] : [])];
 }
 
 /** The platforms' deliveries of payments to one module's notify use case. */
@@ -70,26 +46,13 @@ export class MediumNotify {
   }
 
   /** One delivery of the payment, freshly signed as the platform signs each retry; the platform's reply. */
-  deliver(ctx: MediumContext, p: StormPayment): Promise<PlatformReply> {
-    if (p.channel === Channel.Wechatpay) {
-      const delivery = this.deliveries.wechatpayPayment({
-        outTradeNo: p.orderNo,
-        transactionId: p.transactionId,
-        total: p.amount,
-      });
-      return receive(ctx, 'wechatpay', delivery.headers, delivery.body);
-    }
-    const form = this.deliveries.alipayPayment({
-      outTradeNo: p.orderNo,
-      tradeNo: p.transactionId,
-      totalAmount: yuan(p.amount),
-    });
-    return receive(ctx, 'alipay', { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' }, form);
+  deliver(ctx: MediumContext, p: StormPayment): Promise<IntakeReply> {
+    return deliverPayment(ctx, this.deliveries, p);
   }
 
   /** Each payment delivered once to every module at the same moment, `inFlight` payments at a time. */
-  async payAll(contexts: MediumContext[], payments: StormPayment[], inFlight = 25): Promise<PlatformReply[]> {
-    const replies: PlatformReply[] = [];
+  async payAll(contexts: MediumContext[], payments: StormPayment[], inFlight = 25): Promise<IntakeReply[]> {
+    const replies: IntakeReply[] = [];
     for (let i = 0; i < payments.length; i += inFlight) {
       const batch = payments.slice(i, i + inFlight);
       replies.push(
@@ -100,26 +63,11 @@ export class MediumNotify {
   }
 }
 
-function receive(ctx: MediumContext, notifyPath: string, headers: Record<string, string>, body: string) {
-  const lowerCased = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
-  return ctx.inContext(() =>
-    ctx.get(NotificationIntake).receive({
-      notifyPath,
-      body: Buffer.from(body, 'utf8'),
-      headers: lowerCased,
-      requestId: `medium-${Math.random().toString(36).slice(2)}`,
-    }),
-  );
-}
-
-/** The channels' success acks: WeChat Pay's 204, Alipay's 200 `success`. */
-export function isAck(reply: PlatformReply): boolean {
-  return reply.status === 204 || (reply.status === 200 && reply.body === 'success');
-}
-
-/** The replies that are not acks, as [status, body]. */
-export function refusals(replies: PlatformReply[]): unknown[] {
-  return replies.filter((r) => !isAck(r)).map((r) => [r.status, r.body]);
+/** The replies that are not a channel's success ack (WeChat Pay's 204, Alipay's 200 `success`), as [status, body]. */
+export function refusals(replies: IntakeReply[]): unknown[] {
+  return replies
+    .filter((r) => !(r.status === 204 || (r.status === 200 && r.body === 'success')))
+    .map((r) => [r.status, r.body]);
 }
 
 export function messagesFor(tap: ExchangeTap, orderNos: string[]): TappedMessage[] {
