@@ -1,51 +1,35 @@
 import { Pool, RowDataPacket } from 'mysql2/promise';
-import { FakePlatform } from '../tools/simulator/fake-platform';
 import { randomAlphanumeric } from '../tools/simulator/platform-signers';
+import { FakePlatformSuite, startFakePlatformSuite } from './support/fake-platform-suite';
 import { paidOrder } from './support/paid-orders';
-import {
-  createTestPlatforms,
-  fakePlatformOptions,
-  RunningApp,
-  startApp,
-  TestClient,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from './support/test-app';
+import { TestClient, TestPlatforms, uniqueId } from './support/test-app';
 
 /**
- * Issue 35, item 7: admin_audit records refused writes (the role check's 403, a self-approval, an
+ * admin_audit records refused writes (the role check's 403, a self-approval, an
  * over-refund) and every unmasked read of a raw payload, with the operator, the target and the
  * reason; operator ids are one id whatever their case.
  */
 const THRESHOLD = 5000;
 
+let suite: FakePlatformSuite;
 let platforms: TestPlatforms;
 let dora: string;
-let fake: FakePlatform;
-let running: RunningApp;
 let client: TestClient;
 let pool: Pool;
 
 beforeAll(async () => {
-  platforms = await createTestPlatforms();
+  suite = await startFakePlatformSuite();
+  ({ platforms, pool } = suite);
   dora = randomAlphanumeric(40);
-  fake = await FakePlatform.start(fakePlatformOptions(platforms));
-  running = await startApp({
-    ...platforms.env,
-    ...fake.apiEnv,
+  const running = await suite.startApp({
+    ...suite.env,
     ADMIN_TOKENS: `${platforms.env.ADMIN_TOKENS},Dora:${dora}:admin`,
     REFUND_APPROVAL_THRESHOLD: String(THRESHOLD),
   });
-  client = new TestClient(running.url, platforms);
-  pool = testDatabasePool();
+  client = suite.clientOf(running);
 });
 
-afterAll(async () => {
-  await running?.close();
-  await fake?.close();
-  await pool?.end();
-});
+afterAll(() => suite?.close());
 
 interface AuditRow {
   operator: string;

@@ -13,17 +13,8 @@ import { REFUSAL_REASONS } from '../src/payments/refused-notification/refused-no
 import { accessibilityViolations, buildConsole, launchChromium, RunningBrowser } from './support/browser';
 import { eventually } from './support/eventually';
 import { WebhookReceiver } from './support/webhook-receiver';
-import {
-  count,
-  createTestPlatforms,
-  fakePlatformOptions,
-  RunningApp,
-  startApp,
-  TestClient,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from './support/test-app';
+import { FakePlatformSuite, startFakePlatformSuite } from './support/fake-platform-suite';
+import { count, RunningApp, startApp, TestClient, TestPlatforms, uniqueId } from './support/test-app';
 
 /**
  * The operator console in Debian's Chromium, against the real service, database and the fake
@@ -35,6 +26,7 @@ const THRESHOLD = 5000;
 const AMOUNT = 8000;
 const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS === 'true' ? join(__dirname, '../docs/console') : undefined;
 
+let suite: FakePlatformSuite;
 let platforms: TestPlatforms;
 let fake: FakePlatform;
 let app: RunningApp;
@@ -48,29 +40,25 @@ const consoleErrors: string[] = [];
 
 beforeAll(async () => {
   buildConsole();
-  platforms = await createTestPlatforms();
   // WeChat answers PROCESSING: only the refund notice settles the refund.
-  fake = await FakePlatform.start({ ...fakePlatformOptions(platforms), defaultRefund: 'processing' });
-  app = await startApp({
-    ...platforms.env,
-    ...fake.apiEnv,
+  suite = await startFakePlatformSuite({ defaultRefund: 'processing' });
+  ({ platforms, fake, pool } = suite);
+  app = await suite.startApp({
+    ...suite.env,
     REFUND_POLL_INTERVAL_MS: '50',
     REFUND_APPROVAL_THRESHOLD: String(THRESHOLD),
     WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
     WEBHOOK_RETRY_SCHEDULE_SECONDS: '0,1',
     WEBHOOK_POLL_INTERVAL_MS: '50',
   });
-  client = new TestClient(app.url, platforms);
-  pool = testDatabasePool();
+  client = suite.clientOf(app);
   chromium = await launchChromium();
   if (SCREENSHOTS) mkdirSync(SCREENSHOTS, { recursive: true });
 });
 
 afterAll(async () => {
   await chromium?.close();
-  await app?.close();
-  await fake?.close();
-  await pool?.end();
+  await suite?.close();
 });
 
 async function operatorPage(
