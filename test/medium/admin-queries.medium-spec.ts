@@ -10,8 +10,9 @@ import { OrderStatus } from '../../src/order/order-status';
 import { SettlementModule } from '../../src/settlement/settlement.module';
 import { TradeModule } from '../../src/trade/trade.module';
 import { Factories, PaymentSpec } from '../support/factories';
-import { createMediumModule, MediumContext } from '../support/medium';
-import { count, createTestPlatforms, notificationsOnly, testDatabasePool, uniqueId } from '../support/test-app';
+import { MediumContext } from '../support/medium';
+import { MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { count, notificationsOnly, uniqueId } from '../support/test-app';
 import { NOTIFY_TEST_CHANNELS, NotifyTestChannel } from '../support/notify-channels';
 
 /**
@@ -20,24 +21,20 @@ import { NOTIFY_TEST_CHANNELS, NotifyTestChannel } from '../support/notify-chann
  * the same assertions; the listing's answers over HTTP (its 400s, its default page, access control,
  * the order and delivery views, the statistics) stay there.
  */
+let setup: MediumSuite;
 let ctx: MediumContext;
 let make: Factories;
 let pool: Pool;
 
 beforeAll(async () => {
-  const platforms = await createTestPlatforms();
-  ctx = await createMediumModule(
-    [OrderModule, SettlementModule, TradeModule, AdminModule],
-    notificationsOnly(platforms.env),
-  );
-  make = new Factories(ctx, platforms);
-  pool = testDatabasePool();
+  setup = await startMediumSuite((p) => notificationsOnly(p.env), {
+    imports: [OrderModule, SettlementModule, TradeModule, AdminModule],
+    fake: false,
+  });
+  ({ ctx, make, pool } = setup);
 });
 
-afterAll(async () => {
-  await ctx?.close();
-  await pool?.end();
-});
+afterAll(() => setup?.close());
 
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const anInstant = () => expect.stringMatching(ISO_INSTANT);

@@ -10,17 +10,11 @@ import { SettlementModule } from '../../src/settlement/settlement.module';
 import { TradeModule } from '../../src/trade/trade.module';
 import { signWechatpayBody, yuan } from '../../tools/simulator/platform-signers';
 import { Factories } from '../support/factories';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { MediumContext } from '../support/medium';
+import { MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { IntakeReply, receive } from '../support/medium-intake';
 import { NotifyTestChannel, recentSecond } from '../support/notify-channels';
-import {
-  count,
-  createTestPlatforms,
-  notificationsOnly,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from '../support/test-app';
+import { count, notificationsOnly, TestPlatforms, uniqueId } from '../support/test-app';
 
 /**
  * What the admin queries (AdminQueries on the reporting pool) show of an order, its deliveries and
@@ -29,25 +23,21 @@ import {
  * database without HTTP. Moved from test/admin-api.e2e-spec.ts with the same assertions; access
  * control, the 400s and 404s, and the audit of an admin's reads stay there.
  */
+let setup: MediumSuite;
 let platforms: TestPlatforms;
 let ctx: MediumContext;
 let make: Factories;
 let pool: Pool;
 
 beforeAll(async () => {
-  platforms = await createTestPlatforms();
-  ctx = await createMediumModule(
-    [OrderModule, SettlementModule, TradeModule, NotifyModule, AdminModule],
-    notificationsOnly(platforms.env),
-  );
-  make = new Factories(ctx, platforms);
-  pool = testDatabasePool();
+  setup = await startMediumSuite((p) => notificationsOnly(p.env), {
+    imports: [OrderModule, SettlementModule, TradeModule, NotifyModule, AdminModule],
+    fake: false,
+  });
+  ({ platforms, ctx, make, pool } = setup);
 });
 
-afterAll(async () => {
-  await ctx?.close();
-  await pool?.end();
-});
+afterAll(() => setup?.close());
 
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const anInstant = () => expect.stringMatching(ISO_INSTANT);

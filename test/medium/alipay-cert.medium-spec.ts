@@ -33,18 +33,11 @@ import { alipayBillDetail, alipayBillZip, beijingTime } from '../support/bill-fi
 import { eventually } from '../support/eventually';
 import { Factories } from '../support/factories';
 import { createMediumModule, MediumContext } from '../support/medium';
+import { MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { FORM, receive, Reply } from '../support/medium-dialects';
 import { OrderEffects } from '../support/order-effects';
 import { inParallel, paymentEffects, StormPayment } from '../support/payment-storm';
-import {
-  count,
-  createTestPlatforms,
-  fakePlatformOptions,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from '../support/test-app';
-import { useOwnDatabase } from '../support/test-database';
+import { count, createTestPlatforms, fakePlatformOptions, TestPlatforms, uniqueId } from '../support/test-app';
 
 /**
  * Alipay in certificate mode (公钥证书) as services on the real database, without HTTP: a test root made here, two
@@ -57,6 +50,7 @@ import { useOwnDatabase } from '../support/test-database';
 const STORM_PAYMENTS = 30;
 const DELIVERIES_PER_PAYMENT = 4;
 
+let setup: MediumSuite;
 let platforms: TestPlatforms;
 let root: TestCertificateAuthority;
 let keys: { old: RsaKeyPair; next: RsaKeyPair };
@@ -68,13 +62,10 @@ let ctx: MediumContext;
 let make: Factories;
 let pool: Pool;
 let effects: OrderEffects;
-let dropOwnDatabase: (() => Promise<void>) | undefined;
 
 const appId = () => platforms.alipay.appId;
 
 beforeAll(async () => {
-  // The payment-query and refund workers take every due row of their database: other suites' would come first.
-  dropOwnDatabase = await useOwnDatabase();
   platforms = await createTestPlatforms();
   root = await createTestRoot();
   // The key that signed in public key mode stays the "old" certificate's; the rotation brings a new one.
@@ -113,21 +104,10 @@ beforeAll(async () => {
   writeFileSync(files.root, root.pem);
   writeFileSync(files.app, certs.app.pem);
 
-  const defaults = fakePlatformOptions(platforms);
-  fake = await FakePlatform.start({
-    ...defaults,
-    hangMs: 1500,
-    alipay: {
-      appId: appId(),
-      appPublicKeyPem: platforms.refunds.alipayAppKey.publicKeyPem,
-      alipayPrivateKey: keys.next.privateKey,
-      certMode: { appCertSn: certs.app.sn, rootCertSn: root.sn, alipayCertSn: certs.next.sn },
-    },
-  });
   const { ALIPAY_PUBLIC_KEY_PATH: _publicKeyMode, ...env } = platforms.env;
-  certEnv = {
+  const certEnvOf = (apiEnv: Record<string, string>) => ({
     ...env,
-    ...fake.apiEnv,
+    ...apiEnv,
     ALIPAY_PUBLIC_CERT_PATHS: `${files.old},${files.next}`,
     ALIPAY_ROOT_CERT_PATH: files.root,
     ALIPAY_APP_CERT_PATH: files.app,
@@ -139,19 +119,28 @@ beforeAll(async () => {
     REFUND_RETRY_BASE_DELAY_MS: '1000',
     REFUND_RETRY_MAX_DELAY_MS: '2000',
     REFUND_POLL_INTERVAL_MS: '100',
-  };
-  ctx = await createMediumModule([OrderModule, NotifyModule, AdminModule, ReconciliationModule], certEnv);
-  make = new Factories(ctx, platforms);
-  pool = testDatabasePool();
+  });
+  // The payment-query and refund workers take every due row of their database: other suites' would come first.
+  setup = await startMediumSuite((_, apiEnv) => certEnvOf(apiEnv), {
+    imports: [OrderModule, NotifyModule, AdminModule, ReconciliationModule],
+    platforms,
+    fake: {
+      hangMs: 1500,
+      alipay: {
+        appId: appId(),
+        appPublicKeyPem: platforms.refunds.alipayAppKey.publicKeyPem,
+        alipayPrivateKey: keys.next.privateKey,
+        certMode: { appCertSn: certs.app.sn, rootCertSn: root.sn, alipayCertSn: certs.next.sn },
+      },
+    },
+    ownDatabase: true,
+  });
+  ({ fake, ctx, make, pool } = setup);
+  certEnv = certEnvOf(fake.apiEnv);
   effects = new OrderEffects(pool);
 });
 
-afterAll(async () => {
-  await ctx?.close();
-  await fake?.close();
-  await pool?.end();
-  await dropOwnDatabase?.();
-});
+afterAll(() => setup?.close());
 
 interface Signing {
   key: RsaKeyPair;

@@ -8,7 +8,7 @@ import { AuditLog } from '../../src/operators/audit/audit-log';
 import { TransactionRunner } from '../../src/platform/transaction/transaction.runner';
 import { Refunds } from '../../src/refund/refunds';
 import { MediumContext } from '../support/medium';
-import { domainFailure, MediumReplicas, startMediumReplicas } from '../support/medium-replicas';
+import { domainFailure, MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { count, uniqueId } from '../support/test-app';
 
 /**
@@ -19,15 +19,15 @@ import { count, uniqueId } from '../support/test-app';
  */
 const THRESHOLD = 5000;
 
-let setup: MediumReplicas;
+let setup: MediumSuite;
 let replicas: MediumContext[];
 let pool: Pool;
 
 beforeAll(async () => {
   // The refund worker takes every due refund of its database: other suites' would come first.
-  setup = await startMediumReplicas(
+  setup = await startMediumSuite(
     { REFUND_APPROVAL_THRESHOLD: String(THRESHOLD), REFUND_POLL_INTERVAL_MS: '50' },
-    { ownDatabase: true },
+    { ownDatabase: true, replicas: 2 },
   );
   ({ replicas, pool } = setup);
 });

@@ -6,9 +6,10 @@ import { OrderModule } from '../../src/order/order.module';
 import { TradeCloseService } from '../../src/trade/trade-close.service';
 import { TradeModule } from '../../src/trade/trade.module';
 import { Factories } from '../support/factories';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { MediumContext } from '../support/medium';
+import { MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { acked, Intake } from '../support/medium-notify';
-import { count, createTestPlatforms, notificationsOnly, testDatabasePool, uniqueId } from '../support/test-app';
+import { count, notificationsOnly, uniqueId } from '../support/test-app';
 
 const ORDERS = 200;
 const DELIVERIES_PER_PAYMENT = 8;
@@ -26,26 +27,23 @@ interface Payment {
  * sharing one database. Moved from test/concurrency.e2e-spec.ts with the same counts; a close's
  * outcome is the status the order API would answer (200, or its DomainError's 409).
  */
+let setup: MediumSuite;
 let replicas: MediumContext[];
 let intakes: Intake[];
 let make: Factories;
 let pool: Pool;
 
 beforeAll(async () => {
-  const platforms = await createTestPlatforms();
-  const env = notificationsOnly(platforms.env);
-  replicas = [
-    await createMediumModule([OrderModule, TradeModule, NotifyModule], env),
-    await createMediumModule([OrderModule, TradeModule, NotifyModule], env),
-  ];
+  setup = await startMediumSuite((p) => notificationsOnly(p.env), {
+    imports: [OrderModule, TradeModule, NotifyModule],
+    fake: false,
+    replicas: 2,
+  });
+  ({ replicas, make, pool } = setup);
   intakes = replicas.map((r) => new Intake(r));
-  make = new Factories(replicas[0], platforms);
-  pool = testDatabasePool();
 });
-afterAll(async () => {
-  await Promise.all(replicas?.map((r) => r.close()) ?? []);
-  await pool?.end();
-});
+
+afterAll(() => setup?.close());
 
 /** Every delivery of one payment fired at the same moment, spread over both replicas. */
 function deliverConcurrently(payment: Payment, amountFen: number): Promise<PlatformReply[]> {

@@ -22,9 +22,10 @@ import {
 } from '../../tools/simulator/unionpay/unionpay-keys';
 import { signUnionpay, unionpayForm } from '../../tools/simulator/unionpay/unionpay-signer';
 import { hostileFormBodies, hostileJsonTexts, hostileXmlDocuments, seededRandom } from '../support/hostile-documents';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { MediumContext } from '../support/medium';
+import { MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { exposition, IntakeReply, receive } from '../support/medium-intake';
-import { count, createTestPlatforms, testDatabasePool, TestPlatforms } from '../support/test-app';
+import { count, TestPlatforms } from '../support/test-app';
 
 /**
  * Issue 35, item 2: generated hostile documents for every notify endpoint, before and after the
@@ -38,29 +39,28 @@ const MER_ID = '777290058167151';
 const API_V2_KEY = randomAlphanumeric(32);
 const FORM = 'application/x-www-form-urlencoded; charset=utf-8';
 
+let setup: MediumSuite;
 let platforms: TestPlatforms;
 let unionpayKeys: UnionpayKeySet;
 let ctx: MediumContext;
 let pool: Pool;
 
 beforeAll(async () => {
-  platforms = await createTestPlatforms();
   unionpayKeys = generateUnionpayKeySet();
   const unionpayEnv = writeUnionpayKeySet(unionpayKeys, mkdtempSync(join(tmpdir(), 'pcs-hostile-')), MER_ID);
-  ctx = await createMediumModule([OrderModule, SettlementModule, TradeModule, NotifyModule], {
-    ...platforms.env,
-    ...unionpayEnv,
-    UNIONPAY_BACK_URL: 'https://pay.example.com/notify/unionpay',
-    UNIONPAY_VALIDATE_CN: 'true',
-    WECHATPAY_APIV2_KEY: API_V2_KEY,
-  });
-  pool = testDatabasePool();
+  setup = await startMediumSuite(
+    {
+      ...unionpayEnv,
+      UNIONPAY_BACK_URL: 'https://pay.example.com/notify/unionpay',
+      UNIONPAY_VALIDATE_CN: 'true',
+      WECHATPAY_APIV2_KEY: API_V2_KEY,
+    },
+    { imports: [OrderModule, SettlementModule, TradeModule, NotifyModule], fake: false },
+  );
+  ({ platforms, ctx, pool } = setup);
 });
 
-afterAll(async () => {
-  await ctx?.close();
-  await pool?.end();
-});
+afterAll(() => setup?.close());
 
 // This suite's module writes nothing in the background; the suites of its worker run one at a time.
 async function tableCounts(): Promise<number[]> {

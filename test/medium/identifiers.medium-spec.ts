@@ -9,9 +9,10 @@ import { buildDataSourceOptions } from '../../src/platform/database/data-source-
 import { BinaryIdentifiers1796700000000 } from '../../src/platform/database/migrations/1796700000000-BinaryIdentifiers';
 import { yuan } from '../../tools/simulator/platform-signers';
 import { Factories } from '../support/factories';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { MediumContext } from '../support/medium';
+import { MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { Intake } from '../support/medium-notify';
-import { count, createTestPlatforms, testDatabasePool, uniqueId } from '../support/test-app';
+import { count, uniqueId } from '../support/test-app';
 import { assertTestDatabase, databaseUrl, TEST_DATABASE_PREFIX, withAdminConnection } from '../support/test-database';
 
 /**
@@ -33,23 +34,19 @@ const IDENTIFIER_COLUMNS = [
 ];
 const BINARY_NO_PAD = process.env.TEST_DATABASE_SERVER === 'mariadb' ? 'utf8mb4_nopad_bin' : 'utf8mb4_0900_bin';
 
+let setup: MediumSuite;
 let ctx: MediumContext;
 let make: Factories;
 let intake: Intake;
 let pool: Pool;
 
 beforeAll(async () => {
-  const platforms = await createTestPlatforms();
-  ctx = await createMediumModule([OrderModule, NotifyModule], platforms.env);
-  make = new Factories(ctx, platforms);
+  setup = await startMediumSuite({}, { imports: [OrderModule, NotifyModule], fake: false });
+  ({ ctx, make, pool } = setup);
   intake = new Intake(ctx);
-  pool = testDatabasePool();
 });
 
-afterAll(async () => {
-  await ctx?.close();
-  await pool?.end();
-});
+afterAll(() => setup?.close());
 
 function swapCase(text: string): string {
   return [...text].map((c) => (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase())).join('');

@@ -6,16 +6,10 @@ import { SettlementModule } from '../../src/settlement/settlement.module';
 import { TradeModule } from '../../src/trade/trade.module';
 import { generateRsaKeyPair } from '../../tools/simulator/platform-signers';
 import { Factories } from '../support/factories';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { MediumContext } from '../support/medium';
+import { MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { IntakeReply, receive } from '../support/medium-intake';
-import {
-  count,
-  createTestPlatforms,
-  notificationsOnly,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from '../support/test-app';
+import { count, notificationsOnly, TestPlatforms, uniqueId } from '../support/test-app';
 
 /** Counts the transactions the notify use case's transactional step opens, in one module (one replica). */
 function countTransactions(ctx: MediumContext): () => number {
@@ -38,6 +32,7 @@ function countTransactions(ctx: MediumContext): () => number {
  * test/known-repeats.e2e-spec.ts with the same assertions.
  */
 describe('known repeats without a transaction', () => {
+  let setup: MediumSuite;
   let platforms: TestPlatforms;
   let running: MediumContext;
   let replica: MediumContext;
@@ -46,20 +41,17 @@ describe('known repeats without a transaction', () => {
   const transactionsOf = new Map<MediumContext, () => number>();
 
   beforeAll(async () => {
-    platforms = await createTestPlatforms();
-    const imports = [OrderModule, SettlementModule, TradeModule, NotifyModule];
-    running = await createMediumModule(imports, notificationsOnly(platforms.env));
-    replica = await createMediumModule(imports, notificationsOnly(platforms.env));
+    setup = await startMediumSuite((p) => notificationsOnly(p.env), {
+      imports: [OrderModule, SettlementModule, TradeModule, NotifyModule],
+      fake: false,
+      replicas: 2,
+    });
+    ({ platforms, make, pool } = setup);
+    [running, replica] = setup.replicas;
     transactionsOf.set(running, countTransactions(running));
     transactionsOf.set(replica, countTransactions(replica));
-    make = new Factories(running, platforms);
-    pool = testDatabasePool();
   });
-  afterAll(async () => {
-    await running?.close();
-    await replica?.close();
-    await pool?.end();
-  });
+  afterAll(() => setup?.close());
 
   const transactions = (ctx: MediumContext) => transactionsOf.get(ctx)!();
 

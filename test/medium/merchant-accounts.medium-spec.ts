@@ -18,6 +18,7 @@ import {
 import { eventually } from '../support/eventually';
 import { Factories } from '../support/factories';
 import { createMediumModule, MediumContext } from '../support/medium';
+import { MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { Intake } from '../support/medium-notify';
 import {
   accountsDocument,
@@ -32,7 +33,7 @@ import {
   writeAccountsFile,
 } from '../support/merchant-accounts';
 import { OrderEffects } from '../support/order-effects';
-import { createTestPlatforms, testDatabasePool, TestPlatforms, uniqueId } from '../support/test-app';
+import { createTestPlatforms, TestPlatforms, uniqueId } from '../support/test-app';
 
 /**
  * Several merchant accounts per channel (PAYMENT_ACCOUNTS_FILE): each payment is verified with the keys of the
@@ -42,6 +43,7 @@ import { createTestPlatforms, testDatabasePool, TestPlatforms, uniqueId } from '
  * TradeCloseService; moved from test/merchant-accounts.e2e-spec.ts with the same replies, rows and platform calls.
  * The configurations the service refuses to start with stay there.
  */
+let setup: MediumSuite;
 let platforms: TestPlatforms;
 let wechatA: WechatpayTestAccount;
 let wechatB: WechatpayTestAccount;
@@ -65,30 +67,28 @@ beforeAll(async () => {
   alipayA = alipayAccountOf(platforms);
   alipayB = createAlipayAccount('2021000117600002', '2088531891660002');
   const accounts = { wechatpay: [wechatA, wechatB], alipay: [alipayA, alipayB] };
-  fake = await FakePlatform.start({ ...fakeAccountOptions(accounts), hangMs: 1500 });
-  baseEnv = {
-    ...fake.apiEnv,
+  const own = {
     PAYMENT_QUERY_SCHEDULE_SECONDS: '3600',
     REFUND_REQUEST_TIMEOUT_MS: '1000',
     REFUND_RETRY_BASE_DELAY_MS: '1000',
     REFUND_POLL_INTERVAL_MS: '100',
   };
-  ctx = await createMediumModule(MODULES, {
-    ...withoutAccountVariables(platforms.env),
-    ...baseEnv,
-    PAYMENT_ACCOUNTS_FILE: writeAccountsFile(accountsDocument(accounts)),
-  });
-  make = new Factories(ctx, platforms);
+  setup = await startMediumSuite(
+    (p, apiEnv) => ({
+      ...withoutAccountVariables(p.env),
+      ...apiEnv,
+      ...own,
+      PAYMENT_ACCOUNTS_FILE: writeAccountsFile(accountsDocument(accounts)),
+    }),
+    { imports: MODULES, platforms, fake: () => ({ ...fakeAccountOptions(accounts), hangMs: 1500 }) },
+  );
+  ({ fake, ctx, make, pool } = setup);
+  baseEnv = { ...fake.apiEnv, ...own };
   intake = new Intake(ctx);
-  pool = testDatabasePool();
   effects = new OrderEffects(pool);
 });
 
-afterAll(async () => {
-  await ctx?.close();
-  await fake?.close();
-  await pool?.end();
-});
+afterAll(() => setup?.close());
 
 interface Payment {
   orderNo: string;

@@ -3,31 +3,30 @@ import { OrderModule } from '../../src/order/order.module';
 import { SettlementModule } from '../../src/settlement/settlement.module';
 import { TradeModule } from '../../src/trade/trade.module';
 import { Factories } from '../support/factories';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { MediumContext } from '../support/medium';
+import { MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { exposition, receive } from '../support/medium-intake';
 import { metricValue } from '../support/order-effects';
-import { createTestPlatforms, notificationsOnly, uniqueId } from '../support/test-app';
+import { notificationsOnly, uniqueId } from '../support/test-app';
 
 /**
  * What the notify use case counts in payment_notifications_total, read from the registry /metrics
  * serves (the scrape's format, the alert rules' metrics and the gauges stay in
  * test/operations-metrics.e2e-spec.ts). Moved from there with the same assertions.
  */
+let setup: MediumSuite;
 let ctx: MediumContext;
 let make: Factories;
 
 beforeAll(async () => {
-  const platforms = await createTestPlatforms();
-  ctx = await createMediumModule(
-    [OrderModule, SettlementModule, TradeModule, NotifyModule],
-    notificationsOnly(platforms.env),
-  );
-  make = new Factories(ctx, platforms);
+  setup = await startMediumSuite((p) => notificationsOnly(p.env), {
+    imports: [OrderModule, SettlementModule, TradeModule, NotifyModule],
+    fake: false,
+  });
+  ({ ctx, make } = setup);
 });
 
-afterAll(async () => {
-  await ctx?.close();
-});
+afterAll(() => setup?.close());
 
 it('should count a notification for an unknown order as REFUSED, which PaymentNotificationsRefused reads', async () => {
   const notificationsOf = async (outcome: string) =>

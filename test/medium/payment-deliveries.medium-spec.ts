@@ -13,7 +13,8 @@ import {
   wechatpayTransaction,
 } from '../../tools/simulator/platform-signers';
 import { Factories } from '../support/factories';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { MediumContext } from '../support/medium';
+import { MediumSuite, startMediumSuite } from '../support/medium-suite';
 import {
   alipayPaymentForm,
   Delivery,
@@ -24,7 +25,7 @@ import {
 } from '../support/medium-notify';
 import { recentSecond } from '../support/notify-channels';
 import { NOTHING, PaymentEffects } from '../support/payment-effects';
-import { createTestPlatforms, notificationsOnly, testDatabasePool, TestPlatforms, uniqueId } from '../support/test-app';
+import { notificationsOnly, TestPlatforms, uniqueId } from '../support/test-app';
 
 /**
  * Payment notifications through the notify route's use case (NotificationIntake.receive) on the
@@ -33,6 +34,7 @@ import { createTestPlatforms, notificationsOnly, testDatabasePool, TestPlatforms
  * test/payment-outcomes.e2e-spec.ts with the same assertions; the replies as they go over the
  * wire, and the order API, stay there.
  */
+let setup: MediumSuite;
 let platforms: TestPlatforms;
 let ctx: MediumContext;
 let make: Factories;
@@ -41,18 +43,16 @@ let pool: Pool;
 let db: PaymentEffects;
 
 beforeAll(async () => {
-  platforms = await createTestPlatforms();
-  ctx = await createMediumModule([OrderModule, TradeModule, NotifyModule], notificationsOnly(platforms.env));
-  make = new Factories(ctx, platforms);
+  setup = await startMediumSuite((p) => notificationsOnly(p.env), {
+    imports: [OrderModule, TradeModule, NotifyModule],
+    fake: false,
+  });
+  ({ platforms, ctx, make, pool } = setup);
   intake = new Intake(ctx);
-  pool = testDatabasePool();
   db = new PaymentEffects(pool);
 });
 
-afterAll(async () => {
-  await ctx?.close();
-  await pool?.end();
-});
+afterAll(() => setup?.close());
 
 const channels = intakeChannels(
   () => make.deliveries,

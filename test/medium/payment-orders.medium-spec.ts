@@ -7,9 +7,10 @@ import { SettlementModule } from '../../src/settlement/settlement.module';
 import { TradeCloseService } from '../../src/trade/trade-close.service';
 import { TradeModule } from '../../src/trade/trade.module';
 import { Factories } from '../support/factories';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { MediumContext } from '../support/medium';
+import { MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { PaymentEffects } from '../support/payment-effects';
-import { count, createTestPlatforms, notificationsOnly, testDatabasePool, uniqueId } from '../support/test-app';
+import { count, notificationsOnly, uniqueId } from '../support/test-app';
 
 /**
  * The order service and the trade close as the order API calls them, on the real database without
@@ -17,27 +18,23 @@ import { count, createTestPlatforms, notificationsOnly, testDatabasePool, unique
  * test/payment-outcomes.e2e-spec.ts with the same rows counted; a refusal's HTTP status is its
  * DomainError's `status`. The order API's status codes, bodies and auth stay there.
  */
+let setup: MediumSuite;
 let ctx: MediumContext;
 let make: Factories;
 let pool: Pool;
 let db: PaymentEffects;
 
 beforeAll(async () => {
-  const platforms = await createTestPlatforms();
   // USD too, so that a conflict on a different currency is reachable.
-  ctx = await createMediumModule([OrderModule, SettlementModule, TradeModule], {
-    ...notificationsOnly(platforms.env),
-    CURRENCIES: 'CNY,USD',
+  setup = await startMediumSuite((p) => ({ ...notificationsOnly(p.env), CURRENCIES: 'CNY,USD' }), {
+    imports: [OrderModule, SettlementModule, TradeModule],
+    fake: false,
   });
-  make = new Factories(ctx, platforms);
-  pool = testDatabasePool();
+  ({ ctx, make, pool } = setup);
   db = new PaymentEffects(pool);
 });
 
-afterAll(async () => {
-  await ctx?.close();
-  await pool?.end();
-});
+afterAll(() => setup?.close());
 
 const register = (order: { orderNo: string; userId: string; amount: number; currency: string }) =>
   ctx.inContext(() => ctx.get(PaymentOrderService).register(order));

@@ -8,11 +8,12 @@ import { SettlementModule } from '../../src/settlement/settlement.module';
 import { TradeModule } from '../../src/trade/trade.module';
 import { sleep, waitFor } from '../support/eventually';
 import { Factories } from '../support/factories';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { MediumContext } from '../support/medium';
+import { MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { deliverPayment, exposition, IntakeReply, isAck } from '../support/medium-intake';
 import { metricValue } from '../support/order-effects';
 import { paymentEffects, StormPayment, stormPayments } from '../support/payment-storm';
-import { createTestPlatforms, notificationsOnly, testDatabasePool } from '../support/test-app';
+import { notificationsOnly } from '../support/test-app';
 
 /**
  * Waits for a database connection, as the metrics database_pool_waiting and
@@ -25,25 +26,24 @@ const ACQUIRE_TIMEOUT_MS = 1500;
 const HELD_MS = 600;
 const notify = { pool: 'notify' };
 
+let setup: MediumSuite;
 let ctx: MediumContext;
 let make: Factories;
 let pool: Pool;
 
 beforeAll(async () => {
-  const platforms = await createTestPlatforms();
-  ctx = await createMediumModule([OrderModule, SettlementModule, TradeModule, NotifyModule, AdminModule], {
-    ...notificationsOnly(platforms.env),
-    DATABASE_POOL_SIZE: String(POOL_SIZE),
-    DATABASE_POOL_ACQUIRE_TIMEOUT_MS: String(ACQUIRE_TIMEOUT_MS),
-  });
-  make = new Factories(ctx, platforms);
-  pool = testDatabasePool();
+  setup = await startMediumSuite(
+    (p) => ({
+      ...notificationsOnly(p.env),
+      DATABASE_POOL_SIZE: String(POOL_SIZE),
+      DATABASE_POOL_ACQUIRE_TIMEOUT_MS: String(ACQUIRE_TIMEOUT_MS),
+    }),
+    { imports: [OrderModule, SettlementModule, TradeModule, NotifyModule, AdminModule], fake: false },
+  );
+  ({ ctx, make, pool } = setup);
 });
 
-afterAll(async () => {
-  await ctx?.close();
-  await pool?.end();
-});
+afterAll(() => setup?.close());
 
 const scrape = exposition;
 const deliver = (p: StormPayment) => deliverPayment(ctx, make.deliveries, p);

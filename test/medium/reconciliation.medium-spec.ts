@@ -13,17 +13,10 @@ import { alipayBillDetail, alipayBillZip, beijingTime, BillRowSpec, wechatpayBil
 import { eventually } from '../support/eventually';
 import { Factories } from '../support/factories';
 import { createMediumModule, MediumContext } from '../support/medium';
+import { MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { FORM } from '../support/medium-intake';
 import { metricValue, OrderEffects } from '../support/order-effects';
-import {
-  count,
-  createTestPlatforms,
-  fakePlatformOptions,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from '../support/test-app';
-import { useOwnDatabase } from '../support/test-database';
+import { count, TestPlatforms, uniqueId } from '../support/test-app';
 
 /**
  * Daily reconciliation against the channels' trade bills as a service, on the real database, with
@@ -36,6 +29,7 @@ import { useOwnDatabase } from '../support/test-database';
  */
 const BOUNDARY_SECONDS = 300;
 
+let setup: MediumSuite;
 let platforms: TestPlatforms;
 let fake: FakePlatform;
 let replicaA: MediumContext;
@@ -44,38 +38,26 @@ let make: Factories;
 let pool: Pool;
 let effects: OrderEffects;
 let env: Record<string, string>;
-let dropOwnDatabase: (() => Promise<void>) | undefined;
 const MODULES = [OrderModule, SettlementModule, ReconciliationModule];
 
 beforeAll(async () => {
   // The refund worker and a scheduled run take every due row of the database; and our side of a day
   // is every payment of the merchant: other suites' would be on it.
-  dropOwnDatabase = await useOwnDatabase();
-  platforms = await createTestPlatforms();
-  fake = await FakePlatform.start(fakePlatformOptions(platforms));
-  env = {
-    ...platforms.env,
-    ...fake.apiEnv,
+  const own = {
     // Only the suite's own queries: the active query worker would find the lost payments before reconciliation.
     PAYMENT_QUERY_SCHEDULE_SECONDS: '86400',
     RECONCILE_BOUNDARY_SECONDS: String(BOUNDARY_SECONDS),
     RECONCILE_RETRY_SECONDS: '1',
     REFUND_POLL_INTERVAL_MS: '100',
   };
-  replicaA = await createMediumModule(MODULES, env);
-  replicaB = await createMediumModule(MODULES, env);
-  make = new Factories(replicaA, platforms);
-  pool = testDatabasePool();
+  setup = await startMediumSuite(own, { imports: MODULES, replicas: 2, ownDatabase: true });
+  ({ platforms, fake, make, pool } = setup);
+  [replicaA, replicaB] = setup.replicas;
+  env = { ...platforms.env, ...fake.apiEnv, ...own };
   effects = new OrderEffects(pool);
 });
 
-afterAll(async () => {
-  await replicaA?.close();
-  await replicaB?.close();
-  await fake?.close();
-  await pool?.end();
-  await dropOwnDatabase?.();
-});
+afterAll(() => setup?.close());
 
 const wechatMchid = () => platforms.wechatpay.mchid;
 const alipayAppId = () => platforms.alipay.appId;

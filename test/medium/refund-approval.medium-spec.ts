@@ -7,7 +7,7 @@ import { FakePlatform } from '../../tools/simulator/fake-platform';
 import { eventually, sleep } from '../support/eventually';
 import { Factories } from '../support/factories';
 import { MediumContext } from '../support/medium';
-import { auditedAs, domainFailure, MediumReplicas, startMediumReplicas } from '../support/medium-replicas';
+import { auditedAs, domainFailure, MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { OrderEffects } from '../support/order-effects';
 import { RefundEffects } from '../support/refund-effects';
 import { count, uniqueId } from '../support/test-app';
@@ -22,7 +22,7 @@ import { count, uniqueId } from '../support/test-app';
 const THRESHOLD = 5000;
 const POLL_INTERVAL_MS = 50;
 
-let setup: MediumReplicas;
+let setup: MediumSuite;
 let fake: FakePlatform;
 let replicas: MediumContext[];
 let make: Factories;
@@ -32,9 +32,9 @@ let refunds: RefundEffects;
 
 beforeAll(async () => {
   // The refund worker takes every due refund of its database: other suites' would come first.
-  setup = await startMediumReplicas(
+  setup = await startMediumSuite(
     { REFUND_APPROVAL_THRESHOLD: String(THRESHOLD), REFUND_POLL_INTERVAL_MS: String(POLL_INTERVAL_MS) },
-    { ownDatabase: true },
+    { ownDatabase: true, replicas: 2 },
   );
   ({ fake, replicas, pool } = setup);
   make = setup.makes[0];

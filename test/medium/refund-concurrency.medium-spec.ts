@@ -4,7 +4,7 @@ import { DeliveryOutcome } from '../../src/settlement/settlement.service';
 import { FakePlatform, RefundBehaviour } from '../../tools/simulator/fake-platform';
 import { eventually, sleep } from '../support/eventually';
 import { Factories } from '../support/factories';
-import { MediumReplicas, startMediumReplicas } from '../support/medium-replicas';
+import { MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { uniqueId } from '../support/test-app';
 
 /**
@@ -16,15 +16,15 @@ import { uniqueId } from '../support/test-app';
  * refunds go through the refund use case and the notifications through the channels' verifiers and
  * settlement, as the admin and notify routes hand them over.
  */
-let setup: MediumReplicas;
+let setup: MediumSuite;
 let fake: FakePlatform;
 let pool: Pool;
 
 beforeAll(async () => {
   // The refund worker takes every due refund of its database: other suites' would come first.
-  setup = await startMediumReplicas(
+  setup = await startMediumSuite(
     { REFUND_RETRY_BASE_DELAY_MS: '150', REFUND_RETRY_MAX_DELAY_MS: '1000', REFUND_POLL_INTERVAL_MS: '50' },
-    { ownDatabase: true },
+    { ownDatabase: true, replicas: 2 },
   );
   ({ fake, pool } = setup);
 });

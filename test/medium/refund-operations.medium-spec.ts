@@ -12,7 +12,7 @@ import { FakePlatform } from '../../tools/simulator/fake-platform';
 import { sleep } from '../support/eventually';
 import { Factories } from '../support/factories';
 import { createMediumModule, MediumContext } from '../support/medium';
-import { auditedAs, domainFailure, MediumReplicas, startMediumReplicas } from '../support/medium-replicas';
+import { auditedAs, domainFailure, MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { OrderEffects } from '../support/order-effects';
 import { RefundEffects } from '../support/refund-effects';
 import { count, uniqueId } from '../support/test-app';
@@ -25,7 +25,7 @@ import { count, uniqueId } from '../support/test-app';
  */
 const PROCESSING_MAX_AGE_S = 3;
 
-let setup: MediumReplicas;
+let setup: MediumSuite;
 let fake: FakePlatform;
 let replicas: MediumContext[];
 let make: Factories;
@@ -35,7 +35,7 @@ let refunds: RefundEffects;
 
 beforeAll(async () => {
   // The gauge counts every refund of the database, and the refund worker takes every due one.
-  setup = await startMediumReplicas(
+  setup = await startMediumSuite(
     {
       REFUND_REQUEST_TIMEOUT_MS: '500',
       REFUND_RETRY_BASE_DELAY_MS: '1000',
@@ -43,7 +43,7 @@ beforeAll(async () => {
       REFUND_POLL_INTERVAL_MS: '100',
       REFUND_PROCESSING_MAX_AGE_SECONDS: String(PROCESSING_MAX_AGE_S),
     },
-    { fake: { hangMs: 2000 }, ownDatabase: true },
+    { fake: { hangMs: 2000 }, ownDatabase: true, replicas: 2 },
   );
   ({ fake, replicas, pool } = setup);
   make = setup.makes[0];

@@ -1,33 +1,24 @@
 import { Pool } from 'mysql2/promise';
 import { TransactionAlreadyActiveError, TransactionNotActiveError } from '@nestjs-cls/transactional';
-import { AdminModule } from '../../src/admin/admin.module';
 import { Channel } from '../../src/domain/notification';
-import { OrderModule } from '../../src/order/order.module';
 import { TransactionRunner } from '../../src/platform/transaction/transaction.runner';
 import { EmergencyRefundService } from '../../src/refund/emergency-refund.service';
 import { Refund } from '../../src/refund/refund.entity';
 import { Refunds } from '../../src/refund/refunds';
-import { SettlementModule } from '../../src/settlement/settlement.module';
 import { FakePlatform } from '../../tools/simulator/fake-platform';
 import { Factories } from '../support/factories';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { MediumContext } from '../support/medium';
+import { MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { OrderEffects } from '../support/order-effects';
 import { RefundEffects } from '../support/refund-effects';
-import {
-  count as countRows,
-  createTestPlatforms,
-  fakePlatformOptions,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from '../support/test-app';
+import { count as countRows, uniqueId } from '../support/test-app';
 
 /**
  * The refund use case called as a script or a job would call it, outside any HTTP request: it
  * opens its one transaction, so what it writes commits together or not at all, and the channel
  * is called only for what committed.
  */
-let platforms: TestPlatforms;
+let setup: MediumSuite;
 let fake: FakePlatform;
 let ctx: MediumContext;
 let make: Factories;
@@ -37,25 +28,14 @@ let refunds: RefundEffects;
 let sut: Refunds;
 
 beforeAll(async () => {
-  platforms = await createTestPlatforms();
-  fake = await FakePlatform.start(fakePlatformOptions(platforms));
-  ctx = await createMediumModule([OrderModule, SettlementModule, AdminModule], {
-    ...platforms.env,
-    ...fake.apiEnv,
-    REFUND_POLL_INTERVAL_MS: '100',
-  });
-  make = new Factories(ctx, platforms);
-  pool = testDatabasePool();
+  setup = await startMediumSuite({ REFUND_POLL_INTERVAL_MS: '100' });
+  ({ fake, ctx, make, pool } = setup);
   orders = new OrderEffects(pool);
   refunds = new RefundEffects(pool);
   sut = ctx.get(Refunds);
 });
 
-afterAll(async () => {
-  await ctx?.close();
-  await fake?.close();
-  await pool?.end();
-});
+afterAll(() => setup?.close());
 
 const refundRows = (orderNo: string) => countRows(pool, 'SELECT COUNT(*) FROM refund WHERE order_no = ?', [orderNo]);
 

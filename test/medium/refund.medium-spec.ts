@@ -1,23 +1,14 @@
 import { Pool } from 'mysql2/promise';
-import { AdminModule } from '../../src/admin/admin.module';
 import { AdminQueries } from '../../src/admin/admin-queries';
 import { DomainError } from '../../src/domain/domain-error';
 import { Channel } from '../../src/domain/notification';
-import { OrderModule } from '../../src/order/order.module';
-import { SettlementModule } from '../../src/settlement/settlement.module';
 import { FakePlatform } from '../../tools/simulator/fake-platform';
 import { sleep, waitFor } from '../support/eventually';
 import { Factories } from '../support/factories';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { MediumContext } from '../support/medium';
+import { MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { OrderEffects } from '../support/order-effects';
-import {
-  count as countRows,
-  createTestPlatforms,
-  fakePlatformOptions,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from '../support/test-app';
+import { count as countRows, uniqueId } from '../support/test-app';
 import { RefundEffects } from '../support/refund-effects';
 
 /**
@@ -27,7 +18,7 @@ import { RefundEffects } from '../support/refund-effects';
  * What only HTTP shows (status codes, auth, the audit row the admin route writes) is in
  * test/refunds.e2e-spec.ts.
  */
-let platforms: TestPlatforms;
+let setup: MediumSuite;
 let fake: FakePlatform;
 let ctx: MediumContext;
 let make: Factories;
@@ -39,28 +30,22 @@ const REFUND_TIMEOUT_MS = 500;
 const PROCESSING_MAX_AGE_S = 3;
 
 beforeAll(async () => {
-  platforms = await createTestPlatforms();
-  fake = await FakePlatform.start({ ...fakePlatformOptions(platforms), hangMs: 2000 });
-  ctx = await createMediumModule([OrderModule, SettlementModule, AdminModule], {
-    ...platforms.env,
-    ...fake.apiEnv,
-    REFUND_REQUEST_TIMEOUT_MS: String(REFUND_TIMEOUT_MS),
-    REFUND_RETRY_BASE_DELAY_MS: '1000',
-    REFUND_RETRY_MAX_DELAY_MS: '2000',
-    REFUND_POLL_INTERVAL_MS: '100',
-    REFUND_PROCESSING_MAX_AGE_SECONDS: String(PROCESSING_MAX_AGE_S),
-  });
-  make = new Factories(ctx, platforms);
-  pool = testDatabasePool();
+  setup = await startMediumSuite(
+    {
+      REFUND_REQUEST_TIMEOUT_MS: String(REFUND_TIMEOUT_MS),
+      REFUND_RETRY_BASE_DELAY_MS: '1000',
+      REFUND_RETRY_MAX_DELAY_MS: '2000',
+      REFUND_POLL_INTERVAL_MS: '100',
+      REFUND_PROCESSING_MAX_AGE_SECONDS: String(PROCESSING_MAX_AGE_S),
+    },
+    { fake: { hangMs: 2000 } },
+  );
+  ({ fake, ctx, make, pool } = setup);
   orders = new OrderEffects(pool);
   refunds = new RefundEffects(pool);
 });
 
-afterAll(async () => {
-  await ctx?.close();
-  await fake?.close();
-  await pool?.end();
-});
+afterAll(() => setup?.close());
 
 /** The DomainError a service call fails with: its code, what it answers over HTTP, and its message. */
 async function failure(work: Promise<unknown>): Promise<{ code: string; status: number; message: string }> {

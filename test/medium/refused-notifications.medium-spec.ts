@@ -20,10 +20,10 @@ import { alipayDelivery, alipayTradeParams, generateRsaKeyPair, yuan } from '../
 import { sleep } from '../support/eventually';
 import { Factories } from '../support/factories';
 import { createMediumModule, MediumContext } from '../support/medium';
+import { MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { FORM, receive } from '../support/medium-intake';
 import { metricValue } from '../support/order-effects';
-import { count, createTestPlatforms, testDatabasePool, TestPlatforms, uniqueId } from '../support/test-app';
-import { useOwnDatabase } from '../support/test-database';
+import { count, TestPlatforms, uniqueId } from '../support/test-app';
 
 /**
  * Issue 39, item 2, as services: a notification refused for its signature, its merchant, its
@@ -46,6 +46,7 @@ const MODULES = [
   RetentionModule.forRoot([RefusedNotificationsRetention, RefusedHoursRetention]),
 ];
 
+let setup: MediumSuite;
 let platforms: TestPlatforms;
 /** The platforms' keys as they should be. */
 let right: MediumContext;
@@ -53,31 +54,21 @@ let right: MediumContext;
 let wrong: MediumContext;
 let make: Factories;
 let pool: Pool;
-let dropOwnDatabase: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
   // The hourly caps and their counts are per channel across the database, and retention prunes all of it.
-  dropOwnDatabase = await useOwnDatabase();
-  platforms = await createTestPlatforms();
+  setup = await startMediumSuite(RETENTION, { imports: MODULES, fake: false, ownDatabase: true });
+  ({ platforms, ctx: right, make, pool } = setup);
   const dir = mkdtempSync(join(tmpdir(), 'pcs-wrong-keys-'));
   writeFileSync(join(dir, 'wrong-pub.pem'), generateRsaKeyPair().publicKeyPem);
-  right = await createMediumModule(MODULES, { ...platforms.env, ...RETENTION });
-  wrong = await createMediumModule(MODULES, {
-    ...platforms.env,
+  ({ ctx: wrong } = await setup.another({
     ...RETENTION,
     WECHATPAY_PUBLIC_KEY_PATH: join(dir, 'wrong-pub.pem'),
     ALIPAY_PUBLIC_KEY_PATH: join(dir, 'wrong-pub.pem'),
-  });
-  make = new Factories(right, platforms);
-  pool = testDatabasePool();
+  }));
 });
 
-afterAll(async () => {
-  await right?.close();
-  await wrong?.close();
-  await pool?.end();
-  await dropOwnDatabase?.();
-});
+afterAll(() => setup?.close());
 
 const sha256 = (body: string) => createHash('sha256').update(body, 'utf8').digest();
 /** Exactly what a platform posts: its headers and bytes. */

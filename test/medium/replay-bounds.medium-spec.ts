@@ -20,16 +20,10 @@ import {
   unionpayForm,
 } from '../../tools/simulator/unionpay/unionpay-signer';
 import { v2PaymentNotification } from '../../tools/simulator/wechatpay/v2/v2-notifications';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { MediumContext } from '../support/medium';
+import { MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { FORM_CONTENT_TYPE, Intake } from '../support/medium-notify';
-import {
-  count,
-  createTestPlatforms,
-  SignedDeliveries,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from '../support/test-app';
+import { count, SignedDeliveries, TestPlatforms, uniqueId } from '../support/test-app';
 
 /**
  * Issue 35, item 3: a captured delivery re-posted, re-encoded or not, is never a new delivery row,
@@ -42,6 +36,7 @@ const MER_ID = '777290058167151';
 const API_V2_KEY = randomAlphanumeric(32);
 const DAY_MS = 24 * 3600 * 1000;
 
+let setup: MediumSuite;
 let platforms: TestPlatforms;
 let signed: SignedDeliveries;
 let unionpayKeys: UnionpayKeySet;
@@ -50,25 +45,23 @@ let intake: Intake;
 let pool: Pool;
 
 beforeAll(async () => {
-  platforms = await createTestPlatforms();
-  signed = new SignedDeliveries(platforms);
   unionpayKeys = generateUnionpayKeySet();
   const unionpayEnv = writeUnionpayKeySet(unionpayKeys, mkdtempSync(join(tmpdir(), 'pcs-replay-')), MER_ID);
-  ctx = await createMediumModule([OrderModule, NotifyModule], {
-    ...platforms.env,
-    ...unionpayEnv,
-    UNIONPAY_BACK_URL: 'https://pay.example.com/notify/unionpay',
-    UNIONPAY_VALIDATE_CN: 'true',
-    WECHATPAY_APIV2_KEY: API_V2_KEY,
-  });
+  setup = await startMediumSuite(
+    {
+      ...unionpayEnv,
+      UNIONPAY_BACK_URL: 'https://pay.example.com/notify/unionpay',
+      UNIONPAY_VALIDATE_CN: 'true',
+      WECHATPAY_APIV2_KEY: API_V2_KEY,
+    },
+    { imports: [OrderModule, NotifyModule], fake: false },
+  );
+  ({ platforms, ctx, pool } = setup);
+  signed = new SignedDeliveries(platforms);
   intake = new Intake(ctx);
-  pool = testDatabasePool();
 });
 
-afterAll(async () => {
-  await ctx?.close();
-  await pool?.end();
-});
+afterAll(() => setup?.close());
 
 function deliveryRows(orderNo: string): Promise<number> {
   return count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE order_no = ?', [orderNo]);

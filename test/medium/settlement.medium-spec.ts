@@ -4,17 +4,10 @@ import { OrderModule } from '../../src/order/order.module';
 import { SettlementModule } from '../../src/settlement/settlement.module';
 import { TradeModule } from '../../src/trade/trade.module';
 import { Factories } from '../support/factories';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { NotifyTestChannel } from '../support/notify-channels';
 import { PaymentEffects } from '../support/payment-effects';
-import {
-  count,
-  createTestPlatforms,
-  notificationsOnly,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from '../support/test-app';
+import { count, notificationsOnly, TestPlatforms, uniqueId } from '../support/test-app';
 
 /**
  * The settlement use case on the real database, without HTTP: notifications signed with the
@@ -23,24 +16,22 @@ import {
  * test/payment-outcomes.e2e-spec.ts and asserts the same rows; the replies the platforms get, the
  * refusals of bad signatures and the order API stay there.
  */
+let setup: MediumSuite;
 let platforms: TestPlatforms;
-let ctx: MediumContext;
 let make: Factories;
 let pool: Pool;
 let db: PaymentEffects;
 
 beforeAll(async () => {
-  platforms = await createTestPlatforms();
-  ctx = await createMediumModule([OrderModule, SettlementModule, TradeModule], notificationsOnly(platforms.env));
-  make = new Factories(ctx, platforms);
-  pool = testDatabasePool();
+  setup = await startMediumSuite((p) => notificationsOnly(p.env), {
+    imports: [OrderModule, SettlementModule, TradeModule],
+    fake: false,
+  });
+  ({ platforms, make, pool } = setup);
   db = new PaymentEffects(pool);
 });
 
-afterAll(async () => {
-  await ctx?.close();
-  await pool?.end();
-});
+afterAll(() => setup?.close());
 
 /** Each channel's notifications that take no money, by their status (WeChat Pay's trade_state, Alipay's trade_status). */
 const NOT_PAYING: Record<NotifyTestChannel, Array<[name: string, status: string]>> = {

@@ -4,7 +4,7 @@ import { Refunds } from '../../src/refund/refunds';
 import { FakePlatform } from '../../tools/simulator/fake-platform';
 import { Factories } from '../support/factories';
 import { MediumContext } from '../support/medium';
-import { domainFailure, MediumReplicas, startMediumReplicas } from '../support/medium-replicas';
+import { domainFailure, MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { OrderEffects } from '../support/order-effects';
 import { RefundEffects } from '../support/refund-effects';
 import { count, uniqueId } from '../support/test-app';
@@ -18,7 +18,7 @@ import { count, uniqueId } from '../support/test-app';
  */
 const THRESHOLD = 1000;
 
-let setup: MediumReplicas;
+let setup: MediumSuite;
 let fake: FakePlatform;
 let ctx: MediumContext;
 let make: Factories;
@@ -27,18 +27,13 @@ let orders: OrderEffects;
 let refunds: RefundEffects;
 
 beforeAll(async () => {
-  setup = await startMediumReplicas(
-    {
-      REFUND_APPROVAL_THRESHOLD: String(THRESHOLD),
-      REFUND_RETRY_BASE_DELAY_MS: '500',
-      REFUND_RETRY_MAX_DELAY_MS: '1000',
-      REFUND_POLL_INTERVAL_MS: '100',
-    },
-    { replicas: 1 },
-  );
-  ({ fake, pool } = setup);
-  [ctx] = setup.replicas;
-  [make] = setup.makes;
+  setup = await startMediumSuite({
+    REFUND_APPROVAL_THRESHOLD: String(THRESHOLD),
+    REFUND_RETRY_BASE_DELAY_MS: '500',
+    REFUND_RETRY_MAX_DELAY_MS: '1000',
+    REFUND_POLL_INTERVAL_MS: '100',
+  });
+  ({ fake, ctx, make, pool } = setup);
   orders = new OrderEffects(pool);
   refunds = new RefundEffects(pool);
 });

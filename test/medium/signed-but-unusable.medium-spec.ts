@@ -3,9 +3,10 @@ import { NotifyModule } from '../../src/intake/notify.module';
 import { OrderModule } from '../../src/order/order.module';
 import { alipayDelivery, alipayTradeParams, yuan } from '../../tools/simulator/platform-signers';
 import { Factories } from '../support/factories';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { MediumContext } from '../support/medium';
+import { MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { Intake, replyOf } from '../support/medium-notify';
-import { count, createTestPlatforms, testDatabasePool, TestPlatforms, uniqueId } from '../support/test-app';
+import { count, TestPlatforms, uniqueId } from '../support/test-app';
 
 /**
  * Deliveries whose signature holds but which must not be applied as they stand: a data error the
@@ -13,6 +14,7 @@ import { count, createTestPlatforms, testDatabasePool, TestPlatforms, uniqueId }
  * empty parameters. Through the notify route's use case (NotificationIntake), on the real
  * database; moved from test/signed-but-unusable.e2e-spec.ts with the same replies and rows.
  */
+let setup: MediumSuite;
 let platforms: TestPlatforms;
 let ctx: MediumContext;
 let make: Factories;
@@ -20,17 +22,12 @@ let intake: Intake;
 let pool: Pool;
 
 beforeAll(async () => {
-  platforms = await createTestPlatforms();
-  ctx = await createMediumModule([OrderModule, NotifyModule], platforms.env);
-  make = new Factories(ctx, platforms);
+  setup = await startMediumSuite({}, { imports: [OrderModule, NotifyModule], fake: false });
+  ({ platforms, ctx, make, pool } = setup);
   intake = new Intake(ctx);
-  pool = testDatabasePool();
 });
 
-afterAll(async () => {
-  await ctx?.close();
-  await pool?.end();
-});
+afterAll(() => setup?.close());
 
 const registeredOrder = async (amount: number) => (await make.order({ orderNo: uniqueId('SU'), amount })).orderNo;
 

@@ -8,17 +8,10 @@ import { TradeCloseService } from '../../src/trade/trade-close.service';
 import { TradeModule } from '../../src/trade/trade.module';
 import { FakeChannel, FakePlatform, TradeCallBehaviour } from '../../tools/simulator/fake-platform';
 import { Factories } from '../support/factories';
-import { createMediumModule, MediumContext } from '../support/medium';
-import { domainFailure } from '../support/medium-replicas';
+import { MediumContext } from '../support/medium';
+import { domainFailure, MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { OrderEffects } from '../support/order-effects';
-import {
-  createTestPlatforms,
-  fakePlatformOptions,
-  notificationsOnly,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from '../support/test-app';
+import { notificationsOnly, TestPlatforms, uniqueId } from '../support/test-app';
 
 /**
  * Closing an order closes the trade at the channel first, as a service: a trade paid at the channel
@@ -27,6 +20,7 @@ import {
  * verifies the merchant's request signatures and signs its answers; a second module runs without
  * API credentials. Moved from test/trade-close.e2e-spec.ts, which keeps the status codes.
  */
+let setup: MediumSuite;
 let platforms: TestPlatforms;
 let fake: FakePlatform;
 let ctx: MediumContext;
@@ -35,30 +29,24 @@ let make: Factories;
 let pool: Pool;
 let effects: OrderEffects;
 
+const ENV = {
+  // No query falls due while these tests run: every channel call here is a close's.
+  PAYMENT_QUERY_SCHEDULE_SECONDS: '3600',
+  PAYMENT_QUERY_POLL_INTERVAL_MS: '100',
+  REFUND_REQUEST_TIMEOUT_MS: '1000',
+};
+
 beforeAll(async () => {
-  platforms = await createTestPlatforms();
-  fake = await FakePlatform.start({ ...fakePlatformOptions(platforms), hangMs: 1500 });
-  const env = {
-    ...platforms.env,
-    ...fake.apiEnv,
-    // No query falls due while these tests run: every channel call here is a close's.
-    PAYMENT_QUERY_SCHEDULE_SECONDS: '3600',
-    PAYMENT_QUERY_POLL_INTERVAL_MS: '100',
-    REFUND_REQUEST_TIMEOUT_MS: '1000',
-  };
-  ctx = await createMediumModule([OrderModule, SettlementModule, TradeModule], env);
-  withoutApi = await createMediumModule([OrderModule, SettlementModule, TradeModule], notificationsOnly(env));
-  make = new Factories(ctx, platforms);
-  pool = testDatabasePool();
+  setup = await startMediumSuite(ENV, {
+    imports: [OrderModule, SettlementModule, TradeModule],
+    fake: { hangMs: 1500 },
+  });
+  ({ platforms, fake, ctx, make, pool } = setup);
+  ({ ctx: withoutApi } = await setup.another((p, apiEnv) => notificationsOnly({ ...p.env, ...apiEnv, ...ENV })));
   effects = new OrderEffects(pool);
 });
 
-afterAll(async () => {
-  await ctx?.close();
-  await withoutApi?.close();
-  await fake?.close();
-  await pool?.end();
-});
+afterAll(() => setup?.close());
 
 const MERCHANT_ID = (channel: FakeChannel) =>
   channel === 'WECHATPAY' ? platforms.wechatpay.mchid : platforms.alipay.appId;

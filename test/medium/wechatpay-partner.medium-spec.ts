@@ -15,13 +15,13 @@ import { generateRsaKeyPair, wechatpayDelivery, WechatpaySigner } from '../../to
 import { wechatpayPartnerTransaction } from '../../tools/simulator/wechatpay/partner-resources';
 import { BillRowSpec, beijingTime, wechatpayBill, wechatpayBillLine } from '../support/bill-files';
 import { eventually } from '../support/eventually';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { MediumContext } from '../support/medium';
+import { MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { failure, receive, Reply } from '../support/medium-dialects';
 import { createWechatpayAccount, WechatpayTestAccount } from '../support/merchant-accounts';
 import { OrderEffects } from '../support/order-effects';
 import { inParallel, paymentEffects } from '../support/payment-storm';
-import { createTestPlatforms, fakePlatformOptions, testDatabasePool, uniqueId } from '../support/test-app';
-import { useOwnDatabase } from '../support/test-database';
+import { uniqueId } from '../support/test-app';
 
 /**
  * WeChat Pay service-provider (partner) mode as services on the real database, without HTTP: one
@@ -38,58 +38,53 @@ const SUB_A = '1900000109';
 const SUB_B = '1900000110';
 const NOT_OURS = '1900000999';
 
+let setup: MediumSuite;
 let provider: WechatpayTestAccount;
 let fake: FakePlatform;
 let ctx: MediumContext;
 let pool: Pool;
 let effects: OrderEffects;
-let dropOwnDatabase: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
   // The refund worker takes every due refund of its database: other suites' would come first.
-  dropOwnDatabase = await useOwnDatabase();
-  const platforms = await createTestPlatforms();
   provider = createWechatpayAccount(SP_MCHID, [SP_APPID]);
-  fake = await FakePlatform.start({
-    ...fakePlatformOptions(platforms),
-    wechatpay: {
-      mchid: provider.mchid,
-      merchantSerialNo: provider.merchantSerialNo,
-      merchantPublicKeyPem: provider.merchantKey.publicKeyPem,
-      platformSigner: provider.signer,
-      subMchids: [SUB_A, SUB_B],
+  setup = await startMediumSuite(
+    (platforms, apiEnv) => ({
+      ...Object.fromEntries(Object.entries(platforms.env).filter(([name]) => !name.startsWith('WECHATPAY_'))),
+      ...apiEnv,
+      WECHATPAY_MCHID: SP_MCHID,
+      WECHATPAY_APPIDS: SP_APPID,
+      WECHATPAY_SUB_MCHIDS: `${SUB_A},${SUB_B}`,
+      WECHATPAY_APIV3_KEY: provider.apiV3Key,
+      WECHATPAY_PUBLIC_KEY_ID: provider.signer.serial,
+      WECHATPAY_PUBLIC_KEY_PATH: provider.publicKeyPath,
+      WECHATPAY_MERCHANT_PRIVATE_KEY_PATH: provider.merchantPrivateKeyPath,
+      WECHATPAY_MERCHANT_SERIAL_NO: provider.merchantSerialNo,
+      PAYMENT_QUERY_SCHEDULE_SECONDS: '3600',
+      REFUND_REQUEST_TIMEOUT_MS: '1000',
+      REFUND_RETRY_BASE_DELAY_MS: '300',
+      REFUND_POLL_INTERVAL_MS: '100',
+    }),
+    {
+      imports: [OrderModule, NotifyModule, AdminModule, ReconciliationModule],
+      fake: {
+        wechatpay: {
+          mchid: provider.mchid,
+          merchantSerialNo: provider.merchantSerialNo,
+          merchantPublicKeyPem: provider.merchantKey.publicKeyPem,
+          platformSigner: provider.signer,
+          subMchids: [SUB_A, SUB_B],
+        },
+        hangMs: 1500,
+      },
+      ownDatabase: true,
     },
-    hangMs: 1500,
-  });
-  const otherChannels = Object.fromEntries(
-    Object.entries(platforms.env).filter(([name]) => !name.startsWith('WECHATPAY_')),
   );
-  ctx = await createMediumModule([OrderModule, NotifyModule, AdminModule, ReconciliationModule], {
-    ...otherChannels,
-    ...fake.apiEnv,
-    WECHATPAY_MCHID: SP_MCHID,
-    WECHATPAY_APPIDS: SP_APPID,
-    WECHATPAY_SUB_MCHIDS: `${SUB_A},${SUB_B}`,
-    WECHATPAY_APIV3_KEY: provider.apiV3Key,
-    WECHATPAY_PUBLIC_KEY_ID: provider.signer.serial,
-    WECHATPAY_PUBLIC_KEY_PATH: provider.publicKeyPath,
-    WECHATPAY_MERCHANT_PRIVATE_KEY_PATH: provider.merchantPrivateKeyPath,
-    WECHATPAY_MERCHANT_SERIAL_NO: provider.merchantSerialNo,
-    PAYMENT_QUERY_SCHEDULE_SECONDS: '3600',
-    REFUND_REQUEST_TIMEOUT_MS: '1000',
-    REFUND_RETRY_BASE_DELAY_MS: '300',
-    REFUND_POLL_INTERVAL_MS: '100',
-  });
-  pool = testDatabasePool();
+  ({ fake, ctx, pool } = setup);
   effects = new OrderEffects(pool);
 });
 
-afterAll(async () => {
-  await ctx?.close();
-  await fake?.close();
-  await pool?.end();
-  await dropOwnDatabase?.();
-});
+afterAll(() => setup?.close());
 
 interface Payment {
   orderNo: string;

@@ -5,9 +5,10 @@ import { NotifyModule } from '../../src/intake/notify.module';
 import { OrderModule } from '../../src/order/order.module';
 import { TradeModule } from '../../src/trade/trade.module';
 import { Factories } from '../support/factories';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { MediumContext } from '../support/medium';
+import { MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { Intake } from '../support/medium-notify';
-import { count, createTestPlatforms, notificationsOnly, testDatabasePool, uniqueId } from '../support/test-app';
+import { count, notificationsOnly, uniqueId } from '../support/test-app';
 import { PlatformReply } from '../../src/channels/payment-channel';
 
 const COPIES = 12;
@@ -25,24 +26,23 @@ const acked = (answer: PlatformReply) => answer.status === 204;
  * connection pool and memory, on one database): a replay, not a new delivery. Through the notify
  * route's use case; moved from test/wechatpay-replay.e2e-spec.ts with the same acks and rows.
  */
+let setup: MediumSuite;
 let replicas: MediumContext[];
 let intakes: Intake[];
 let make: Factories;
 let pool: Pool;
 
 beforeAll(async () => {
-  const platforms = await createTestPlatforms();
-  const env = notificationsOnly(platforms.env);
-  const modules = [OrderModule, TradeModule, NotifyModule, AdminModule];
-  replicas = [await createMediumModule(modules, env), await createMediumModule(modules, env)];
+  setup = await startMediumSuite((p) => notificationsOnly(p.env), {
+    imports: [OrderModule, TradeModule, NotifyModule, AdminModule],
+    fake: false,
+    replicas: 2,
+  });
+  ({ replicas, make, pool } = setup);
   intakes = replicas.map((r) => new Intake(r));
-  make = new Factories(replicas[0], platforms);
-  pool = testDatabasePool();
 });
-afterAll(async () => {
-  await Promise.all(replicas?.map((r) => r.close()) ?? []);
-  await pool?.end();
-});
+
+afterAll(() => setup?.close());
 
 async function registeredPayment() {
   const { orderNo } = await make.order({ orderNo: uniqueId('RP'), amount: 1234 });

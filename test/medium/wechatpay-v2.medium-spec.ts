@@ -14,18 +14,11 @@ import {
 } from '../../tools/simulator/wechatpay/v2/v2-notifications';
 import { eventually } from '../support/eventually';
 import { Factories } from '../support/factories';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { MediumContext } from '../support/medium';
+import { MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { receive, Reply, XML } from '../support/medium-dialects';
 import { inParallel, paymentEffects, StormPayment } from '../support/payment-storm';
-import {
-  count as countRows,
-  createTestPlatforms,
-  fakePlatformOptions,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from '../support/test-app';
-import { useOwnDatabase } from '../support/test-database';
+import { count as countRows, TestPlatforms, uniqueId } from '../support/test-app';
 
 /**
  * WeChat Pay APIv2 notifications (the /notify/wechatpay-v2 use case) as services on the real
@@ -37,33 +30,23 @@ import { useOwnDatabase } from '../support/test-database';
 const ACK = '<xml><return_code><![CDATA[SUCCESS]]></return_code><return_msg><![CDATA[OK]]></return_msg></xml>';
 const API_V2_KEY = randomAlphanumeric(32);
 
+let setup: MediumSuite;
 let platforms: TestPlatforms;
 let fake: FakePlatform;
 let ctx: MediumContext;
 let make: Factories;
 let pool: Pool;
-let dropOwnDatabase: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
   // The refund worker takes every due refund of its database: other suites' would come first.
-  dropOwnDatabase = await useOwnDatabase();
-  platforms = await createTestPlatforms();
-  fake = await FakePlatform.start(fakePlatformOptions(platforms));
-  ctx = await createMediumModule([OrderModule, NotifyModule, AdminModule], {
-    ...platforms.env,
-    ...fake.apiEnv,
-    WECHATPAY_APIV2_KEY: API_V2_KEY,
-  });
-  make = new Factories(ctx, platforms);
-  pool = testDatabasePool();
+  setup = await startMediumSuite(
+    { WECHATPAY_APIV2_KEY: API_V2_KEY },
+    { imports: [OrderModule, NotifyModule, AdminModule], ownDatabase: true },
+  );
+  ({ platforms, fake, ctx, make, pool } = setup);
 });
 
-afterAll(async () => {
-  await ctx?.close();
-  await fake?.close();
-  await pool?.end();
-  await dropOwnDatabase?.();
-});
+afterAll(() => setup?.close());
 
 const postV2 = (xml: string, contentType = 'text/xml') =>
   receive(ctx, 'wechatpay-v2', xml, { ...XML, 'content-type': contentType });
