@@ -31,7 +31,7 @@ import { count, TestPlatforms } from '../support/test-app';
  * Issue 35, item 2: generated hostile documents for every notify endpoint, before and after the
  * signature (decrypted contents too), handed to the notify use case (NotificationIntake) as the
  * route hands them over: each a 4xx reply with a message, nothing written and no InternalError
- * counted. Moved from test/hostile-documents.e2e-spec.ts with the same assertions.
+ * counted. Moved from the e2e tier with the same assertions.
  */
 const TABLES = ['payment_order', 'payment_callback', 'callback_delivery', 'payment_anomaly', 'outbox_event'] as const;
 const PAYMENT_TABLES = ['payment_order', 'payment_callback', 'outbox_event'] as const;

@@ -29,7 +29,7 @@ function countTransactions(ctx: MediumContext): () => number {
  * the transactional step (NotifyTransactionInterceptor); a forgery is refused, in the channel's
  * format, before either. Two modules on one database are two replicas; deliveries are handed to
  * NotificationIntake.receive as the notify route hands them over. Moved from
- * test/known-repeats.e2e-spec.ts with the same assertions.
+ * the e2e tier with the same assertions.
  */
 describe('known repeats without a transaction', () => {
   let setup: MediumSuite;

@@ -401,7 +401,7 @@ describe('answers that cannot be trusted', () => {
 });
 
 describe('the query schedule after an outage', () => {
-  /** An instance of its own, with the later schedule of test/payment-query-backlog.e2e-spec.ts (moved here). */
+  /** An instance of its own, with the later schedule of a backlog after an outage. */
   const BACKLOG_SCHEDULE_SECONDS = [2, 3, 4, 8];
   let running: MediumContext | undefined;
 

@@ -29,7 +29,7 @@ import { count, SignedDeliveries, TestPlatforms, uniqueId } from '../support/tes
  * Issue 35, item 3: a captured delivery re-posted, re-encoded or not, is never a new delivery row,
  * in every dialect; a UnionPay or APIv2 notification far older than its platform ever retries, or
  * dated ahead of our clock, is refused. Every dialect enabled (WeChat Pay APIv3 and APIv2, Alipay,
- * UnionPay), through the notify route's use case; moved from test/replay-bounds.e2e-spec.ts with
+ * UnionPay), through the notify route's use case; moved from the e2e tier with
  * the same replies and rows.
  */
 const MER_ID = '777290058167151';

@@ -34,7 +34,7 @@ import { useOwnDatabase } from '../support/test-database';
  * gives it, in its order) of two instances on one database, and its background worker while
  * payments keep being delivered to the notify use case; the operators' view of a pruned delivery
  * is the admin read (AdminQueries.delivery) that GET /admin/deliveries/:id answers. Moved from
- * test/retention.e2e-spec.ts with the same assertions. The suite has a database of its own: it
+ * the e2e tier with the same assertions. The suite has a database of its own: it
  * counts whole tables, and the worker prunes every old row of the database.
  */
 const DAY_MS = 24 * 3600_000;

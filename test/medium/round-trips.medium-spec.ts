@@ -18,7 +18,7 @@ import { count, createTestPlatforms, notificationsOnly, testDatabasePool, unique
  * compare-and-set, history, outbox, the paying delivery's record), then COMMIT. The suite counts the
  * commands the driver actually sends, on two instances sharing the database (deliveries handed to
  * NotificationIntake.receive, as the notify route hands them), and checks the batch's failure
- * paths. Moved from test/round-trips.e2e-spec.ts with the same assertions.
+ * paths. Moved from the e2e tier with the same assertions.
  */
 let running: IntakeInstance;
 let replica: IntakeInstance;

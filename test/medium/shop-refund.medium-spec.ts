@@ -13,7 +13,7 @@ import { count, uniqueId } from '../support/test-app';
  * The order service's refunds (Refunds.requestFromShop, behind POST /payment-orders/:orderNo/refunds):
  * recorded once per refund number, sent to a local fake of the channel's refund API (which checks
  * the merchant's signatures), settled like every refund, and announced by refund.succeeded or
- * refund.closed. Moved from test/shop-refunds.e2e-spec.ts, which keeps the status codes, the body
+ * refund.closed. test/refunds.e2e-spec.ts keeps the status codes, the body
  * validation and the internal token; SHOP_REFUNDS_NEED_APPROVAL is in refund-approval.medium-spec.ts.
  */
 const THRESHOLD = 1000;

@@ -29,8 +29,7 @@ import {
  * The durable spool (SPOOL_DIR) as the notify use case and the replayer use it, without HTTP: the
  * database cut by a TCP proxy, deliveries handed to NotificationIntake.receive (the platform's
  * reply is its answer), readiness as the app composes it, the effects counted in the database.
- * Moved from test/spool.e2e-spec.ts, test/spool-outage.e2e-spec.ts and
- * test/wechatpay-v2-spool.e2e-spec.ts with the same assertions; a second instance started as a
+ * Moved from the e2e tier with the same assertions; a second instance started as a
  * process on a held directory, and a replay SIGKILLed, stay in e2e (they need a process).
  */
 const CUT_MS = 10_000;

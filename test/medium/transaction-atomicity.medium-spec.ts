@@ -10,7 +10,7 @@ import { count, createTestPlatforms, notificationsOnly, testDatabasePool, unique
  * all, and the platform must hear "success" only after the commit. These tests make the database
  * itself fail or stall between the steps (a trigger, a row lock held by the test) and look at what
  * was kept; the platform's reply is NotificationIntake.receive's. Moved from
- * test/transaction-atomicity.e2e-spec.ts with the same assertions.
+ * the e2e tier with the same assertions.
  */
 let running: IntakeInstance;
 let replica: IntakeInstance;

@@ -43,7 +43,7 @@ import { useOwnDatabase } from '../support/test-database';
  * UnionPay (acp 5.1.0) as services on the real database, without HTTP: notifications signed with a
  * key set made for the run (root, middle, UnionPay's signer, the merchant's PFX) go to the notify
  * route's use case, and a fake gateway checks the service's request signatures and signs its
- * answers. Every case here moved from test/unionpay.e2e-spec.ts and asserts the same rows; the
+ * answers. Every case here moved from the e2e tier and asserts the same rows; the
  * reply on the wire stays in test/channel-acks.e2e-spec.ts. The module reaches the database through
  * a proxy that the spool case cuts.
  */
