@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { ChannelsModule } from '../channels/channels.module';
 import { OperatorsModule } from '../operators/operators.module';
-import { refundConfig } from '../platform/config/refund.config';
+import { fourEyesConfig } from '../operators/four-eyes.config';
 import { RefundModule } from '../refund/refund.module';
 import { AnomalyModule } from '../payments/anomaly/anomaly.module';
 import { SpoolModule } from '../intake/spool/spool.module';
@@ -25,7 +25,7 @@ import { VocabularyController } from './vocabulary.controller';
 @Module({
   imports: [
     OperatorsModule,
-    ConfigModule.forFeature(refundConfig),
+    ConfigModule.forFeature(fourEyesConfig),
     ConfigModule.forFeature(refusedNotificationsConfig),
     RefundModule,
     AnomalyModule,

@@ -4,7 +4,7 @@ import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from
 import { REGISTERED_CHANNELS } from '../channels/registered-channels';
 import { AnomalyStatus, AnomalyType } from '../payments/anomaly/anomaly.entity';
 import { AdminRole } from '../operators/admin.config';
-import { refundConfig } from '../platform/config/refund.config';
+import { fourEyesConfig } from '../operators/four-eyes.config';
 import { OrderStatus } from '../order/order-status';
 import { ApiErrors } from '../platform/http/error.view';
 import { RefundPurpose, RefundStatus } from '../refund/refund.entity';
@@ -59,7 +59,7 @@ const LISTS = {
 @ApiErrors([401, 'missing or unknown operator token (ADMIN_TOKENS)'], [503, 'ADMIN_TOKENS is not configured'])
 @Controller('admin')
 export class VocabularyController {
-  constructor(@Inject(refundConfig.KEY) private readonly refunds: ConfigType<typeof refundConfig>) {}
+  constructor(@Inject(fourEyesConfig.KEY) private readonly fourEyes: ConfigType<typeof fourEyesConfig>) {}
 
   @Get('vocabulary')
   @ApiOperation({
@@ -69,6 +69,6 @@ export class VocabularyController {
   @ApiOkResponse({ type: VocabularyView })
   @AdminAccess(AdminRole.Viewer)
   vocabulary(): VocabularyView {
-    return { ...LISTS, refundApprovalThreshold: this.refunds.approvalThreshold ?? null };
+    return { ...LISTS, refundApprovalThreshold: this.fourEyes.approvalThreshold ?? null };
   }
 }

@@ -5,7 +5,7 @@ import { Propagation, Transactional } from '@nestjs-cls/transactional';
 import { AnomalyType } from '../payments/anomaly/anomaly.entity';
 import { AnomalyRepository } from '../payments/anomaly/anomaly.repository';
 import { DomainError } from '../domain/domain-error';
-import { refundConfig } from '../platform/config/refund.config';
+import { fourEyesConfig } from '../operators/four-eyes.config';
 import { CallbackRecordRepository } from '../payments/idempotency/callback-record.repository';
 import { PaymentCallback } from '../payments/idempotency/payment-callback.entity';
 import { OrderEvent, OrderStatus } from '../order/order-status';
@@ -42,7 +42,7 @@ export class EmergencyRefundService {
     private readonly anomalies: AnomalyRepository,
     private readonly refunds: RefundRepository,
     private readonly executor: RefundExecutor,
-    @Inject(refundConfig.KEY) private readonly config: ConfigType<typeof refundConfig>,
+    @Inject(fourEyesConfig.KEY) private readonly fourEyes: ConfigType<typeof fourEyesConfig>,
   ) {}
 
   @Transactional(Propagation.Mandatory)
@@ -146,8 +146,8 @@ export class EmergencyRefundService {
 
   /** Four eyes on the payment's refund total, not on the piece: splitting a refund does not escape them. */
   private needsApproval(refundTotal: number, { fromShop }: EmergencyRefundRequest): boolean {
-    if (fromShop && !this.config.shopRefundsNeedApproval) return false;
-    return this.config.approvalThreshold !== undefined && refundTotal >= this.config.approvalThreshold;
+    if (fromShop && !this.fourEyes.shopRefundsNeedApproval) return false;
+    return this.fourEyes.approvalThreshold !== undefined && refundTotal >= this.fourEyes.approvalThreshold;
   }
 
   private async markOrderRefunding(orderNo: string, refundNo: string): Promise<void> {

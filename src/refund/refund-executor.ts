@@ -5,7 +5,7 @@ import { TransactionHost } from '@nestjs-cls/transactional';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { Counter } from 'prom-client';
 import { retryDelayMs } from '../events/events.config';
-import { refundConfig } from '../platform/config/refund.config';
+import { refundConfig } from './refund.config';
 import { REFUND_CALLS_TOTAL } from '../platform/metrics/metrics.module';
 import { PaymentChannel } from '../channels/payment-channel';
 import { PaymentChannels } from '../channels/payment-channels';

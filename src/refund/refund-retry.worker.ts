@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
 import { PollingWorker } from '../platform/lifecycle/polling-worker';
-import { refundConfig } from '../platform/config/refund.config';
+import { refundConfig } from './refund.config';
 import { RefundExecutor } from './refund-executor';
 import { RefundRepository } from './refund.repository';
 

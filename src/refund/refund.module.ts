@@ -2,7 +2,8 @@ import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { AnomalyModule } from '../payments/anomaly/anomaly.module';
 import { ChannelsModule } from '../channels/channels.module';
-import { refundConfig } from '../platform/config/refund.config';
+import { fourEyesConfig } from '../operators/four-eyes.config';
+import { refundConfig } from './refund.config';
 import { serverConfig } from '../platform/config/server.config';
 import { EventsModule } from '../events/events.module';
 import { IdempotencyModule } from '../payments/idempotency/idempotency.module';
@@ -21,6 +22,7 @@ import { UnsettledRefundsMetric } from './unsettled-refunds.metric';
 @Module({
   imports: [
     ConfigModule.forFeature(refundConfig),
+    ConfigModule.forFeature(fourEyesConfig),
     // InternalApiGuard (ShopRefundController) reads the internal API token.
     ConfigModule.forFeature(serverConfig),
     ChannelsModule,

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { Gauge } from 'prom-client';
-import { refundConfig } from '../platform/config/refund.config';
+import { refundConfig } from './refund.config';
 import { REFUNDS_UNSETTLED } from '../platform/metrics/metrics.module';
 import { GaugeSample, ScrapeTimeGauge } from '../platform/metrics/scrape-time-gauge';
 import { RefundRepository } from './refund.repository';

@@ -11,7 +11,8 @@ import { loadDatabaseConfig } from '../platform/config/database.config';
 import { loadEventsConfig } from '../events/events.config';
 import { loadLogLevel } from '../platform/config/logging.config';
 import { loadPaymentQueryConfig } from '../order/payment-query.config';
-import { loadRefundConfig } from '../platform/config/refund.config';
+import { loadRefundConfig } from '../refund/refund.config';
+import { loadFourEyesConfig } from '../operators/four-eyes.config';
 import { loadServerConfig } from '../platform/config/server.config';
 import { loadWebhooksConfig } from '../events/webhooks/webhooks.config';
 import { ConfigurationError } from '../platform/config/env-validation';
@@ -24,6 +25,7 @@ const NAMESPACES: Array<(env: NodeJS.ProcessEnv) => unknown> = [
   loadWebhooksConfig,
   ...CHANNEL_CONFIGURATION,
   loadRefundConfig,
+  loadFourEyesConfig,
   loadPaymentQueryConfig,
   loadAdminOperators,
   loadOrderConfig,

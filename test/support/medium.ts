@@ -16,7 +16,8 @@ import { eventsConfig, loadEventsConfig } from '../../src/events/events.config';
 import { loadOrderConfig, orderConfig } from '../../src/order/order.config';
 import { loadPaymentQueryConfig, paymentQueryConfig } from '../../src/order/payment-query.config';
 import { loadRedisConfig, redisConfig } from '../../src/payments/idempotency/redis.config';
-import { loadRefundConfig, refundConfig } from '../../src/platform/config/refund.config';
+import { loadRefundConfig, refundConfig } from '../../src/refund/refund.config';
+import { fourEyesConfig, loadFourEyesConfig } from '../../src/operators/four-eyes.config';
 import { loadReconciliationConfig, reconciliationConfig } from '../../src/reconciliation/reconciliation.config';
 import { loadServerConfig, serverConfig } from '../../src/platform/config/server.config';
 import { loadSpoolConfig, spoolConfig } from '../../src/platform/config/spool.config';
@@ -46,6 +47,7 @@ function configurations(env: NodeJS.ProcessEnv): Array<[string | symbol, unknown
     [databaseConfig.KEY, loadDatabaseConfig(env)],
     [eventsConfig.KEY, loadEventsConfig(env)],
     [refundConfig.KEY, loadRefundConfig(env)],
+    [fourEyesConfig.KEY, loadFourEyesConfig(env)],
     [orderConfig.KEY, loadOrderConfig(env)],
     [paymentQueryConfig.KEY, loadPaymentQueryConfig(env)],
     [spoolConfig.KEY, loadSpoolConfig(env)],

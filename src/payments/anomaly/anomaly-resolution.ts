@@ -3,7 +3,7 @@ import { ConfigType } from '@nestjs/config';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { DomainError } from '../../domain/domain-error';
-import { refundConfig } from '../../platform/config/refund.config';
+import { fourEyesConfig } from '../../operators/four-eyes.config';
 import { WriteResult } from '../../platform/database/sql';
 import { AnomalyStatus, PaymentAnomaly, ResolutionReason, ResolutionStatus } from './anomaly.entity';
 
@@ -39,7 +39,7 @@ const RESOLUTION_COLUMNS = [
 export class AnomalyResolution {
   constructor(
     private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
-    @Inject(refundConfig.KEY) private readonly config: ConfigType<typeof refundConfig>,
+    @Inject(fourEyesConfig.KEY) private readonly config: ConfigType<typeof fourEyesConfig>,
   ) {}
 
   async request(

@@ -1,11 +1,11 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
-import { refundConfig } from '../../platform/config/refund.config';
+import { fourEyesConfig } from '../../operators/four-eyes.config';
 import { AnomalyRepository } from './anomaly.repository';
 import { AnomalyResolution } from './anomaly-resolution';
 
 @Module({
-  imports: [ConfigModule.forFeature(refundConfig)],
+  imports: [ConfigModule.forFeature(fourEyesConfig)],
   providers: [AnomalyRepository, AnomalyResolution],
   exports: [AnomalyRepository, AnomalyResolution],
 })

@@ -1,5 +1,5 @@
 import { loadRefundConfig } from './refund.config';
-import { ConfigurationError } from './env-validation';
+import { ConfigurationError } from '../platform/config/env-validation';
 
 describe(loadRefundConfig.name, () => {
   const sut = loadRefundConfig;
@@ -10,8 +10,6 @@ describe(loadRefundConfig.name, () => {
       retryMaxDelayMs: 600000,
       pollIntervalMs: 1000,
       processingMaxAgeSeconds: 86400,
-      approvalThreshold: undefined,
-      shopRefundsNeedApproval: false,
     });
   });
 
@@ -27,8 +25,6 @@ describe(loadRefundConfig.name, () => {
       REFUND_RETRY_MAX_DELAY_MS: '60000',
       REFUND_POLL_INTERVAL_MS: '250',
       REFUND_PROCESSING_MAX_AGE_SECONDS: '3600',
-      REFUND_APPROVAL_THRESHOLD: '500000',
-      SHOP_REFUNDS_NEED_APPROVAL: 'true',
     });
 
     expect(result).toEqual({
@@ -36,14 +32,8 @@ describe(loadRefundConfig.name, () => {
       retryMaxDelayMs: 60000,
       pollIntervalMs: 250,
       processingMaxAgeSeconds: 3600,
-      approvalThreshold: 500000,
-      shopRefundsNeedApproval: true,
     });
     expect(Number.isInteger(result.retryBaseDelayMs)).toBe(true);
-  });
-
-  it('should refuse a SHOP_REFUNDS_NEED_APPROVAL other than true or false', () => {
-    expect(() => sut({ SHOP_REFUNDS_NEED_APPROVAL: 'yes' })).toThrow(ConfigurationError);
   });
 
   describe.each([
@@ -51,7 +41,6 @@ describe(loadRefundConfig.name, () => {
     ['REFUND_RETRY_MAX_DELAY_MS', 'retryMaxDelayMs', 1, 86400000],
     ['REFUND_POLL_INTERVAL_MS', 'pollIntervalMs', 10, 600000],
     ['REFUND_PROCESSING_MAX_AGE_SECONDS', 'processingMaxAgeSeconds', 1, 2592000],
-    ['REFUND_APPROVAL_THRESHOLD', 'approvalThreshold', 1, 10_000_000_000_000],
   ] as const)('%s', (name, field, min, max) => {
     it(`should accept the bounds ${min} and ${max}`, () => {
       expect(sut({ [name]: String(min) })[field]).toBe(min);
