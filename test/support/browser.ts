@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import axe from 'axe-core';
 import { Browser, BrowserContext, BrowserContextOptions, chromium, Page } from 'playwright-core';
@@ -21,13 +21,60 @@ const CHROMIUM_FLAGS = [
 
 const ROOT = join(__dirname, '../..');
 
-/** Builds the console into dist/console, as `npm run build` does, so that the app under test serves it. */
+/**
+ * Builds the console into dist/console, as `npm run build` does, so that the app under test serves
+ * it: once per test run. Suites run in parallel workers, and a build empties dist/console before it
+ * writes it again, so a second build would pull the pages from under a browser suite in the other
+ * worker; the builds take a lock (a directory, made atomically) and the first leaves a mark the
+ * others find.
+ */
 export function buildConsole(): void {
-  execFileSync(join(ROOT, 'node_modules/.bin/vite'), ['build', '--config', 'console/vite.config.mjs'], {
-    cwd: ROOT,
-    stdio: 'pipe',
-    timeout: 120_000,
+  const run = process.env.TEST_DATABASE_RUN ?? 'standalone';
+  const mark = join(ROOT, 'dist/console', `.built-for-${run}`);
+  withBuildLock(() => {
+    if (existsSync(mark)) return;
+    execFileSync(join(ROOT, 'node_modules/.bin/vite'), ['build', '--config', 'console/vite.config.mjs'], {
+      cwd: ROOT,
+      stdio: 'pipe',
+      timeout: 120_000,
+    });
+    writeFileSync(mark, '');
   });
+}
+
+const BUILD_LOCK = join(ROOT, 'dist/.console-build.lock');
+const BUILD_LOCK_WAIT_MS = 180_000;
+const STALE_LOCK_MS = 150_000;
+
+/** When the lock was taken (now, when it has just been released). */
+function lockTakenAt(lock: string): number {
+  try {
+    return statSync(lock).mtimeMs;
+  } catch {
+    return Date.now();
+  }
+}
+
+function withBuildLock(build: () => void): void {
+  mkdirSync(join(ROOT, 'dist'), { recursive: true });
+  const deadline = Date.now() + BUILD_LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      mkdirSync(BUILD_LOCK);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      // A lock older than any build (its timeout is 120 s) is a killed run's: take it over.
+      if (Date.now() - lockTakenAt(BUILD_LOCK) > STALE_LOCK_MS) rmSync(BUILD_LOCK, { recursive: true, force: true });
+      if (Date.now() > deadline) throw new Error(`${BUILD_LOCK} still held after ${BUILD_LOCK_WAIT_MS} ms`);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+    }
+  }
+  try {
+    build();
+  } finally {
+    rmSync(BUILD_LOCK, { recursive: true, force: true });
+  }
 }
 
 export interface RunningBrowser {
