@@ -1,8 +1,9 @@
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { FourEyesReplicas, startFourEyesReplicas } from './support/four-eyes-replicas';
+import { OrderEffects } from './support/order-effects';
 import { paidOrder as paidOrderBy } from './support/paid-orders';
 import { RefundEffects } from './support/refund-effects';
-import { count, TestClient, uniqueId } from './support/test-app';
+import { count, startApp, TestClient, uniqueId } from './support/test-app';
 
 /**
  * The refund and anomaly APIs as an HTTP caller sees them: status codes, error bodies, tokens (admin,
@@ -14,6 +15,7 @@ const THRESHOLD = 5000;
 let setup: FourEyesReplicas | undefined;
 let clients: TestClient[], pool: Pool;
 let refunds: RefundEffects;
+let orders: OrderEffects;
 /** The tokens of alice and bob (admins), carol (a third admin) and victor (a viewer). */
 let alice: string, bob: string, carol: string, victor: string;
 
@@ -22,6 +24,7 @@ beforeAll(async () => {
   ({ carol, clients, pool } = setup);
   ({ admin: alice, admin2: bob, viewer: victor } = setup.platforms.admins);
   refunds = new RefundEffects(pool);
+  orders = new OrderEffects(pool);
 });
 
 afterAll(() => setup?.close());
@@ -46,6 +49,7 @@ describe('POST /admin/refunds/emergency', () => {
     const asViewer = await emergencyRefund(victor, { orderNo, transactionId: paidBy });
     const anonymous = await emergencyRefund(undefined, { orderNo, transactionId: paidBy });
     expect(await count(pool, 'SELECT COUNT(*) FROM refund WHERE order_no = ?', [orderNo])).toBe(0);
+    expect(await orders.status(orderNo)).toBe('PAID');
     const accepted = await emergencyRefund(alice, { orderNo, transactionId: paidBy, amount: 400 });
 
     expect([tooMuch, notPaidBy, asViewer, anonymous, accepted].map((a) => a.status)).toEqual([422, 404, 403, 401, 202]);
@@ -61,6 +65,30 @@ describe('POST /admin/refunds/emergency', () => {
       'victor EMERGENCY_REFUND_REFUSED',
       'alice EMERGENCY_REFUND',
     ]);
+  });
+});
+
+describe('POST /admin/refunds/emergency without the refund credentials of the channel', () => {
+  it('should answer 503 RefundChannelUnavailable and write no refund', async () => {
+    const { ALIPAY_APP_PRIVATE_KEY_PATH: _unset, ...env } = setup!.platforms.env;
+    const noAlipayRefunds = await startApp({ ...env, ALIPAY_GATEWAY_URL: setup!.fake.alipayGatewayUrl });
+    try {
+      const { orderNo, paidBy } = await paidOrder('ALIPAY', 4500);
+      const client = new TestClient(noAlipayRefunds.url, setup!.platforms);
+
+      const answer = await client.admin('POST', '/admin/refunds/emergency', alice, {
+        orderNo,
+        transactionId: paidBy,
+        reason: 'money taken twice',
+      });
+
+      expect([answer.status, answer.json().error]).toEqual([503, 'RefundChannelUnavailable']);
+      expect(answer.json().message).toContain('ALIPAY_APP_PRIVATE_KEY_PATH');
+      expect(await count(pool, 'SELECT COUNT(*) FROM refund WHERE order_no = ?', [orderNo])).toBe(0);
+      expect(await orders.status(orderNo)).toBe('PAID');
+    } finally {
+      await noAlipayRefunds.close();
+    }
   });
 });
 
@@ -91,6 +119,7 @@ describe('POST /admin/refunds/:refundNo/resolve-offline, /approve and /reject', 
     expect(answers.notAbnormal.json().message).toContain(conflict);
     expect(answers.unknown.json()).toMatchObject({ error: 'RefundNotFound' });
     expect(await refunds.row(refundNo)).toMatchObject({ status: 'PROCESSING' });
+    expect(await orders.status(orderNo)).toBe('REFUNDING');
     expect(await audits(`refund:${refundNo}`)).toEqual([
       'alice REFUND_RESOLVE_OFFLINE_REFUSED',
       'victor REFUND_RESOLVE_OFFLINE_REFUSED',
@@ -280,5 +309,34 @@ describe('the anomaly resolution API', () => {
       'bob ANOMALY_RESOLUTION_APPROVED',
     ]);
     expect(items[0].requestBody).toMatchObject({ reason: 'DUPLICATE_OF', note: 'counted twice' });
+  });
+
+  it('should answer 409 to another resolution of a resolved anomaly, audited as refused', async () => {
+    const { id } = await anomalyOf(THRESHOLD - 1);
+    const outside = { reason: 'REFUNDED_OUTSIDE', note: 'bank transfer' };
+
+    const answers = [await resolve(id, alice, outside), await resolve(id, bob)];
+
+    expect(answers.map((a) => a.status)).toEqual([200, 409]);
+    expect(await audits(`anomaly:${id}`)).toEqual(['alice ANOMALY_RESOLVED', 'bob ANOMALY_RESOLVE_REFUSED']);
+  });
+
+  it('should show a rejected resolution, the refund made after it and a late approval, refused, in the history', async () => {
+    const { id, orderNo, transactionId } = await anomalyOf(THRESHOLD + 1000);
+
+    const requested = await resolve(id, alice);
+    const rejected = await post(`/admin/anomalies/${id}/resolution/reject`, carol, { reason: 'refund it instead' });
+    const refunded = await emergencyRefund(alice, { orderNo, transactionId, refundNo: uniqueId('RR') });
+    const late = await approve(id, bob);
+    const history = await clients[0].admin('GET', `/admin/anomalies/${id}/history`, alice);
+
+    expect([requested, rejected, refunded, late, history].map((a) => a.status)).toEqual([200, 200, 202, 409, 200]);
+    const { items } = history.json<{ items: Array<{ operatorId: string; action: string }> }>();
+    expect(items.map((d) => `${d.operatorId} ${d.action}`)).toEqual([
+      'alice ANOMALY_RESOLUTION_REQUESTED',
+      'carol ANOMALY_RESOLUTION_REJECTED',
+      'alice EMERGENCY_REFUND',
+      'bob ANOMALY_RESOLUTION_APPROVE_REFUSED',
+    ]);
   });
 });
