@@ -18,6 +18,8 @@ export class OutboxEvent {
   @Column({ type: 'varchar', length: 64 })
   type: string;
 
+  /** The relay keeps each order's events in order (OutboxRepository.claimDue): it looks up earlier ones by order. */
+  @Index('ix_outbox_event_order_no')
   @Column({ name: 'order_no', type: 'varchar', length: 64 })
   orderNo: string;
 

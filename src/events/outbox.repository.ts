@@ -28,7 +28,8 @@ export class OutboxRepository {
   /**
    * Locks a batch of due events for this relay; other instances skip the locked rows. An event
    * is due only when no earlier event of the same order is still waiting, so each order's events
-   * leave in the order they were written even with several relays.
+   * leave in the order they were written even with several relays. The earlier events are looked
+   * up by order: through the unpublished index instead, each check would scan the whole backlog.
    */
   async claimDue(limit: number): Promise<ClaimedEvent[]> {
     const rows: Array<{ id: string; attempts: number; payload: PaymentEvent | string }> = await this.txHost.tx.query(
@@ -36,7 +37,7 @@ export class OutboxRepository {
        WHERE e.published_at IS NULL AND e.dead_lettered_at IS NULL
          AND (e.next_attempt_at IS NULL OR e.next_attempt_at <= ?)
          AND NOT EXISTS (
-           SELECT 1 FROM outbox_event earlier
+           SELECT 1 FROM outbox_event earlier FORCE INDEX (ix_outbox_event_order_no)
            WHERE earlier.order_no = e.order_no AND earlier.id < e.id
              AND earlier.published_at IS NULL AND earlier.dead_lettered_at IS NULL)
        ORDER BY e.id LIMIT ?
