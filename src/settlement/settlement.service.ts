@@ -5,12 +5,7 @@ import { Counter } from 'prom-client';
 import { AnomalyRepository } from '../payments/anomaly/anomaly.repository';
 import { classifyRejectedPayment } from '../payments/anomaly/classify-rejected-payment';
 import { changedOneRow } from '../platform/database/sql';
-import {
-  PREVIOUS_CHANGED_ONE_ROW,
-  Statement,
-  StatementBatch,
-  whileInsertedRowVisible,
-} from '../platform/database/statement-batch';
+import { PREVIOUS_CHANGED_ONE_ROW, Statement, StatementBatch } from '../platform/database/statement-batch';
 import { DomainError } from '../domain/domain-error';
 import { OutboxWriter } from '../events/outbox.writer';
 import { paymentSucceeded } from '../events/payment-events';
@@ -153,24 +148,27 @@ export class Settlement {
    * The server stops at the first statement that fails: a duplicate claim leaves nothing else done.
    * The rows after the compare-and-set are each written only if the statement before them changed
    * one row, i.e. only if the order moved.
-   * Each statement after the claim also requires the row its transaction inserted last to be visible:
-   * a transaction that died mid-batch (a Galera certification abort) must not go on writing.
+   * Each statement after the claim also requires its transaction to be alive (StatementBatch.
+   * transactionAlive): a transaction that died mid-batch (a Galera certification abort) must not go
+   * on writing.
    */
   private async claimAndPay(
     payment: PaymentNotification,
     arrival: Arrival,
   ): Promise<DeliveryOutcome | typeof OrderNotMoved> {
-    const pay = this.orders.markPaidIfWaitingStatements(payment, whileInsertedRowVisible('payment_callback'));
+    const pay = this.orders.markPaidIfWaitingStatements(payment, this.batch.transactionAlive('payment_callback'));
     const statements: Statement[] = [
       this.callbacks.claimPaymentStatement(payment, new Date()),
       pay.compareAndSet,
       pay.history,
       this.outbox.appendIfPreviousChangedOneRow(
         paymentSucceeded(payment),
-        whileInsertedRowVisible('order_status_change'),
+        this.batch.transactionAlive('order_status_change'),
       ),
     ];
-    if (isDelivery(arrival)) statements.push(payingDeliveryRecord(payment, arrival));
+    if (isDelivery(arrival)) {
+      statements.push(payingDeliveryRecord(payment, arrival, this.batch.transactionAlive('outbox_event')));
+    }
     try {
       const [, compareAndSet] = await this.batch.run(statements);
       return changedOneRow(compareAndSet) ? DeliveryOutcome.Paid : OrderNotMoved;
@@ -192,12 +190,12 @@ function recordedInTransaction(outcome: DeliveryOutcome): boolean {
 }
 
 /** Written only when the outbox row went in just before it, i.e. only when the order moved to PAID. */
-function payingDeliveryRecord(payment: PaymentNotification, arrival: Arrival): Statement {
+function payingDeliveryRecord(payment: PaymentNotification, arrival: Arrival, transactionAlive: string): Statement {
   const row = {
     notification: payment,
     outcome: DeliveryOutcome.Paid,
     receivedAt: arrival.receivedAt,
     processingMs: Date.now() - arrival.receivedAt.getTime(),
   };
-  return recordDeliveryIf(row, `${PREVIOUS_CHANGED_ONE_ROW} AND ${whileInsertedRowVisible('outbox_event')}`);
+  return recordDeliveryIf(row, `${PREVIOUS_CHANGED_ONE_ROW} AND ${transactionAlive}`);
 }

@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { Pool, RowDataPacket } from 'mysql2/promise';
-import { DataSource } from 'typeorm';
+import { DataSource, QueryFailedError } from 'typeorm';
 import { BODY_LIMIT_BYTES } from '../../src/start/app.factory';
 import { PaymentChannels } from '../../src/channels/payment-channels';
 import { Channel, PaymentNotification } from '../../src/domain/notification';
 import { DeliveryLog } from '../../src/payments/idempotency/delivery-log';
 import { OrderStatusChange } from '../../src/order/order-status-change.entity';
-import { StatementBatch } from '../../src/platform/database/statement-batch';
+import { StatementBatch, transactionAliveCondition } from '../../src/platform/database/statement-batch';
+import { flavourOfVersion } from '../../src/platform/database/server-flavour';
 import { CallbackRecordRepository } from '../../src/payments/idempotency/callback-record.repository';
 import { TransactionRunner } from '../../src/platform/transaction/transaction.runner';
 import { IntakeInstance } from '../support/medium-intake';
@@ -278,6 +279,57 @@ describe(StatementBatch.name, () => {
     params: [orderNo, new Date()],
   });
   const connectionId = { sql: 'SELECT CONNECTION_ID() AS id', params: [] };
+  const historyRowIf = (orderNo: string, condition: string) => ({
+    sql: `INSERT INTO order_status_change (order_no, from_status, to_status, event, cause, changed_at)
+          SELECT ?, NULL, 'WAIT_PAY', 'REGISTER', 'round-trips test', ? FROM DUAL WHERE ${condition}`,
+    params: [orderNo, new Date()],
+  });
+  const rowsOf = (orderNo: string) =>
+    count(pool, 'SELECT COUNT(*) FROM order_status_change WHERE order_no = ?', [orderNo]);
+
+  it.each(['mariadb', 'mysql'] as const)(
+    "should write nothing once its transaction died in the middle of a batch, by %s's condition",
+    async (flavour) => {
+      const [died, alive, after] = [uniqueId('DIED'), uniqueId('ALIVE'), uniqueId('AFTER')];
+      const failure = await running.ctx.inContext(() =>
+        transactions.run(() =>
+          sut
+            .run([
+              historyRow(died),
+              historyRowIf(alive, transactionAliveCondition(flavour, 'order_status_change')),
+              // What the server does to a transaction that a Galera certification abort or a deadlock
+              // kills between two statements: rolls it back and runs the rest outside any transaction.
+              { sql: 'ROLLBACK', params: [] },
+              historyRowIf(after, transactionAliveCondition(flavour, 'order_status_change')),
+            ])
+            .catch((error: unknown) => error),
+        ),
+      );
+
+      expect(failure).toBeInstanceOf(QueryFailedError);
+      expect((failure as QueryFailedError).driverError).toMatchObject({ errno: 1213, code: 'ER_LOCK_DEADLOCK' });
+      expect({ died: await rowsOf(died), alive: await rowsOf(alive), after: await rowsOf(after) }).toEqual({
+        died: 0,
+        alive: 0,
+        after: 0,
+      });
+    },
+  );
+
+  it("should hold its condition while the transaction lives, and use the server's own", async () => {
+    const [first, second] = [uniqueId('LIVE'), uniqueId('LIVE')];
+    await running.ctx.inContext(() =>
+      transactions.run(() =>
+        sut.run([historyRow(first), historyRowIf(second, sut.transactionAlive('order_status_change'))]),
+      ),
+    );
+    const [[{ version }]] = await pool.query<Array<RowDataPacket & { version: string }>>('SELECT VERSION() AS version');
+
+    expect({ first: await rowsOf(first), second: await rowsOf(second) }).toEqual({ first: 1, second: 1 });
+    expect(sut.transactionAlive('order_status_change')).toBe(
+      transactionAliveCondition(flavourOfVersion(version), 'order_status_change'),
+    );
+  });
 
   it('should stop at a duplicate claim, run nothing after it, and leave the connection ready for the next batch', async () => {
     const { orderNo, transactionId } = await newOrder(1600);

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { Propagation, Transactional, TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
-import { QueryFailedError } from 'typeorm';
+import { DataSource, QueryFailedError } from 'typeorm';
+import { ServerFlavour } from './server-flavour';
 
 /** One SQL statement and the values of its `?` placeholders: a value never goes into the text. */
 export interface Statement {
@@ -16,16 +17,20 @@ export interface Statement {
 export const PREVIOUS_CHANGED_ONE_ROW = 'ROW_COUNT() = 1';
 
 /**
- * True only while the row that the batch's last INSERT into `table` added is visible, i.e. only
- * inside the live transaction that inserted it. A later statement of a batch must require it: when
- * the transaction dies between two statements (a Galera certification abort, a deadlock victim),
- * the server rolls it back and runs the rest of the batch outside any transaction, each statement
- * committing on its own; ROW_COUNT() still says 1 there, but the rolled-back row is gone, so the
- * statement writes nothing. LAST_INSERT_ID() keeps its value across statements that insert nothing,
- * and an id is never handed out twice.
+ * A condition true only while the batch's transaction is alive. A later statement of a batch must
+ * require it: when the transaction dies between two statements (a Galera certification abort, a
+ * deadlock victim), the server rolls it back and runs the rest of the batch outside any
+ * transaction, each statement committing on its own; ROW_COUNT() still says 1 there.
+ * - MariaDB says it directly: `@@in_transaction` is 0 outside a transaction.
+ * - MySQL has no such variable. There the condition is that the row the batch's last INSERT into
+ *   `lastInsertedInto` added is visible, which it is only inside the live transaction that
+ *   inserted it: LAST_INSERT_ID() keeps its value across statements that insert nothing, and an
+ *   id is never handed out twice. The subquery costs the server more per statement.
  */
-export function whileInsertedRowVisible(table: string): string {
-  return `EXISTS (SELECT 1 FROM ${table} WHERE id = LAST_INSERT_ID())`;
+export function transactionAliveCondition(flavour: ServerFlavour, lastInsertedInto: string): string {
+  return flavour === 'mariadb'
+    ? '@@in_transaction = 1'
+    : `EXISTS (SELECT 1 FROM ${lastInsertedInto} WHERE id = LAST_INSERT_ID())`;
 }
 
 /** The server's status flag, in every OK packet, for "a transaction is open on this session". */
@@ -39,7 +44,22 @@ const SERVER_STATUS_IN_TRANS = 0x0001;
  */
 @Injectable()
 export class StatementBatch {
-  constructor(private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>) {}
+  constructor(
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly dataSource: DataSource,
+  ) {}
+
+  /**
+   * `transactionAliveCondition` for the server behind the pool: TypeORM's type is the one the
+   * server reported at the start (serverDataSourceOptions), or the URL's scheme when it could not be
+   * reached then.
+   */
+  transactionAlive(lastInsertedInto: string): string {
+    return transactionAliveCondition(
+      this.dataSource.options.type === 'mariadb' ? 'mariadb' : 'mysql',
+      lastInsertedInto,
+    );
+  }
 
   /** One result per statement, in order: mysql2's ResultSetHeader for a write, the rows for a read. */
   @Transactional(Propagation.Mandatory)
