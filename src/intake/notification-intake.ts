@@ -89,7 +89,7 @@ export class NotificationIntake {
   }
 
   private async commit(notification: VerifiedNotification, arrival: Arrival): Promise<DeliveryOutcome> {
-    const outcome = await this.transactional.intercept(() => this.settlement.apply(notification, arrival));
+    const outcome = await this.transactional.intercept(notification, arrival);
     await this.settlement.afterCommit(notification, outcome, arrival);
     return outcome;
   }

@@ -143,19 +143,34 @@ export class Settlement {
     return anomaly;
   }
 
-  /**
-   * claim → compare-and-set → history → outbox (→ the paying delivery's record) in ONE round trip.
-   * The server stops at the first statement that fails: a duplicate claim leaves nothing else done.
-   * The rows after the compare-and-set are each written only if the statement before them changed
-   * one row, i.e. only if the order moved.
-   * Each statement after the claim also requires its transaction to be alive (StatementBatch.
-   * transactionAlive): a transaction that died mid-batch (a Galera certification abort) must not go
-   * on writing.
-   */
+  /** claimAndPay's batch, in the caller's transaction: PAID, DUPLICATE, or OrderNotMoved. */
   private async claimAndPay(
     payment: PaymentNotification,
     arrival: Arrival,
   ): Promise<DeliveryOutcome | typeof OrderNotMoved> {
+    const { statements, paid } = this.paymentBatch(payment, arrival);
+    try {
+      return paid(await this.batch.run(statements)) ? DeliveryOutcome.Paid : OrderNotMoved;
+    } catch (error) {
+      if (this.isDuplicateClaim(error)) return DeliveryOutcome.Duplicate;
+      throw error;
+    }
+  }
+
+  /**
+   * A payment's writes as ONE batch, for one round trip: claim → compare-and-set → history → outbox
+   * (→ the paying delivery's record). The server stops at the first statement that fails: a
+   * duplicate claim (isDuplicateClaim) leaves nothing else done. The rows after the compare-and-set
+   * are each written only if the statement before them changed one row, i.e. only if the order
+   * moved (`paid` reads it from the results; when it did not, only `apply` can tell why).
+   * Each statement after the claim also requires its transaction to be alive (StatementBatch.
+   * transactionAlive): a transaction that died mid-batch (a Galera certification abort) must not go
+   * on writing.
+   */
+  paymentBatch(
+    payment: PaymentNotification,
+    arrival: Arrival,
+  ): { statements: Statement[]; paid(results: unknown[]): boolean } {
     const pay = this.orders.markPaidIfWaitingStatements(payment, this.batch.transactionAlive('payment_callback'));
     const statements: Statement[] = [
       this.callbacks.claimPaymentStatement(payment, new Date()),
@@ -169,13 +184,12 @@ export class Settlement {
     if (isDelivery(arrival)) {
       statements.push(payingDeliveryRecord(payment, arrival, this.batch.transactionAlive('outbox_event')));
     }
-    try {
-      const [, compareAndSet] = await this.batch.run(statements);
-      return changedOneRow(compareAndSet) ? DeliveryOutcome.Paid : OrderNotMoved;
-    } catch (error) {
-      if (this.callbacks.isDuplicateClaim(error)) return DeliveryOutcome.Duplicate;
-      throw error;
-    }
+    return { statements, paid: ([, compareAndSet]) => changedOneRow(compareAndSet) };
+  }
+
+  /** The payment's claim failed on its unique key: it was claimed before. */
+  isDuplicateClaim(error: unknown): boolean {
+    return this.callbacks.isDuplicateClaim(error);
   }
 }
 

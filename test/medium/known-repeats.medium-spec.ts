@@ -16,9 +16,9 @@ function countTransactions(ctx: MediumContext): () => number {
   const interceptor = ctx.get(NotifyTransactionInterceptor);
   const intercept = interceptor.intercept.bind(interceptor);
   let opened = 0;
-  interceptor.intercept = (handler) => {
+  interceptor.intercept = (notification, arrival) => {
     opened++;
-    return intercept(handler);
+    return intercept(notification, arrival);
   };
   return () => opened;
 }

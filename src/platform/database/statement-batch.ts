@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { Propagation, Transactional, TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { DataSource, QueryFailedError } from 'typeorm';
+import { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver.js';
+import { QUERY_TIMEOUT } from './bounded-pool';
 import { ServerFlavour } from './server-flavour';
 
 /** One SQL statement and the values of its `?` placeholders: a value never goes into the text. */
@@ -33,6 +35,8 @@ export function transactionAliveCondition(flavour: ServerFlavour, lastInsertedIn
     : `EXISTS (SELECT 1 FROM ${lastInsertedInto} WHERE id = LAST_INSERT_ID())`;
 }
 
+const BEGIN: Statement = { sql: 'START TRANSACTION', params: [] };
+
 /** The server's status flag, in every OK packet, for "a transaction is open on this session". */
 const SERVER_STATUS_IN_TRANS = 0x0001;
 
@@ -59,6 +63,21 @@ export class StatementBatch {
       this.dataSource.options.type === 'mariadb' ? 'mariadb' : 'mysql',
       lastInsertedInto,
     );
+  }
+
+  /**
+   * Begins a transaction on a pooled connection of its own, outside any async context and TypeORM:
+   * the caller passes it along explicitly and ends it itself (commit or rollBack). The pool's bounds
+   * hold for it (BoundedPool): the wait for the connection, and each query's time.
+   */
+  async begin(): Promise<ExplicitTransaction> {
+    const pool = (this.dataSource.driver as MysqlDriver).pool as {
+      getConnection(callback: (error: Error | null, connection?: PooledConnection) => void): void;
+    };
+    const connection = await new Promise<PooledConnection>((resolve, reject) =>
+      pool.getConnection((error, pooled) => (error ? reject(error) : resolve(pooled!))),
+    );
+    return new ExplicitTransaction(connection);
   }
 
   /** One result per statement, in order: mysql2's ResultSetHeader for a write, the rows for a read. */
@@ -109,5 +128,84 @@ function assertOneStatement({ sql, params }: Statement): void {
   const placeholders = sql.split('?').length - 1;
   if (placeholders !== params.length) {
     throw new Error(`a batched statement has ${placeholders} placeholders and ${params.length} values: ${sql}`);
+  }
+}
+
+interface DriverError extends Error {
+  fatal?: boolean;
+  code?: string;
+}
+
+interface PooledConnection {
+  query(sql: string, values: unknown[], callback: (error: DriverError | null, results?: unknown) => void): void;
+  release(): void;
+  destroy(): void;
+}
+
+/**
+ * A transaction on a connection of its own (StatementBatch.begin). Its first batch goes to the
+ * server with START TRANSACTION, in one round trip; it ends with `commit` or `rollBack`, which give
+ * the connection back to the pool.
+ */
+export class ExplicitTransaction {
+  private begun = false;
+  private ended = false;
+
+  constructor(private readonly connection: PooledConnection) {}
+
+  /** As StatementBatch.run, in this transaction. */
+  async run(statements: Statement[]): Promise<unknown[]> {
+    statements.forEach(assertOneStatement);
+    const sent = this.begun ? statements : [BEGIN, ...statements];
+    this.begun = true;
+    const [sql, params] = [sent.map((s) => s.sql).join(';\n'), sent.flatMap((s) => s.params)];
+    const results = await this.send(sql, params);
+    // mysql2 answers a single statement with its result, several with an array of them.
+    const each = (sent.length === 1 ? [results] : (results as unknown[])).slice(sent.length - statements.length);
+    assertTransactionAlive(each, statements);
+    return each;
+  }
+
+  /** Commits and gives the connection back; a failed COMMIT is rolled back and thrown. */
+  async commit(): Promise<void> {
+    if (this.begun) {
+      try {
+        await this.send('COMMIT', []);
+      } catch (error) {
+        await this.rollBack();
+        throw error;
+      }
+    }
+    this.end('release');
+  }
+
+  /** Rolls back and gives the connection back, or closes it when the server no longer answers on it. Never rejects. */
+  async rollBack(): Promise<void> {
+    if (this.ended) return;
+    try {
+      if (this.begun) await this.send('ROLLBACK', []);
+      this.end('release');
+    } catch {
+      this.end('destroy');
+    }
+  }
+
+  private send(sql: string, params: unknown[]): Promise<unknown> {
+    if (this.ended) return Promise.reject(new Error('the transaction has ended'));
+    return new Promise((resolve, reject) =>
+      this.connection.query(sql, params, (error, results) => {
+        if (!error) return resolve(results);
+        // A lost or timed-out connection is closed (BoundedPool closes a timed-out one itself).
+        if (error.fatal || error.code === QUERY_TIMEOUT) this.end('destroy');
+        reject(new QueryFailedError(sql, params, error));
+      }),
+    );
+  }
+
+  private end(how: 'release' | 'destroy'): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (how === 'release') this.connection.release();
+    else this.connection.destroy();
   }
 }

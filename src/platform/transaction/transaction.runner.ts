@@ -29,7 +29,8 @@ export class TransactionRunner {
   }
 }
 
-function isRetryableLockConflict(error: unknown): boolean {
+/** A deadlock or lock wait timeout: InnoDB rolled the transaction back, and running it again may succeed. */
+export function isRetryableLockConflict(error: unknown): boolean {
   return (
     error instanceof QueryFailedError && RETRYABLE_ERRNOS.has((error.driverError as { errno?: number }).errno ?? 0)
   );
