@@ -1,19 +1,19 @@
 import { createHash } from 'node:crypto';
 import { DomainError } from '../domain/domain-error';
 
-/** Standard alphabet, padded, nothing else: the one way to write given bytes (RFC 4648 §4). */
-const CANONICAL_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=|[A-Za-z0-9+/][AQgw]==)?$/;
-
 /**
  * A signature's bytes, decoded strictly as WeChat Pay's Java SDK does (java.util.Base64's basic
  * decoder): the URL-safe alphabet, whitespace or stray bits are refused, not skipped, so one
- * signature has one text and a re-encoded capture is no new delivery.
+ * signature has one text and a re-encoded capture is no new delivery. Node's decoder skips what it
+ * does not know, so the text is canonical (standard alphabet, padded, nothing else: RFC 4648 §4)
+ * exactly when its bytes encode back to it.
  */
 export function decodeStrictBase64(text: string, what: string): Buffer {
-  if (text === '' || !CANONICAL_BASE64.test(text)) {
+  const bytes = Buffer.from(text, 'base64');
+  if (text === '' || bytes.toString('base64') !== text) {
     throw new DomainError('InvalidSignature', `${what} is not canonical base64`);
   }
-  return Buffer.from(text, 'base64');
+  return bytes;
 }
 
 /** A replay key: SHA-256 hex of what was signed and the signature's bytes, whatever their encoding. */

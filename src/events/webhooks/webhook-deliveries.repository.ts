@@ -68,19 +68,20 @@ export class WebhookDeliveries {
    * Writes one delivery per (event, enabled endpoint that wants its type) for a batch of outbox
    * events not fanned out yet, and marks them, in one transaction. The rows are locked SKIP LOCKED
    * and the deliveries unique per (endpoint, event): replicas never write one twice. Returns the
-   * number of events fanned out.
+   * number of events fanned out. With no endpoint enabled, the events are only marked: their
+   * payloads are not read.
    */
   async fanOut(limit: number): Promise<number> {
     return this.txHost.withTransaction(async () => {
+      const endpoints = await this.activeEndpoints();
       const events: Row[] = await this.txHost.tx.query(
-        `SELECT id, payload FROM outbox_event WHERE webhooks_fanned_out_at IS NULL
+        `SELECT id${endpoints.length > 0 ? ', payload' : ''} FROM outbox_event WHERE webhooks_fanned_out_at IS NULL
          ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
         [limit],
       );
       if (events.length === 0) return 0;
-      const endpoints = await this.activeEndpoints();
       const now = new Date();
-      const rows = events.flatMap((row) => {
+      const rows = (endpoints.length > 0 ? events : []).flatMap((row) => {
         const event = parseJson<PaymentEvent>(row.payload);
         return endpoints
           .filter((e) => e.eventTypes === null || e.eventTypes.includes(event.type))

@@ -125,7 +125,8 @@ function assertTransactionAlive(results: unknown[], statements: Statement[]): vo
  */
 function assertOneStatement({ sql, params }: Statement): void {
   if (sql.includes(';')) throw new Error(`a batched statement must not contain ';': ${sql}`);
-  const placeholders = sql.split('?').length - 1;
+  let placeholders = 0;
+  for (let at = sql.indexOf('?'); at !== -1; at = sql.indexOf('?', at + 1)) placeholders++;
   if (placeholders !== params.length) {
     throw new Error(`a batched statement has ${placeholders} placeholders and ${params.length} values: ${sql}`);
   }
