@@ -170,7 +170,7 @@ export class Settlement {
   paymentBatch(
     payment: PaymentNotification,
     arrival: Arrival,
-  ): { statements: Statement[]; paid(results: unknown[]): boolean } {
+  ): { statements: Statement[]; paid: (results: unknown[]) => boolean } {
     const pay = this.orders.markPaidIfWaitingStatements(payment, this.batch.transactionAlive('payment_callback'));
     const statements: Statement[] = [
       this.callbacks.claimPaymentStatement(payment, new Date()),
