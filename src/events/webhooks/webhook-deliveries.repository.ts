@@ -81,12 +81,16 @@ export class WebhookDeliveries {
       );
       if (events.length === 0) return 0;
       const now = new Date();
-      const rows = (endpoints.length > 0 ? events : []).flatMap((row) => {
-        const event = parseJson<PaymentEvent>(row.payload);
-        return endpoints
-          .filter((e) => e.eventTypes === null || e.eventTypes.includes(event.type))
-          .map((e) => [e.id, event.eventId, event.type, event.orderNo, messageBody(event), now, now]);
-      });
+      // Without endpoints the payloads were not read: nothing is written, the events are only marked.
+      const rows =
+        endpoints.length === 0
+          ? []
+          : events.flatMap((row) => {
+              const event = parseJson<PaymentEvent>(row.payload);
+              return endpoints
+                .filter((e) => e.eventTypes === null || e.eventTypes.includes(event.type))
+                .map((e) => [e.id, event.eventId, event.type, event.orderNo, messageBody(event), now, now]);
+            });
       if (rows.length > 0) {
         await this.txHost.tx.query(
           `INSERT IGNORE INTO webhook_delivery

@@ -83,13 +83,8 @@ export class StatementBatch {
   /** One result per statement, in order: mysql2's ResultSetHeader for a write, the rows for a read. */
   @Transactional(Propagation.Mandatory)
   async run(statements: Statement[]): Promise<unknown[]> {
-    statements.forEach(assertOneStatement);
-    const results: unknown = await this.txHost.tx.query(
-      statements.map((s) => s.sql).join(';\n'),
-      statements.flatMap((s) => s.params),
-    );
-    // mysql2 answers a single statement with its result, several with an array of them.
-    const each = statements.length === 1 ? [results] : (results as unknown[]);
+    const [sql, params] = joined(statements);
+    const each = resultsOf(await this.txHost.tx.query(sql, params), statements.length);
     assertTransactionAlive(each, statements);
     return each;
   }
@@ -112,11 +107,18 @@ function assertTransactionAlive(results: unknown[], statements: Statement[]): vo
     new Error('the transaction was aborted in the middle of a statement batch (a lock or certification conflict)'),
     { errno: 1213, code: 'ER_LOCK_DEADLOCK', sqlState: '40001' },
   );
-  throw new QueryFailedError(
-    statements.map((s) => s.sql).join(';\n'),
-    statements.flatMap((s) => s.params),
-    driverError,
-  );
+  throw new QueryFailedError(...joined(statements), driverError);
+}
+
+/** Statements as ONE multi-statement query: their texts, and all their values in order. */
+function joined(statements: Statement[]): [sql: string, params: unknown[]] {
+  statements.forEach(assertOneStatement);
+  return [statements.map((s) => s.sql).join(';\n'), statements.flatMap((s) => s.params)];
+}
+
+/** mysql2 answers a single statement with its result, several with an array of them: one result per statement. */
+function resultsOf(answer: unknown, statements: number): unknown[] {
+  return statements === 1 ? [answer] : (answer as unknown[]);
 }
 
 /**
@@ -156,13 +158,10 @@ export class ExplicitTransaction {
 
   /** As StatementBatch.run, in this transaction. */
   async run(statements: Statement[]): Promise<unknown[]> {
-    statements.forEach(assertOneStatement);
     const sent = this.begun ? statements : [BEGIN, ...statements];
     this.begun = true;
-    const [sql, params] = [sent.map((s) => s.sql).join(';\n'), sent.flatMap((s) => s.params)];
-    const results = await this.send(sql, params);
-    // mysql2 answers a single statement with its result, several with an array of them.
-    const each = (sent.length === 1 ? [results] : (results as unknown[])).slice(sent.length - statements.length);
+    const answer = await this.send(...joined(sent));
+    const each = resultsOf(answer, sent.length).slice(sent.length - statements.length);
     assertTransactionAlive(each, statements);
     return each;
   }
