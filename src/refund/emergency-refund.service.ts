@@ -17,10 +17,15 @@ import { RefundExecutor } from './refund-executor';
 export interface EmergencyRefundRequest {
   orderNo: string;
   transactionId: string;
-  /** Minor units; the transaction's full amount when absent. */
+  /** Minor units; what is left of the transaction (what it paid less what its refunds reserved) when absent. */
   amount?: number;
   reason: string;
-  /** The caller's own refund number; derived from (channel, transaction, purpose) when absent. */
+  /**
+   * The caller's own refund number. When absent it is derived from the request (channel,
+   * transaction, purpose, amount) and how many refunds of that request were rejected or closed
+   * (deriveRefundNo): the same request while its refund stands is the same refund, and it can be
+   * asked again once that refund was rejected or closed.
+   */
   refundNo?: string;
   /** The order service's own refund (not an operator's): four eyes apply only with SHOP_REFUNDS_NEED_APPROVAL. */
   fromShop?: boolean;
@@ -53,30 +58,34 @@ export class EmergencyRefundService {
       throw new DomainError('RefundChannelUnavailable', `${payment.channel} refunds are unavailable: ${unavailable}`);
     }
     const purpose = await this.purposeOf(payment);
-    const refundNo = request.refundNo ?? deriveRefundNo(payment, purpose);
-    const amount = request.amount ?? payment.amount;
+    const refundNo = request.refundNo ?? (await this.derivedRefundNo(payment, purpose, request.amount));
+    // Without an amount, what is left: read without a lock, the reservation below still refuses more than is left.
+    const amount = request.amount ?? payment.amount - payment.refundReservedAmount;
     const now = new Date();
     // Recorded as awaiting approval until the payment's refund total, read under its lock, says otherwise.
-    const created = await this.refunds.insertIfAbsent(
-      {
-        refundNo,
-        channel: payment.channel,
-        transactionId: payment.transactionId,
-        orderNo: payment.orderNo,
-        purpose,
-        amount,
-        transactionAmount: payment.amount,
-        currency: payment.currency,
-        reason: request.reason,
-        requestedBy: operatorId,
-        nextAttemptAt: null,
-        createdAt: now,
-      },
-      RefundStatus.AwaitingApproval,
-    );
+    const created =
+      amount > 0 &&
+      (await this.refunds.insertIfAbsent(
+        {
+          refundNo,
+          channel: payment.channel,
+          transactionId: payment.transactionId,
+          orderNo: payment.orderNo,
+          purpose,
+          amount,
+          transactionAmount: payment.amount,
+          currency: payment.currency,
+          reason: request.reason,
+          requestedBy: operatorId,
+          nextAttemptAt: null,
+          createdAt: now,
+        },
+        RefundStatus.AwaitingApproval,
+      ));
     if (!created) {
-      const existing = (await this.refunds.findByRefundNo(refundNo))!;
-      return { refund: sameRequestOrConflict(existing, payment, amount), created: false };
+      const existing = await this.refunds.findByRefundNo(refundNo);
+      if (!existing) throw overRefund(payment, amount);
+      return { refund: sameRequestOrConflict(existing, payment, request.amount), created: false };
     }
 
     const refundTotal = await this.reserve(payment, amount);
@@ -136,11 +145,28 @@ export class EmergencyRefundService {
       return this.payments.lockedRefundReserved(payment.channel, payment.transactionId);
     }
     const [current] = await this.payments.findPayments(payment.orderNo, payment.transactionId);
+    throw overRefund(current, amount);
+  }
+
+  /**
+   * The first number of the request's sequence that is free or names a refund still standing
+   * (awaiting approval, in flight, ABNORMAL or done): a repeat finds that refund; a request asked
+   * again after its refund was rejected or closed gets the next number. Concurrent requests walk
+   * the same sequence, and the refund number's unique key lets one of them insert each number.
+   */
+  private async derivedRefundNo(
+    payment: PaymentCallback,
+    purpose: string,
+    amount: number | undefined,
+  ): Promise<string> {
+    for (let attempt = 0; attempt < MAX_DERIVED_ATTEMPTS; attempt++) {
+      const refundNo = deriveRefundNo(payment, purpose, amount, attempt);
+      const existing = await this.refunds.findByRefundNo(refundNo);
+      if (!existing || !ASKED_AGAIN_AFTER.includes(existing.status)) return refundNo;
+    }
     throw new DomainError(
-      'OverRefund',
-      `refunding ${amount} would exceed what transaction ${payment.transactionId} paid (${current.amount}) ` +
-        `minus what is refunded or being refunded already (${current.refundReservedAmount}); ` +
-        `at most ${current.amount - current.refundReservedAmount} can still be refunded`,
+      'RefundConflict',
+      `this refund was rejected or closed ${MAX_DERIVED_ATTEMPTS} times: give a refundNo to ask for it again`,
     );
   }
 
@@ -164,28 +190,56 @@ export class EmergencyRefundService {
   }
 }
 
+/** Final statuses in which no money moved: the same request may ask for the refund again, under the next number. */
+const ASKED_AGAIN_AFTER: readonly RefundStatus[] = [RefundStatus.Rejected, RefundStatus.Closed];
+/** How often one request may be rejected or closed and asked again under a derived number. */
+const MAX_DERIVED_ATTEMPTS = 100;
+
 /**
- * The same (channel, transaction, purpose) always gives the same refund number, so a repeated or
- * concurrent request can only find the first one. 34 characters, within both channels' 64.
+ * The refund number of a request without one: the same (channel, transaction, purpose, amount,
+ * attempt) always gives the same number, so a repeated or concurrent request can only find the
+ * first refund. `amount` is the request's (undefined: what is left); `attempt` counts that
+ * request's refunds rejected or closed before. 34 characters, within every channel's 64.
  */
-export function deriveRefundNo(payment: Pick<PaymentCallback, 'channel' | 'transactionId'>, purpose: string): string {
+export function deriveRefundNo(
+  payment: Pick<PaymentCallback, 'channel' | 'transactionId'>,
+  purpose: string,
+  amount: number | undefined,
+  attempt: number,
+): string {
   // JSON keeps the parts apart: a transaction id may itself contain any separator.
-  const identity = JSON.stringify([payment.channel, payment.transactionId, purpose]);
+  const identity = JSON.stringify([payment.channel, payment.transactionId, purpose, amount ?? 'REST', attempt]);
   const digest = createHash('sha256').update(identity).digest('hex');
   return `ER${digest.slice(0, 32).toUpperCase()}`;
 }
 
-function sameRequestOrConflict(existing: Refund, payment: PaymentCallback, amount: number): Refund {
+/**
+ * The existing refund when the request is the same (the same transaction and amount; without an
+ * amount, any amount); otherwise a conflict that says only that the number is taken: the refund
+ * under it may be another order's, and its transaction and amount are not the caller's to read.
+ */
+function sameRequestOrConflict(existing: Refund, payment: PaymentCallback, amount: number | undefined): Refund {
   if (
     existing.channel === payment.channel &&
     existing.transactionId === payment.transactionId &&
-    existing.amount === amount
+    (amount === undefined || existing.amount === amount)
   ) {
     return existing;
   }
   throw new DomainError(
     'RefundConflict',
-    `refund ${existing.refundNo} already exists for transaction ${existing.transactionId} with amount ` +
-      `${existing.amount}; give a new refundNo for another refund of this transaction`,
+    `refund number ${existing.refundNo} is taken by another refund; give a new refundNo for this one`,
+  );
+}
+
+function overRefund(
+  payment: Pick<PaymentCallback, 'transactionId' | 'amount' | 'refundReservedAmount'>,
+  amount: number,
+): DomainError {
+  return new DomainError(
+    'OverRefund',
+    `refunding ${amount > 0 ? amount : 'what is left'} would exceed what transaction ${payment.transactionId} paid (${payment.amount}) ` +
+      `minus what is refunded or being refunded already (${payment.refundReservedAmount}); ` +
+      `at most ${payment.amount - payment.refundReservedAmount} can still be refunded`,
   );
 }

@@ -229,6 +229,60 @@ describe('rejecting a refund that awaits approval', () => {
   });
 });
 
+describe('an anomaly refund asked without a refundNo (as the console asks)', () => {
+  /** Alice's request as the console sends it: no refund number, so the service derives one. */
+  const askFor = (orderNo: string, transactionId: string, amount: number, replica = 0) =>
+    use(replica).request({ orderNo, transactionId, amount, reason: 'paid twice' }, 'alice');
+
+  it('should take a new request after a rejection, the rejected amount too, and find the same request again', async () => {
+    const { orderNo, duplicateBy } = await paidOrder(Channel.Wechatpay, 2 * THRESHOLD, true);
+    const large = await askFor(orderNo, duplicateBy, THRESHOLD + 500);
+    expect(large).toMatchObject({ created: true, refund: { status: 'AWAITING_APPROVAL' } });
+    await reject(large.refund.refundNo, 'bob');
+
+    const smaller = await askFor(orderNo, duplicateBy, THRESHOLD, 1);
+    const smallerAgain = await askFor(orderNo, duplicateBy, THRESHOLD);
+
+    expect(smaller).toMatchObject({ created: true, refund: { status: 'AWAITING_APPROVAL', amount: THRESHOLD } });
+    expect(smaller.refund.refundNo).not.toBe(large.refund.refundNo);
+    expect(smallerAgain).toMatchObject({ created: false, refund: { refundNo: smaller.refund.refundNo } });
+    expect(await refunds.anomalyStatus(duplicateBy)).toBe('REFUNDING');
+    await reject(smaller.refund.refundNo, 'bob');
+    // The very first request, asked again after its rejection: a refund of its own, not the rejected one.
+    const largeAgain = await askFor(orderNo, duplicateBy, THRESHOLD + 500, 1);
+    expect(largeAgain).toMatchObject({ created: true, refund: { status: 'AWAITING_APPROVAL' } });
+    expect(new Set([large, smaller, largeAgain].map((a) => a.refund.refundNo)).size).toBe(3);
+    await approve(largeAgain.refund.refundNo, 'bob');
+    await refundStatusIs(largeAgain.refund.refundNo, 'SUCCEEDED');
+
+    const [rows] = await pool.query<RowDataPacket[]>(
+      'SELECT amount, status FROM refund WHERE transaction_id = ? ORDER BY id',
+      [duplicateBy],
+    );
+    expect(rows.map((r) => `${r.amount} ${r.status}`)).toEqual([
+      `${THRESHOLD + 500} REJECTED`,
+      `${THRESHOLD} REJECTED`,
+      `${THRESHOLD + 500} SUCCEEDED`,
+    ]);
+    expect(await reserved(duplicateBy)).toBe(THRESHOLD + 500);
+    expect(fake.calls.filter((c) => c.transactionId === duplicateBy)).toHaveLength(1);
+  });
+
+  it('should make one refund of the same request sent 10 times at once on two replicas', async () => {
+    const { orderNo, duplicateBy } = await paidOrder(Channel.Alipay, THRESHOLD, true);
+
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => askFor(orderNo, duplicateBy, THRESHOLD - 1000, i % 2)),
+    );
+
+    expect(answers.filter((a) => a.created)).toHaveLength(1);
+    expect(new Set(answers.map((a) => a.refund.refundNo)).size).toBe(1);
+    await refundStatusIs(answers[0].refund.refundNo, 'SUCCEEDED');
+    expect(await count(pool, 'SELECT COUNT(*) FROM refund WHERE transaction_id = ?', [duplicateBy])).toBe(1);
+    expect(await reserved(duplicateBy)).toBe(THRESHOLD - 1000);
+  });
+});
+
 describe('approve versus reject, at once', () => {
   it('should let exactly one of them apply, 20 times out of 20, with a channel call only when approved', async () => {
     for (let iteration = 0; iteration < 20; iteration++) {

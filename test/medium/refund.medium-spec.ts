@@ -124,15 +124,40 @@ describe('refunding the transaction that paid the order', () => {
     expect(await orders.status(orderNo)).toBe('REFUNDED');
   });
 
-  it('should refuse a second refund of the whole amount under the derived refund number (409 RefundConflict)', async () => {
+  it('should make two partial refunds in a row without a refundNo, and the same request again the same refund', async () => {
     const { orderNo, paidBy } = await make.paidOrder(Channel.Wechatpay, 1200);
-    await make.refund({ orderNo, transactionId: paidBy, amount: 200 });
+    const first = await make.refund({ orderNo, transactionId: paidBy, amount: 200 });
+    const second = await make.refund({ orderNo, transactionId: paidBy, amount: 300 });
+    await refunds.statusIs(first.refund.refundNo, 'SUCCEEDED');
+    await refunds.statusIs(second.refund.refundNo, 'SUCCEEDED');
 
-    const different = await failure(make.refund({ orderNo, transactionId: paidBy, amount: 300 }));
+    const firstAgain = await make.refund({ orderNo, transactionId: paidBy, amount: 200 }, 'bob');
 
-    expect(different).toMatchObject({ code: 'RefundConflict', status: 409 });
-    expect(different.message).toContain('give a new refundNo');
-    expect(await count('SELECT COUNT(*) FROM refund WHERE order_no = ?', [orderNo])).toBe(1);
+    expect([first.created, second.created, firstAgain.created]).toEqual([true, true, false]);
+    expect(second.refund.refundNo).not.toBe(first.refund.refundNo);
+    expect(firstAgain.refund).toMatchObject({ refundNo: first.refund.refundNo, status: 'SUCCEEDED' });
+    expect(await count('SELECT COUNT(*) FROM refund WHERE order_no = ?', [orderNo])).toBe(2);
+    expect(await refunds.reserved(paidBy)).toBe(500);
+    expect(fake.callsFor(first.refund.refundNo)).toBe(1);
+    expect(await orders.status(orderNo)).toBe('PARTIALLY_REFUNDED');
+  });
+
+  it('should refund what is left when no amount is given, and find that refund again', async () => {
+    const { orderNo, paidBy } = await make.paidOrder(Channel.Alipay, 10000);
+    await make.refund({ orderNo, transactionId: paidBy, amount: 3000 });
+
+    const rest = await make.refund({ orderNo, transactionId: paidBy });
+    await refunds.statusIs(rest.refund.refundNo, 'SUCCEEDED');
+    const restAgain = await make.refund({ orderNo, transactionId: paidBy });
+    const nothingLeft = await failure(make.refund({ orderNo, transactionId: paidBy, refundNo: uniqueId('P') }));
+
+    expect(rest).toMatchObject({ created: true, refund: { amount: 7000 } });
+    expect(restAgain).toMatchObject({ created: false, refund: { refundNo: rest.refund.refundNo, amount: 7000 } });
+    expect(nothingLeft).toMatchObject({ code: 'OverRefund', status: 422 });
+    expect(nothingLeft.message).toContain('at most 0 can still be refunded');
+    expect(await refunds.reserved(paidBy)).toBe(10000);
+    expect(await count('SELECT COUNT(*) FROM refund WHERE order_no = ?', [orderNo])).toBe(2);
+    await waitFor('the order to be REFUNDED', async () => (await orders.status(orderNo)) === 'REFUNDED');
   });
 });
 

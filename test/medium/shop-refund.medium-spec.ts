@@ -114,4 +114,35 @@ describe(`${Refunds.name}.requestFromShop`, () => {
     ]);
     expect(await events(orderNo, 'refund.succeeded')).toEqual([]);
   });
+
+  it('should refund what is left of the payment when no amount is given, and the same request again is that refund', async () => {
+    const { orderNo, paidBy } = await make.paidOrder(Channel.Wechatpay, 10000);
+    expect((await refundOf(orderNo, { refundNo: uniqueId('SR'), amount: 3000 })).created).toBe(true);
+    const refundNo = uniqueId('SR');
+
+    const rest = await refundOf(orderNo, { refundNo });
+    await refunds.statusIs(refundNo, 'SUCCEEDED');
+    const again = await refundOf(orderNo, { refundNo });
+
+    expect(rest).toMatchObject({ created: true, refund: { refundNo, amount: 7000 } });
+    expect(again).toMatchObject({ created: false, refund: { refundNo, amount: 7000, status: 'SUCCEEDED' } });
+    expect(fake.calls.find((c) => c.refundNo === refundNo)).toMatchObject({ transactionId: paidBy, amount: 7000 });
+    expect(await refunds.reserved(paidBy)).toBe(10000);
+  });
+
+  it("should say of a refund number taken by another order's refund only that it is taken", async () => {
+    const { orderNo: other, paidBy: otherPayment } = await make.paidOrder(Channel.Alipay, 4321);
+    const refundNo = uniqueId('SR');
+    expect((await refundOf(other, { refundNo, amount: 1234 })).created).toBe(true);
+    const { orderNo } = await make.paidOrder(Channel.Alipay, 5000);
+
+    const taken = await domainFailure(refundOf(orderNo, { refundNo, amount: 1000 }));
+
+    expect(taken).toMatchObject({ code: 'RefundConflict', status: 409 });
+    expect(taken.message).toContain(`${refundNo} is taken`);
+    // Nothing of the other refund but its number: not its order, transaction or amount.
+    const besidesTheNumber = taken.message.replace(refundNo, '');
+    for (const secret of [other, otherPayment, '1234', '4321']) expect(besidesTheNumber).not.toContain(secret);
+    expect(await count(pool, 'SELECT COUNT(*) FROM refund WHERE order_no = ?', [orderNo])).toBe(0);
+  });
 });
