@@ -68,6 +68,45 @@ describe('POST /admin/refunds/emergency', () => {
   });
 });
 
+describe('POST /admin/refunds/emergency without a refundNo, as the console sends it', () => {
+  const decide = (refundNo: string, decision: 'approve' | 'reject', token: string) =>
+    post(`/admin/refunds/${refundNo}/${decision}`, token, { reason: 'not this much' });
+  type Answer = { refundNo: string; status: string; amount: number; created: boolean };
+
+  it('should take another amount after a second admin rejected the first, and the same request once', async () => {
+    const { orderNo, duplicateBy: transactionId } = await paidOrder('WECHATPAY', 2 * THRESHOLD, true);
+    const large = await emergencyRefund(alice, { orderNo, transactionId, amount: THRESHOLD + THRESHOLD / 2 });
+    expect([large.status, large.json<Answer>().status]).toEqual([202, 'AWAITING_APPROVAL']);
+    expect((await decide(large.json<Answer>().refundNo, 'reject', bob)).status).toBe(200);
+
+    const smaller = await emergencyRefund(alice, { orderNo, transactionId, amount: THRESHOLD });
+    const smallerAgain = await emergencyRefund(alice, { orderNo, transactionId, amount: THRESHOLD });
+
+    expect([smaller.status, smallerAgain.status]).toEqual([202, 202]);
+    expect(smaller.json()).toMatchObject({ amount: THRESHOLD, status: 'AWAITING_APPROVAL', created: true });
+    expect(smallerAgain.json()).toMatchObject({ refundNo: smaller.json<Answer>().refundNo, created: false });
+    expect((await decide(smaller.json<Answer>().refundNo, 'approve', bob)).status).toBe(200);
+    await refunds.statusIs(smaller.json<Answer>().refundNo, 'SUCCEEDED');
+    expect(await count(pool, 'SELECT COUNT(*) FROM refund WHERE transaction_id = ?', [transactionId])).toBe(2);
+    expect(await refunds.reserved(transactionId)).toBe(THRESHOLD);
+  });
+
+  it('should make two partial refunds in a row, and answer a repeat of the first with it', async () => {
+    const { orderNo, duplicateBy: transactionId } = await paidOrder('ALIPAY', 1200, true);
+
+    const first = await emergencyRefund(alice, { orderNo, transactionId, amount: 100 });
+    const second = await emergencyRefund(alice, { orderNo, transactionId, amount: 200 });
+    const firstAgain = await emergencyRefund(alice, { orderNo, transactionId, amount: 100 });
+
+    expect([first.status, second.status, firstAgain.status]).toEqual([202, 202, 202]);
+    expect([first, second, firstAgain].map((a) => a.json<Answer>().created)).toEqual([true, true, false]);
+    expect(firstAgain.json<Answer>().refundNo).toBe(first.json<Answer>().refundNo);
+    expect(second.json<Answer>().refundNo).not.toBe(first.json<Answer>().refundNo);
+    expect(await count(pool, 'SELECT COUNT(*) FROM refund WHERE transaction_id = ?', [transactionId])).toBe(2);
+    expect(await refunds.reserved(transactionId)).toBe(300);
+  });
+});
+
 describe('POST /admin/refunds/emergency without the refund credentials of the channel', () => {
   it('should answer 503 RefundChannelUnavailable and write no refund', async () => {
     const { ALIPAY_APP_PRIVATE_KEY_PATH: _unset, ...env } = setup!.platforms.env;
