@@ -20,7 +20,12 @@ describe(deriveRefundNo.name, () => {
   it('should be ER and 32 upper-case hex digits, which both channels accept', () => {
     for (const channel of Object.values(Channel)) {
       for (const purpose of Object.values(RefundPurpose)) {
-        const refundNo = sut({ channel, transactionId: channel === Channel.Alipay ? ALIPAY_TX : WECHAT_TX }, purpose, 1, 0);
+        const refundNo = sut(
+          { channel, transactionId: channel === Channel.Alipay ? ALIPAY_TX : WECHAT_TX },
+          purpose,
+          1,
+          0,
+        );
 
         expect(refundNo).toMatch(/^ER[0-9A-F]{32}$/);
         expect(refundNo).toHaveLength(34);

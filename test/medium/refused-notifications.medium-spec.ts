@@ -15,6 +15,10 @@ import {
   RefusedNotificationsRetention,
 } from '../../src/payments/refused-notification/refused-notifications.retention';
 import { RetentionPruner } from '../../src/platform/retention/retention-pruner';
+import {
+  Refusal,
+  RefusedNotificationRepository,
+} from '../../src/payments/refused-notification/refused-notification.repository';
 import { RetentionModule } from '../../src/platform/retention/retention.module';
 import { alipayDelivery, alipayTradeParams, generateRsaKeyPair, yuan } from '../../tools/simulator/platform-signers';
 import { sleep } from '../support/eventually';
@@ -407,7 +411,7 @@ describe('refused notifications, read and re-verified', () => {
     await expect(queries().one('999999999999', AdminRole.Viewer)).rejects.toMatchObject({ status: 404 });
   });
 
-  it('should be pruned by retention once not refused again for RETENTION_REFUSED_DAYS', async () => {
+  it('should be pruned by retention RETENTION_REFUSED_DAYS after it was first refused', async () => {
     const body = forgedAlipay(uniqueId('RR'));
     expect((await alipay(right, body)).status).toBe(401);
     const pruner = right.get(RetentionPruner);
@@ -422,5 +426,79 @@ describe('refused notifications, read and re-verified', () => {
     expect(await keptRows('ALIPAY', body)).toEqual([]);
     // The hourly counts go with them: every hour so far is past that horizon.
     expect(await count(pool, 'SELECT COUNT(*) FROM refused_notification_hour')).toBe(0);
+  });
+});
+
+describe('refused notifications, bounded under a fixed clock', () => {
+  const HOUR_MS = 3600_000;
+  const CAP = 3;
+  /** An hour long past, so that nothing else of this suite is in its hours or before its horizons. */
+  const t0 = new Date('2026-03-01T08:00:00.000Z');
+  const at = (ms: number) => new Date(t0.getTime() + ms);
+  const refusal = (body: string, receivedAt: Date): Refusal => ({
+    channel: 'UNIONPAY',
+    notifyPath: 'unionpay',
+    reason: 'InvalidSignature',
+    body: Buffer.from(body),
+    bodySha256: sha256(body),
+    headers: { 'content-type': FORM },
+    receivedAt,
+  });
+  const keep = (body: string, receivedAt: Date) =>
+    right.get(RefusedNotificationRepository).keep(refusal(body, receivedAt), CAP);
+  /** Retention run to the end at `now`, as the background pruner does batch after batch. */
+  async function pruneAt(now: Date): Promise<void> {
+    for (let round = 0; round < 100; round++) {
+      const counts = await right.get(RetentionPruner).pruneBatch(now);
+      if (counts.refused_notification === 0 && counts.refused_notification_hour === 0) return;
+    }
+  }
+  const rows = async (bodies: string[]) =>
+    count(pool, "SELECT COUNT(*) FROM refused_notification WHERE channel = 'UNIONPAY' AND body_sha256 IN (?)", [
+      bodies.map(sha256),
+    ]);
+
+  it('should delete repeated bytes RETENTION_REFUSED_DAYS after they were first refused, however often repeated', async () => {
+    const repeated = `repeated=${uniqueId('RB')}`;
+    expect(await keep(repeated, t0)).toBe('KEPT');
+    // Repeated through the day, the last one a minute before the horizon passes the first refusal.
+    for (const hours of [1, 6, 12, 23]) expect(await keep(repeated, at(hours * HOUR_MS))).toBe('REPEAT');
+    expect((await keptRow('UNIONPAY', repeated)).times_seen).toBe(5);
+
+    await pruneAt(at(DAY_MS - 60_000));
+    expect(await rows([repeated])).toBe(1);
+    await pruneAt(at(DAY_MS + 60_000));
+    expect(await rows([repeated])).toBe(0);
+
+    // The same bytes again after that are a new row, first refused now, and count against the hour's cap.
+    expect(await keep(repeated, at(DAY_MS + 120_000))).toBe('KEPT');
+    await pruneAt(at(2 * DAY_MS + 60_000));
+    expect(await rows([repeated])).toBe(1);
+    await pruneAt(at(2 * DAY_MS + 180_000));
+    expect(await rows([repeated])).toBe(0);
+  });
+
+  it('should keep at most the cap of distinct bytes an hour, and no more than the cap times the hours retained', async () => {
+    const hour = (n: number) => Array.from({ length: 2 * CAP }, (_, i) => `distinct=${uniqueId(`RD${n}x${i}`)}`);
+    const hours = [hour(0), hour(1), hour(2)];
+
+    const results: string[] = [];
+    for (const [n, bodies] of hours.entries()) {
+      // Each hour's bodies, then each again: repeats neither take a place nor keep a dropped one.
+      for (const body of [...bodies, ...bodies]) results.push(await keep(body, at(3 * DAY_MS + n * HOUR_MS + 1000)));
+    }
+
+    const perHour = (n: number) => results.slice(n * 4 * CAP, (n + 1) * 4 * CAP);
+    for (const n of [0, 1, 2]) {
+      expect(perHour(n).filter((r) => r === 'KEPT')).toHaveLength(CAP);
+      expect(perHour(n).filter((r) => r === 'REPEAT')).toHaveLength(CAP);
+      expect(perHour(n).filter((r) => r === 'DROPPED')).toHaveLength(2 * CAP);
+    }
+    expect(await rows(hours.flat())).toBe(3 * CAP);
+    // A day after the first hour's refusals, only the later hours' are left; a day after the last's, none.
+    await pruneAt(at(4 * DAY_MS + HOUR_MS / 2));
+    expect(await rows(hours.flat())).toBe(2 * CAP);
+    await pruneAt(at(4 * DAY_MS + 3 * HOUR_MS));
+    expect(await rows(hours.flat())).toBe(0);
   });
 });

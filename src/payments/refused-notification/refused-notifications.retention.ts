@@ -6,9 +6,10 @@ import { WriteResult } from '../../platform/database/sql';
 import { daysBefore, RetentionTask } from '../../platform/retention/retention-task';
 
 /**
- * Deletes refused notifications not refused again for RETENTION_REFUSED_DAYS (a repeat moves
- * last_seen_at, which the DELETE checks again). A kept one is evidence for an operator, not a
- * record of money.
+ * Deletes refused notifications RETENTION_REFUSED_DAYS after they were first refused, however often
+ * they were refused since: repeats need no signature, and must not keep their bytes for ever. A
+ * kept one is evidence for an operator, not a record of money; bytes refused again after it was
+ * deleted are kept anew, as new ones, within the hour's cap.
  */
 @Injectable()
 export class RefusedNotificationsRetention implements RetentionTask {
@@ -19,12 +20,12 @@ export class RefusedNotificationsRetention implements RetentionTask {
   async pruneBatch(now: Date, retention: RetentionConfig): Promise<number> {
     const horizon = daysBefore(now, retention.refusedDays);
     const rows: Array<{ id: string }> = await this.txHost.tx.query(
-      'SELECT id FROM refused_notification WHERE last_seen_at < ? ORDER BY last_seen_at LIMIT ?',
+      'SELECT id FROM refused_notification WHERE first_seen_at < ? ORDER BY first_seen_at LIMIT ?',
       [horizon, retention.batchSize],
     );
     if (rows.length === 0) return 0;
     const result: WriteResult = await this.txHost.tx.query(
-      'DELETE FROM refused_notification WHERE id IN (?) AND last_seen_at < ?',
+      'DELETE FROM refused_notification WHERE id IN (?) AND first_seen_at < ?',
       [rows.map((r) => String(r.id)), horizon],
     );
     return result.affectedRows;

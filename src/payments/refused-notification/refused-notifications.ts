@@ -21,6 +21,11 @@ const MAX_WAITING = 256;
 /** Headers kept with the bytes: the channel's signature headers fit; anything larger is cut. */
 const MAX_HEADERS = 32;
 const MAX_HEADER_VALUE = 1024;
+/**
+ * What the kept headers take at most, as the JSON stored (UTF-8 bytes): a header that would take
+ * more is left out. With the body's 64 KiB it bounds a row (docs/operations.md#refused-notifications).
+ */
+export const MAX_KEPT_HEADER_BYTES = 8 * 1024;
 /** Never kept: credentials and what the transport or a proxy adds. */
 const UNKEPT_HEADERS = new Set([
   'authorization',
@@ -181,13 +186,21 @@ function keptReason(failure: unknown): RefusalReason | undefined {
   return REFUSAL_REASONS.includes(failure.code) ? (failure.code as RefusalReason) : undefined;
 }
 
-function keptHeaders(headers: ArrivedDelivery['headers']): Record<string, string> {
+/** The headers kept with refused bytes: at most MAX_HEADERS, each value cut, MAX_KEPT_HEADER_BYTES as JSON in all. */
+export function keptHeaders(headers: ArrivedDelivery['headers']): Record<string, string> {
   const kept: Record<string, string> = {};
+  // '{}', then each entry "name":"value" and the comma before all but the first.
+  let bytes = 2;
   for (const [name, value] of Object.entries(headers)) {
     if (Object.keys(kept).length >= MAX_HEADERS) break;
     const lower = name.toLowerCase();
     if (value === undefined || UNKEPT_HEADERS.has(lower) || lower.startsWith('x-forwarded-')) continue;
-    kept[lower] = (Array.isArray(value) ? value.join(', ') : value).slice(0, MAX_HEADER_VALUE);
+    const text = (Array.isArray(value) ? value.join(', ') : value).slice(0, MAX_HEADER_VALUE);
+    const entry = Buffer.byteLength(`${JSON.stringify(lower)}:${JSON.stringify(text)}`) + (bytes > 2 ? 1 : 0);
+    // A large header (an outsider's, say) is left out; the signature's small ones after it still fit.
+    if (bytes + entry > MAX_KEPT_HEADER_BYTES) continue;
+    kept[lower] = text;
+    bytes += entry;
   }
   return kept;
 }
