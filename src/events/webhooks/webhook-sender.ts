@@ -71,7 +71,9 @@ export class WebhookSender {
     headers: Record<string, string>,
     body: string,
   ): Promise<{ statusCode: number; responseBody: string }> {
-    const https = url.startsWith('https:');
+    // The parsed protocol, as the address guard judged it: a scheme is case-insensitive (HTTPS:// is https:).
+    const target = new URL(url);
+    const https = target.protocol === 'https:';
     return new Promise((resolve, reject) => {
       let settled = false;
       const settle = (error: Error | null, answer?: { statusCode: number; responseBody: string }) => {
@@ -81,7 +83,7 @@ export class WebhookSender {
         if (error) reject(error);
         else resolve(answer!);
       };
-      const request = (https ? httpsRequest : httpRequest)(url, {
+      const request = (https ? httpsRequest : httpRequest)(target, {
         method: 'POST',
         agent: https ? this.httpsAgent : this.httpAgent,
         headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
