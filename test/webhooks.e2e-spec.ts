@@ -84,6 +84,17 @@ describe('the webhook endpoints admin API', () => {
     expect(patched.status).toBe(200);
     expect(patched.json()).toMatchObject({ enabled: false, eventTypes: null });
     expect(patched.body).not.toContain('whsec_');
+    // null is no value for a field that is not nullable: a clear 400, the endpoint as it was.
+    for (const body of [{ enabled: null }, { description: null }]) {
+      const refused = await client.admin('PATCH', path, admin(), body);
+      expect([refused.status, refused.json<{ message: string }>().message]).toEqual([
+        400,
+        expect.stringContaining(`${Object.keys(body)[0]} must not be null: leave it out instead`),
+      ]);
+    }
+    expect((await client.admin('GET', '/admin/webhook-endpoints', viewer())).json()).toEqual(
+      expect.arrayContaining([expect.objectContaining({ id: created.id, enabled: false, eventTypes: null })]),
+    );
 
     const rotated = await post(`${path}/rotate-secret`);
     expect(rotated.status).toBe(200);

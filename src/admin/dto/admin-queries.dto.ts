@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Length, Matches, Max, Min, ValidateIf } from 'class-validator';
+import { IsIn, IsInt, IsISO8601, IsString, Length, Matches, Max, Min, ValidateIf } from 'class-validator';
+import { NotNull, OptionalField } from '../../platform/http/optional';
 import { AnomalyStatus, AnomalyType, ResolutionReason } from '../../payments/anomaly/anomaly.entity';
 import { RefundStatus } from '../../refund/refund.entity';
 import { OrderStatus } from '../../order/order-status';
@@ -14,12 +15,12 @@ const ISO = { strict: true, strictSeparator: true };
 /** Optional `from` (inclusive) and `to` (exclusive), ISO 8601. */
 export class TimeRangeQueryDto {
   @ApiPropertyOptional({ format: 'date-time', description: 'Inclusive', example: '2026-11-29T00:00:00Z' })
-  @IsOptional()
+  @OptionalField()
   @IsISO8601(ISO, { message: 'from must be an ISO 8601 date-time, e.g. 2026-11-29T00:00:00Z' })
   from?: string;
 
   @ApiPropertyOptional({ format: 'date-time', description: 'Exclusive', example: '2026-11-30T00:00:00Z' })
-  @IsOptional()
+  @OptionalField()
   @IsISO8601(ISO, { message: 'to must be an ISO 8601 date-time, e.g. 2026-11-30T00:00:00Z' })
   to?: string;
 }
@@ -31,7 +32,7 @@ export class PageQueryDto extends TimeRangeQueryDto {
 
   /** The nextCursor of the previous page. */
   @ApiPropertyOptional({ description: 'The nextCursor of the previous page', pattern: '^[1-9]\\d{0,18}$' })
-  @IsOptional()
+  @OptionalField()
   @Matches(/^[1-9]\d{0,18}$/, { message: 'cursor must be the nextCursor of a previous page' })
   cursor?: string;
 }
@@ -67,7 +68,7 @@ class OrderFilterDto extends TimeRangeQueryDto {
   channel?: Channel;
 
   @ApiPropertyOptional({ description: 'The nextCursor of the previous page', pattern: ORDER_CURSOR.source })
-  @IsOptional()
+  @OptionalField()
   @Matches(ORDER_CURSOR, { message: 'cursor must be the nextCursor of a previous page' })
   cursor?: string;
 }
@@ -91,7 +92,7 @@ export type Bucket = (typeof Bucket)[keyof typeof Bucket];
 
 export class CallbackStatsQueryDto extends TimeRangeQueryDto {
   @ApiPropertyOptional({ enum: Object.values(Bucket), default: Bucket.Hour, description: 'UTC buckets' })
-  @IsOptional()
+  @OptionalField()
   @IsIn(Object.values(Bucket), { message: 'bucket must be hour or day' })
   bucket?: Bucket;
 }
@@ -114,7 +115,7 @@ export class EmergencyRefundDto {
     maximum: MAX_AMOUNT,
     description: "Integer minor units; the transaction's full amount (less what is already refunded) when absent",
   })
-  @IsOptional()
+  @OptionalField()
   @IsInt({ message: 'amount must be an integer in minor units (e.g. 1999 for 19.99)' })
   @Min(1, { message: 'amount must be greater than zero' })
   @Max(MAX_AMOUNT, { message: `amount must be at most ${MAX_AMOUNT}` })
@@ -128,9 +129,12 @@ export class EmergencyRefundDto {
 
   @ApiPropertyOptional({
     pattern: '^[A-Za-z0-9_\\-|*@]{1,64}$',
-    description: 'The idempotency key of the refund; derived from the request when absent',
+    description:
+      'The idempotency key of the refund. When absent, derived from the request (transaction, purpose, amount) and ' +
+      'how often that request was rejected or closed: the same request again is the same refund until it is rejected ' +
+      'or closed, after which it can be asked again',
   })
-  @IsOptional()
+  @OptionalField()
   @Matches(/^[A-Za-z0-9_\-|*@]{1,64}$/, { message: 'refundNo must be 1 to 64 letters, digits or _ - | * @' })
   refundNo?: string;
 }
@@ -157,6 +161,7 @@ export class ResolveAnomalyDto {
     description: 'Required for DUPLICATE_OF: what it duplicates (an anomaly, a transaction, a ticket)',
   })
   @ValidateIf((dto: ResolveAnomalyDto) => dto.reason === ResolutionReason.DuplicateOf || dto.reference !== undefined)
+  @NotNull()
   @IsString({ message: 'reference is required for DUPLICATE_OF: name what the anomaly duplicates' })
   @Matches(/^[\x21-\x7e]{1,64}$/, { message: 'reference must be 1 to 64 printable ASCII characters' })
   reference?: string;

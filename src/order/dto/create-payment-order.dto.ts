@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsInt, IsOptional, IsString, Matches, Max, Min, ValidateBy } from 'class-validator';
+import { IsInt, IsString, Matches, Max, Min, ValidateBy } from 'class-validator';
+import { OptionalField } from '../../platform/http/optional';
 import { Channel } from '../../domain/notification';
 import { ORDER_NO, ORDER_NO_MESSAGE } from '../order-no';
 import { MAX_AMOUNT } from '../../domain/money';
@@ -67,7 +68,7 @@ export class CreatePaymentOrderDto {
     description:
       "The account (the channel's merchant or app id: mchid, app_id) of that channel the order was placed with",
   })
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @Matches(/^\w{1,32}$/, { message: 'merchantId must be a mchid or app_id (letters and digits, at most 32)' })
   merchantId?: string;
@@ -78,7 +79,7 @@ export class CreatePaymentOrderDto {
     description:
       "The sub-merchant the order is for, when the channel's account is a service provider's (sub_mchid): a payment to another sub-merchant is not applied",
   })
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @Matches(/^\w{1,32}$/, { message: 'subMerchantId must be a sub-merchant id (letters and digits, at most 32)' })
   subMerchantId?: string;
@@ -90,7 +91,7 @@ export class CreatePaymentOrderDto {
     description:
       "yyyyMMddHHmmss: the time the order was sent to the channel, for channels that identify an order by it (Beijing time). Required when the order names such a channel; without it that channel's active query cannot find the order",
   })
-  @IsOptional()
+  @OptionalField()
   @ValidateBy(
     { name: 'isChannelOrderTime', validator: { validate: isChannelOrderTime } },
     { message: 'channelOrderTime must be a valid date and time of 14 digits, yyyyMMddHHmmss (e.g. 20261129103000)' },

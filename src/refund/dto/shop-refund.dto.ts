@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsInt, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
+import { IsInt, IsString, Length, Matches, Max, Min } from 'class-validator';
+import { OptionalField } from '../../platform/http/optional';
 import { MAX_AMOUNT } from '../../domain/money';
 import { Refund, RefundStatus } from '../refund.entity';
 
@@ -23,7 +24,7 @@ export class ShopRefundDto {
     maximum: MAX_AMOUNT,
     description: 'Integer minor units; what is left of the payment when absent',
   })
-  @IsOptional()
+  @OptionalField()
   @IsInt({ message: 'amount must be an integer in minor units (e.g. 1999 for 19.99)' })
   @Min(1, { message: 'amount must be greater than zero' })
   @Max(MAX_AMOUNT, { message: `amount must be at most ${MAX_AMOUNT}` })

@@ -8,13 +8,13 @@ import {
   IsIn,
   IsInt,
   IsISO8601,
-  IsOptional,
   IsString,
   Length,
   Matches,
   Max,
   Min,
 } from 'class-validator';
+import { OptionalField } from '../../../platform/http/optional';
 import { EventType } from '../../payment-events';
 
 const EVENT_TYPES = Object.values(EventType);
@@ -32,7 +32,7 @@ export class CreateWebhookEndpointDto {
     isArray: true,
     description: 'The event types it receives; all when absent',
   })
-  @IsOptional()
+  @OptionalField()
   @ArrayMinSize(1)
   @ArrayMaxSize(EVENT_TYPES.length)
   @ArrayUnique()
@@ -40,7 +40,7 @@ export class CreateWebhookEndpointDto {
   eventTypes?: EventType[];
 
   @ApiPropertyOptional({ maxLength: 255 })
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @Length(0, 255)
   description?: string;
@@ -48,12 +48,12 @@ export class CreateWebhookEndpointDto {
 
 export class UpdateWebhookEndpointDto {
   @ApiPropertyOptional({ description: 'false disables it (nothing is sent, deliveries wait); true enables it again' })
-  @IsOptional()
+  @OptionalField()
   @IsBoolean()
   enabled?: boolean;
 
   @ApiPropertyOptional({ enum: EVENT_TYPES, isArray: true, nullable: true, description: 'null: all event types' })
-  @IsOptional()
+  @OptionalField({ nullable: true })
   @ArrayMinSize(1)
   @ArrayMaxSize(EVENT_TYPES.length)
   @ArrayUnique()
@@ -61,7 +61,7 @@ export class UpdateWebhookEndpointDto {
   eventTypes?: EventType[] | null;
 
   @ApiPropertyOptional({ maxLength: 255 })
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @Length(0, 255)
   description?: string;
@@ -84,33 +84,33 @@ export type AttemptOutcome = (typeof AttemptOutcome)[keyof typeof AttemptOutcome
 
 export class AttemptQueryDto {
   @ApiPropertyOptional()
-  @IsOptional()
+  @OptionalField()
   @Matches(/^[0-9a-f-]{36}$/i, { message: 'eventId must be an event id (a UUID)' })
   eventId?: string;
 
   @ApiPropertyOptional()
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @Length(1, 64)
   orderNo?: string;
 
   @ApiPropertyOptional({ enum: Object.values(AttemptOutcome) })
-  @IsOptional()
+  @OptionalField()
   @IsIn(Object.values(AttemptOutcome), { message: 'status must be succeeded or failed' })
   status?: AttemptOutcome;
 
   @ApiPropertyOptional({ format: 'date-time', description: 'Attempts started at or after (inclusive)' })
-  @IsOptional()
+  @OptionalField()
   @IsISO8601(ISO, { message: 'from must be an ISO 8601 date-time' })
   from?: string;
 
   @ApiPropertyOptional({ format: 'date-time', description: 'Attempts started before (exclusive)' })
-  @IsOptional()
+  @OptionalField()
   @IsISO8601(ISO, { message: 'to must be an ISO 8601 date-time' })
   to?: string;
 
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 200, default: 50 })
-  @IsOptional()
+  @OptionalField()
   @Type(() => Number)
   @IsInt({ message: 'limit must be an integer' })
   @Min(1)
@@ -118,7 +118,7 @@ export class AttemptQueryDto {
   limit?: number;
 
   @ApiPropertyOptional({ description: 'The nextCursor of the previous page', pattern: '^[1-9]\\d{0,18}$' })
-  @IsOptional()
+  @OptionalField()
   @Matches(/^[1-9]\d{0,18}$/, { message: 'cursor must be the nextCursor of a previous page' })
   cursor?: string;
 }
