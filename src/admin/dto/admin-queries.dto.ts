@@ -108,12 +108,13 @@ export class EmergencyRefundDto {
   @Matches(/^[\x21-\x7e]{1,64}$/, { message: 'transactionId must be 1 to 64 printable ASCII characters' })
   transactionId: string;
 
-  /** Minor units; the transaction's full amount when absent. */
+  /** Minor units; what is left of the transaction when absent. */
   @ApiPropertyOptional({
     type: 'integer',
     minimum: 1,
     maximum: MAX_AMOUNT,
-    description: "Integer minor units; the transaction's full amount (less what is already refunded) when absent",
+    description:
+      'Integer minor units; what is left of the transaction (what it paid less what its refunds reserved) when absent',
   })
   @OptionalField()
   @IsInt({ message: 'amount must be an integer in minor units (e.g. 1999 for 19.99)' })
