@@ -128,7 +128,8 @@ describe('simulate order and pay', () => {
 
   it('should register a UnionPay order with --channel-order-time, and pay it with that txnTime', async () => {
     const orderNo = uniqueId('SIM');
-    const sentAt = '20261129103000';
+    // An hour ago, Beijing time: the platform refuses a txnTime older than its age limit.
+    const sentAt = new Date(Date.now() + 7 * 3600_000).toISOString().replace(/\D/g, '').slice(0, 14);
     const registered = await simulate(
       'order',
       orderNo,
