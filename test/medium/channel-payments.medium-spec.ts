@@ -42,6 +42,8 @@ beforeAll(async () => {
   setup = await startMediumSuite(ENV, {
     imports: [OrderModule, SettlementModule, TradeModule],
     fake: { hangMs: 1500 },
+    // The expiry worker closes every expired order of its database: another suite's would close this one's.
+    ownDatabase: true,
   });
   ({ platforms, fake, ctx, make, pool } = setup);
   effects = new OrderEffects(pool);
