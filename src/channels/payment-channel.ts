@@ -1,5 +1,8 @@
 import {
   ChannelRefundResult,
+  CreatePaymentRequest,
+  CreatePaymentResult,
+  PaymentMethod,
   RefundRequest,
   TradeCloseResult,
   TradeQueryResult,
@@ -96,6 +99,46 @@ export interface PaymentChannel extends NotifyEndpoint {
    * `subMerchantId`, the bill of that sub-merchant of a service provider's account.
    */
   downloadBill(merchantId: string, date: BillDate, subMerchantId?: string): Promise<BillDownload>;
+
+  /**
+   * The ways a buyer can pay that createPayment makes (absent or empty: the channel creates no
+   * payments; shops create them themselves and register the order without `method`).
+   */
+  readonly paymentMethods?: readonly PaymentMethod[];
+  /**
+   * Why the channel would refuse this create request as it is (a partner account without a
+   * sub-merchant, an app that is not the account's), or undefined: checked before the claim, so a
+   * refusal is a 400 that writes nothing and calls nothing.
+   */
+  createPaymentRefusal?(request: CreatePaymentRequest): string | undefined;
+  /**
+   * For a channel that identifies an order by the time it was sent (UnionPay's txnTime): that time
+   * for `at`, yyyyMMddHHmmss in the channel's zone. Absent for channels keyed by the order number alone.
+   */
+  orderTimeOf?(at: Date): string;
+  /**
+   * Creates the payment at the channel (WeChat Pay's prepay, Alipay's page pay, UnionPay's
+   * frontTransReq) and gives what the buyer's client needs. Never throws.
+   *
+   * What the core guarantees to the adapter (src/order/channel-payments.ts):
+   * - the order exists, WAIT_PAY, registered for this channel; `amount`, `currency`, `orderNo`,
+   *   `merchantId` (one of apiAccounts()) and `subMerchantId` are the order's; `method` is one of
+   *   paymentMethods and every payer field it `needs` is present; createPaymentRefusal said nothing;
+   * - `notifyBaseUrl` comes from the one PUBLIC_BASE_URL setting; `expiresAt` is the order's expiry,
+   *   in the future; once it passes, the core closes the trade through closeTrade (with the order's
+   *   channelOrderTime), so the channel's expiry and the order's close agree;
+   * - `channelOrderTime` (when orderTimeOf exists) is orderTimeOf(the registration's time), recorded
+   *   as the order's channelOrderTime when the order was registered, BEFORE the first call (a shop
+   *   creating the payment here does not send one);
+   * - at most one call per order is in flight across every replica (a claim in the database);
+   * - after a RETRY (or a CREATED whose validUntil has passed while the order is still payable) the
+   *   core calls again with the identical request, same expiresAt and channelOrderTime: the adapter
+   *   must send the same terms so the channel sees the same trade (out_trade_no / orderId+txnTime),
+   *   never a second payable trade with different terms;
+   * - CREATED's buyer parameters are stored and answered verbatim to the same request until
+   *   min(validUntil, expiresAt); a REFUSED is stored and answered (422) to the same request again.
+   */
+  createPayment?(request: CreatePaymentRequest): Promise<CreatePaymentResult>;
 }
 
 export const PAYMENT_CHANNELS = Symbol('PAYMENT_CHANNELS');
