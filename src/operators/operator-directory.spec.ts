@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { register } from 'prom-client';
 import { loadAdminConfig } from './admin.config';
 import { ADMIN_TOKENS_FILE_STALE, OperatorDirectory } from './operator-directory';
-import { eventually } from '../../test/support/eventually';
 
 const ALICE_TOKEN = 'alice-Tok3n-0123456789abcdef';
 const CAROL_TOKEN = 'carol-Tok3n-0123456789abcdef';
@@ -13,6 +12,15 @@ const DAVE_TOKEN = 'dave-T0ken-0123456789abcdefg';
 const sha256 = (token: string) => `sha256=${createHash('sha256').update(token).digest('hex')}`;
 /** Longer than a check (TOKENS_FILE_CHECK_MS), bounded. */
 const BOUND_MS = 10_000;
+
+/** Polls `condition` until it holds; fails naming `what` after `timeoutMs`. */
+async function eventually(what: string, condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 
 describe(OperatorDirectory.name, () => {
   let file: string;
