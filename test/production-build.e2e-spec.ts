@@ -123,7 +123,7 @@ describe('the production build (docker/build-production.sh on what the Dockerfil
 
   it('should hold nothing the running service never loads: no compiler, no ts-node, no type declarations', () => {
     // typescript and ts-node are optional peers of @nestjs/swagger and typeorm, which npm's prune keeps.
-    for (const unused of ['typescript', 'ts-node', 'acorn', '@types', '@microsoft/tsdoc'])
+    for (const unused of ['typescript', 'ts-node', '@cspotcode/source-map-support', '@types', '@microsoft/tsdoc'])
       expect([unused, existsSync(join(folder, 'node_modules', unused))]).toEqual([unused, false]);
   });
 
