@@ -8,7 +8,7 @@ import { loadDatabaseConfig } from './platform/config/database.config';
 import { applyPendingMigrations } from './platform/database/migrate';
 import { validateConfiguration } from './start/configuration';
 import { explainDatabaseStartError } from './platform/database/database-start-error';
-import { loadServerConfig } from './platform/config/server.config';
+import { listenError, loadServerConfig } from './platform/config/server.config';
 import { loadSpoolConfig } from './platform/config/spool.config';
 import { ConfigurationError } from './platform/config/env-validation';
 import { GracefulShutdown } from './platform/lifecycle/graceful-shutdown';
@@ -30,7 +30,10 @@ async function bootstrap(): Promise<void> {
   if (spoolDir !== undefined) await SpoolLock.acquire(spoolDir);
   const app = await createApp();
   new GracefulShutdown(app, config).install();
-  await app.listen(config.port, '0.0.0.0');
+  // Nest starts the management port (METRICS_PORT) first, whose error names it already.
+  await app.listen(config.port, '0.0.0.0').catch((error: Error) => {
+    throw listenError(error, 'PORT');
+  });
   const { port } = app.getHttpServer().address() as { port: number };
   const { msg, ...fields } = startSummary(app, port, app.get(MetricsServer).port ?? config.metricsPort);
   new Logger('Lifecycle').log({ msg, ...fields });

@@ -117,9 +117,14 @@ describe('the production build (docker/build-production.sh on what the Dockerfil
   it('should hold no development dependency after the prune', () => {
     expect(existsSync(join(folder, 'dist/src/main.js'))).toBe(true);
     expect(existsSync(join(folder, 'dist/console/index.html'))).toBe(true);
-    // typescript and ts-node stay: optional peers of @nestjs/swagger and typeorm, which npm keeps.
     for (const development of ['jest', '@nestjs/cli', 'eslint', 'vite', 'playwright-core'])
       expect([development, existsSync(join(folder, 'node_modules', development))]).toEqual([development, false]);
+  });
+
+  it('should hold nothing the running service never loads: no compiler, no ts-node, no type declarations', () => {
+    // typescript and ts-node are optional peers of @nestjs/swagger and typeorm, which npm's prune keeps.
+    for (const unused of ['typescript', 'ts-node', '@cspotcode/source-map-support', '@types', '@microsoft/tsdoc'])
+      expect([unused, existsSync(join(folder, 'node_modules', unused))]).toEqual([unused, false]);
   });
 
   describe.each(['mysql', 'mariadb'] as const)('started with DATABASE_URL=%s://…', (scheme) => {

@@ -41,6 +41,11 @@ function deliveriesOf(orderNo: string): Promise<number> {
   return count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE order_no = ?', [orderNo]);
 }
 
+/** The first admin's token, as `.env.local` gives it (operatorId:token:role). */
+function adminToken(): string {
+  return suite.env.ADMIN_TOKENS.split(',')[0].split(':')[1];
+}
+
 describe('simulate init', () => {
   it('should write a key set and an .env.local that enable both channels, the order API and two admins', async () => {
     const env = parseEnv(readFileSync(join(dir, '.env.local'), 'utf8'));
@@ -57,7 +62,7 @@ describe('simulate init', () => {
     expect(orders.status).toBe(404);
   });
 
-  it('should write PORT (--port) and REFUND_APPROVAL_THRESHOLD, so that the two admins have a refund to approve', async () => {
+  it('should give another --port its own database and management port, and REFUND_APPROVAL_THRESHOLD for the two admins', async () => {
     const envFile = join(dir, 'port.env');
     const run = await runSimulator([
       'init',
@@ -70,14 +75,53 @@ describe('simulate init', () => {
     ]);
 
     expect(run.code).toBe(0);
+    // A second checkout on another port: its own database and management port, nothing shared.
     expect(parseEnv(readFileSync(envFile, 'utf8'))).toMatchObject({
       PORT: '4567',
+      METRICS_PORT: '11031',
       REFUND_APPROVAL_THRESHOLD: '100000',
-      // Issue 39, item 6: the database the README creates, and UnionPay's notifications to this port.
-      DATABASE_URL: 'mariadb://root@127.0.0.1:3306/payments',
+      DATABASE_URL: 'mariadb://root@127.0.0.1:3306/payments_4567',
       UNIONPAY_BACK_URL: 'http://127.0.0.1:4567/notify/unionpay',
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
     });
-    expect(parseEnv(readFileSync(join(dir, '.env.local'), 'utf8'))).toMatchObject({ PORT: '3000' });
+    // The default port: the database the README creates and the service's own management port.
+    expect(parseEnv(readFileSync(join(dir, '.env.local'), 'utf8'))).toMatchObject({
+      PORT: '3000',
+      METRICS_PORT: '9464',
+      DATABASE_URL: 'mariadb://root@127.0.0.1:3306/payments',
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    });
+  });
+
+  it('should take the database and the management port from --database and --metrics-port, and refuse a port used twice', async () => {
+    const envFile = join(dir, 'chosen.env');
+    const keys = join(dir, 'keys-chosen');
+    const common = ['init', '--keys', keys, '--env-local', envFile, '--port', '4600'];
+
+    const run = await runSimulator([...common, '--database', 'pcs_dev_b', '--metrics-port', '9600']);
+
+    expect(run.code).toBe(0);
+    expect(parseEnv(readFileSync(envFile, 'utf8'))).toMatchObject({
+      PORT: '4600',
+      METRICS_PORT: '9600',
+      DATABASE_URL: 'mariadb://root@127.0.0.1:3306/pcs_dev_b',
+    });
+    const twice = await runSimulator([...common, '--force', '--metrics-port', '4600']);
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toContain('--port, --metrics-port and --platform-port must be three different ports');
+    const badName = await runSimulator([...common, '--force', '--database', 'pay-ments;drop']);
+    expect(badName.code).toBe(2);
+    expect(badName.stderr).toContain('--database must be 1 to 64 letters, digits or _');
+  });
+
+  it('should let the development service register a webhook endpoint on this machine', async () => {
+    const created = await fetch(`${app.url}/admin/webhook-endpoints`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken()}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: 'http://127.0.0.1:3001/hooks' }),
+    });
+
+    expect(created.status).toBe(201);
   });
 
   it('should refuse to overwrite an existing key set without --force, and leave it as it was', async () => {

@@ -1,6 +1,6 @@
 import { Agent, request } from 'node:http';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { connect, Socket } from 'node:net';
+import { AddressInfo, connect, createServer, Server, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'mysql2/promise';
@@ -49,6 +49,29 @@ describe('starting and stopping the service (src/main.ts in a child process)', (
 
         expect(code).toBe(1);
         expect(line).toMatchObject({ level: 60, msg: `Invalid configuration: ${problem}`, problems: [problem] });
+      },
+    );
+
+    it.each(['PORT', 'METRICS_PORT'])(
+      'should name %s when its port is taken by another process, in one line, with exit code 1',
+      async (setting) => {
+        const taken: Server = createServer();
+        await new Promise<void>((resolve) => taken.listen(0, '0.0.0.0', resolve));
+        const port = String((taken.address() as AddressInfo).port);
+        try {
+          const env = { DATABASE_URL: process.env.DATABASE_URL!, PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'silent' };
+
+          const { code, line } = await failedStart(spawnMain({ ...env, [setting]: port }));
+
+          expect(code).toBe(1);
+          expect(line.level).toBe(60);
+          expect(line.msg).toContain(`EADDRINUSE`);
+          expect(line.msg).toContain(
+            `the port ${setting} names is taken by another process; stop it, or set ${setting} to a free port`,
+          );
+        } finally {
+          await new Promise((resolve) => taken.close(resolve));
+        }
       },
     );
 

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -103,6 +104,20 @@ describe(loadAdminOperators.name, () => {
     expect(error?.message).toMatch(/same token/);
   });
 
+  it('should reject one token given to two operators, once as itself and once as its sha256', () => {
+    const hashed = `sha256=${createHash('sha256').update(ALICE_TOKEN).digest('hex')}`;
+
+    for (const value of [
+      `alice:${ALICE_TOKEN}:admin,mallory:${hashed}:admin`,
+      `alice:${hashed}:admin,mallory:${ALICE_TOKEN}:viewer`,
+    ]) {
+      const error = errorOf(() => sut({ ADMIN_TOKENS: value }));
+
+      expect(error).toBeInstanceOf(ConfigurationError);
+      expect(error?.message).toBe('Invalid configuration: ADMIN_TOKENS gives two operators the same token');
+    }
+  });
+
   describe('the error message never quotes a token', () => {
     const secrets = ['S3cr3t-Adm1n-T0ken-XyZ', 'Vi3wer-Secret-Token-0042'];
 
@@ -169,6 +184,20 @@ describe('ADMIN_TOKENS_FILE and hashed tokens', () => {
     ).toBe('Invalid configuration: ADMIN_TOKENS_FILE (with ADMIN_TOKENS) repeats an operatorId');
     expect(errorOf(() => loadAdminOperators({ ADMIN_TOKENS_FILE: join(tmpdir(), 'no-such-pcs-file') }))?.message).toBe(
       `Invalid configuration: ADMIN_TOKENS_FILE ${join(tmpdir(), 'no-such-pcs-file')} cannot be read (ENOENT)`,
+    );
+  });
+
+  it('should refuse a token in the file that ADMIN_TOKENS or another line of the file gives, hashed or not', () => {
+    const hashed = `sha256=${createHash('sha256').update(ALICE_TOKEN).digest('hex')}`;
+    const twinOfEnv = fileWith(`mallory:${hashed}:admin\n`);
+    const twinInFile = fileWith(`carol:${ALICE_TOKEN}:admin\nmallory:${hashed}:viewer\n`);
+
+    expect(
+      errorOf(() => loadAdminOperators({ ADMIN_TOKENS: `alice:${ALICE_TOKEN}:admin`, ADMIN_TOKENS_FILE: twinOfEnv }))
+        ?.message,
+    ).toBe('Invalid configuration: ADMIN_TOKENS_FILE (with ADMIN_TOKENS) gives two operators the same token');
+    expect(errorOf(() => loadAdminOperators({ ADMIN_TOKENS_FILE: twinInFile }))?.message).toBe(
+      'Invalid configuration: ADMIN_TOKENS_FILE gives two operators the same token',
     );
   });
 });

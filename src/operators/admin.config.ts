@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { registerAs } from '@nestjs/config';
 import { IsOptional } from 'class-validator';
@@ -34,9 +35,24 @@ export function loadAdminOperators(env: NodeJS.ProcessEnv = process.env): AdminO
   );
   checkUnique(fromEnv, 'ADMIN_TOKENS');
   if (!env.ADMIN_TOKENS_FILE) return fromEnv;
-  const operators = [...fromEnv, ...readAdminTokensFile(env.ADMIN_TOKENS_FILE)];
+  return withTokensFile(fromEnv, env.ADMIN_TOKENS_FILE);
+}
+
+/**
+ * ADMIN_TOKENS's operators and ADMIN_TOKENS_FILE's together, as the start reads them and as every
+ * re-read of the file does: an operator id, or a token, in both is refused.
+ */
+export function withTokensFile(fromEnv: readonly AdminOperator[], path: string): AdminOperator[] {
+  const operators = [...fromEnv, ...readAdminTokensFile(path)];
   checkUnique(operators, 'ADMIN_TOKENS_FILE (with ADMIN_TOKENS)');
   return operators;
+}
+
+/** SHA-256 of the token: the configured token hashed, or the hash configured as `sha256=<hex>`. */
+export function tokenDigest(token: string): Buffer {
+  return HASHED_TOKEN.test(token)
+    ? Buffer.from(token.slice('sha256='.length), 'hex')
+    : createHash('sha256').update(token).digest();
 }
 
 /** The entries of ADMIN_TOKENS_FILE, each named by its line number in an error. */
@@ -78,7 +94,8 @@ function checkUnique(operators: AdminOperator[], source: string): void {
   if (duplicate((o) => o.operatorId)) {
     throw new ConfigurationError(`Invalid configuration: ${source} repeats an operatorId`);
   }
-  if (duplicate((o) => o.token)) {
+  // What a token authenticates, not its text: a token and its `sha256=` are the same token.
+  if (duplicate((o) => tokenDigest(o.token).toString('hex'))) {
     throw new ConfigurationError(`Invalid configuration: ${source} gives two operators the same token`);
   }
 }

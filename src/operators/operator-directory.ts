@@ -1,11 +1,14 @@
-import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
-import { adminConfig, AdminOperator, AdminRole, HASHED_TOKEN, readAdminTokensFile } from './admin.config';
+import { Gauge, register } from 'prom-client';
+import { adminConfig, AdminOperator, AdminRole, tokenDigest, withTokensFile } from './admin.config';
 
 /** How long a look at ADMIN_TOKENS_FILE holds: a token removed from it stops working within this. */
 export const TOKENS_FILE_CHECK_MS = 2000;
+
+/** 1 while the operators are those of an earlier version of ADMIN_TOKENS_FILE (the AdminTokensFileStale alert). */
+export const ADMIN_TOKENS_FILE_STALE = 'admin_tokens_file_stale';
 
 export interface KnownOperator {
   operatorId: string;
@@ -16,9 +19,12 @@ export interface KnownOperator {
 
 /**
  * The operators of ADMIN_TOKENS and ADMIN_TOKENS_FILE. The file is looked at (a stat) at most every
- * TOKENS_FILE_CHECK_MS, on a request, and read again when it changed: tokens are added, rotated and
- * revoked without a restart. A file that cannot be read or has a mistake keeps the operators of its
- * last good version, and says so in the log without quoting it.
+ * TOKENS_FILE_CHECK_MS, on a request and on a scrape of /metrics, and read again when it changed:
+ * tokens are added, rotated and revoked without a restart. A file that is deleted, cannot be read
+ * or has a mistake (a twin token among them) keeps the operators of its last good version: it says
+ * so in the log without quoting it, and admin_tokens_file_stale is 1 (the AdminTokensFileStale
+ * alert) until a good version is read. Kept rather than refused, so that a slip in the file does not
+ * lock every operator out during an incident; the alert says that a revocation has not taken effect.
  */
 @Injectable()
 export class OperatorDirectory {
@@ -27,14 +33,19 @@ export class OperatorDirectory {
   private operators: KnownOperator[];
   private readonly file: string | undefined;
   private fileStamp: string | undefined;
+  private brokenStamp: string | undefined;
   private checkedAt = 0;
   private check: Promise<void> | undefined;
+  private readonly envOperators: readonly AdminOperator[];
+  private stale = false;
 
   constructor(@Inject(adminConfig.KEY) config: ConfigType<typeof adminConfig>) {
+    this.envOperators = config.envOperators;
     this.fromEnv = config.envOperators.map(known);
     this.operators = config.operators.map(known);
     this.file = config.tokensFile;
     if (!this.configured) this.logger.warn('the admin API is disabled: set ADMIN_TOKENS to enable it');
+    this.registerStaleGauge();
   }
 
   /** False: neither ADMIN_TOKENS nor ADMIN_TOKENS_FILE is set, and the admin API answers 503. */
@@ -54,28 +65,59 @@ export class OperatorDirectory {
   }
 
   private async reloadIfChanged(file: string): Promise<void> {
-    try {
-      const { mtimeMs, size, ino } = await stat(file);
-      const stamp = `${mtimeMs}:${size}:${ino}`;
-      if (stamp === this.fileStamp) return;
-      const fromFile = readAdminTokensFile(file).map(known);
-      const ids = new Set(this.fromEnv.map((o) => o.operatorId));
-      if (fromFile.some((o) => ids.has(o.operatorId))) {
-        throw new Error('ADMIN_TOKENS_FILE names an operatorId that ADMIN_TOKENS has');
-      }
-      const changed = this.fileStamp !== undefined;
-      this.operators = [...this.fromEnv, ...fromFile];
-      this.fileStamp = stamp;
-      if (changed) this.logger.log(`ADMIN_TOKENS_FILE re-read: ${fromFile.length} operators`);
-    } catch (error) {
-      this.logger.error(`ADMIN_TOKENS_FILE not re-read, the operators stay as they were: ${(error as Error).message}`);
+    const stamp = await stampOf(file);
+    // A broken version is reported once, and looked at again when it changes.
+    if (stamp === this.brokenStamp) return;
+    if (stamp === this.fileStamp) {
+      this.brokenStamp = undefined;
+      this.stale = false;
+      return;
     }
+    try {
+      // The same checks as at start: an operator id, or a token, in both places is refused.
+      const operators = withTokensFile(this.envOperators, file).map(known);
+      const changed = this.fileStamp !== undefined;
+      this.operators = operators;
+      this.fileStamp = stamp;
+      this.brokenStamp = undefined;
+      this.stale = false;
+      if (changed) this.logger.log(`ADMIN_TOKENS_FILE re-read: ${operators.length - this.fromEnv.length} operators`);
+    } catch (error) {
+      this.brokenStamp = stamp;
+      this.stale = true;
+      this.logger.error(
+        `ADMIN_TOKENS_FILE not re-read, the operators of its last good version stay (admin_tokens_file_stale 1): ${(error as Error).message}`,
+      );
+    }
+  }
+
+  /** admin_tokens_file_stale, brought up to date (a look at the file, as a request makes) when scraped. */
+  private registerStaleGauge(): void {
+    // Tests start several apps in one process: the last one's directory serves the metric.
+    if (register.getSingleMetric(ADMIN_TOKENS_FILE_STALE)) register.removeSingleMetric(ADMIN_TOKENS_FILE_STALE);
+    const gauge: Gauge = new Gauge({
+      name: ADMIN_TOKENS_FILE_STALE,
+      help:
+        '1 while ADMIN_TOKENS_FILE is deleted, unreadable or has a mistake and the operators of its last good version ' +
+        'stay in use (a token removed since then still works); 0 otherwise',
+      collect: async () => {
+        await this.current();
+        gauge.set(this.stale ? 1 : 0);
+      },
+    });
+  }
+}
+
+/** What identifies a version of the file: its time, size and inode, or why it cannot be looked at. */
+async function stampOf(file: string): Promise<string> {
+  try {
+    const { mtimeMs, size, ino } = await stat(file);
+    return `${mtimeMs}:${size}:${ino}`;
+  } catch (error) {
+    return `missing:${(error as NodeJS.ErrnoException).code ?? 'unknown'}`;
   }
 }
 
 function known({ operatorId, role, token }: AdminOperator): KnownOperator {
-  const digest = HASHED_TOKEN.test(token)
-    ? Buffer.from(token.slice('sha256='.length), 'hex')
-    : createHash('sha256').update(token).digest();
-  return { operatorId, role, digest };
+  return { operatorId, role, digest: tokenDigest(token) };
 }

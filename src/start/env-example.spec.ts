@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
 import { validateConfiguration } from './configuration';
+import { DEFAULT_METRICS_PORT, loadServerConfig } from '../platform/config/server.config';
 
 const ROOT = join(__dirname, '../..');
 
@@ -23,6 +24,14 @@ describe('.env.example', () => {
 
   it('should be a valid configuration as it stands', () => {
     expect(() => validateConfiguration(sut)).not.toThrow();
+  });
+
+  it("should give PORT and METRICS_PORT the service's own defaults", () => {
+    const defaults = loadServerConfig({});
+
+    expect(sut.PORT).toBe(String(defaults.port));
+    expect(sut.METRICS_PORT).toBe(String(DEFAULT_METRICS_PORT));
+    expect(defaults.metricsPort).toBe(DEFAULT_METRICS_PORT);
   });
 
   it('should list every variable docs/configuration.md documents, and nothing else', () => {

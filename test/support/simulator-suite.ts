@@ -44,8 +44,9 @@ export async function startSimulatorSuite(folderPrefix: string, initArgs: string
   ]);
   if (init.code !== 0) throw new Error(`simulate init failed:\n${init.stdout}\n${init.stderr}`);
   const env = parseEnv(readFileSync(envFile, 'utf8')) as Record<string, string>;
-  // All of it but the database, which is the test run's, not the development machine's `payments`.
-  const { DATABASE_URL: _developmentDatabase, ...service } = env;
+  // All of it but the database, which is the test run's, not the development machine's `payments`,
+  // and the management port, a free one (suites run side by side).
+  const { DATABASE_URL: _developmentDatabase, METRICS_PORT: _developmentMetricsPort, ...service } = env;
   const app = await startApp({ ...service, REFUND_POLL_INTERVAL_MS: '200' });
   const platform = await startPlatformProcess(['--keys', keysDir]);
   const pool = testDatabasePool();

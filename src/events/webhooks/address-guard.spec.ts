@@ -24,7 +24,37 @@ describe('isForbiddenAddress', () => {
     expect(isForbiddenAddress(address)).toBe(true);
   });
 
-  it.each(['93.184.215.14', '8.8.8.8', '2606:4700:4700::1111'])('should allow the public address %s', (address) => {
+  it.each([
+    ['::7f00:1', 'IPv4-compatible loopback (::/96)'],
+    ['::808:808', 'IPv4-compatible, even of a public address (::/96)'],
+    ['::ffff:7f00:1', 'IPv4-mapped loopback, in hex (::ffff:0:0/96)'],
+    ['::ffff:a00:1', 'IPv4-mapped 10.0.0.1, in hex'],
+    ['::ffff:0:7f00:1', 'IPv4-translated (::ffff:0:0:0/96)'],
+    ['::ffff:0:808:808', 'IPv4-translated, even of a public address'],
+    ['2002:7f00:1::', '6to4 of 127.0.0.1 (2002::/16)'],
+    ['2002:a9fe:a9fe::1', '6to4 of 169.254.169.254'],
+    ['2002:c0a8:101:1::5', '6to4 of 192.168.1.1'],
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'Teredo (2001::/32)'],
+    ['64:ff9b::7f00:1', 'well-known NAT64 of 127.0.0.1 (64:ff9b::/96)'],
+    ['64:ff9b::10.0.0.1', 'well-known NAT64 of 10.0.0.1, dotted'],
+    ['64:ff9b::a9fe:a9fe', 'well-known NAT64 of 169.254.169.254'],
+    ['64:ff9b:1::808:808', 'local-use NAT64 (64:ff9b:1::/48)'],
+    ['64:ff9b:1:ffff::1', 'local-use NAT64, at its end'],
+    ['fec0::1', 'site-local (fec0::/10)'],
+    ['feff:ffff::1', 'site-local, at its end'],
+  ])('should refuse %s: %s', (address) => {
+    expect(isForbiddenAddress(address)).toBe(true);
+  });
+
+  it.each([
+    ['93.184.215.14', 'public IPv4'],
+    ['8.8.8.8', 'public IPv4'],
+    ['2606:4700:4700::1111', 'public IPv6'],
+    ['::ffff:808:808', 'IPv4-mapped 8.8.8.8'],
+    ['2002:808:808::1', '6to4 of 8.8.8.8'],
+    ['64:ff9b::808:808', 'well-known NAT64 of 8.8.8.8'],
+    ['2001:4860:4860::8888', 'public IPv6 just past Teredo (2001::/32)'],
+  ])('should allow %s: %s', (address) => {
     expect(isForbiddenAddress(address)).toBe(false);
   });
 });
@@ -43,6 +73,17 @@ describe('urlProblem', () => {
     expect(urlProblem('https://169.254.169.254/latest/meta-data', false)).toMatch(/metadata/);
     expect(urlProblem('https://user:pw@shop.example.com/', false)).toBe('url must not carry credentials');
     expect(urlProblem('https://127.0.0.1/hook', true)).toBeUndefined();
+  });
+
+  it('should name the setting that allows a loopback address, for development', () => {
+    expect(urlProblem('https://127.0.0.1:3001/hook', false)).toMatch(/WEBHOOK_ALLOW_PRIVATE_URLS=true/);
+  });
+
+  it('should refuse an address literal that embeds a private IPv4 address, however it is spelled', () => {
+    expect(urlProblem('https://[::ffff:127.0.0.1]/hook', false)).toMatch(/loopback, private/);
+    expect(urlProblem('https://[2002:7f00:1::]/hook', false)).toMatch(/loopback, private/);
+    expect(urlProblem('https://[64:ff9b::169.254.169.254]/hook', false)).toMatch(/loopback, private/);
+    expect(urlProblem('https://[2002:808:808::1]/hook', false)).toBeUndefined();
   });
 });
 

@@ -1,5 +1,6 @@
 import { lookup as dnsLookup, LookupAddress } from 'node:dns';
 import { BlockList, isIP, LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /** Loopback, private, shared, link-local (cloud metadata included), multicast and reserved ranges. */
 const FORBIDDEN = new BlockList();
@@ -22,25 +23,48 @@ for (const [network, prefix] of [
   FORBIDDEN.addSubnet(network, prefix, 'ipv4');
 }
 for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['64:ff9b::', 96],
+  ['::', 96], // unspecified, loopback and IPv4-compatible (::a.b.c.d, deprecated): no webhook has one
+  ['::ffff:0:0:0', 96], // IPv4-translated (SIIT)
+  ['64:ff9b:1::', 48], // local-use NAT64: reaches whatever IPv4 the operator's translator maps it to
   ['100::', 64],
+  ['2001::', 32], // Teredo: the IPv4 behind it is obfuscated, and tunnels reach past the network's edge
   ['2001:db8::', 32],
   ['fc00::', 7],
   ['fe80::', 10],
+  ['fec0::', 10], // site-local (deprecated)
   ['ff00::', 8],
 ] as const) {
   FORBIDDEN.addSubnet(network, prefix, 'ipv6');
 }
 
-/** Whether a webhook may connect to this address (an IPv4-mapped IPv6 address is judged as its IPv4). */
+/**
+ * IPv6 ranges that carry an IPv4 address, and the byte it starts at: such an address is judged as
+ * that IPv4 address, since a translator or a 6to4 relay connects to it.
+ */
+const EMBEDDING_IPV4: ReadonlyArray<{ range: BlockList; at: number }> = (
+  [
+    ['::ffff:0:0', 96, 12], // IPv4-mapped
+    ['64:ff9b::', 96, 12], // the well-known NAT64 prefix (RFC 6052)
+    ['2002::', 16, 2], // 6to4 (RFC 3056)
+  ] as const
+).map(([network, prefix, at]) => {
+  const range = new BlockList();
+  range.addSubnet(network, prefix, 'ipv6');
+  return { range, at };
+});
+
+/** Whether a webhook may connect to this address (an address that embeds an IPv4 address is judged as it). */
 export function isForbiddenAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
-  if (mapped) return FORBIDDEN.check(mapped, 'ipv4');
   const family = isIP(address);
   if (family === 0) return true;
-  return FORBIDDEN.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  if (family === 4) return FORBIDDEN.check(address, 'ipv4');
+  const embedding = EMBEDDING_IPV4.find(({ range }) => range.check(address, 'ipv6'));
+  if (embedding) {
+    // ipaddr.js reads the address's bytes (any of IPv6's spellings); BlockList judges them.
+    const bytes = ipaddr.IPv6.parse(address).toByteArray();
+    return FORBIDDEN.check(bytes.slice(embedding.at, embedding.at + 4).join('.'), 'ipv4');
+  }
+  return FORBIDDEN.check(address, 'ipv6');
 }
 
 /** Why a URL cannot be an endpoint, or undefined when it can (the address is checked again at each connect). */
@@ -57,7 +81,7 @@ export function urlProblem(url: string, allowPrivate: boolean): string | undefin
   }
   const host = parsed.hostname.replace(/^\[|\]$/g, '');
   if (!allowPrivate && isIP(host) !== 0 && isForbiddenAddress(host)) {
-    return 'url must not name a loopback, private, link-local or metadata address';
+    return 'url must not name a loopback, private, link-local or metadata address (WEBHOOK_ALLOW_PRIVATE_URLS=true allows them, for development)';
   }
   return undefined;
 }

@@ -105,3 +105,14 @@ export function loadServerConfig(env: NodeJS.ProcessEnv = process.env): ServerCo
 }
 
 export const serverConfig = registerAs('server', () => loadServerConfig());
+
+/**
+ * A listener's error, naming the setting of its port when the port is taken (`listen EADDRINUSE`
+ * alone does not say which of PORT and METRICS_PORT to change).
+ */
+export function listenError(error: Error, setting: 'PORT' | 'METRICS_PORT'): Error {
+  if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') return error;
+  return new Error(
+    `${error.message}: the port ${setting} names is taken by another process; stop it, or set ${setting} to a free port`,
+  );
+}

@@ -2,10 +2,12 @@ import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { isAwaitingDatabase } from './awaiting-database';
 
-/** The server variables exactly-once depends on when the server is a Galera node. */
-const VARIABLES = ['wsrep_on', 'binlog_format', 'innodb_autoinc_lock_mode', 'wsrep_sync_wait'] as const;
-/** wsrep_sync_wait's bit for reads and BEGIN: they wait until this node has applied what the cluster committed before. */
-const SYNC_WAIT_READS = 1;
+/**
+ * The server variables exactly-once depends on when the server is a Galera node. wsrep_sync_wait is
+ * not among them: every session of the service sets it for itself (GALERA_SYNC_WAIT), whatever the
+ * node's global value.
+ */
+const VARIABLES = ['wsrep_on', 'binlog_format', 'innodb_autoinc_lock_mode'] as const;
 export type ClusterVariables = Partial<Record<(typeof VARIABLES)[number], string>>;
 
 /**
@@ -23,11 +25,6 @@ export function galeraSettingProblems(variables: ClusterVariables): string[] {
   if (variables.innodb_autoinc_lock_mode !== '2') {
     problems.push(
       `innodb_autoinc_lock_mode is ${variables.innodb_autoinc_lock_mode ?? 'unset'}, Galera needs innodb_autoinc_lock_mode=2 (interleaved)`,
-    );
-  }
-  if ((Number(variables.wsrep_sync_wait ?? 0) & SYNC_WAIT_READS) === 0) {
-    problems.push(
-      `wsrep_sync_wait is ${variables.wsrep_sync_wait ?? 'unset'}, a transaction must see what other nodes committed before it began (an order registered there): wsrep_sync_wait=1`,
     );
   }
   return problems;
@@ -59,6 +56,8 @@ export class ClusterSettingsCheck implements OnModuleInit {
       );
     }
     if (variables.wsrep_on?.toUpperCase() === 'ON')
-      this.logger.log('the database server is a Galera node; its settings are as exactly-once needs');
+      this.logger.log(
+        "the database server is a Galera node; its settings are as exactly-once needs, and the service's sessions wait for the cluster's commits (wsrep_sync_wait)",
+      );
   }
 }

@@ -4,16 +4,27 @@ import { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver.js';
 import { isAwaitingDatabase } from './awaiting-database';
 
 /**
+ * On MariaDB (which runs what a `/*M! … *\/` comment holds; MySQL skips it), each session waits,
+ * before a read or BEGIN, until its Galera node has applied what the cluster committed before
+ * (wsrep_sync_wait's bit 1; the server's other bits kept): a payment delivered through one node
+ * sees the order registered through another. Set per session, as MariaDB allows, so that a
+ * cluster whose other applications keep the global default of 0 serves this service too. Outside
+ * Galera (wsrep_on OFF) the variable changes nothing.
+ */
+export const GALERA_SYNC_WAIT = '/*M!, SESSION wsrep_sync_wait = @@GLOBAL.wsrep_sync_wait | 1 */';
+
+/**
  * mysql2 escapes quotes in values with a backslash: under NO_BACKSLASH_ESCAPES that escaping would
  * no longer hold, and with multi-statement queries on (StatementBatch) a value could end a string
  * and start a statement. Each session turns the mode off, whatever the server's default.
  */
 const SESSION_SETUP =
   'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED;' +
-  " SET SESSION sql_mode = REPLACE(@@SESSION.sql_mode, 'NO_BACKSLASH_ESCAPES', '')";
+  ` SET SESSION sql_mode = REPLACE(@@SESSION.sql_mode, 'NO_BACKSLASH_ESCAPES', '') ${GALERA_SYNC_WAIT}`;
 
 /**
- * Every pooled connection runs READ COMMITTED by default, so that a transaction costs one
+ * Every pooled connection runs READ COMMITTED by default (and, on Galera, waits for the cluster's
+ * commits before it reads: GALERA_SYNC_WAIT), so that a transaction costs one
  * START TRANSACTION instead of a SET TRANSACTION round trip before it. READ COMMITTED keeps the
  * relay's range scans free of gap locks, which would otherwise stall new outbox inserts; the
  * unique keys and compare-and-set updates do not depend on the level.

@@ -1,6 +1,7 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
 import { DataSource } from 'typeorm';
+import { GALERA_SYNC_WAIT } from './read-committed-sessions';
 import { MysqlDriver } from 'typeorm/driver/mysql/MysqlDriver.js';
 import { databaseConfig } from '../config/database.config';
 import { isAwaitingDatabase } from './awaiting-database';
@@ -99,7 +100,7 @@ function sessionSetup(flavour: ServerFlavour, statementTimeoutMs: number): strin
   return [
     timeLimit,
     'SET SESSION TRANSACTION READ ONLY',
-    // As ReadCommittedSessions: mysql2's backslash escaping must hold.
-    "SET SESSION sql_mode = REPLACE(@@SESSION.sql_mode, 'NO_BACKSLASH_ESCAPES', '')",
+    // As ReadCommittedSessions: mysql2's backslash escaping must hold, and on Galera reads see what the cluster committed.
+    `SET SESSION sql_mode = REPLACE(@@SESSION.sql_mode, 'NO_BACKSLASH_ESCAPES', '') ${GALERA_SYNC_WAIT}`,
   ];
 }

@@ -1,4 +1,5 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
+import { unescape } from 'node:querystring';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { FastifyRequest } from 'fastify';
@@ -12,31 +13,64 @@ const NOT_LOGGED = /^\/(metrics$|metrics\?|health\/)/;
 
 type LoggedRequest = IncomingMessage & { id?: unknown; log?: Logger };
 
-/** Query parameters that carry a credential: their values never reach the log. */
-const CREDENTIAL_PARAMETER =
-  /^(token|access_token|refresh_token|id_token|auth|authorization|bearer|sign|signature|password|passwd|secret|client_secret|key|api_key|apikey)$/i;
+/** Query parameters that carry a credential, as compared: lower case, letters and digits only. */
+const CREDENTIAL_PARAMETERS = new Set(
+  [
+    'token',
+    'access_token',
+    'refresh_token',
+    'id_token',
+    'auth',
+    'authorization',
+    'bearer',
+    'sign',
+    'signature',
+    'password',
+    'passwd',
+    'secret',
+    'client_secret',
+    'key',
+    'api_key',
+    'apikey',
+  ].map(comparable),
+);
 
-/** The URL with the value of each credential parameter replaced, everything else as received. */
+/**
+ * The URL with the value of each credential parameter replaced, everything else as received.
+ * The query is read as a server would, and more leniently, so that no spelling of a credential's
+ * name slips through: it starts at the first `?` or `;` and its pairs are split on `&`, `;` and `?`
+ * (servers and proxies differ); each name is percent-decoded as Node's querystring does (a
+ * malformed escape dropped), twice over, and compared without case, brackets, control
+ * characters, spaces or punctuation: `token%00`, `Token `, `to%6Ben`, `api-key` and `token[]` are
+ * all `token` or `apikey`. Redacting a harmless parameter by mistake costs nothing.
+ */
 export function withoutCredentials(url: string | undefined): string | undefined {
-  const query = url?.indexOf('?') ?? -1;
-  if (url === undefined || query < 0) return url;
-  const redacted = url
-    .slice(query + 1)
-    .split('&')
-    .map((pair) => {
-      const equals = pair.indexOf('=');
-      const name = decodeName(equals < 0 ? pair : pair.slice(0, equals));
-      return equals >= 0 && CREDENTIAL_PARAMETER.test(name) ? `${pair.slice(0, equals)}=[REDACTED]` : pair;
-    });
-  return `${url.slice(0, query)}?${redacted.join('&')}`;
+  if (url === undefined) return url;
+  const start = url.search(/[?;]/);
+  if (start < 0) return url;
+  // A separator, then a pair, alternately: split keeps the separators at the odd indexes.
+  const parts = url.slice(start + 1).split(/([&;?])/);
+  const redacted = parts.map((part, index) => {
+    if (index % 2 === 1) return part;
+    const equals = part.indexOf('=');
+    return equals >= 0 && CREDENTIAL_PARAMETERS.has(comparable(part.slice(0, equals)))
+      ? `${part.slice(0, equals)}=[REDACTED]`
+      : part;
+  });
+  return `${url.slice(0, start + 1)}${redacted.join('')}`;
 }
 
-function decodeName(name: string): string {
-  try {
-    return decodeURIComponent(name.replace(/\+/g, ' '));
-  } catch {
-    return name;
-  }
+/**
+ * A parameter's name as compared: decoded (twice: a proxy may have decoded once); brackets,
+ * malformed escapes and all but letters and digits dropped; lower case.
+ */
+function comparable(name: string): string {
+  const decoded = unescape(unescape(name.replace(/\+/g, ' ')));
+  return decoded
+    .replace(/\[[^\]]*\]/g, '')
+    .replace(/%[^]{0,2}/g, '') // an escape still undecoded is malformed: dropped with what it would have been
+    .replace(/[^A-Za-z0-9]/g, '')
+    .toLowerCase();
 }
 
 /**

@@ -11,7 +11,7 @@ import { ConfigType } from '@nestjs/config';
 import { HttpAdapterHost, ModuleRef } from '@nestjs/core';
 import { FastifyInstance } from 'fastify';
 import { register } from 'prom-client';
-import { serverConfig } from '../config/server.config';
+import { listenError, serverConfig } from '../config/server.config';
 import { ManagementReadiness, MANAGEMENT_READINESS } from './management-readiness';
 
 const METRICS_PATH = '/metrics';
@@ -62,7 +62,7 @@ export class MetricsServer implements OnModuleInit, OnApplicationBootstrap, OnAp
     server.headersTimeout = 5000;
     server.maxConnections = MAX_CONNECTIONS;
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
+      server.once('error', (error) => reject(listenError(error, 'METRICS_PORT')));
       server.listen(this.config.metricsPort, '0.0.0.0', () => resolve());
     });
     this.server = server;
