@@ -223,6 +223,10 @@ export interface FakeLedger {
   /** Keeps the file for download; answers the token that names it. */
   offerBillFile(file: BillFile): string;
   billFile(token: string): BillFile | undefined;
+  trade(channel: FakeChannel, outTradeNo: string): FakeTrade | undefined;
+  /** The trade exists at the channel, unpaid, under `transactionId` (the channel's own when not given). */
+  openTrade(params: TradeParams, transactionId?: string): FakeTrade;
+  payTrade(params: TradeParams & { transactionId: string; paidAt?: Date }): FakeTrade;
 }
 
 /** One channel's piece of the fake platform. */

@@ -9,6 +9,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { FakeAlipayApp, FakeAlipayGateway } from './alipay/fake-alipay-gateway';
+import { FakeAlipayPayments } from './alipay/fake-alipay-payments';
 import {
   BillFile,
   FakeBill,
@@ -112,6 +113,11 @@ export class FakePlatform implements FakeLedger {
     return this.url;
   }
 
+  /** The fake Alipay's payments: its create calls, the trades they opened, and their buyer. */
+  get alipayPayments(): FakeAlipayPayments {
+    return this.alipay.payments;
+  }
+
   get alipayGatewayUrl(): string {
     return this.alipay.gatewayUrl;
   }
@@ -180,8 +186,11 @@ export class FakePlatform implements FakeLedger {
    * The trade exists at the channel and is not paid: WeChat NOTPAY, Alipay WAIT_BUYER_PAY (an Alipay trade has its
    * trade_no from the moment the buyer opens the cashier).
    */
-  openTrade(params: TradeParams): FakeTrade {
-    return this.putTrade(params, { state: 'UNPAID', transactionId: this.api(params.channel).unpaidTransactionId() });
+  openTrade(params: TradeParams, transactionId?: string): FakeTrade {
+    return this.putTrade(params, {
+      state: 'UNPAID',
+      transactionId: transactionId ?? this.api(params.channel).unpaidTransactionId(),
+    });
   }
 
   /** The channel closed the unpaid trade itself, as both do when a trade expires unpaid. */
