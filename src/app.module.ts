@@ -43,6 +43,7 @@ import { ReconciliationRun } from './reconciliation/reconciliation-run.entity';
 import { RefundAnomaly } from './refund/refund-anomaly.entity';
 import { Refund } from './refund/refund.entity';
 import { ChannelCall } from './trade/channel-call.entity';
+import { ChannelPayment } from './order/channel-payment.entity';
 import { WebhookAttempt } from './events/webhooks/webhook-attempt.entity';
 import { WebhookDelivery } from './events/webhooks/webhook-delivery.entity';
 import { WebhookEndpoint } from './events/webhooks/webhook-endpoint.entity';
@@ -55,6 +56,7 @@ import {
 export const ENTITIES = [
   PaymentOrder,
   OrderStatusChange,
+  ChannelPayment,
   PaymentCallback,
   CallbackDelivery,
   PaymentAnomaly,

@@ -1,3 +1,5 @@
+import { ChannelPayment } from '../order/channel-payment.entity';
+import { toPaymentView } from '../order/dto/payment-order.view';
 import { Injectable } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
 import { EntityTarget, FindOptionsOrder, FindOptionsWhere, LessThan, Between, MoreThanOrEqual } from 'typeorm';
@@ -225,6 +227,7 @@ export class AdminQueries {
       db.getRepository(ChannelCall).find({ where: { orderNo }, order: { id: 'ASC' }, take: MAX_DELIVERIES_LISTED }),
     ]);
     const refundAnomalies = await db.getRepository(RefundAnomaly).find({ where: { orderNo }, order: { id: 'ASC' } });
+    const createdPayment = await db.getRepository(ChannelPayment).findOneBy({ orderNo });
     return {
       order: toOrderDetailOrder(order),
       history: history.map(toStatusChangeView),
@@ -247,6 +250,7 @@ export class AdminQueries {
       refunds: refunds.map(toRefundView),
       refundAnomalies: refundAnomalies.map(toRefundAnomalyView),
       channelCalls: channelCalls.map(toChannelCallView),
+      createdPayment: createdPayment && toPaymentView(createdPayment),
     };
   }
 

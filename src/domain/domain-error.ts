@@ -12,6 +12,7 @@ export const ErrorCode = {
   OrderNotFound: { status: 404 },
   OrderConflict: { status: 409 },
   ChannelUnavailable: { status: 503 },
+  ChannelRefused: { status: 422 },
   PaymentNotFound: { status: 404 },
   DeliveryNotFound: { status: 404 },
   RefundNotFound: { status: 404 },
@@ -30,6 +31,8 @@ export class DomainError extends Error {
   constructor(
     readonly code: ErrorCodeName,
     message: string,
+    /** Further fields of the answer's body (a channel's own code and message). */
+    readonly fields?: Record<string, string>,
   ) {
     super(message);
     this.name = `DomainError(${code})`;

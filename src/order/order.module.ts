@@ -8,6 +8,8 @@ import { InternalApiGuard } from './internal-api.guard';
 import { PaymentOrderController } from './payment-order.controller';
 import { PaymentOrderRepository } from './payment-order.repository';
 import { PaymentOrderService } from './payment-order.service';
+import { ChannelPayments } from './channel-payments';
+import { ChannelPaymentRepository } from './channel-payment.repository';
 
 @Module({
   imports: [
@@ -17,8 +19,8 @@ import { PaymentOrderService } from './payment-order.service';
     ChannelsModule,
   ],
   controllers: [PaymentOrderController],
-  providers: [PaymentOrderRepository, PaymentOrderService, InternalApiGuard],
-  exports: [PaymentOrderRepository, PaymentOrderService, InternalApiGuard],
+  providers: [PaymentOrderRepository, PaymentOrderService, InternalApiGuard, ChannelPaymentRepository, ChannelPayments],
+  exports: [PaymentOrderRepository, PaymentOrderService, InternalApiGuard, ChannelPaymentRepository],
 })
 export class OrderModule implements OnApplicationBootstrap {
   constructor(@Inject(serverConfig.KEY) private readonly config: ConfigType<typeof serverConfig>) {}

@@ -7,6 +7,7 @@ import { OrderModule } from '../order/order.module';
 import { SettlementModule } from '../settlement/settlement.module';
 import { ChannelCallLog } from './channel-call.log';
 import { PaymentQueryWorker } from './payment-query.worker';
+import { OrderExpiryWorker } from './order-expiry.worker';
 import { TradeCloseController } from './trade-close.controller';
 import { TradeCloseService } from './trade-close.service';
 import { TradeQueryService } from './trade-query.service';
@@ -22,7 +23,14 @@ import { TradeTargets } from './trade-targets';
     SettlementModule,
   ],
   controllers: [TradeCloseController],
-  providers: [TradeTargets, ChannelCallLog, TradeQueryService, TradeCloseService, PaymentQueryWorker],
+  providers: [
+    TradeTargets,
+    ChannelCallLog,
+    TradeQueryService,
+    TradeCloseService,
+    PaymentQueryWorker,
+    OrderExpiryWorker,
+  ],
   exports: [TradeQueryService],
 })
 export class TradeModule {}

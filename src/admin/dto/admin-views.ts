@@ -8,7 +8,7 @@ import {
   ResolutionStatus,
 } from '../../payments/anomaly/anomaly.entity';
 import { CallbackDelivery } from '../../payments/idempotency/callback-delivery.entity';
-import { PaymentOrderView, toView } from '../../order/dto/payment-order.view';
+import { ChannelPaymentView, PaymentOrderView, toView } from '../../order/dto/payment-order.view';
 import { OrderStatusChange } from '../../order/order-status-change.entity';
 import { PaymentOrder } from '../../order/payment-order.entity';
 import { OrderStatus } from '../../order/order-status';
@@ -430,6 +430,13 @@ export class OrderDetailView {
     description: 'Trade queries and closes at the channel, with their answers',
   })
   channelCalls: ChannelCallView[];
+
+  @ApiProperty({
+    type: () => ChannelPaymentView,
+    nullable: true,
+    description: 'The payment this service created at the channel (POST /payment-orders with method): what, until when',
+  })
+  createdPayment: ChannelPaymentView | null;
 }
 
 export class ChannelCallView {

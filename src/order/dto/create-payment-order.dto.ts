@@ -1,5 +1,20 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsInt, IsOptional, IsString, Matches, Max, Min, ValidateBy } from 'class-validator';
+import { Type } from 'class-transformer';
+import {
+  IsIn,
+  IsInt,
+  IsIP,
+  IsISO8601,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Length,
+  Matches,
+  Max,
+  Min,
+  ValidateBy,
+  ValidateNested,
+} from 'class-validator';
 import { Channel } from '../../domain/notification';
 import { ORDER_NO, ORDER_NO_MESSAGE } from '../order-no';
 import { MAX_AMOUNT } from '../../domain/money';
@@ -22,6 +37,45 @@ export function isChannelOrderTime(value: unknown): boolean {
     at.getUTCMinutes() === minute &&
     at.getUTCSeconds() === second
   );
+}
+
+const URL_OPTIONS = { protocols: ['http', 'https'], require_protocol: true, require_tld: false };
+
+/** What the buyer's side tells us, per method (PayerDetails): each method's needs are in the docs. */
+export class PayerDto {
+  @ApiPropertyOptional({ description: "The payer's openid in the app they pay in (WeChat Pay JSAPI, MINI_PROGRAM)" })
+  @IsOptional()
+  @IsString()
+  @Matches(/^[\w-]{1,128}$/, { message: 'payer.openid must be an openid (letters, digits, _ and -, at most 128)' })
+  openid?: string;
+
+  @ApiPropertyOptional({ description: "The buyer's IP address as the shop saw it (WeChat Pay H5)" })
+  @IsOptional()
+  @IsIP(undefined, { message: 'payer.clientIp must be an IPv4 or IPv6 address' })
+  clientIp?: string;
+
+  @ApiPropertyOptional({ enum: ['Wap', 'iOS', 'Android'], description: "The buyer's client of an H5 payment" })
+  @IsOptional()
+  @IsIn(['Wap', 'iOS', 'Android'], { message: 'payer.h5Type must be one of Wap, iOS, Android' })
+  h5Type?: string;
+
+  @ApiPropertyOptional({ description: "Where the buyer's browser returns after paying (Alipay page/wap, UnionPay)" })
+  @IsOptional()
+  @IsUrl(URL_OPTIONS, { message: 'payer.returnUrl must be an http(s) URL' })
+  @Length(1, 256, { message: 'payer.returnUrl must be at most 256 characters' })
+  returnUrl?: string;
+
+  @ApiPropertyOptional({ description: 'Where the buyer goes when giving up (Alipay wap quit_url)' })
+  @IsOptional()
+  @IsUrl(URL_OPTIONS, { message: 'payer.quitUrl must be an http(s) URL' })
+  @Length(1, 256, { message: 'payer.quitUrl must be at most 256 characters' })
+  quitUrl?: string;
+
+  @ApiPropertyOptional({ description: "The buyer's id at the channel (Alipay buyer_id, for alipay.trade.create)" })
+  @IsOptional()
+  @IsString()
+  @Matches(/^\w{1,64}$/, { message: 'payer.buyerId must be letters and digits, at most 64' })
+  buyerId?: string;
 }
 
 export class CreatePaymentOrderDto {
@@ -96,4 +150,59 @@ export class CreatePaymentOrderDto {
     { message: 'channelOrderTime must be a valid date and time of 14 digits, yyyyMMddHHmmss (e.g. 20261129103000)' },
   )
   channelOrderTime?: string;
+
+  /** With `channel`: create the payment at the channel now; the answer carries what the buyer pays with. */
+  @ApiPropertyOptional({
+    pattern: '^[A-Z0-9_]{1,32}$',
+    example: 'JSAPI',
+    description:
+      "Create the payment at `channel` with this method (one of the channel's; see docs/taking-a-payment.md), and answer what the buyer's client pays with. Without it the order is only registered, as before",
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(/^[A-Z0-9_]{1,32}$/, { message: 'method must be a payment method name such as JSAPI or NATIVE' })
+  method?: string;
+
+  @ApiPropertyOptional({
+    maxLength: 127,
+    example: 'Order ORD20261129000123',
+    description: 'With method: what the buyer sees on the payment (WeChat description, Alipay subject)',
+  })
+  @IsOptional()
+  @IsString()
+  @Length(1, 127, { message: 'description must be 1 to 127 characters' })
+  description?: string;
+
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description:
+      'With method: when the order stops being payable (at the channel too: its time_expire); default now + PAYMENT_EXPIRY_SECONDS. Whole seconds; at least a minute ahead, at most 7 days',
+  })
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'expiresAt must be an ISO 8601 date-time such as 2026-11-29T10:30:00+08:00' })
+  expiresAt?: string;
+
+  @ApiPropertyOptional({
+    pattern: '^\\w{1,32}$',
+    description: 'With method: the app the buyer pays in (appid), when the account has several',
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(/^\w{1,32}$/, { message: 'appId must be an appid (letters and digits, at most 32)' })
+  appId?: string;
+
+  @ApiPropertyOptional({
+    pattern: '^\\w{1,32}$',
+    description: "With method, in partner mode: the sub-merchant's app (sub_appid) the buyer pays in",
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(/^\w{1,32}$/, { message: 'subAppId must be a sub_appid (letters and digits, at most 32)' })
+  subAppId?: string;
+
+  @ApiPropertyOptional({ type: PayerDto, description: 'With method: what the method needs of the buyer' })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => PayerDto)
+  payer?: PayerDto;
 }

@@ -8,6 +8,8 @@ export interface ErrorAnswer {
   status: number;
   code: string;
   message: string;
+  /** Further fields of the body (a channel refusal's channelCode and channelMessage). */
+  fields?: Record<string, string>;
 }
 
 /**
@@ -16,7 +18,7 @@ export interface ErrorAnswer {
  */
 export function describeError(exception: unknown): ErrorAnswer {
   if (exception instanceof DomainError) {
-    return { status: exception.status, code: exception.code, message: exception.message };
+    return { status: exception.status, code: exception.code, message: exception.message, fields: exception.fields };
   }
   if (exception instanceof HttpException) {
     return { status: exception.getStatus(), code: exception.name, message: httpExceptionMessage(exception) };
@@ -49,7 +51,7 @@ export function describeError(exception: unknown): ErrorAnswer {
 
 /** The body of every error answer of the service's own APIs. */
 export function errorBody(answer: ErrorAnswer): { statusCode: number; error: string; message: string } {
-  return { statusCode: answer.status, error: answer.code, message: answer.message };
+  return { statusCode: answer.status, error: answer.code, message: answer.message, ...answer.fields };
 }
 
 /**
