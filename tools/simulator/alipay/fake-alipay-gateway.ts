@@ -369,11 +369,7 @@ interface AlipayCreateRequest {
 }
 
 type AlipayRequest =
-  | AlipayRefundRequest
-  | AlipayQueryRequest
-  | AlipayTradeRequest
-  | AlipayBillRequest
-  | AlipayCreateRequest;
+  AlipayRefundRequest | AlipayQueryRequest | AlipayTradeRequest | AlipayBillRequest | AlipayCreateRequest;
 
 interface AlipayRefund {
   tradeNo: string;

@@ -174,12 +174,12 @@ export class FakeAlipayPayments {
     const match = /^\/alipay\/cashier\/([^/]+)(\/pay)?$/.exec(path);
     if (!match) return false;
     const trade = [...this.created.values()].find((t) => t.tradeNo === match[1]);
-    if (!trade) return void res.writeHead(404).end('no such trade'), true;
+    if (!trade) return (void res.writeHead(404).end('no such trade'), true);
     if (method === 'GET' && !match[2]) {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(this.describe(trade)));
       return true;
     }
-    if (method !== 'POST' || !match[2]) return void res.writeHead(405).end(), true;
+    if (method !== 'POST' || !match[2]) return (void res.writeHead(405).end(), true);
     const app = apps.find((a) => a.appId === trade.appId)!;
     this.pay(trade.outTradeNo, app).then(
       (payment) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(payment)),
