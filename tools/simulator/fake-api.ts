@@ -38,6 +38,38 @@ export type TradeCallBehaviour =
 export type FakeChannel = 'WECHATPAY' | 'ALIPAY';
 
 /**
+ * How a create call (WeChat Pay's prepay, Alipay's precreate/create) is answered; 'answer' creates the trade (or
+ * finds the same one) and answers it.
+ */
+export type CreateBehaviour =
+  | 'answer'
+  | 'timeout' // hold the request open for `hangMs` then destroy the socket; no trade is created
+  | 'answer-lost' // the trade IS created, but its answer never arrives: held for `hangMs`, then the socket destroyed
+  | 'server-error' // WeChat: HTTP 500 SYSTEM_ERROR
+  | { reject: string; message?: string }; // WeChat: HTTP 400 {code: reject}
+
+/** A create call that passed the signature checks, with what the platform received. */
+export interface RecordedCreateCall {
+  channel: FakeChannel;
+  outTradeNo: string;
+  /** The account whose key signed: WeChat mchid (sp_mchid) / Alipay app_id. */
+  merchantId: string;
+  subMerchantId?: string;
+  /** What the request asked for: WeChat's path (jsapi, native, h5, app) or v2 trade_type; Alipay's method. */
+  tradeType: string;
+  /** Fen. */
+  amount: number;
+  currency: string;
+  notifyUrl: string;
+  /** The expiry as the request wrote it (time_expire, timeout_express ...). */
+  expiry: string;
+  /** The request's fields as received. */
+  request: Record<string, unknown>;
+  /** 'created', 'same-trade' (the same terms again), 'timeout', 'answer-lost', 'server-error', 'reject:<code>'. */
+  answered: string;
+}
+
+/**
  * A bill the fake serves for one account and day. WeChat: the CSV text (served gzipped when the request asks
  * tar_type=GZIP, unless `tarType` forces one), `wrongHash` answers a hash_value that is not the file's. Alipay:
  * the ZIP bytes.
@@ -75,6 +107,8 @@ export interface FakeTrade {
   currency: string;
   state: 'PAID' | 'UNPAID' | 'CLOSED';
   paidAt?: Date;
+  /** Created by a create call: its terms (a fingerprint), where its notifications go, and what was asked. */
+  created?: { terms: string; notifyUrl: string; tradeType: string };
   /**
    * Answer queries and closes of this trade whichever of the fake's accounts asks, with the trade's own
    * mchid / appid in the answer: an answer that names an account which is not the asker's.
@@ -218,6 +252,13 @@ export interface FakeLedger {
   hang(res: ServerResponse): void;
   /** Answers a trade call as its script says, with the trade as the asking account sees it. */
   answerTradeCall(res: ServerResponse, call: TradeCallArrival, answer: TradeAnswer): void;
+  nextCreateBehaviour(outTradeNo: string): CreateBehaviour;
+  recordCreateCall(call: RecordedCreateCall): void;
+  /**
+   * The trade a create call asks for: created UNPAID with `terms` when new; the same trade when its terms are these
+   * (a retry); undefined when the order number has a trade with other terms, which the platform refuses.
+   */
+  createTrade(params: TradeParams, created: NonNullable<FakeTrade['created']>): FakeTrade | undefined;
   bill(channel: FakeChannel, merchantId: string, date: string): FakeBill | undefined;
   recordBillCall(call: RecordedBillCall): void;
   /** Keeps the file for download; answers the token that names it. */

@@ -16,7 +16,9 @@ import {
   FakeChannel,
   FakeChannelApi,
   FakeLedger,
+  CreateBehaviour,
   FakeTrade,
+  RecordedCreateCall,
   QueryBehaviour,
   readBody,
   RecordedBillCall,
@@ -33,6 +35,8 @@ import { randomAlphanumeric } from './platform-signers';
 import { FakeWechatpayApi, FakeWechatpayMerchant } from './wechatpay/fake-wechatpay-api';
 
 export type {
+  CreateBehaviour,
+  RecordedCreateCall,
   FakeBill,
   FakeChannel,
   FakeTrade,
@@ -69,6 +73,8 @@ export class FakePlatform implements FakeLedger {
   readonly calls: RecordedRefundCall[] = [];
   /** Refund queries that passed the signature checks, in order. */
   readonly queries: RecordedRefundQuery[] = [];
+  /** Create calls (prepay, ...) that passed the signature checks, in the order they arrived. */
+  readonly createCalls: RecordedCreateCall[] = [];
   /** Trade queries and closes that passed the signature checks, in the order they were answered. */
   readonly tradeCalls: RecordedTradeCall[] = [];
   readonly refusedRequests: Array<{ path: string; reason: string }> = [];
@@ -81,6 +87,7 @@ export class FakePlatform implements FakeLedger {
   private readonly scripts = new Map<string, RefundBehaviour[]>();
   private readonly queryScripts = new Map<string, QueryBehaviour[]>();
   private readonly tradeScripts = new Map<string, TradeCallBehaviour[]>();
+  private readonly createScripts = new Map<string, CreateBehaviour[]>();
   private readonly trades = new Map<string, FakeTrade>();
   private readonly tradeCallWaiters: Array<{ key: string; resolve: (call: TradeCallArrival) => void }> = [];
   private readonly hanging = new Set<NodeJS.Timeout>();
@@ -202,6 +209,31 @@ export class FakePlatform implements FakeLedger {
 
   trade(channel: FakeChannel, outTradeNo: string): FakeTrade | undefined {
     return this.trades.get(tradeKey(channel, outTradeNo));
+  }
+
+  /** Behaviours for the next create calls of an order number (or '*' for any), consumed in order; afterwards 'answer'. */
+  scriptCreate(outTradeNo: string, ...behaviours: CreateBehaviour[]): void {
+    this.createScripts.set(outTradeNo, [...(this.createScripts.get(outTradeNo) ?? []), ...behaviours]);
+  }
+
+  createCallsFor(outTradeNo: string, channel?: FakeChannel): RecordedCreateCall[] {
+    return this.createCalls.filter((c) => c.outTradeNo === outTradeNo && (!channel || c.channel === channel));
+  }
+
+  nextCreateBehaviour(outTradeNo: string): CreateBehaviour {
+    return this.createScripts.get(outTradeNo)?.shift() ?? this.createScripts.get('*')?.shift() ?? 'answer';
+  }
+
+  recordCreateCall(call: RecordedCreateCall): void {
+    this.createCalls.push(call);
+  }
+
+  createTrade(params: TradeParams, created: NonNullable<FakeTrade['created']>): FakeTrade | undefined {
+    const existing = this.trade(params.channel, params.outTradeNo);
+    if (existing) return existing.created?.terms === created.terms ? existing : undefined;
+    const trade = this.openTrade(params);
+    trade.created = created;
+    return trade;
   }
 
   /** Behaviours for the next queries of a trade (or '*' for any), consumed in order; afterwards 'answer'. */

@@ -1,6 +1,8 @@
 import { DomainError } from '../../domain/domain-error';
 import {
   ChannelRefundResult,
+  CreatePaymentRequest,
+  CreatePaymentResult,
   RefundRequest,
   TradeCloseResult,
   TradeQueryResult,
@@ -14,6 +16,14 @@ import { WechatpayAccount } from './wechatpay.config';
 import { CallFailure, isFailure, VerifiedAnswer, WechatpayClient } from './wechatpay.client';
 import { readTransaction } from './wechatpay.verifier';
 import { asDirectResource, isPartner, partnerPaths, subMerchantRefusal, subMerchantsToAsk } from './wechatpay.partner';
+import {
+  appsOf,
+  beijingRfc3339,
+  H5_URL_VALIDITY_MS,
+  PREPAY_VALIDITY_MS,
+  prepayBuyer,
+  wechatpayMethod,
+} from './wechatpay.payments';
 
 const REFUND_PATH = '/v3/refund/domestic/refunds';
 const TRADE_PATH = '/v3/pay/transactions/out-trade-no';
@@ -40,6 +50,9 @@ export interface WechatpayApiCalls {
   queryTrade(trade: TradeRef): Promise<TradeQueryResult>;
   closeTrade(trade: TradeRef): Promise<TradeCloseResult>;
   downloadBill(merchantId: string, date: BillDate, subMerchantId?: string): Promise<BillDownload>;
+  /** The account's notification path (notify_url's last segment): APIv3's or APIv2's endpoint. */
+  readonly notifyPath: string;
+  createPayment(request: CreatePaymentRequest): Promise<CreatePaymentResult>;
 }
 
 export interface WechatpayV3CallOptions {
@@ -52,6 +65,7 @@ export interface WechatpayV3CallOptions {
  */
 export class WechatpayV3Calls implements WechatpayApiCalls {
   private readonly channel = Channel.Wechatpay;
+  readonly notifyPath = 'wechatpay';
 
   constructor(
     private readonly accounts: WechatpayAccount[],
@@ -197,6 +211,65 @@ export class WechatpayV3Calls implements WechatpayApiCalls {
     };
   }
 
+  /**
+   * POST /v3/pay/transactions/{jsapi,native,h5,app} (direct) or /v3/pay/partner/transactions/…
+   * (service provider), with the order's terms; the buyer's parameters from its answer.
+   */
+  async createPayment(request: CreatePaymentRequest): Promise<CreatePaymentResult> {
+    const account = this.account(request.merchantId)!;
+    const method = wechatpayMethod(request.method);
+    const apps = appsOf(account, request);
+    const partner = isPartner(account);
+    const terms = {
+      description: request.description.slice(0, 127),
+      out_trade_no: request.orderNo,
+      time_expire: beijingRfc3339(request.expiresAt),
+      notify_url: `${request.notifyBaseUrl}/${this.notifyPath}`,
+      amount: { total: request.amount, currency: request.currency },
+      ...payerOf(request, partner, apps.subAppid !== undefined),
+    };
+    const body = JSON.stringify(
+      partner
+        ? {
+            sp_appid: apps.appid,
+            sp_mchid: account.mchid,
+            ...(apps.subAppid ? { sub_appid: apps.subAppid } : {}),
+            sub_mchid: request.subMerchantId,
+            ...terms,
+          }
+        : { appid: apps.appid, mchid: account.mchid, ...terms },
+    );
+    const path = `/v3/pay/${partner ? 'partner/' : ''}transactions/${method.v3Path}`;
+    const answer = await this.client.call(account.mchid, 'POST', path, body);
+    if (isFailure(answer)) return { outcome: 'RETRY', detail: answer.failure };
+    if (!answer.ok) {
+      if (RETRYABLE_CODES.has(answer.code) || answer.status === 429) {
+        return { outcome: 'RETRY', detail: `WeChat Pay: ${answer.code} ${answer.message}`.trim() };
+      }
+      return { outcome: 'REFUSED', code: answer.code, message: answer.message };
+    }
+    const now = new Date();
+    const field = (name: string): string | undefined =>
+      typeof answer.body[name] === 'string' && answer.body[name] !== '' ? (answer.body[name]) : undefined;
+    if (method.name === 'NATIVE' || method.name === 'H5') {
+      const name = method.name === 'NATIVE' ? 'code_url' : 'h5_url';
+      const url = field(name);
+      if (!url) return { outcome: 'RETRY', detail: `WeChat Pay answered no ${name}` };
+      const validity = method.name === 'NATIVE' ? PREPAY_VALIDITY_MS : H5_URL_VALIDITY_MS;
+      return { outcome: 'CREATED', buyer: { params: { [name]: url } }, validUntil: new Date(now.getTime() + validity) };
+    }
+    const prepayId = field('prepay_id');
+    if (!prepayId) return { outcome: 'RETRY', detail: 'WeChat Pay answered no prepay_id' };
+    const partnerId = partner ? request.subMerchantId! : account.mchid;
+    const sign = (message: string) => this.client.signForBuyer(account.mchid, message)!;
+    return {
+      outcome: 'CREATED',
+      buyer: { params: prepayBuyer(method.name, apps, partnerId, prepayId, sign, now) },
+      validUntil: new Date(now.getTime() + PREPAY_VALIDITY_MS),
+      channelTradeId: prepayId,
+    };
+  }
+
   /** The account a payment or order names (the only one, when it names none). */
   private account(merchantId: string | undefined): WechatpayAccount | undefined {
     const mchid = this.client.resolve(merchantId);
@@ -239,6 +312,18 @@ export class WechatpayV3Calls implements WechatpayApiCalls {
       return { outcome, detail: error.message };
     }
   }
+}
+
+/** The payer and scene of a create request: payer.openid (sp_openid / sub_openid in partner mode), H5's scene_info. */
+function payerOf(request: CreatePaymentRequest, partner: boolean, subApp: boolean): Record<string, unknown> {
+  const { openid, clientIp, h5Type } = request.payer;
+  const openidField = !partner ? 'openid' : subApp ? 'sub_openid' : 'sp_openid';
+  return {
+    ...(openid !== undefined && (request.method === 'JSAPI' || request.method === 'MINI_PROGRAM')
+      ? { payer: { [openidField]: openid } }
+      : {}),
+    ...(request.method === 'H5' ? { scene_info: { payer_client_ip: clientIp, h5_info: { type: h5Type } } } : {}),
+  };
 }
 
 function retry(answer: CallFailure): ChannelRefundResult {

@@ -1,5 +1,8 @@
 import {
   ChannelRefundResult,
+  CreatePaymentRequest,
+  CreatePaymentResult,
+  PaymentMethod,
   RefundRequest,
   TradeCloseResult,
   TradeQueryResult,
@@ -15,6 +18,7 @@ import { WechatpayClient } from './wechatpay.client';
 import { WechatpayVerifier } from './wechatpay.verifier';
 import { WechatpayApiCalls, WechatpayV3Calls } from './wechatpay-v3.calls';
 import { maskIdentifier } from '../payer-masking';
+import { WECHATPAY_PAYMENT_METHODS, wechatpayCreateRefusal } from './wechatpay.payments';
 
 export interface WechatpayChannelOptions {
   refundNotifyUrl?: string;
@@ -125,6 +129,23 @@ export class WechatpayChannel implements PaymentChannel {
 
   downloadBill(merchantId: string, date: BillDate, subMerchantId?: string): Promise<BillDownload> {
     return this.apiOf(merchantId).downloadBill(merchantId, date, subMerchantId);
+  }
+
+  readonly paymentMethods: readonly PaymentMethod[] = WECHATPAY_PAYMENT_METHODS.map(({ name, needs, summary }) => ({
+    name,
+    needs,
+    summary,
+  }));
+
+  createPaymentRefusal(request: CreatePaymentRequest): string | undefined {
+    return wechatpayCreateRefusal(
+      this.accounts.find((a) => a.mchid === request.merchantId),
+      request,
+    );
+  }
+
+  createPayment(request: CreatePaymentRequest): Promise<CreatePaymentResult> {
+    return this.apiOf(request.merchantId).createPayment(request);
   }
 
   /** The one place that chooses an account's API: APIv2's XML for an account with only an APIv2 key, else APIv3. */

@@ -76,6 +76,15 @@ export class WechatpayClient {
     return undefined;
   }
 
+  /**
+   * SHA256withRSA with the account's merchant key, base64: what the buyer's client hands WeChat
+   * with a prepay (wx.requestPayment's paySign, the app's sign). Undefined without a key.
+   */
+  signForBuyer(mchid: string, message: string): string | undefined {
+    const key = this.keys.get(mchid);
+    return key && sign('sha256', Buffer.from(message, 'utf8'), key.privateKey).toString('base64');
+  }
+
   /** One signed call; the answer only once its signature verifies, or why not. */
   async call(
     mchid: string | undefined,

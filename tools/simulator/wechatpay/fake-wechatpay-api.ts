@@ -23,6 +23,12 @@ import {
 } from '../fake-api';
 import { beijingRfc3339, randomAlphanumeric, signWechatpayBody } from '../platform-signers';
 import {
+  parseWechatpayCreate,
+  WECHATPAY_CREATE_PATH,
+  wechatpayCreateAnswer,
+  WechatpayCreateRequest,
+} from './fake-wechatpay-create';
+import {
   checkSubMchid,
   partnerBillAccount,
   partnerTradeNames,
@@ -80,7 +86,8 @@ export class FakeWechatpayApi implements FakeChannelApi {
   route(req: IncomingMessage, res: ServerResponse, body: string, path: string): boolean {
     const trade = WECHATPAY_TRADE_PATH.exec(path);
     const partnerTrade = WECHATPAY_PARTNER_TRADE_PATH.exec(path);
-    if (partnerTrade && req.method === (partnerTrade[2] ? 'POST' : 'GET')) {
+    if (req.method === 'POST' && WECHATPAY_CREATE_PATH.test(path)) this.create(req, res, body, path);
+    else if (partnerTrade && req.method === (partnerTrade[2] ? 'POST' : 'GET')) {
       this.partnerTrade(req, res, body, path, partnerTrade[2] ? 'CLOSE' : 'QUERY');
     } else if (req.method === 'POST' && path === WECHATPAY_REFUND_PATH) this.refund(req, res, body);
     else if (req.method === 'GET' && WECHATPAY_QUERY_PATH.test(path)) this.query(req, res, body, path);
@@ -115,6 +122,75 @@ export class FakeWechatpayApi implements FakeChannelApi {
       behaviour,
     );
     this.answerRefund(res, merchant, request, behaviour);
+  }
+
+  /** POST /v3/pay[/partner]/transactions/{jsapi,native,h5,app}: a trade created UNPAID, as the script says. */
+  private create(req: IncomingMessage, res: ServerResponse, body: string, path: string): void {
+    let merchant: FakeWechatpayMerchant;
+    let request: WechatpayCreateRequest;
+    try {
+      merchant = this.verifyAuthorization(req, body);
+      request = parseWechatpayCreate(path, body, merchant);
+    } catch (error) {
+      return this.refuse(res, path, error);
+    }
+    const behaviour = this.ledger.nextCreateBehaviour(request.outTradeNo);
+    const record = (answered: string) =>
+      this.ledger.recordCreateCall({
+        channel: 'WECHATPAY',
+        outTradeNo: request.outTradeNo,
+        merchantId: request.mchid,
+        ...(request.subMchid === undefined ? {} : { subMerchantId: request.subMchid }),
+        tradeType: request.tradeType,
+        amount: request.amount,
+        currency: request.currency,
+        notifyUrl: request.notifyUrl,
+        expiry: request.timeExpire,
+        request: request.json,
+        answered,
+      });
+    if (behaviour === 'timeout') {
+      record('timeout');
+      return this.ledger.hang(res);
+    }
+    if (behaviour === 'server-error') {
+      record('server-error');
+      return this.send(res, merchant, 500, { code: 'SYSTEM_ERROR', message: '系统错误' });
+    }
+    if (typeof behaviour === 'object') {
+      record(`reject:${behaviour.reject}`);
+      return this.send(res, merchant, 400, { code: behaviour.reject, message: behaviour.message ?? behaviour.reject });
+    }
+    const trade = this.ledger.createTrade(
+      {
+        channel: 'WECHATPAY',
+        outTradeNo: request.outTradeNo,
+        amount: request.amount,
+        currency: request.currency,
+        merchantId: request.mchid,
+        appid: request.subAppid ?? request.appid,
+        ...(request.subMchid === undefined ? {} : { subMerchantId: request.subMchid }),
+      },
+      { terms: request.terms, notifyUrl: request.notifyUrl, tradeType: request.tradeType },
+    );
+    if (!trade) {
+      record('reject:INVALID_REQUEST');
+      return this.send(res, merchant, 400, { code: 'INVALID_REQUEST', message: '201 商户订单号重复' });
+    }
+    if (trade.state === 'PAID') {
+      record('reject:ORDERPAID');
+      return this.send(res, merchant, 400, { code: 'ORDERPAID', message: '该订单已支付' });
+    }
+    if (trade.state === 'CLOSED') {
+      record('reject:ORDER_CLOSED');
+      return this.send(res, merchant, 400, { code: 'ORDER_CLOSED', message: '订单已关闭' });
+    }
+    if (behaviour === 'answer-lost') {
+      record('answer-lost');
+      return this.ledger.hang(res);
+    }
+    record('created');
+    this.send(res, merchant, 200, wechatpayCreateAnswer(request.tradeType, trade));
   }
 
   private query(req: IncomingMessage, res: ServerResponse, body: string, path: string): void {
@@ -504,7 +580,8 @@ function parseWechatpayRefund(req: IncomingMessage, body: string): WechatpayRefu
   if (!isPositiveInteger(amount.refund) || !isPositiveInteger(amount.total) || amount.refund > amount.total) {
     throw new Refusal('PARAM_ERROR', 'amount.refund and amount.total must be fen with 0 < refund <= total');
   }
-  if (amount.currency !== 'CNY') throw new Refusal('PARAM_ERROR', `amount.currency "${String(amount.currency)}" is not CNY`);
+  if (amount.currency !== 'CNY')
+    throw new Refusal('PARAM_ERROR', `amount.currency "${String(amount.currency)}" is not CNY`);
   return {
     transactionId: json.transaction_id,
     outRefundNo: json.out_refund_no,

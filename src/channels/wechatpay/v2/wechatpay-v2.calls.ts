@@ -2,6 +2,8 @@ import { createReadStream } from 'node:fs';
 import { BillDate, BillDownload } from '../../../domain/bill';
 import {
   ChannelRefundResult,
+  CreatePaymentRequest,
+  CreatePaymentResult,
   RefundRequest,
   TradeCloseResult,
   TradeQueryResult,
@@ -13,6 +15,7 @@ import { entriesThenRemove } from '../../bill-file';
 import { parseWechatpayBill } from '../wechatpay.bill';
 import { isV2Failure, V2Answer, WechatpayV2Client } from './wechatpay-v2.client';
 import { readPayment } from './wechatpay-v2.verifier';
+import { H5_URL_VALIDITY_MS, nonce, PREPAY_VALIDITY_MS, wechatpayMethod } from '../wechatpay.payments';
 
 /** err_code values that decide nothing: the same out_refund_no is sent again later. */
 const RETRYABLE_REFUND_CODES = new Set(['SYSTEMERROR', 'BIZERR_NEED_RETRY', 'NOTENOUGH', 'FREQUENCY_LIMITED']);
@@ -35,6 +38,9 @@ export interface WechatpayV2CallOptions {
  * APIs; an account with APIv3 credentials never comes here. Never throws.
  */
 export class WechatpayV2Calls {
+  /** APIv2's XML notifications arrive at their own endpoint (wechatpay-v2.endpoint.ts). */
+  readonly notifyPath = 'wechatpay-v2';
+
   constructor(
     private readonly client: WechatpayV2Client,
     private readonly options: WechatpayV2CallOptions = {},
@@ -139,6 +145,70 @@ export class WechatpayV2Calls {
     };
   }
 
+  /** POST /pay/unifiedorder with the order's terms; the buyer's parameters from its answer, MD5-signed with the APIv2 key. */
+  async createPayment(request: CreatePaymentRequest): Promise<CreatePaymentResult> {
+    const method = wechatpayMethod(request.method);
+    const { openid, clientIp, h5Type } = request.payer;
+    const jsapi = method.v2TradeType === 'JSAPI';
+    const answer = await this.client.call(request.merchantId, '/pay/unifiedorder', {
+      ...(request.appId ? { appid: request.appId } : {}),
+      ...(request.subMerchantId ? { sub_mch_id: request.subMerchantId } : {}),
+      ...(request.subAppId ? { sub_appid: request.subAppId } : {}),
+      body: request.description.slice(0, 127),
+      out_trade_no: request.orderNo,
+      total_fee: String(request.amount),
+      fee_type: request.currency,
+      // The payer's IP for H5; the API wants one for every trade type.
+      spbill_create_ip: clientIp ?? '127.0.0.1',
+      time_expire: beijingCompact(request.expiresAt),
+      notify_url: `${request.notifyBaseUrl}/${this.notifyPath}`,
+      trade_type: method.v2TradeType,
+      ...(jsapi && openid ? { [request.subAppId ? 'sub_openid' : 'openid']: openid } : {}),
+      ...(method.v2TradeType === 'MWEB' ? { scene_info: JSON.stringify({ h5_info: { type: h5Type } }) } : {}),
+    });
+    if (isV2Failure(answer)) return { outcome: 'RETRY', detail: answer.failure };
+    const { fields } = answer;
+    if (fields.result_code !== 'SUCCESS') {
+      const code = fields.err_code ?? fields.result_code ?? 'FAIL';
+      if (RETRYABLE_CREATE_CODES.has(code)) return { outcome: 'RETRY', detail: `WeChat Pay: ${describeError(fields)}` };
+      return { outcome: 'REFUSED', code, message: fields.err_code_des ?? '' };
+    }
+    const now = new Date();
+    if (method.v2TradeType === 'NATIVE' || method.v2TradeType === 'MWEB') {
+      const [from, to, validity] =
+        method.v2TradeType === 'NATIVE'
+          ? ['code_url', 'code_url', PREPAY_VALIDITY_MS]
+          : ['mweb_url', 'h5_url', H5_URL_VALIDITY_MS];
+      if (!fields[from]) return { outcome: 'RETRY', detail: `WeChat Pay answered no ${from}` };
+      return {
+        outcome: 'CREATED',
+        buyer: { params: { [to]: fields[from] } },
+        validUntil: new Date(now.getTime() + (validity)),
+      };
+    }
+    const prepayId = fields.prepay_id;
+    if (!prepayId) return { outcome: 'RETRY', detail: 'WeChat Pay answered no prepay_id' };
+    const appId = request.subAppId ?? fields.sub_appid ?? fields.appid;
+    const timeStamp = String(Math.floor(now.getTime() / 1000));
+    const params: Record<string, string> = jsapi
+      ? { appId, timeStamp, nonceStr: nonce(), package: `prepay_id=${prepayId}`, signType: 'MD5' }
+      : {
+          appid: appId,
+          partnerid: request.subMerchantId ?? request.merchantId,
+          prepayid: prepayId,
+          package: 'Sign=WXPay',
+          noncestr: nonce(),
+          timestamp: timeStamp,
+        };
+    const signature = this.client.signForBuyer(request.merchantId, params);
+    return {
+      outcome: 'CREATED',
+      buyer: { params: { ...params, [jsapi ? 'paySign' : 'sign']: signature } },
+      validUntil: new Date(now.getTime() + PREPAY_VALIDITY_MS),
+      channelTradeId: prepayId,
+    };
+  }
+
   private paid({ fields, text }: V2Answer, trade: TradeRef): TradeQueryResult {
     try {
       const payment: PaymentNotification = {
@@ -156,6 +226,14 @@ export class WechatpayV2Calls {
       return { outcome: 'FAILED', detail: error.message };
     }
   }
+}
+
+/** unifiedorder's err_code values that decide nothing: the same request is sent again later. */
+const RETRYABLE_CREATE_CODES = new Set(['SYSTEMERROR', 'FREQUENCY_LIMITED']);
+
+/** yyyyMMddHHmmss in Beijing time: APIv2's time_expire. */
+function beijingCompact(at: Date): string {
+  return new Date(at.getTime() + 8 * 3600_000).toISOString().slice(0, 19).replace(/\D/g, '');
 }
 
 function describeError(fields: Record<string, string>): string {

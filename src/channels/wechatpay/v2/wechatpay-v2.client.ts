@@ -87,6 +87,11 @@ export class WechatpayV2Client {
     return undefined;
   }
 
+  /** MD5-signs fields with the account's APIv2 key: the buyer's parameters of a prepay (paySign, sign). */
+  signForBuyer(mchid: string, fields: Record<string, string>): string {
+    return signV2(fields, this.accountOf(mchid)!.account.apiV2Key, 'MD5');
+  }
+
   /** One signed call; secapi/ paths go with the merchant certificate. */
   async call(
     mchid: string | undefined,
