@@ -135,7 +135,7 @@ describe('page and wap pay', () => {
       expect(appSignatureHolds(buyer.params)).toBe(true);
       const tampered = { ...buyer.params, biz_content: buyer.params.biz_content.replace('12.34', '0.01') };
       expect(appSignatureHolds(tampered)).toBe(false);
-      expect(gateway.createCallsFor(dto.orderNo)).toHaveLength(0);
+      expect(fake.createCallsFor(dto.orderNo, 'ALIPAY')).toHaveLength(0);
     },
   );
 
@@ -199,11 +199,11 @@ describe('precreate (QR)', () => {
 
     const answers = await Promise.all(Array.from({ length: 10 }, () => create(dto)));
 
-    const calls = gateway.createCallsFor(dto.orderNo);
+    const calls = fake.createCallsFor(dto.orderNo, 'ALIPAY');
     expect(calls).toHaveLength(1);
-    expect(calls[0].method).toBe('alipay.trade.precreate');
-    expect(calls[0].params).toMatchObject({ app_id: platforms.alipay.appId, notify_url: NOTIFY_URL });
-    expect(calls[0].bizContent).toEqual({
+    expect(calls[0].tradeType).toBe('alipay.trade.precreate');
+    expect(calls[0].request).toMatchObject({ app_id: platforms.alipay.appId, notify_url: NOTIFY_URL });
+    expect(calls[0].request.biz_content).toEqual({
       out_trade_no: dto.orderNo,
       total_amount: '12.34',
       subject: '测试商品 Order',
@@ -213,7 +213,7 @@ describe('precreate (QR)', () => {
     const qrCodes = new Set(
       answers.map((a) => (JSON.parse(a.payment.buyer!) as { params: { qr_code: string } }).params.qr_code),
     );
-    expect([...qrCodes]).toEqual([`${fake.url}/alipay/cashier/${gateway.createdTrade(dto.orderNo)!.tradeNo}`]);
+    expect([...qrCodes]).toEqual([`${fake.url}/alipay/cashier/${gateway.tradeNoOf(dto.orderNo)!}`]);
     expect(answers.filter((a) => a.created)).toHaveLength(1);
   });
 
@@ -246,10 +246,10 @@ describe('mini-program (alipay.trade.create)', () => {
 
       const { payment } = await create(dto);
 
-      const [call] = gateway.createCallsFor(dto.orderNo);
-      expect(call.method).toBe('alipay.trade.create');
-      expect(call.params.notify_url).toBe(NOTIFY_URL);
-      expect(call.bizContent).toEqual({
+      const [call] = fake.createCallsFor(dto.orderNo, 'ALIPAY');
+      expect(call.tradeType).toBe('alipay.trade.create');
+      expect(call.request.notify_url).toBe(NOTIFY_URL);
+      expect(call.request.biz_content).toEqual({
         out_trade_no: dto.orderNo,
         total_amount: '12.34',
         subject: '测试商品 Order',
@@ -257,7 +257,7 @@ describe('mini-program (alipay.trade.create)', () => {
         time_expire: timeExpire(dto),
         ...buyer,
       });
-      const tradeNo = gateway.createdTrade(dto.orderNo)!.tradeNo;
+      const tradeNo = gateway.tradeNoOf(dto.orderNo)!;
       expect(JSON.parse(payment.buyer!)).toEqual({ params: { tradeNO: tradeNo } });
       expect(payment.channelTradeId).toBe(tradeNo);
     },
@@ -267,7 +267,7 @@ describe('mini-program (alipay.trade.create)', () => {
 describe('refusals and timeouts', () => {
   it("should answer Alipay's refusal as a 422 with its code, again without a second call", async () => {
     const dto = order('QR');
-    gateway.scriptCreate(dto.orderNo, { reject: 'ACQ.TRADE_HAS_SUCCESS', message: '交易已被支付' });
+    fake.scriptCreate(dto.orderNo, { reject: 'ACQ.TRADE_HAS_SUCCESS', message: '交易已被支付' });
 
     const first = await domainFailure(create(dto));
     const again = await domainFailure(create(dto));
@@ -276,24 +276,29 @@ describe('refusals and timeouts', () => {
       expect(failure).toMatchObject({ code: 'ChannelRefused', status: 422 });
       expect(failure.message).toContain('ACQ.TRADE_HAS_SUCCESS');
     }
-    expect(gateway.createCallsFor(dto.orderNo)).toHaveLength(1);
+    expect(fake.createCallsFor(dto.orderNo, 'ALIPAY')).toHaveLength(1);
   });
 
-  it.each(['timeout', 'server-error'] as const)(
-    'should answer 503 to a %s, then send the same terms again and create the trade',
-    async (behaviour) => {
+  it.each([
+    ['a timeout', 'timeout', 'created'],
+    ['a server error', 'server-error', 'created'],
+    ['a lost answer (the trade was made)', 'answer-lost', 'same-trade'],
+  ] as const)(
+    'should answer 503 to %s, then send the same terms again: one trade at Alipay',
+    async (_what, behaviour, second) => {
       const dto = order('MINI_PROGRAM', { payer: { buyerId: '2088102146225135' } });
-      gateway.scriptCreate(dto.orderNo, behaviour);
+      fake.scriptCreate(dto.orderNo, behaviour);
 
       const failure = await domainFailure(create(dto));
       const { payment } = await create(dto);
 
       expect(failure).toMatchObject({ code: 'ChannelUnavailable', status: 503 });
-      const calls = gateway.createCallsFor(dto.orderNo);
-      expect(calls.map((c) => c.answered)).toEqual([behaviour, 'CREATED']);
-      expect(calls[1].params.biz_content).toBe(calls[0].params.biz_content);
-      expect(calls[1].params.notify_url).toBe(calls[0].params.notify_url);
+      const calls = fake.createCallsFor(dto.orderNo, 'ALIPAY');
+      expect(calls.map((c) => c.answered)).toEqual([behaviour, second]);
+      expect(calls[1].request.biz_content).toEqual(calls[0].request.biz_content);
+      expect(calls[1].request.notify_url).toBe(calls[0].request.notify_url);
       expect(payment.state).toBe('CREATED');
+      expect(payment.channelTradeId).toBe(fake.trade('ALIPAY', dto.orderNo)!.transactionId);
     },
   );
 });
@@ -371,8 +376,8 @@ describe('certificate mode', () => {
 
     const { payment } = await create(dto, certCtx);
 
-    const [call] = certFake.alipayPayments.createCallsFor(dto.orderNo);
-    expect(call.params).toMatchObject({
+    const [call] = certFake.createCallsFor(dto.orderNo, 'ALIPAY');
+    expect(call.request).toMatchObject({
       app_cert_sn: certApp.certMode!.appCertSn,
       alipay_root_cert_sn: certApp.certMode!.rootCertSn,
     });

@@ -193,11 +193,8 @@ export class FakePlatform implements FakeLedger {
    * The trade exists at the channel and is not paid: WeChat NOTPAY, Alipay WAIT_BUYER_PAY (an Alipay trade has its
    * trade_no from the moment the buyer opens the cashier).
    */
-  openTrade(params: TradeParams, transactionId?: string): FakeTrade {
-    return this.putTrade(params, {
-      state: 'UNPAID',
-      transactionId: transactionId ?? this.api(params.channel).unpaidTransactionId(),
-    });
+  openTrade(params: TradeParams): FakeTrade {
+    return this.putTrade(params, { state: 'UNPAID', transactionId: this.api(params.channel).unpaidTransactionId() });
   }
 
   /** The channel closed the unpaid trade itself, as both do when a trade expires unpaid. */

@@ -10,7 +10,7 @@
 import { KeyObject } from 'node:crypto';
 import { ServerResponse } from 'node:http';
 import { alipayCertDelivery } from './alipay-cert-keys';
-import { FakeLedger, FakeTrade, isNonEmptyString, parseJsonObject, randomDigits, Refusal } from '../fake-api';
+import { FakeLedger, FakeTrade, isNonEmptyString, parseJsonObject, Refusal } from '../fake-api';
 import { alipayDelivery, alipayTradeParams, beijingDateTime, yuan } from '../platform-signers';
 
 export const ALIPAY_PRECREATE_METHOD = 'alipay.trade.precreate';
@@ -27,39 +27,12 @@ const PRODUCT_CODES: Record<string, string> = {
   [ALIPAY_CREATE_METHOD]: 'JSAPI_PAY',
 };
 
-/** How a create call (precreate, create) is answered; 'answer' is what the fake knows (the default). */
-export type CreateBehaviour =
-  | 'answer'
-  | 'timeout' // held for `hangMs`, then the socket destroyed; no trade is opened
-  | 'server-error' // code 20000 sub_code aop.ACQ.SYSTEM_ERROR
-  | { reject: string; message?: string }; // code 40004 sub_code=reject
-
-/** A create call that passed the signature checks, as the gateway received it. */
-export interface RecordedAlipayCreate {
-  method: string;
+/** The terms of a trade opened by a create call or a buyer's request, beyond what the ledger keeps. */
+interface AlipayTradeTerms {
   appId: string;
-  /** Every parameter as received, sign and biz_content included. */
-  params: Record<string, string>;
-  bizContent: Record<string, unknown>;
-  /** What was answered: 'CREATED', 'timeout', 'server-error' or the sub_code of a refusal. */
-  answered: string;
-}
-
-/** A trade opened by a create call or a buyer's request, with the terms it was opened with. */
-export interface AlipayCreatedTrade {
-  method: string;
-  appId: string;
-  outTradeNo: string;
-  tradeNo: string;
-  /** Fen. */
-  amount: number;
   subject: string;
   /** time_expire, when given. */
   expiresAt?: Date;
-  notifyUrl?: string;
-  returnUrl?: string;
-  /** The terms a later request for the same out_trade_no must repeat. */
-  terms: string;
 }
 
 /** What paying a trade did: the notification sent to notify_url, and how the service answered it. */
@@ -81,28 +54,13 @@ interface SigningApp {
 }
 
 export class FakeAlipayPayments {
-  readonly createCalls: RecordedAlipayCreate[] = [];
-  private readonly created = new Map<string, AlipayCreatedTrade>();
-  private readonly scripts = new Map<string, CreateBehaviour[]>();
+  private readonly terms = new Map<string, AlipayTradeTerms>();
 
   constructor(private readonly ledger: FakeLedger) {}
 
-  /** Behaviours for the next create calls of outTradeNo (or '*' for any), consumed in order; afterwards 'answer'. */
-  scriptCreate(outTradeNo: string, ...behaviours: CreateBehaviour[]): void {
-    this.scripts.set(outTradeNo, [...(this.scripts.get(outTradeNo) ?? []), ...behaviours]);
-  }
-
-  createCallsFor(outTradeNo: string): RecordedAlipayCreate[] {
-    return this.createCalls.filter((call) => call.bizContent.out_trade_no === outTradeNo);
-  }
-
-  createdTrade(outTradeNo: string): AlipayCreatedTrade | undefined {
-    return this.created.get(outTradeNo);
-  }
-
   /**
-   * precreate and create: the trade opened (or found again, same terms), answered with its qr_code or trade_no;
-   * `answer` sends the payload, signed; undefined when the request is held (timeout).
+   * precreate and create, scripted by the ledger's scriptCreate and recorded in its createCalls: the trade opened
+   * (or found again, same terms) and answered with its qr_code or trade_no through `answer`, which signs it.
    */
   answerCreate(
     res: ServerResponse,
@@ -112,9 +70,20 @@ export class FakeAlipayPayments {
   ): void {
     const bizContent = parseJsonObject(params.biz_content, 'isv.invalid-parameter');
     const outTradeNo = isNonEmptyString(bizContent.out_trade_no) ? bizContent.out_trade_no : '';
-    const behaviour = this.scripts.get(outTradeNo)?.shift() ?? this.scripts.get('*')?.shift() ?? 'answer';
+    const behaviour = this.ledger.nextCreateBehaviour(outTradeNo);
     const record = (answered: string) =>
-      this.createCalls.push({ method: params.method, appId, params, bizContent, answered });
+      this.ledger.recordCreateCall({
+        channel: 'ALIPAY',
+        outTradeNo,
+        merchantId: appId,
+        tradeType: params.method,
+        amount: fenFromYuan(bizContent.total_amount) ?? 0,
+        currency: 'CNY',
+        notifyUrl: params.notify_url ?? '',
+        expiry: typeof bizContent.time_expire === 'string' ? bizContent.time_expire : '',
+        request: { ...params, biz_content: bizContent },
+        answered,
+      });
     if (behaviour === 'timeout') {
       record('timeout');
       return this.ledger.hang(res);
@@ -124,22 +93,27 @@ export class FakeAlipayPayments {
       return answer(alipayError('20000', 'Service Currently Unavailable', 'aop.ACQ.SYSTEM_ERROR', '系统错误'));
     }
     if (typeof behaviour === 'object') {
-      record(behaviour.reject);
+      record(`reject:${behaviour.reject}`);
       return answer(alipayError('40004', 'Business Failed', behaviour.reject, behaviour.message ?? behaviour.reject));
     }
-    let trade: AlipayCreatedTrade;
+    let opened: { trade: FakeTrade; again: boolean };
     try {
-      trade = this.open(appId, params, bizContent);
+      opened = this.open(appId, params, bizContent);
     } catch (error) {
       if (!(error instanceof Refusal)) throw error;
-      record(error.code);
+      record(`reject:${error.code}`);
       return answer(alipayError('40004', 'Business Failed', error.code, error.message));
     }
-    record('CREATED');
+    if (behaviour === 'answer-lost') {
+      record('answer-lost');
+      return this.ledger.hang(res);
+    }
+    record(opened.again ? 'same-trade' : 'created');
+    const { trade } = opened;
     const payload =
       params.method === ALIPAY_PRECREATE_METHOD
         ? { out_trade_no: trade.outTradeNo, qr_code: this.cashierUrl(trade) }
-        : { out_trade_no: trade.outTradeNo, trade_no: trade.tradeNo };
+        : { out_trade_no: trade.outTradeNo, trade_no: trade.transactionId };
     answer({ code: '10000', msg: 'Success', ...payload });
   }
 
@@ -148,9 +122,9 @@ export class FakeAlipayPayments {
    * found again), answered with a cashier page whose address is also in the x-fake-cashier header.
    */
   openCashier(res: ServerResponse, appId: string, params: Record<string, string>): void {
-    let trade: AlipayCreatedTrade;
+    let trade: FakeTrade;
     try {
-      trade = this.open(appId, params, parseJsonObject(params.biz_content, 'isv.invalid-parameter'));
+      ({ trade } = this.open(appId, params, parseJsonObject(params.biz_content, 'isv.invalid-parameter')));
     } catch (error) {
       if (!(error instanceof Refusal)) throw error;
       this.ledger.refuse('/gateway.do', `${error.code}: ${error.message}`);
@@ -161,7 +135,7 @@ export class FakeAlipayPayments {
     res
       .writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'x-fake-cashier': cashier })
       .end(
-        `<html><body><p>${trade.subject} ${yuan(trade.amount)} CNY</p>` +
+        `<html><body><p>${this.terms.get(trade.outTradeNo)?.subject} ${yuan(trade.amount)} CNY</p>` +
           `<form method="post" action="${cashier}/pay"><button>Pay</button></form></body></html>`,
       );
   }
@@ -173,14 +147,15 @@ export class FakeAlipayPayments {
   routeCashier(method: string | undefined, path: string, res: ServerResponse, apps: SigningApp[]): boolean {
     const match = /^\/alipay\/cashier\/([^/]+)(\/pay)?$/.exec(path);
     if (!match) return false;
-    const trade = [...this.created.values()].find((t) => t.tradeNo === match[1]);
-    if (!trade) return (void res.writeHead(404).end('no such trade'), true);
+    const outTradeNo = [...this.terms.keys()].find((no) => this.tradeNoOf(no) === match[1]);
+    const trade = outTradeNo === undefined ? undefined : this.ledger.trade('ALIPAY', outTradeNo);
+    if (!trade) return (res.writeHead(404).end('no such trade'), true);
     if (method === 'GET' && !match[2]) {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(this.describe(trade)));
       return true;
     }
-    if (method !== 'POST' || !match[2]) return (void res.writeHead(405).end(), true);
-    const app = apps.find((a) => a.appId === trade.appId)!;
+    if (method !== 'POST' || !match[2]) return (res.writeHead(405).end(), true);
+    const app = apps.find((a) => a.appId === trade.merchantId)!;
     this.pay(trade.outTradeNo, app).then(
       (payment) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(payment)),
       (error: Error) => res.writeHead(409, { 'content-type': 'text/plain' }).end(error.message),
@@ -194,60 +169,73 @@ export class FakeAlipayPayments {
    * (the trade is closed then, as Alipay closes it).
    */
   async pay(outTradeNo: string, app: SigningApp, deliver = true): Promise<AlipayBuyerPayment> {
-    const created = this.created.get(outTradeNo);
+    const terms = this.terms.get(outTradeNo);
     const trade = this.ledger.trade('ALIPAY', outTradeNo);
-    if (!created || !trade) throw new Error(`no trade ${outTradeNo} was created at the fake Alipay`);
-    this.closeIfExpired(created, trade);
+    if (!terms || !trade?.created) throw new Error(`no trade ${outTradeNo} was created at the fake Alipay`);
+    this.closeIfExpired(trade);
     if (trade.state !== 'UNPAID') throw new Error(`trade ${outTradeNo} is ${trade.state}, not waiting for the buyer`);
     const paidAt = new Date();
+    const tradeNo = trade.transactionId!;
     this.ledger.payTrade({
       channel: 'ALIPAY',
       outTradeNo,
-      merchantId: created.appId,
-      amount: created.amount,
-      transactionId: created.tradeNo,
+      merchantId: trade.merchantId,
+      amount: trade.amount,
+      transactionId: tradeNo,
       paidAt,
     });
     const params = alipayTradeParams({
       appId: app.appId,
       sellerId: app.sellerId,
       outTradeNo,
-      tradeNo: created.tradeNo,
-      totalAmount: yuan(created.amount),
+      tradeNo,
+      totalAmount: yuan(trade.amount),
       paidAt,
     });
     const notification = app.certMode
       ? alipayCertDelivery(app.alipayPrivateKey, app.certMode.alipayCertSn, params)
       : alipayDelivery(app.alipayPrivateKey, params);
-    const payment = { outTradeNo, tradeNo: created.tradeNo, notifyUrl: created.notifyUrl, notification };
-    if (!deliver || !created.notifyUrl) return payment;
-    return { ...payment, ack: await post(created.notifyUrl, notification) };
+    const notifyUrl = trade.created.notifyUrl || undefined;
+    const payment = { outTradeNo, tradeNo, notifyUrl, notification };
+    if (!deliver || !notifyUrl) return payment;
+    return { ...payment, ack: await post(notifyUrl, notification) };
+  }
+
+  /** The trade_no of a trade opened here. */
+  tradeNoOf(outTradeNo: string): string | undefined {
+    return this.terms.has(outTradeNo) ? this.ledger.trade('ALIPAY', outTradeNo)?.transactionId : undefined;
   }
 
   /** Past time_expire, an unpaid trade is closed at Alipay. */
-  private closeIfExpired(created: AlipayCreatedTrade, trade: FakeTrade): void {
-    if (trade.state === 'UNPAID' && created.expiresAt && created.expiresAt.getTime() < Date.now()) {
-      trade.state = 'CLOSED';
-    }
+  private closeIfExpired(trade: FakeTrade): void {
+    const expiresAt = this.terms.get(trade.outTradeNo)?.expiresAt;
+    if (trade.state === 'UNPAID' && expiresAt && expiresAt.getTime() < Date.now()) trade.state = 'CLOSED';
   }
 
-  private describe(trade: AlipayCreatedTrade): object {
+  private describe(trade: FakeTrade): object {
     return {
       outTradeNo: trade.outTradeNo,
-      tradeNo: trade.tradeNo,
+      tradeNo: trade.transactionId,
       amount: trade.amount,
-      subject: trade.subject,
-      state: this.ledger.trade('ALIPAY', trade.outTradeNo)?.state,
+      subject: this.terms.get(trade.outTradeNo)?.subject,
+      state: trade.state,
       payUrl: `${this.cashierUrl(trade)}/pay`,
     };
   }
 
-  private cashierUrl(trade: AlipayCreatedTrade): string {
-    return `${this.ledger.url}${ALIPAY_CASHIER_PATH}${trade.tradeNo}`;
+  private cashierUrl(trade: FakeTrade): string {
+    return `${this.ledger.url}${ALIPAY_CASHIER_PATH}${trade.transactionId}`;
   }
 
-  /** The trade of these terms: opened now, or the one already open for the same out_trade_no and terms. */
-  private open(appId: string, params: Record<string, string>, biz: Record<string, unknown>): AlipayCreatedTrade {
+  /**
+   * The trade of these terms: opened now (UNPAID, with its trade_no), or the one already open for the same
+   * out_trade_no and terms (`again`); a paid or closed trade, or other terms, are refused as Alipay refuses them.
+   */
+  private open(
+    appId: string,
+    params: Record<string, string>,
+    biz: Record<string, unknown>,
+  ): { trade: FakeTrade; again: boolean } {
     const outTradeNo = biz.out_trade_no;
     if (!isNonEmptyString(outTradeNo) || !/^[0-9A-Za-z_]{1,64}$/.test(outTradeNo)) {
       throw new Refusal('ACQ.INVALID_PARAMETER', 'out_trade_no is missing or not 1 to 64 letters, digits or _');
@@ -263,35 +251,19 @@ export class FakeAlipayPayments {
     if (params.method === ALIPAY_CREATE_METHOD && !isNonEmptyString(biz.buyer_id ?? biz.buyer_open_id)) {
       throw new Refusal('ACQ.INVALID_PARAMETER', 'alipay.trade.create needs buyer_id or buyer_open_id');
     }
-    const terms = JSON.stringify([appId, amount, biz.subject, expiresAt?.getTime(), params.notify_url]);
-    const known = this.created.get(outTradeNo);
-    const trade = this.ledger.trade('ALIPAY', outTradeNo);
-    if (known && trade) {
-      this.closeIfExpired(known, trade);
-      if (trade.state === 'PAID') throw new Refusal('ACQ.TRADE_HAS_SUCCESS', '交易已被支付');
-      if (trade.state === 'CLOSED') throw new Refusal('ACQ.TRADE_HAS_CLOSE', '交易已经关闭');
-      if (known.terms !== terms) throw new Refusal('ACQ.CONTEXT_INCONSISTENT', '交易信息被篡改');
-      return known;
-    }
-    if (expiresAt && expiresAt.getTime() < Date.now()) {
+    const known = this.ledger.trade('ALIPAY', outTradeNo);
+    if (known) this.closeIfExpired(known);
+    if (known?.state === 'PAID') throw new Refusal('ACQ.TRADE_HAS_SUCCESS', '交易已被支付');
+    if (known?.state === 'CLOSED') throw new Refusal('ACQ.TRADE_HAS_CLOSE', '交易已经关闭');
+    if (!known && expiresAt && expiresAt.getTime() < Date.now()) {
       throw new Refusal('ACQ.INVALID_PARAMETER', `time_expire ${String(biz.time_expire)} has passed`);
     }
-    const tradeNo = `2026${randomDigits(24)}`;
-    const created: AlipayCreatedTrade = {
-      method: params.method,
-      appId,
-      outTradeNo,
-      tradeNo,
-      amount,
-      subject: biz.subject,
-      expiresAt,
-      notifyUrl: params.notify_url,
-      returnUrl: params.return_url,
-      terms,
-    };
-    this.created.set(outTradeNo, created);
-    this.ledger.openTrade({ channel: 'ALIPAY', outTradeNo, amount, merchantId: appId }, tradeNo);
-    return created;
+    const terms = JSON.stringify([appId, amount, biz.subject, biz.time_expire, params.notify_url]);
+    const created = { terms, notifyUrl: params.notify_url ?? '', tradeType: params.method };
+    const trade = this.ledger.createTrade({ channel: 'ALIPAY', outTradeNo, amount, merchantId: appId }, created);
+    if (!trade) throw new Refusal('ACQ.CONTEXT_INCONSISTENT', '交易信息被篡改');
+    this.terms.set(outTradeNo, { appId, subject: biz.subject, expiresAt });
+    return { trade, again: trade !== undefined && known !== undefined };
   }
 }
 
