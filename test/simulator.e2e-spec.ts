@@ -109,6 +109,31 @@ describe('simulate order and pay', () => {
     expect(await deliveriesOf(orderNo)).toBe(3);
   });
 
+  it('should pay a payment the service created at the platform as its buyer would, once', async () => {
+    const orderNo = uniqueId('SIM');
+    const created = await fetch(`${app.url}/payment-orders`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${suite.env.INTERNAL_API_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        ...{ orderNo, userId: 'u-1', amount: 1234, currency: 'CNY' },
+        ...{ channel: 'WECHATPAY', method: 'NATIVE', description: 'A simulated coffee' },
+      }),
+    });
+    expect(created.status).toBe(201);
+    expect(await created.json()).toMatchObject({
+      payment: { state: 'CREATED', buyer: { params: { code_url: expect.any(String) } } },
+    });
+
+    const paid = await simulate('pay', orderNo, '--channel', 'wechatpay', '--times', '2');
+
+    expect(paid.code).toBe(0);
+    expect(paid.stdout).toContain('the buyer scans the code_url (native');
+    expect(paid.stdout).toContain(`notify_url ${suite.env.PUBLIC_BASE_URL}/notify/wechatpay`);
+    expect(paid.stdout).toContain(`order ${orderNo} is PAID`);
+    expect(await orderRow(orderNo)).toMatchObject({ status: 'PAID', amount: 1234 });
+    expect(await count(pool, 'SELECT COUNT(*) FROM outbox_event WHERE order_no = ?', [orderNo])).toBe(1);
+  });
+
   it('should pay a UnionPay order once from three concurrent deliveries of one signed notification', async () => {
     const orderNo = uniqueId('SIM');
     expect((await simulate('order', orderNo, '--amount', '2599', '--channel', 'unionpay')).code).toBe(0);

@@ -17,4 +17,21 @@ describe(loadOrderConfig.name, () => {
     expect(() => sut({ CURRENCIES: value })).toThrow(ConfigurationError);
     expect(() => sut({ CURRENCIES: value })).toThrow(/CURRENCIES/);
   });
+
+  it('should read PUBLIC_BASE_URL without its trailing slash, and the payment expiry', () => {
+    expect(sut({ PUBLIC_BASE_URL: 'https://pay.example.com/', PAYMENT_EXPIRY_SECONDS: '900' })).toMatchObject({
+      publicBaseUrl: 'https://pay.example.com',
+      paymentExpirySeconds: 900,
+    });
+    expect(sut({}).publicBaseUrl).toBeUndefined();
+  });
+
+  it.each([
+    ['PUBLIC_BASE_URL', 'pay.example.com'],
+    ['PUBLIC_BASE_URL', 'ftp://pay.example.com'],
+    ['PAYMENT_EXPIRY_SECONDS', '59'],
+    ['PAYMENT_EXPIRY_SECONDS', '604801'],
+  ])('should refuse %s=%s naming it', (name, value) => {
+    expect(() => sut({ [name]: value })).toThrow(new RegExp(name));
+  });
 });

@@ -1,7 +1,9 @@
+import { verify } from 'node:crypto';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { AdminModule } from '../../src/admin/admin.module';
 import { billDateOf, billDayRange, shiftBillDate } from '../../src/domain/bill';
 import { NotifyModule } from '../../src/intake/notify.module';
+import { ChannelPayments } from '../../src/order/channel-payments';
 import { CreatePaymentOrderDto } from '../../src/order/dto/create-payment-order.dto';
 import { OrderModule } from '../../src/order/order.module';
 import { PaymentOrderService } from '../../src/order/payment-order.service';
@@ -61,6 +63,7 @@ beforeAll(async () => {
       WECHATPAY_MERCHANT_PRIVATE_KEY_PATH: provider.merchantPrivateKeyPath,
       WECHATPAY_MERCHANT_SERIAL_NO: provider.merchantSerialNo,
       PAYMENT_QUERY_SCHEDULE_SECONDS: '3600',
+      PUBLIC_BASE_URL: 'https://pay.example.com',
       REFUND_REQUEST_TIMEOUT_MS: '1000',
       REFUND_RETRY_BASE_DELAY_MS: '300',
       REFUND_POLL_INTERVAL_MS: '100',
@@ -400,6 +403,64 @@ function partnerBill(rows: BillRowSpec[], subMchid: string, otherLines: string[]
   });
   return wechatpayBill([], SP_MCHID, [...lines, ...otherLines]);
 }
+
+describe('payments created for a sub-merchant', () => {
+  const create = (fields: Partial<CreatePaymentOrderDto>) =>
+    ctx.inContext(() =>
+      ctx.get(ChannelPayments).create({
+        orderNo: uniqueId('PP'),
+        userId: 'u-1',
+        amount: 4200,
+        currency: 'CNY',
+        channel: 'WECHATPAY',
+        method: 'JSAPI',
+        description: 'A sandwich',
+        subMerchantId: SUB_A,
+        payer: { openid: 'oSpOpenid0000000000000000001' },
+        ...fields,
+      } as CreatePaymentOrderDto),
+    );
+
+  it("should create it through the partner path with sp_mchid, sub_mchid and sp_openid, and sign the buyer's parameters with the provider's key", async () => {
+    const { order, payment } = await create({});
+
+    const [call] = fake.createCallsFor(order.orderNo);
+    expect(call).toMatchObject({ tradeType: 'jsapi', merchantId: SP_MCHID, subMerchantId: SUB_A, answered: 'created' });
+    expect(call.request).toMatchObject({
+      sp_appid: SP_APPID,
+      sp_mchid: SP_MCHID,
+      sub_mchid: SUB_A,
+      notify_url: 'https://pay.example.com/notify/wechatpay',
+      amount: { total: 4200, currency: 'CNY' },
+      payer: { sp_openid: 'oSpOpenid0000000000000000001' },
+    });
+    expect(order).toMatchObject({ merchantId: SP_MCHID, subMerchantId: SUB_A });
+    const { params } = JSON.parse(payment.buyer!) as { params: Record<string, string> };
+    const message = `${params.appId}\n${params.timeStamp}\n${params.nonceStr}\n${params.package}\n`;
+    expect(params.appId).toBe(SP_APPID);
+    expect(
+      verify('sha256', Buffer.from(message), provider.merchantKey.publicKeyPem, Buffer.from(params.paySign, 'base64')),
+    ).toBe(true);
+  });
+
+  it("should send the sub-merchant's app and sub_openid with subAppId", async () => {
+    const { order, payment } = await create({ subAppId: 'wx1234567890abcdef' });
+
+    expect(fake.createCallsFor(order.orderNo)[0].request).toMatchObject({
+      sub_appid: 'wx1234567890abcdef',
+      payer: { sub_openid: 'oSpOpenid0000000000000000001' },
+    });
+    expect(JSON.parse(payment.buyer!)).toMatchObject({ params: { appId: 'wx1234567890abcdef' } });
+  });
+
+  it('should refuse (400) a payment naming no sub-merchant, or one not configured, calling nothing', async () => {
+    for (const subMerchantId of [undefined, NOT_OURS]) {
+      const orderNo = uniqueId('PP');
+      await expect(create({ orderNo, subMerchantId })).rejects.toMatchObject({ code: 'MalformedRequest' });
+      expect(fake.createCallsFor(orderNo)).toHaveLength(0);
+    }
+  });
+});
 
 describe('reconciliation per sub-merchant', () => {
   async function runRow(subMchid: string, date: string): Promise<RowDataPacket | undefined> {

@@ -201,6 +201,65 @@ describe(WechatpayV2Calls.name, () => {
   });
 });
 
+describe('creating a payment through APIv2 unifiedorder', () => {
+  const request = (method: string, payer: Record<string, string> = {}) => ({
+    orderNo: uniqueId('V2C'),
+    merchantId: MCHID,
+    amount: 1888,
+    currency: 'CNY',
+    description: 'A tea',
+    method,
+    notifyBaseUrl: 'https://pay.example.com/notify',
+    expiresAt: new Date('2031-01-02T03:04:05Z'),
+    payer,
+  });
+
+  it("should send the order's terms, signed, and answer wx.requestPayment's parameters signed MD5 with the APIv2 key", async () => {
+    const sent = request('JSAPI', { openid: 'oUpF8uMuAJO_M2pxb1Q9zNjWeS6o' });
+
+    const result = await callsFor().createPayment(sent);
+
+    const [call] = fake.callsTo('/pay/unifiedorder').filter((c) => c.fields.out_trade_no === sent.orderNo);
+    expect(call.fields).toMatchObject({
+      appid: APPID,
+      mch_id: MCHID,
+      body: 'A tea',
+      total_fee: '1888',
+      fee_type: 'CNY',
+      time_expire: '20310102110405',
+      notify_url: 'https://pay.example.com/notify/wechatpay-v2',
+      trade_type: 'JSAPI',
+      openid: 'oUpF8uMuAJO_M2pxb1Q9zNjWeS6o',
+    });
+    expect(result.outcome).toBe('CREATED');
+    const { params } = (result as { buyer: { params: Record<string, string> } }).buyer;
+    expect(params).toMatchObject({ appId: APPID, signType: 'MD5', package: expect.stringMatching(/^prepay_id=wx/) });
+    const { paySign, ...signed } = params;
+    expect(paySign).toBe(signV2(signed, API_V2_KEY, 'MD5'));
+  });
+
+  it('should answer NATIVE with code_url and H5 with h5_url (its mweb_url)', async () => {
+    const native = await callsFor().createPayment(request('NATIVE'));
+    const h5 = await callsFor().createPayment(request('H5', { clientIp: '203.0.113.9', h5Type: 'Wap' }));
+
+    expect(native).toMatchObject({
+      outcome: 'CREATED',
+      buyer: { params: { code_url: expect.stringMatching(/^weixin:/) } },
+    });
+    expect(h5).toMatchObject({ outcome: 'CREATED', buyer: { params: { h5_url: expect.stringMatching(/^https:/) } } });
+  });
+
+  it('should send the same terms again on a retry (the same trade), and take a refusal as REFUSED with its code', async () => {
+    const sent = request('NATIVE');
+    await callsFor().createPayment(sent);
+    const again = await callsFor().createPayment(sent);
+    const other = await callsFor().createPayment({ ...sent, amount: 1999 });
+
+    expect(again.outcome).toBe('CREATED');
+    expect(other).toEqual({ outcome: 'REFUSED', code: 'OUT_TRADE_NO_USED', message: '商户订单号重复' });
+  });
+});
+
 describe('an account with only an APIv2 key, in the service', () => {
   let ctx: MediumContext;
   let pool: Pool;

@@ -47,6 +47,8 @@ export async function init(args: string[]): Promise<number> {
     envFile,
     envFileText(keys, {
       PORT: String(port),
+      // Where the platform notifies the payments the service creates (POST /payment-orders with method).
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
       DATABASE_URL: DEFAULT_DATABASE_URL,
       REFUND_APPROVAL_THRESHOLD: String(APPROVAL_THRESHOLD),
     }),

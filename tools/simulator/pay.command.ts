@@ -43,7 +43,15 @@ export async function pay(args: string[]): Promise<number> {
     channel === 'wechatpay' && dialect !== 'v2'
       ? wechatpayDialect(keys, values.dialect, values['sub-mchid'])
       : { subMchid: undefined };
-  const amount = positiveInteger(values.amount, 'amount') ?? (await orderAmount(keys, values.target, orderNo));
+  // A payment the service created at the platform is paid as its buyer would, and notified where it was told.
+  const created = await createdTrade(keys, channel, orderNo);
+  if (created) {
+    print(`the buyer ${BUYER_ACTIONS[created.tradeType] ?? 'pays'} (${created.tradeType}, ${created.merchantId})`);
+    print(`  the service gave the platform notify_url ${created.notifyUrl}`);
+  }
+  const target = values.target;
+  const amount =
+    positiveInteger(values.amount, 'amount') ?? created?.amount ?? (await orderAmount(keys, values.target, orderNo));
   if (amount === undefined) return 1;
   const status = values.status ?? DEFAULT_STATUS[channel];
   // UnionPay: the consumption's txnTime is the one the order was registered with (channelOrderTime), so the
@@ -62,15 +70,44 @@ export async function pay(args: string[]): Promise<number> {
     dialect === 'v2' ? v2PaymentDelivery(keys, payment, signType) : paymentNotification(keys, channel, payment);
   const notification = sign();
   print(
-    `${notification.summary}  → ${values.target}, ${times} ${times === 1 ? 'delivery' : 'deliveries'}${values.concurrent ? ' at once' : ''}`,
+    `${notification.summary}  → ${target}, ${times} ${times === 1 ? 'delivery' : 'deliveries'}${values.concurrent ? ' at once' : ''}`,
   );
   if (PAYING_STATUSES.has(status)) await tellPlatform(keys, channel, payment);
   // Each delivery signed afresh, as the platforms sign their retries (WeChat Pay: a new timestamp and nonce).
-  const acks = await deliverTimes(times, values.concurrent, () => deliver(values.target, sign()));
+  const acks = await deliverTimes(times, values.concurrent, () => deliver(target, sign()));
   acks.forEach((ack, i) => printAck(i + 1, ack));
   if (acks.some((ack) => ack.acked)) await printOutcome(keys, values.target, orderNo, payment.transactionId);
   await printOrderStatus(keys, values.target, orderNo);
   return acks.every((ack) => ack.acked) ? 0 : 1;
+}
+
+/** What the buyer does with what the service gave it, per trade type the platform was asked for. */
+const BUYER_ACTIONS: Record<string, string> = {
+  jsapi: 'confirms the prepay in WeChat (wx.requestPayment)',
+  app: 'confirms the prepay in the app',
+  native: 'scans the code_url',
+  h5: 'opens the h5_url',
+};
+
+/** The trade the service created at the running platform server for the order, if any. */
+async function createdTrade(
+  keys: DevKeys,
+  channel: SimulatedChannel,
+  orderNo: string,
+): Promise<{ amount: number; tradeType: string; notifyUrl: string; merchantId: string } | undefined> {
+  try {
+    const answer = await json(
+      `http://127.0.0.1:${keys.platformPort}/simulator/created/${encodeURIComponent(orderNo)}?channel=${channel}`,
+      'GET',
+      undefined,
+    );
+    return answer.status === 200
+      ? (answer.json as unknown as { amount: number; tradeType: string; notifyUrl: string; merchantId: string })
+      : undefined;
+  } catch (error) {
+    if (!(error instanceof UnreachableError)) throw error;
+    return undefined;
+  }
 }
 
 async function deliverTimes(times: number, concurrent: boolean, send: () => Promise<Ack>): Promise<Ack[]> {

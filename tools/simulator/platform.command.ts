@@ -72,7 +72,9 @@ class SimulatorEndpoints {
   route(req: IncomingMessage, res: ServerResponse, body: string): boolean {
     const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
     const refund = /^\/simulator\/refunds\/([^/]+)(\/settle)?$/.exec(path);
+    const created = /^\/simulator\/created\/([^/]+)$/.exec(path);
     if (req.method === 'POST' && path === '/simulator/trades') this.recordTrade(res, body);
+    else if (req.method === 'GET' && created) this.describeCreated(res, decodeURIComponent(created[1]), req.url ?? '');
     else if (refund && req.method === (refund[2] ? 'POST' : 'GET')) {
       const refundNo = decodeURIComponent(refund[1]);
       if (refund[2]) this.settle(res, refundNo, body);
@@ -106,6 +108,22 @@ class SimulatorEndpoints {
       subMerchantId: subMchid,
     });
     send(res, 204);
+  }
+
+  /** GET /simulator/created/{orderNo}?channel=: the trade the service created for the order (its create call), to pay. */
+  private describeCreated(res: ServerResponse, orderNo: string, url: string): void {
+    const channel = CHANNEL_IDS[new URL(url, 'http://127.0.0.1').searchParams.get('channel') ?? ''];
+    const trade = channel && this.fake.trade(channel, orderNo);
+    if (!trade?.created) return send(res, 404, { message: `the service created no trade for ${orderNo} here` });
+    send(res, 200, {
+      orderNo,
+      amount: trade.amount,
+      state: trade.state,
+      merchantId: trade.merchantId,
+      subMchid: trade.subMerchantId,
+      tradeType: trade.created.tradeType,
+      notifyUrl: trade.created.notifyUrl,
+    });
   }
 
   /** What a refund notification needs: the refund as the service asked for it, and its trade when known. */
@@ -150,7 +168,7 @@ function send(res: ServerResponse, status: number, payload?: object): void {
   res.writeHead(status, { 'content-type': 'application/json' }).end(payload ? JSON.stringify(payload) : undefined);
 }
 
-const logged = { calls: 0, queries: 0, tradeCalls: 0, refused: 0, unionpayRefunds: 0 };
+const logged = { calls: 0, queries: 0, tradeCalls: 0, createCalls: 0, refused: 0, unionpayRefunds: 0 };
 
 function logNewCalls(fake: FakePlatform, unionpay: SimulatedUnionpayGateway | undefined): void {
   for (const call of fake.calls.slice(logged.calls)) {
@@ -166,6 +184,11 @@ function logNewCalls(fake: FakePlatform, unionpay: SimulatedUnionpayGateway | un
       `trade ${call.request.toLowerCase()} ${call.outTradeNo}  ${call.channel} ${call.merchantId}  → ${call.answered}`,
     );
   }
+  for (const call of fake.createCalls.slice(logged.createCalls)) {
+    print(
+      `create ${call.tradeType} ${call.outTradeNo}  ${call.channel} ${call.merchantId}  ${formatMinor(call.amount)}  notify ${call.notifyUrl}  → ${call.answered}`,
+    );
+  }
   for (const refusal of fake.refusedRequests.slice(logged.refused)) print(`REFUSED ${refusal.path}: ${refusal.reason}`);
   const unionpayRefunds = unionpay?.refunds ?? [];
   for (const refund of unionpayRefunds.slice(logged.unionpayRefunds)) {
@@ -177,6 +200,7 @@ function logNewCalls(fake: FakePlatform, unionpay: SimulatedUnionpayGateway | un
     calls: fake.calls.length,
     queries: fake.queries.length,
     tradeCalls: fake.tradeCalls.length,
+    createCalls: fake.createCalls.length,
     refused: fake.refusedRequests.length,
     unionpayRefunds: unionpayRefunds.length,
   });

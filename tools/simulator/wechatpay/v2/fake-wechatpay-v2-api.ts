@@ -1,5 +1,5 @@
 /**
- * A local fake of WeChat Pay's APIv2 (XML over HTTPS) for one merchant: orderquery, closeorder,
+ * A local fake of WeChat Pay's APIv2 (XML over HTTPS) for one merchant: unifiedorder, orderquery, closeorder,
  * secapi/pay/refund (only with the merchant's client certificate), refundquery and downloadbill.
  * Every request's sign is checked with the merchant's APIv2 key, every answer is signed with it.
  */
@@ -24,6 +24,8 @@ export interface FakeV2Trade {
   totalFee: number;
   state: 'SUCCESS' | 'NOTPAY' | 'CLOSED' | 'REFUND';
   paidAt?: Date;
+  /** Created by unifiedorder: its terms (the request without nonce and sign); the same terms again are the same trade. */
+  terms?: string;
 }
 
 export interface FakeV2Refund {
@@ -126,6 +128,8 @@ export class FakeWechatpayV2Api {
 
   private answer(path: string, f: Record<string, string>): Record<string, string> | string {
     switch (path) {
+      case '/pay/unifiedorder':
+        return this.unifiedOrder(f);
       case '/pay/orderquery':
         return this.orderQuery(f.out_trade_no);
       case '/pay/closeorder':
@@ -139,6 +143,49 @@ export class FakeWechatpayV2Api {
       default:
         return { return_code: 'FAIL', return_msg: `no API at ${path}` };
     }
+  }
+
+  /** A trade created NOTPAY (the same one for the same terms; another order's terms are OUT_TRADE_NO_USED). */
+  private unifiedOrder(f: Record<string, string>): Record<string, string> {
+    const required = ['body', 'out_trade_no', 'total_fee', 'spbill_create_ip', 'notify_url', 'trade_type'];
+    const missing = required.filter((name) => !f[name]);
+    if (f.trade_type === 'JSAPI' && !f.openid && !f.sub_openid) missing.push('openid');
+    if (missing.length > 0) {
+      return this.result({
+        result_code: 'FAIL',
+        err_code: 'PARAM_ERROR',
+        err_code_des: `missing ${missing.join(', ')}`,
+      });
+    }
+    const { nonce_str: _nonce, sign: _sign, ...terms } = f;
+    const fingerprint = JSON.stringify(Object.entries(terms).sort(([a], [b]) => a.localeCompare(b)));
+    const known = this.trades.get(f.out_trade_no);
+    if (known && known.terms !== fingerprint) {
+      return this.result({ result_code: 'FAIL', err_code: 'OUT_TRADE_NO_USED', err_code_des: '商户订单号重复' });
+    }
+    if (known && known.state !== 'NOTPAY') {
+      return this.result({ result_code: 'FAIL', err_code: known.state === 'CLOSED' ? 'ORDERCLOSED' : 'ORDERPAID' });
+    }
+    if (!known) {
+      this.trades.set(f.out_trade_no, {
+        transactionId: '',
+        totalFee: Number(f.total_fee),
+        state: 'NOTPAY',
+        terms: fingerprint,
+      });
+    }
+    const prepayId = `wx${randomBytes(14).toString('hex')}`;
+    return this.result({
+      result_code: 'SUCCESS',
+      trade_type: f.trade_type,
+      prepay_id: prepayId,
+      ...(f.trade_type === 'NATIVE'
+        ? { code_url: `weixin://wxpay/bizpayurl?pr=${randomBytes(4).toString('hex')}` }
+        : {}),
+      ...(f.trade_type === 'MWEB'
+        ? { mweb_url: `https://wx.tenpay.com/cgi-bin/mmpayweb-bin/checkmweb?prepay_id=${prepayId}` }
+        : {}),
+    });
   }
 
   private orderQuery(orderNo: string): Record<string, string> {
