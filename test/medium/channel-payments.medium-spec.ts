@@ -62,7 +62,7 @@ function jsapi(fields: Partial<CreatePaymentOrderDto> = {}): CreatePaymentOrderD
     description: 'Two coffees',
     payer: { openid: OPENID },
     ...fields,
-  } as CreatePaymentOrderDto;
+  };
 }
 
 const create = (dto: CreatePaymentOrderDto) => ctx.inContext(() => ctx.get(ChannelPayments).create(dto));
@@ -275,9 +275,10 @@ describe('a payment created here, then', () => {
     const dto = jsapi();
     await create(dto);
     // Its expiry reached: the row as it will be once time_expire has passed.
-    await pool.query('UPDATE channel_payment SET expires_at = NOW(3), valid_until = NOW(3), close_due_at = NOW(3) WHERE order_no = ?', [
-      dto.orderNo,
-    ]);
+    await pool.query(
+      'UPDATE channel_payment SET expires_at = NOW(3), valid_until = NOW(3), close_due_at = NOW(3) WHERE order_no = ?',
+      [dto.orderNo],
+    );
 
     await eventually('the expired order closed', async () => (await effects.status(dto.orderNo)) === 'CLOSED');
 

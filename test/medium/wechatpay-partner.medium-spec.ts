@@ -418,7 +418,7 @@ describe('payments created for a sub-merchant', () => {
         subMerchantId: SUB_A,
         payer: { openid: 'oSpOpenid0000000000000000001' },
         ...fields,
-      } as CreatePaymentOrderDto),
+      }),
     );
 
   it("should create it through the partner path with sp_mchid, sub_mchid and sp_openid, and sign the buyer's parameters with the provider's key", async () => {

@@ -250,7 +250,7 @@ export class WechatpayV3Calls implements WechatpayApiCalls {
     }
     const now = new Date();
     const field = (name: string): string | undefined =>
-      typeof answer.body[name] === 'string' && answer.body[name] !== '' ? (answer.body[name]) : undefined;
+      typeof answer.body[name] === 'string' && answer.body[name] !== '' ? answer.body[name] : undefined;
     if (method.name === 'NATIVE' || method.name === 'H5') {
       const name = method.name === 'NATIVE' ? 'code_url' : 'h5_url';
       const url = field(name);

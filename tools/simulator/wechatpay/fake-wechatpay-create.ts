@@ -65,7 +65,7 @@ export function parseWechatpayCreate(
   const amount = (json.amount ?? {}) as Record<string, unknown>;
   if (!isPositiveInteger(amount.total)) throw new Refusal('PARAM_ERROR', 'amount.total must be a positive integer');
   const currency = amount.currency ?? 'CNY';
-  if (currency !== 'CNY') throw new Refusal('PARAM_ERROR', `amount.currency ${String(currency)} is not CNY`);
+  if (currency !== 'CNY') throw new Refusal('PARAM_ERROR', `amount.currency ${JSON.stringify(currency)} is not CNY`);
   const payer = (json.payer ?? {}) as Record<string, unknown>;
   if (tradeType === 'jsapi') {
     const openid = !partner ? payer.openid : subAppid ? payer.sub_openid : payer.sp_openid;
@@ -86,10 +86,10 @@ export function parseWechatpayCreate(
     ...(subMchid === undefined ? {} : { subMchid }),
     appid,
     ...(subAppid === undefined ? {} : { subAppid }),
-    amount: amount.total as number,
-    currency: currency as string,
+    amount: amount.total,
+    currency: currency,
     notifyUrl: json.notify_url,
-    timeExpire: (json.time_expire as string | undefined) ?? '',
+    timeExpire: json.time_expire ?? '',
     json,
     terms: createHash('sha256').update(body).digest('hex'),
   };

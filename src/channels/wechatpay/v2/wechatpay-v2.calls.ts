@@ -183,7 +183,7 @@ export class WechatpayV2Calls {
       return {
         outcome: 'CREATED',
         buyer: { params: { [to]: fields[from] } },
-        validUntil: new Date(now.getTime() + (validity)),
+        validUntil: new Date(now.getTime() + validity),
       };
     }
     const prepayId = fields.prepay_id;
