@@ -65,7 +65,7 @@ export interface RecordedCreateCall {
   expiry: string;
   /** The request's fields as received. */
   request: Record<string, unknown>;
-  /** 'created', 'same-trade' (the same terms again), 'timeout', 'answer-lost', 'server-error', 'reject:<code>'. */
+  /** 'created' (a new trade, or the same one for the same terms), 'timeout', 'answer-lost', 'server-error', 'reject:<code>'. */
   answered: string;
 }
 
