@@ -324,6 +324,7 @@ export function fakePlatformOptions(platforms: TestPlatforms): FakePlatformOptio
       appId: platforms.alipay.appId,
       appPublicKeyPem: platforms.refunds.alipayAppKey.publicKeyPem,
       alipayPrivateKey: platforms.alipay.privateKey,
+      sellerId: platforms.alipay.sellerId,
     },
   };
 }

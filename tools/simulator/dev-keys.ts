@@ -195,6 +195,7 @@ export function fakePlatformAccounts(keys: DevKeys): Pick<FakePlatformOptions, '
       appId: keys.alipay.appId,
       appPublicKeyPem: readFileSync(join(keys.dir, PEM.alipayAppPub), 'utf8'),
       alipayPrivateKey: privateKeys.alipay,
+      sellerId: keys.alipay.sellerId,
       certMode: keys.alipay.certMode && {
         appCertSn: keys.alipay.certMode.appCertSn,
         rootCertSn: keys.alipay.certMode.rootCertSn,

@@ -45,8 +45,8 @@ export type CreateBehaviour =
   | 'answer'
   | 'timeout' // hold the request open for `hangMs` then destroy the socket; no trade is created
   | 'answer-lost' // the trade IS created, but its answer never arrives: held for `hangMs`, then the socket destroyed
-  | 'server-error' // WeChat: HTTP 500 SYSTEM_ERROR
-  | { reject: string; message?: string }; // WeChat: HTTP 400 {code: reject}
+  | 'server-error' // WeChat: HTTP 500 SYSTEM_ERROR; Alipay: code 20000 sub_code aop.ACQ.SYSTEM_ERROR
+  | { reject: string; message?: string }; // WeChat: HTTP 400 {code: reject}; Alipay: code 40004 sub_code=reject
 
 /** A create call that passed the signature checks, with what the platform received. */
 export interface RecordedCreateCall {
@@ -264,6 +264,8 @@ export interface FakeLedger {
   /** Keeps the file for download; answers the token that names it. */
   offerBillFile(file: BillFile): string;
   billFile(token: string): BillFile | undefined;
+  trade(channel: FakeChannel, outTradeNo: string): FakeTrade | undefined;
+  payTrade(params: TradeParams & { transactionId: string; paidAt?: Date }): FakeTrade;
 }
 
 /** One channel's piece of the fake platform. */

@@ -9,6 +9,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { FakeAlipayApp, FakeAlipayGateway } from './alipay/fake-alipay-gateway';
+import { FakeAlipayPayments } from './alipay/fake-alipay-payments';
 import {
   BillFile,
   FakeBill,
@@ -117,6 +118,11 @@ export class FakePlatform implements FakeLedger {
 
   get wechatpayBaseUrl(): string {
     return this.url;
+  }
+
+  /** The fake Alipay's payments: its create calls, the trades they opened, and their buyer. */
+  get alipayPayments(): FakeAlipayPayments {
+    return this.alipay.payments;
   }
 
   get alipayGatewayUrl(): string {

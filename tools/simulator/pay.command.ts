@@ -44,7 +44,10 @@ export async function pay(args: string[]): Promise<number> {
       ? wechatpayDialect(keys, values.dialect, values['sub-mchid'])
       : { subMchid: undefined };
   // A payment the service created at the platform is paid as its buyer would, and notified where it was told.
-  const created = await createdTrade(keys, channel, orderNo);
+  // A form or orderStr the service signed reaches the platform only when the buyer brings it: brought first.
+  const created =
+    (await createdTrade(keys, channel, orderNo)) ??
+    ((await bringBuyerRequest(keys, values.target, orderNo)) ? await createdTrade(keys, channel, orderNo) : undefined);
   if (created) {
     print(`the buyer ${BUYER_ACTIONS[created.tradeType] ?? 'pays'} (${created.tradeType}, ${created.merchantId})`);
     print(`  the service gave the platform notify_url ${created.notifyUrl}`);
@@ -61,7 +64,8 @@ export async function pay(args: string[]): Promise<number> {
     orderNo,
     amount,
     status,
-    transactionId: values.transaction ?? newTransactionId(channel),
+    // Alipay gives a trade its trade_no when it is created; the payment keeps it.
+    transactionId: values.transaction ?? created?.transactionId ?? newTransactionId(channel),
     subMchid,
     txnTime,
   };
@@ -87,14 +91,64 @@ const BUYER_ACTIONS: Record<string, string> = {
   app: 'confirms the prepay in the app',
   native: 'scans the code_url',
   h5: 'opens the h5_url',
+  'alipay.trade.page.pay': 'posts the page pay form to Alipay and pays at the cashier',
+  'alipay.trade.wap.pay': 'posts the wap pay form to Alipay and pays at the cashier',
+  'alipay.trade.app.pay': "takes the orderStr to Alipay in the app (the SDK's payOrder)",
+  'alipay.trade.precreate': 'scans the qr_code',
+  'alipay.trade.create': 'pays in the mini-program (my.tradePay with the trade_no)',
+  frontTrans: 'posts the consumption form to UnionPay and pays',
+  appTrans: "pays with the tn in the app (UnionPay's startPay)",
 };
+
+/**
+ * The buyer's side of a payment the service signed without calling the platform (Alipay page, wap and app pay,
+ * UnionPay's front consumption): the form posted, or the orderStr taken, to the platform, as the browser or the
+ * SDK does, so that the platform opens the trade. Read from the admin order view; false when there is none.
+ */
+async function bringBuyerRequest(keys: DevKeys, target: string, orderNo: string): Promise<boolean> {
+  let view;
+  try {
+    view = await json(`${target}/admin/orders/${encodeURIComponent(orderNo)}`, 'GET', keys.admins[0]?.token);
+  } catch (error) {
+    if (!(error instanceof UnreachableError)) throw error;
+    return false;
+  }
+  const buyer = (view.json as { createdPayment?: { buyer?: BuyerParameters | null } } | undefined)?.createdPayment
+    ?.buyer;
+  const request = buyer?.form
+    ? { url: buyer.form.action, body: new URLSearchParams(buyer.params).toString() }
+    : buyer?.params.orderStr
+      ? { url: `http://127.0.0.1:${keys.platformPort}/gateway.do`, body: buyer.params.orderStr }
+      : undefined;
+  if (!request) return false;
+  try {
+    const answer = await http(request.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: request.body,
+    });
+    if (answer.status !== 200) print(`  the platform refused the buyer's request: ${answer.status} ${answer.body}`);
+    return answer.status === 200;
+  } catch (error) {
+    if (!(error instanceof UnreachableError)) throw error;
+    print('  (the platform server is not running: the buyer cannot bring it the signed request)');
+    return false;
+  }
+}
+
+interface BuyerParameters {
+  params: Record<string, string>;
+  form?: { action: string; method: string };
+}
 
 /** The trade the service created at the running platform server for the order, if any. */
 async function createdTrade(
   keys: DevKeys,
   channel: SimulatedChannel,
   orderNo: string,
-): Promise<{ amount: number; tradeType: string; notifyUrl: string; merchantId: string } | undefined> {
+): Promise<
+  { amount: number; tradeType: string; notifyUrl: string; merchantId: string; transactionId?: string } | undefined
+> {
   try {
     const answer = await json(
       `http://127.0.0.1:${keys.platformPort}/simulator/created/${encodeURIComponent(orderNo)}?channel=${channel}`,
@@ -102,7 +156,13 @@ async function createdTrade(
       undefined,
     );
     return answer.status === 200
-      ? (answer.json as unknown as { amount: number; tradeType: string; notifyUrl: string; merchantId: string })
+      ? (answer.json as unknown as {
+          amount: number;
+          tradeType: string;
+          notifyUrl: string;
+          merchantId: string;
+          transactionId?: string;
+        })
       : undefined;
   } catch (error) {
     if (!(error instanceof UnreachableError)) throw error;

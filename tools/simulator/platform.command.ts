@@ -112,7 +112,10 @@ class SimulatorEndpoints {
 
   /** GET /simulator/created/{orderNo}?channel=: the trade the service created for the order (its create call), to pay. */
   private describeCreated(res: ServerResponse, orderNo: string, url: string): void {
-    const channel = CHANNEL_IDS[new URL(url, 'http://127.0.0.1').searchParams.get('channel') ?? ''];
+    const channelName = new URL(url, 'http://127.0.0.1').searchParams.get('channel') ?? '';
+    const consumption = channelName === 'unionpay' ? this.unionpay?.describeCreated(orderNo) : undefined;
+    if (consumption) return send(res, 200, consumption);
+    const channel = CHANNEL_IDS[channelName];
     const trade = channel && this.fake.trade(channel, orderNo);
     if (!trade?.created) return send(res, 404, { message: `the service created no trade for ${orderNo} here` });
     send(res, 200, {
@@ -123,6 +126,8 @@ class SimulatorEndpoints {
       subMchid: trade.subMerchantId,
       tradeType: trade.created.tradeType,
       notifyUrl: trade.created.notifyUrl,
+      // Alipay's trade_no, which a trade has from its creation (WeChat Pay's comes with the payment).
+      transactionId: trade.channel === 'ALIPAY' ? trade.transactionId : undefined,
     });
   }
 

@@ -1,6 +1,9 @@
 import { DomainError } from '../../domain/domain-error';
 import {
   ChannelRefundResult,
+  CreatePaymentRequest,
+  CreatePaymentResult,
+  PaymentMethod,
   RefundRequest,
   TradeCloseResult,
   TradeQueryResult,
@@ -13,6 +16,7 @@ import { entriesThenRemove } from '../bill-file';
 import { PaymentChannel, PlatformReply } from '../payment-channel';
 import { parseAlipayBill } from './alipay.bill';
 import { AlipayClient, isFailure, METHODS } from './alipay.client';
+import { ALIPAY_PAYMENT_METHODS, alipayPaymentRefusal, createAlipayPayment } from './alipay.payments';
 import { AlipayVerifier, parseAlipayTime } from './alipay.verifier';
 import { maskIdentifier } from '../payer-masking';
 
@@ -42,6 +46,7 @@ const PAYER_PARAMETER = new RegExp(`(^|&)(${PAYER_PARAMETERS.join('|')})=([^&]*)
 export class AlipayChannel implements PaymentChannel {
   readonly channel = Channel.Alipay;
   readonly notifyPath = 'alipay';
+  readonly paymentMethods: readonly PaymentMethod[] = ALIPAY_PAYMENT_METHODS;
   readonly disabledHint =
     'set ALIPAY_APP_ID and ALIPAY_PUBLIC_KEY_PATH, or ALIPAY_PUBLIC_CERT_PATHS and ALIPAY_ROOT_CERT_PATH (or PAYMENT_ACCOUNTS_FILE) to enable';
 
@@ -199,6 +204,15 @@ export class AlipayChannel implements PaymentChannel {
     // Paid, finished or already closed: the trade query that follows tells which.
     if (verified.sub_code === TRADE_STATUS_ERROR) return { outcome: 'PAID', detail: TRADE_STATUS_ERROR };
     return { outcome: 'FAILED', detail: describe('Alipay trade close', verified) };
+  }
+
+  createPaymentRefusal(request: CreatePaymentRequest): string | undefined {
+    return alipayPaymentRefusal(request);
+  }
+
+  /** Page, wap and app pay are signed here; precreate (QR) and create (mini-program) are calls to the gateway. */
+  createPayment(request: CreatePaymentRequest): Promise<CreatePaymentResult> {
+    return createAlipayPayment(this.client, request, this.notifyPath, new Date());
   }
 
   async downloadBill(merchantId: string, date: BillDate): Promise<BillDownload> {

@@ -19,6 +19,8 @@ export const METHODS = {
   refundQuery: { name: 'alipay.trade.fastpay.refund.query', responseKey: 'alipay_trade_fastpay_refund_query_response' },
   tradeQuery: { name: 'alipay.trade.query', responseKey: 'alipay_trade_query_response' },
   tradeClose: { name: 'alipay.trade.close', responseKey: 'alipay_trade_close_response' },
+  precreate: { name: 'alipay.trade.precreate', responseKey: 'alipay_trade_precreate_response' },
+  create: { name: 'alipay.trade.create', responseKey: 'alipay_trade_create_response' },
   billDownloadUrl: {
     name: 'alipay.data.dataservice.bill.downloadurl.query',
     responseKey: 'alipay_data_dataservice_bill_downloadurl_query_response',
@@ -86,23 +88,45 @@ export class AlipayClient {
     return undefined;
   }
 
-  /** One signed gateway call; the response object once its signature verifies, or why not. */
-  async call(
+  /** The gateway's address: where API calls go, and where a buyer's browser or the Alipay SDK takes a signed request. */
+  get gatewayUrl(): string {
+    return this.api.gatewayUrl;
+  }
+
+  /**
+   * A request signed for `appId` without sending it: what a buyer's browser (page and wap pay) or the
+   * Alipay SDK (app pay) takes to the gateway. `publicParams` (notify_url, return_url) are signed with the rest.
+   */
+  sign(
     appId: string | undefined,
-    method: AlipayMethod,
+    method: string,
     bizContent: object,
-  ): Promise<VerifiedResponse | CallFailure> {
+    publicParams: Record<string, string> = {},
+  ): { params: Record<string, string> } | CallFailure {
     const resolved = this.resolve(appId);
     const key = this.keys.get(resolved ?? '');
     const unavailable = this.unavailableReason(appId);
     if (!resolved || !key || unavailable) return { failure: unavailable ?? 'no app key' };
     const certSns = this.verifier.requestCertSns(resolved);
+    return { params: signedRequest(resolved, key, method, bizContent, certSns, publicParams) };
+  }
+
+  /** One signed gateway call; the response object once its signature verifies, or why not. */
+  async call(
+    appId: string | undefined,
+    method: AlipayMethod,
+    bizContent: object,
+    publicParams: Record<string, string> = {},
+  ): Promise<VerifiedResponse | CallFailure> {
+    const resolved = this.resolve(appId);
+    const request = this.sign(appId, method.name, bizContent, publicParams);
+    if (!resolved || isFailure(request)) return { failure: isFailure(request) ? request.failure : 'no app key' };
     let text: string;
     try {
       const response = await fetch(this.api.gatewayUrl, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded;charset=utf-8' },
-        body: new URLSearchParams(signedRequest(resolved, key, method.name, bizContent, certSns)).toString(),
+        body: new URLSearchParams(request.params).toString(),
         signal: AbortSignal.timeout(this.api.timeoutMs),
       });
       text = await response.text();
@@ -136,20 +160,22 @@ export class AlipayClient {
   }
 }
 
-export function isFailure(answer: VerifiedResponse | CallFailure): answer is CallFailure {
+export function isFailure<T extends object>(answer: T | CallFailure): answer is CallFailure {
   return 'failure' in answer;
 }
 
 /**
  * The public parameters plus biz_content, signed RSA2 over everything but `sign` (sign_type included);
- * in certificate mode app_cert_sn and alipay_root_cert_sn are public parameters too, and signed.
+ * in certificate mode app_cert_sn and alipay_root_cert_sn are public parameters too, and signed. So are
+ * the optional public parameters a method takes (notify_url, return_url).
  */
 function signedRequest(
   appId: string,
   key: KeyObject,
   method: string,
   bizContent: object,
-  certSns?: { app_cert_sn?: string; alipay_root_cert_sn: string },
+  certSns: { app_cert_sn?: string; alipay_root_cert_sn: string } | undefined,
+  publicParams: Record<string, string>,
 ): Record<string, string> {
   const params = new Map<string, string>([
     ['app_id', appId],
@@ -160,6 +186,7 @@ function signedRequest(
     ['timestamp', beijingDateTime(new Date())],
     ['version', '1.0'],
     ['biz_content', JSON.stringify(bizContent)],
+    ...Object.entries(publicParams),
   ]);
   if (certSns?.app_cert_sn) {
     params.set('app_cert_sn', certSns.app_cert_sn);
@@ -170,7 +197,8 @@ function signedRequest(
   return Object.fromEntries(params);
 }
 
-function beijingDateTime(at: Date): string {
+/** yyyy-MM-dd HH:mm:ss in Beijing time, as Alipay writes timestamp and time_expire. */
+export function beijingDateTime(at: Date): string {
   return new Date(at.getTime() + BEIJING_OFFSET_MS).toISOString().slice(0, 19).replace('T', ' ');
 }
 

@@ -1,6 +1,9 @@
 import { BillDate, BillDownload } from '../../domain/bill';
 import {
   ChannelRefundResult,
+  CreatePaymentRequest,
+  CreatePaymentResult,
+  PaymentMethod,
   RefundRequest,
   TradeCloseResult,
   TradeQueryResult,
@@ -13,6 +16,7 @@ import { PaymentChannel, PlatformReply } from '../payment-channel';
 import { parseUnionpayBill, saveFileContent } from './unionpay.bill';
 import { isFailure, UnionpayClient } from './unionpay.client';
 import { formatTxnTime, parseTxnTime } from './unionpay.message';
+import { createUnionpayPayment, UNIONPAY_PAYMENT_METHODS, unionpayPaymentRefusal } from './unionpay.payments';
 import {
   readAmount,
   readCurrency,
@@ -64,6 +68,7 @@ export interface UnionpayChannelSettings {
 export class UnionpayChannel implements PaymentChannel {
   readonly channel = Channel.Unionpay;
   readonly notifyPath = 'unionpay';
+  readonly paymentMethods: readonly PaymentMethod[] = UNIONPAY_PAYMENT_METHODS;
   readonly disabledHint =
     'set UNIONPAY_MER_ID, UNIONPAY_ROOT_CERT_PATH and UNIONPAY_MIDDLE_CERT_PATH (or PAYMENT_ACCOUNTS_FILE) to enable';
 
@@ -273,6 +278,20 @@ export class UnionpayChannel implements PaymentChannel {
       if (!(error instanceof DomainError)) throw error;
       return { outcome: 'FAILED', detail: error.message };
     }
+  }
+
+  createPaymentRefusal(request: CreatePaymentRequest): string | undefined {
+    return unionpayPaymentRefusal(request);
+  }
+
+  /** UnionPay knows a consumption by its orderId and txnTime: the txnTime an order is sent with, for `at`. */
+  orderTimeOf(at: Date): string {
+    return formatTxnTime(at);
+  }
+
+  /** The front consumption form (PC and mobile web) is signed here; the app's tn is an appTransReq to the gateway. */
+  createPayment(request: CreatePaymentRequest): Promise<CreatePaymentResult> {
+    return createUnionpayPayment(this.client, request, this.notifyPath);
   }
 
   /** UnionPay has no close: an unpaid consumption simply expires (payTimeout). The order closes here only. */

@@ -26,7 +26,12 @@ export interface CallFailure {
 export const ENDPOINTS = {
   backTrans: '/gateway/api/backTransReq.do',
   queryTrans: '/gateway/api/queryTrans.do',
+  appTrans: '/gateway/api/appTransReq.do',
+  /** Where the buyer's browser posts a signed consumption form: never called by this service. */
+  frontTrans: '/gateway/api/frontTransReq.do',
 } as const;
+
+type CalledEndpoint = Exclude<keyof typeof ENDPOINTS, 'frontTrans'> | 'fileTransfer';
 
 /** The largest answer read: a month's fileTransfer of a busy merchant stays well below it. */
 const MAX_ANSWER_BYTES = 256 * 1024 * 1024;
@@ -65,12 +70,16 @@ export class UnionpayClient {
     return undefined;
   }
 
-  /** One signed request; the verified answer, or why there is none. */
-  async call(
-    merId: string | undefined,
-    endpoint: 'backTrans' | 'queryTrans' | 'fileTransfer',
-    request: Record<string, string>,
-  ): Promise<VerifiedAnswer | CallFailure> {
+  /** The gateway's address, where a buyer's browser posts a consumption form (ENDPOINTS.frontTrans). */
+  urlOf(endpoint: keyof typeof ENDPOINTS): string {
+    return this.api.gatewayUrl + ENDPOINTS[endpoint];
+  }
+
+  /**
+   * A request signed for `merId` without sending it: the common fields (txnTime now unless `request`
+   * gives one), `request`'s, certId, and the signature over all of them.
+   */
+  sign(merId: string | undefined, request: Record<string, string>): { fields: Map<string, string> } | CallFailure {
     const resolved = this.resolve(merId);
     const signing = this.signing.get(resolved ?? '');
     if (!resolved || !signing) return { failure: this.unavailableReason(merId) ?? 'no signing certificate' };
@@ -85,6 +94,19 @@ export class UnionpayClient {
       ...Object.entries(request),
     ]);
     fields.set('signature', signFields(fields, signing.privateKey));
+    return { fields };
+  }
+
+  /** One signed request; the verified answer, or why there is none. */
+  async call(
+    merId: string | undefined,
+    endpoint: CalledEndpoint,
+    request: Record<string, string>,
+  ): Promise<VerifiedAnswer | CallFailure> {
+    const signed = this.sign(merId, request);
+    if (isFailure(signed)) return signed;
+    const { fields } = signed;
+    const resolved = fields.get('merId')!;
     const url = endpoint === 'fileTransfer' ? this.api.fileTransferUrl : this.api.gatewayUrl + ENDPOINTS[endpoint];
     const what = `UnionPay ${endpoint} (txnType ${request.txnType})`;
     let text: string;
@@ -115,6 +137,6 @@ export class UnionpayClient {
   }
 }
 
-export function isFailure(answer: VerifiedAnswer | CallFailure): answer is CallFailure {
+export function isFailure<T extends object>(answer: T | CallFailure): answer is CallFailure {
   return 'failure' in answer;
 }

@@ -20,6 +20,13 @@ import {
   Tampering,
 } from '../fake-api';
 import { beijingDateTime, yuan } from '../platform-signers';
+import {
+  ALIPAY_BUYER_METHODS,
+  ALIPAY_CASHIER_PATH,
+  ALIPAY_CREATE_METHOD,
+  ALIPAY_PRECREATE_METHOD,
+  FakeAlipayPayments,
+} from './fake-alipay-payments';
 
 /** One Alipay app as the gateway knows it. */
 export interface FakeAlipayApp {
@@ -30,6 +37,8 @@ export interface FakeAlipayApp {
   alipayPrivateKey: KeyObject;
   /** Certificate mode: the SNs the app's requests must carry, and the certificate (of alipayPrivateKey) answers name. */
   certMode?: { appCertSn: string; rootCertSn: string; alipayCertSn: string };
+  /** The seller_id of the payment notifications the fake sends; the test key sets' own by default. */
+  sellerId?: string;
 }
 
 const ALIPAY_GATEWAY_PATH = '/gateway.do';
@@ -48,6 +57,8 @@ const ALIPAY_RESPONSE_KEYS: Record<string, string> = {
   [ALIPAY_TRADE_QUERY_METHOD]: 'alipay_trade_query_response',
   [ALIPAY_TRADE_CLOSE_METHOD]: 'alipay_trade_close_response',
   [ALIPAY_BILL_METHOD]: ALIPAY_BILL_RESPONSE,
+  [ALIPAY_PRECREATE_METHOD]: 'alipay_trade_precreate_response',
+  [ALIPAY_CREATE_METHOD]: 'alipay_trade_create_response',
 };
 const ALIPAY_BILL_FILE_PATH = '/alipay-bills/';
 const ALIPAY_CLOCK_SKEW_MS = 15 * 60 * 1000;
@@ -56,11 +67,14 @@ export class FakeAlipayGateway implements FakeChannelApi {
   readonly channel = 'ALIPAY' as const;
   private readonly refunds = new Map<string, AlipayRefund>();
   private readonly buyers = new Map<string, string>();
+  readonly payments: FakeAlipayPayments;
 
   constructor(
     private readonly ledger: FakeLedger,
     private readonly apps: FakeAlipayApp[],
-  ) {}
+  ) {
+    this.payments = new FakeAlipayPayments(ledger);
+  }
 
   get defaultAccount(): string {
     return this.apps[0].appId;
@@ -83,6 +97,8 @@ export class FakeAlipayGateway implements FakeChannelApi {
 
   route(req: IncomingMessage, res: ServerResponse, body: string, path: string): boolean {
     if (req.method === 'POST' && path === ALIPAY_GATEWAY_PATH) this.gateway(req, res, body);
+    else if (req.method === 'GET' && path === ALIPAY_GATEWAY_PATH) this.gateway(req, res, '');
+    else if (path.startsWith(ALIPAY_CASHIER_PATH)) return this.payments.routeCashier(req.method, path, res, this.apps);
     else if (req.method === 'GET' && path.startsWith(ALIPAY_BILL_FILE_PATH)) this.billFile(res, path);
     else return false;
     return true;
@@ -102,6 +118,13 @@ export class FakeAlipayGateway implements FakeChannelApi {
       const key = ALIPAY_RESPONSE_KEYS[params.method] ?? 'error_response';
       const signingApp = this.apps.find((a) => a.appId === params.app_id) ?? this.apps[0];
       return this.send(res, signingApp, key, alipayError('40002', 'Invalid Arguments', error.code, error.message));
+    }
+    // The buyer's browser or SDK brings a signed page, wap or app request: the cashier opens.
+    if (ALIPAY_BUYER_METHODS.has(params.method)) return this.payments.openCashier(res, app.appId, params);
+    if (request.kind === 'create') {
+      return this.payments.answerCreate(res, app.appId, params, (payload) =>
+        this.send(res, app, ALIPAY_RESPONSE_KEYS[params.method], payload),
+      );
     }
     if (request.kind === 'query') return this.query(res, app, request);
     if (request.kind === 'trade') return this.trade(res, app, request, params.method);
@@ -211,7 +234,7 @@ export class FakeAlipayGateway implements FakeChannelApi {
       const known = this.apps.map((a) => a.appId).join(', ');
       throw new Refusal('isv.invalid-app-id', `app_id "${params.app_id}" is not ${known}`);
     }
-    if (!(params.method in ALIPAY_RESPONSE_KEYS)) {
+    if (!(params.method in ALIPAY_RESPONSE_KEYS) && !ALIPAY_BUYER_METHODS.has(params.method)) {
       throw new Refusal(
         'isv.invalid-method',
         `method "${params.method}" is not one of ${Object.keys(ALIPAY_RESPONSE_KEYS).join(',')}`,
@@ -340,7 +363,13 @@ interface AlipayBillRequest {
   billDate: string;
 }
 
-type AlipayRequest = AlipayRefundRequest | AlipayQueryRequest | AlipayTradeRequest | AlipayBillRequest;
+/** precreate, create, and the buyer's page, wap and app requests: FakeAlipayPayments reads their biz_content. */
+interface AlipayCreateRequest {
+  kind: 'create';
+}
+
+type AlipayRequest =
+  AlipayRefundRequest | AlipayQueryRequest | AlipayTradeRequest | AlipayBillRequest | AlipayCreateRequest;
 
 interface AlipayRefund {
   tradeNo: string;
@@ -392,6 +421,9 @@ function parseAlipayRequest(method: string, bizContent: string | undefined): Ali
   if (method === ALIPAY_REFUND_METHOD) return parseAlipayRefund(bizContent);
   if (method === ALIPAY_QUERY_METHOD) return parseAlipayQuery(bizContent);
   if (method === ALIPAY_BILL_METHOD) return parseAlipayBill(bizContent);
+  if (method === ALIPAY_PRECREATE_METHOD || method === ALIPAY_CREATE_METHOD || ALIPAY_BUYER_METHODS.has(method)) {
+    return { kind: 'create' };
+  }
   return parseAlipayTrade(bizContent);
 }
 

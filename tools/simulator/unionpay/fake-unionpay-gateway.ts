@@ -14,6 +14,7 @@ import {
   signUnionpay,
   txnTime,
   unionpayAnswer,
+  unionpayConsumeFields,
   unionpayForm,
   unionpayRefundFields,
   unionpaySignatureHolds,
@@ -51,12 +52,44 @@ export interface RecordedUnionpayRefund {
 }
 
 export interface RecordedUnionpayCall {
-  endpoint: 'backTrans' | 'queryTrans' | 'fileTransfer';
+  endpoint: 'backTrans' | 'queryTrans' | 'fileTransfer' | 'appTrans' | 'frontTrans';
   merId: string;
   fields: Record<string, string>;
 }
 
 export const FILE_TRANSFER_PATH = '/unionpay/fileTransfer';
+/** Where a buyer pays a consumption: POST <url>/unionpay/cashier/<tn>/pay (GET shows it). */
+export const CASHIER_PATH = '/unionpay/cashier/';
+
+/** How the next appTransReq is answered: 'answer' (a tn), 'timeout' (the connection dropped, no tn), or a respCode. */
+export type ConsumeBehaviour = 'answer' | 'timeout' | { respCode: string; respMsg?: string };
+
+/** A consumption the merchant sent (appTransReq) or the buyer's browser brought (frontTransReq), with its terms. */
+export interface FakeUnionpayConsumption {
+  endpoint: 'appTrans' | 'frontTrans';
+  merId: string;
+  orderId: string;
+  txnTime: string;
+  /** Fen. */
+  txnAmt: number;
+  channelType: string;
+  backUrl: string;
+  frontUrl?: string;
+  /** yyyyMMddHHmmss Beijing: the buyer cannot pay after it. */
+  payTimeout?: string;
+  /** The tn the app pays with; the front consumption's cashier has one too. */
+  tn: string;
+}
+
+/** What paying a consumption did: the signed notification posted to backUrl, and how the service answered. */
+export interface UnionpayBuyerPayment {
+  orderId: string;
+  queryId: string;
+  backUrl: string;
+  /** The signed form body of the consumption notification. */
+  notification: string;
+  ack?: { status: number; body: string } | { failure: string };
+}
 
 export class FakeUnionpayGateway {
   /** The refunds UnionPay took (money that leaves), whatever became of their answers; not the duplicates it refused. */
@@ -67,6 +100,10 @@ export class FakeUnionpayGateway {
   readonly refundRespCodes: string[] = [];
   /** How many of the next refunds are taken (made) while their answers are lost: the connection is dropped. */
   refundAnswersToLose = 0;
+  /** The consumptions opened, by merId and orderId. */
+  readonly consumptions = new Map<string, FakeUnionpayConsumption>();
+  /** How the next appTransReq calls are answered, in order; afterwards 'answer'. */
+  readonly consumeBehaviours: ConsumeBehaviour[] = [];
   private readonly trades = new Map<string, FakeUnionpayTrade>();
   private readonly bills = new Map<string, Buffer>();
   private readonly certificates = new Map<string, X509Certificate>();
@@ -136,20 +173,57 @@ export class FakeUnionpayGateway {
     await closed;
   }
 
+  /** The calls of an endpoint about one orderId that passed the signature checks. */
+  callsFor(endpoint: RecordedUnionpayCall['endpoint'], orderId: string): RecordedUnionpayCall[] {
+    return this.calls.filter((c) => c.endpoint === endpoint && c.fields.orderId === orderId);
+  }
+
+  /**
+   * Pays the consumption as its buyer: paid at UnionPay (queryTrans answers it) and, unless `deliver` is false,
+   * its signed notification posted to backUrl. Refused once payTimeout has passed, or when paid already.
+   */
+  async pay(merId: string, orderId: string, deliver = true): Promise<UnionpayBuyerPayment> {
+    const consumption = this.consumptions.get(`${merId} ${orderId}`);
+    if (!consumption) throw new Error(`no consumption ${orderId} was sent to the fake UnionPay`);
+    const trade = this.trades.get(`${merId} ${orderId}`);
+    if (trade?.origRespCode === '00') throw new Error(`consumption ${orderId} is paid already`);
+    if (consumption.payTimeout && consumption.payTimeout < txnTime()) {
+      throw new Error(`consumption ${orderId} expired at its payTimeout ${consumption.payTimeout}`);
+    }
+    const queryId = newQueryId();
+    this.putTrade({ merId, orderId, queryId, amount: consumption.txnAmt, txnTime: consumption.txnTime });
+    const fields = unionpayConsumeFields({
+      merId,
+      orderId,
+      queryId,
+      txnAmt: consumption.txnAmt,
+      txnTime: consumption.txnTime,
+    });
+    const notification = unionpayForm(signUnionpay({ ...fields, channelType: consumption.channelType }, this.signer));
+    const payment = { orderId, queryId, backUrl: consumption.backUrl, notification };
+    if (!deliver) return payment;
+    return { ...payment, ack: await post(consumption.backUrl, notification) };
+  }
+
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const path = new URL(req.url ?? '/', this.url).pathname;
+      if (path.startsWith(CASHIER_PATH)) return this.cashier(req.method, path, res);
       const fields = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
       const endpoint =
         path === '/gateway/api/backTransReq.do'
           ? 'backTrans'
           : path === '/gateway/api/queryTrans.do'
             ? 'queryTrans'
-            : path === FILE_TRANSFER_PATH
-              ? 'fileTransfer'
-              : undefined;
+            : path === '/gateway/api/appTransReq.do'
+              ? 'appTrans'
+              : path === '/gateway/api/frontTransReq.do'
+                ? 'frontTrans'
+                : path === FILE_TRANSFER_PATH
+                  ? 'fileTransfer'
+                  : undefined;
       if (!endpoint) return this.refuse(res, path, 404, 'no such endpoint');
       const cert = this.certificates.get(`${fields.merId} ${fields.certId}`);
       if (!cert) return this.refuse(res, path, 200, `certId ${fields.certId} is not merId ${fields.merId}'s`, fields);
@@ -157,6 +231,11 @@ export class FakeUnionpayGateway {
         return this.refuse(res, path, 200, 'signature does not verify', fields);
       }
       this.calls.push({ endpoint, merId: fields.merId, fields });
+      if (endpoint === 'frontTrans') return this.frontTrans(res, fields);
+      if (endpoint === 'appTrans' && this.consumeBehaviours[0] === 'timeout') {
+        this.consumeBehaviours.shift();
+        return res.destroy();
+      }
       const answer = this[endpoint](fields);
       if (endpoint === 'backTrans' && answer.respCode === '00' && this.refundAnswersToLose > 0) {
         this.refundAnswersToLose -= 1;
@@ -164,6 +243,81 @@ export class FakeUnionpayGateway {
       }
       this.answer(res, answer);
     });
+  }
+
+  /** appTransReq: the consumption opened (its terms checked), answered with the tn the app pays with. */
+  private appTrans(request: Record<string, string>): Record<string, string> {
+    const behaviour = this.consumeBehaviours.shift() ?? 'answer';
+    if (typeof behaviour === 'object') {
+      return { ...echo(request), respCode: behaviour.respCode, respMsg: behaviour.respMsg ?? 'refused' };
+    }
+    const opened = this.openConsumption('appTrans', request);
+    if ('respCode' in opened) return { ...echo(request), ...opened };
+    return { ...echo(request), tn: opened.tn, respCode: '00', respMsg: 'success' };
+  }
+
+  /**
+   * frontTransReq: the buyer's browser posts the signed form; the consumption is opened and the cashier page
+   * answered (its address also in the x-fake-cashier header); a refused form is answered with its respCode.
+   */
+  private frontTrans(res: ServerResponse, request: Record<string, string>): void {
+    const opened = this.openConsumption('frontTrans', request);
+    if ('respCode' in opened) {
+      this.refused.push({ path: '/gateway/api/frontTransReq.do', reason: `${opened.respCode} ${opened.respMsg}` });
+      return void res.writeHead(400, { 'content-type': 'text/plain;charset=UTF-8' }).end(unionpayAnswer(opened));
+    }
+    const cashier = `${this.url}${CASHIER_PATH}${opened.tn}`;
+    res
+      .writeHead(200, { 'content-type': 'text/html;charset=UTF-8', 'x-fake-cashier': cashier })
+      .end(`<html><body><form method="post" action="${cashier}/pay"><button>Pay</button></form></body></html>`);
+  }
+
+  /** The consumption of these terms: opened now; the same orderId again is a duplicate (12), as UnionPay answers. */
+  private openConsumption(
+    endpoint: FakeUnionpayConsumption['endpoint'],
+    request: Record<string, string>,
+  ): FakeUnionpayConsumption | { respCode: string; respMsg: string } {
+    const refusal = consumptionRefusal(endpoint, request);
+    if (refusal) return { respCode: '30', respMsg: refusal };
+    const key = `${request.merId} ${request.orderId}`;
+    const known = this.consumptions.get(key);
+    if (known) {
+      // The browser may post the same signed form again (a reload): the same consumption, the same cashier.
+      const sameForm =
+        endpoint === 'frontTrans' && known.txnTime === request.txnTime && known.txnAmt === Number(request.txnAmt);
+      return sameForm ? known : { respCode: '12', respMsg: 'duplicate transaction' };
+    }
+    const consumption: FakeUnionpayConsumption = {
+      endpoint,
+      merId: request.merId,
+      orderId: request.orderId,
+      txnTime: request.txnTime,
+      txnAmt: Number(request.txnAmt),
+      channelType: request.channelType,
+      backUrl: request.backUrl,
+      frontUrl: request.frontUrl,
+      payTimeout: request.payTimeout,
+      tn: newQueryId(),
+    };
+    this.consumptions.set(key, consumption);
+    return consumption;
+  }
+
+  /** GET /unionpay/cashier/<tn> shows the consumption; POST …/pay pays it and posts its notification to backUrl. */
+  private cashier(method: string | undefined, path: string, res: ServerResponse): void {
+    const match = /^\/unionpay\/cashier\/(\d+)(\/pay)?$/.exec(path);
+    const consumption = [...this.consumptions.values()].find((c) => c.tn === match?.[1]);
+    if (!match || !consumption) return void res.writeHead(404).end('no such consumption');
+    if (method === 'GET' && !match[2]) {
+      const { orderId, txnAmt, txnTime, payTimeout } = consumption;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return void res.end(JSON.stringify({ orderId, txnAmt, txnTime, payTimeout, payUrl: `${this.url}${path}/pay` }));
+    }
+    if (method !== 'POST' || !match[2]) return void res.writeHead(405).end();
+    this.pay(consumption.merId, consumption.orderId).then(
+      (payment) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(payment)),
+      (error: Error) => res.writeHead(409, { 'content-type': 'text/plain' }).end(error.message),
+    );
   }
 
   private backTrans(request: Record<string, string>): Record<string, string> {
@@ -255,6 +409,37 @@ export class FakeUnionpayGateway {
     // UnionPay answers a request it cannot trust with an unsigned error.
     res.writeHead(status, { 'content-type': 'text/plain;charset=UTF-8' });
     res.end(unionpayAnswer({ ...(request ? echo(request) : {}), respCode: '11', respMsg: reason }));
+  }
+}
+
+/** Why a consumption request (txnType 01) is not well formed: a field missing or not as acp 5.1.0 writes it. */
+function consumptionRefusal(
+  endpoint: FakeUnionpayConsumption['endpoint'],
+  r: Record<string, string>,
+): string | undefined {
+  if (r.txnType !== '01' || r.txnSubType !== '01' || r.bizType !== '000201') return 'not a consumption (01/01/000201)';
+  if (!/^[0-9A-Za-z]{8,40}$/.test(r.orderId ?? '')) return 'orderId is not 8 to 40 letters or digits';
+  if (!/^[1-9]\d{0,11}$/.test(r.txnAmt ?? '')) return 'txnAmt is not an amount in fen';
+  if (r.currencyCode !== '156') return 'currencyCode is not 156';
+  if (!/^\d{14}$/.test(r.txnTime ?? '')) return 'txnTime is not yyyyMMddHHmmss';
+  if (r.payTimeout !== undefined && !/^\d{14}$/.test(r.payTimeout)) return 'payTimeout is not yyyyMMddHHmmss';
+  if (!/^https?:\/\//.test(r.backUrl ?? '')) return 'backUrl is missing';
+  if (endpoint === 'frontTrans' && !/^https?:\/\//.test(r.frontUrl ?? '')) return 'frontUrl is missing';
+  if (!['07', '08'].includes(r.channelType)) return 'channelType is neither 07 nor 08';
+  return undefined;
+}
+
+async function post(url: string, body: string): Promise<{ status: number; body: string } | { failure: string }> {
+  try {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded; charset=UTF-8' },
+      body,
+      signal: AbortSignal.timeout(10_000),
+    });
+    return { status: response.status, body: await response.text() };
+  } catch (error) {
+    return { failure: (error as Error).message };
   }
 }
 

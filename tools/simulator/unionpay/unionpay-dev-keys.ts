@@ -169,6 +169,20 @@ export class SimulatedUnionpayGateway {
     return true;
   }
 
+  /** The consumption the service sent (appTransReq) or its buyer brought (frontTransReq) for the order, to pay. */
+  describeCreated(orderNo: string): object | undefined {
+    const consumption = this.gateway.consumptions.get(`${this.merId} ${orderNo}`);
+    if (!consumption) return undefined;
+    return {
+      orderNo,
+      amount: consumption.txnAmt,
+      merchantId: consumption.merId,
+      tradeType: consumption.endpoint,
+      notifyUrl: consumption.backUrl,
+      txnTime: consumption.txnTime,
+    };
+  }
+
   /** The refunds the service asked for here, oldest first (the platform command prints them). */
   get refunds(): readonly RecordedUnionpayRefund[] {
     return this.gateway.refunds;
