@@ -13,7 +13,8 @@ export class TcpProxy {
   private stalled = false;
   private droppingAnswers = false;
   private held: Array<{ to: Socket; chunk: Buffer }> = [];
-  private readonly commands: string[] = [];
+  private readonly commands: SentCommand[] = [];
+  private connections = 0;
   port = 0;
 
   constructor(
@@ -33,7 +34,8 @@ export class TcpProxy {
       this.forward(upstream, client, 'answer');
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => client.destroy());
-      const readCommands = mysqlCommandReader((text) => this.commands.push(text));
+      const connection = ++this.connections;
+      const readCommands = mysqlCommandReader((text) => this.commands.push({ connection, text }));
       client.on('data', readCommands);
     });
     await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
@@ -81,11 +83,11 @@ export class TcpProxy {
   }
 
   /**
-   * The text of every COM_QUERY and COM_STMT_PREPARE the app's connections sent through this
-   * proxy since the last call (MySQL's client/server protocol, uncompressed, without TLS), in the
-   * order the proxy read them.
+   * Every COM_QUERY and COM_STMT_PREPARE the app's connections sent through this proxy since the
+   * last call (MySQL's client/server protocol, uncompressed, without TLS), in the order the proxy
+   * read them, each with the connection it came on.
    */
-  commandsSent(): string[] {
+  commandsSent(): SentCommand[] {
     return this.commands.splice(0);
   }
 
@@ -96,6 +98,12 @@ export class TcpProxy {
       else if (!to.destroyed) to.write(chunk);
     });
   }
+}
+
+/** A statement's text as it went out, and which of the proxy's connections (numbered from 1) carried it. */
+export interface SentCommand {
+  connection: number;
+  text: string;
 }
 
 const COM_QUERY = 0x03;
