@@ -7,7 +7,7 @@ import { eventually } from './support/eventually';
 import { createTestPlatforms, RunningApp, startApp, TestClient, TestPlatforms } from './support/test-app';
 
 /**
- * Admin tokens rotated without a restart (issue 39, item 5): ADMIN_TOKENS_FILE is re-read when it
+ * Admin tokens rotated without a restart: ADMIN_TOKENS_FILE is re-read when it
  * changes, hashed tokens are accepted, and ADMIN_TOKENS keeps working beside it; a version with a
  * mistake keeps the last good operators and sets admin_tokens_file_stale.
  */

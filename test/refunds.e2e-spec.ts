@@ -38,6 +38,19 @@ const emergencyRefund = (token: string | undefined, body: Record<string, unknown
 const AUDITS = 'SELECT operator_id, action FROM admin_audit WHERE target = ? ORDER BY id';
 const audits = async (target: string) =>
   (await pool.query<RowDataPacket[]>(AUDITS, [target]))[0].map((a) => `${a.operator_id} ${a.action}`);
+/** The audit row the service wrote for a change that applied: who, what, the request and the outcome. */
+async function auditOf(target: string, action: string) {
+  const [rows] = await pool.query<RowDataPacket[]>(
+    'SELECT operator_id, request_body, result FROM admin_audit WHERE target = ? AND action = ?',
+    [target, action],
+  );
+  const json = (value: unknown): unknown => (typeof value === 'string' ? JSON.parse(value) : value);
+  return rows.map((r) => ({
+    operator: r.operator_id as string,
+    request: json(r.request_body),
+    result: json(r.result),
+  }));
+}
 
 describe('POST /admin/refunds/emergency', () => {
   it('should answer 422 OverRefund, 404, 403 to a viewer, 401 without a token (refusals audited), then 202', async () => {
@@ -64,6 +77,13 @@ describe('POST /admin/refunds/emergency', () => {
       ...Array<string>(2).fill('alice EMERGENCY_REFUND_REFUSED'),
       'victor EMERGENCY_REFUND_REFUSED',
       'alice EMERGENCY_REFUND',
+    ]);
+    expect(await auditOf(`order:${orderNo}`, 'EMERGENCY_REFUND')).toEqual([
+      {
+        operator: 'alice',
+        request: { orderNo, transactionId: paidBy, amount: 400, reason: 'money taken twice' },
+        result: { refundNo: accepted.json().refundNo, status: expect.any(String), amount: 400, created: true },
+      },
     ]);
   });
 });
@@ -170,6 +190,13 @@ describe('POST /admin/refunds/:refundNo/resolve-offline, /approve and /reject', 
     const resolved = await resolve(refundNo, bob);
     expect([ack.status, resolved.status]).toEqual([204, 200]);
     expect(resolved.json()).toMatchObject({ refundNo, status: 'RESOLVED_OFFLINE', amount: 1400 });
+    expect(await auditOf(`refund:${refundNo}`, 'REFUND_RESOLVED_OFFLINE')).toEqual([
+      {
+        operator: 'bob',
+        request: { reason: 'paid by bank transfer' },
+        result: { refundNo, status: 'RESOLVED_OFFLINE', amount: 1400 },
+      },
+    ]);
   });
 
   const approve = (refundNo: string, token: string, client = clients[0]) =>

@@ -14,26 +14,38 @@ import { createTestPlatforms, notificationsOnly, TestPlatforms } from '../suppor
  * twice through each node at the same moment. Two claims of one payment on two nodes both succeed
  * locally; certification lets the first to commit win and aborts the other, at any point of its
  * one-round-trip batch (claim → compare-and-set → history → outbox). The loser must leave nothing:
- * no second outbox event, no second history row, no anomaly.
+ * no second outbox event, no second history row, no anomaly. The conflicts are the service's to
+ * retry; one that outlasts its retries is answered 503 by the route, and the platform delivers
+ * again: the test runs such a settle again, a lock conflict only (any other error fails it), and
+ * notes the payment.
  */
 const ORDERS = 600;
 const SETTLES_PER_NODE = 2;
 const ORDERS_AT_ONCE = 12;
 const ORDERS_REGISTERED_THEN_PAID = 200;
-/** A platform retries a delivery it got no ack for: a settle that failed transiently is run again. */
-const MAX_ATTEMPTS = 10;
+
+/** InnoDB's deadlock victim or lock wait timeout, which Galera's certification conflicts are reported as. */
+function isLockConflict(error: unknown): boolean {
+  const errno = (error as { driverError?: { errno?: number } }).driverError?.errno;
+  return errno === 1213 || errno === 1205;
+}
 
 describe('a payment settled on two Galera nodes at once', () => {
   let platforms: TestPlatforms;
   let nodes: MediumContext[] = [];
   let pool: Pool;
 
-  async function settleUntilAnswered(make: Factories, notification: VerifiedNotification): Promise<string> {
+  /** Payments one of whose settles met a lock conflict past the service's retries, and was run again. */
+  const settledAgain = new Set<string>();
+
+  /** Settles as the platform delivers: again after a lock conflict (the route's 503), twice at most. */
+  async function settleAsPlatform(make: Factories, notification: VerifiedNotification): Promise<string> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await make.settle(notification);
       } catch (error) {
-        if (attempt === MAX_ATTEMPTS) throw error;
+        if (attempt >= 3 || !isLockConflict(error)) throw error;
+        settledAgain.add(notification.outTradeNo!);
       }
     }
   }
@@ -65,7 +77,7 @@ describe('a payment settled on two Galera nodes at once', () => {
     await inParallel(payments, ORDERS_AT_ONCE, async (p) => {
       await first.order({ orderNo: p.orderNo, amount: p.amount });
     });
-    const outcomes: string[] = [];
+    const outcomes = new Map<string, string[]>();
     await inParallel(payments, ORDERS_AT_ONCE, async (p) => {
       const notification = first.paymentNotification(p.channel, {
         orderNo: p.orderNo,
@@ -73,9 +85,9 @@ describe('a payment settled on two Galera nodes at once', () => {
         amount: p.amount,
       });
       const settles = [first, second].flatMap((make) =>
-        Array.from({ length: SETTLES_PER_NODE }, () => settleUntilAnswered(make, notification)),
+        Array.from({ length: SETTLES_PER_NODE }, () => settleAsPlatform(make, notification)),
       );
-      outcomes.push(...(await Promise.all(settles)));
+      outcomes.set(p.orderNo, (await Promise.all(settles)).sort());
     });
 
     const effects = await paymentEffects(pool, payments);
@@ -87,12 +99,19 @@ describe('a payment settled on two Galera nodes at once', () => {
       outboxEvents: ORDERS,
       anomalies: 0,
     });
-    // Every settle ended with the payment's answer: PAID once, DUPLICATE for the rest.
-    // Every settle ended with an answer the platform acks, PAID at most once per payment. (A winner
-    // can be told of a conflict after all, when the cluster aborts it late and replays it; its retry
-    // then answers DUPLICATE: acked all the same.)
-    expect(outcomes.filter((o) => o !== 'PAID' && o !== 'DUPLICATE')).toEqual([]);
-    expect(outcomes.filter((o) => o === 'PAID').length).toBeLessThanOrEqual(ORDERS);
+    // Every settle of every payment ended with the payment's answer: PAID once, DUPLICATE for the rest.
+    // One exception: a winner told of a conflict at its COMMIT after the cluster had committed it
+    // (the route's 503) is settled again and answers DUPLICATE, so its payment has no PAID answer;
+    // that happens only to a payment one of whose settles was run again.
+    const paidOnce = ['PAID', ...Array<string>(2 * SETTLES_PER_NODE - 1).fill('DUPLICATE')].sort().join();
+    const neverPaid = Array<string>(2 * SETTLES_PER_NODE)
+      .fill('DUPLICATE')
+      .join();
+    const answered = payments.map((p) => ({ orderNo: p.orderNo, outcomes: outcomes.get(p.orderNo)!.join() }));
+    expect(answered.filter((a) => a.outcomes !== paidOnce && a.outcomes !== neverPaid)).toEqual([]);
+    const withoutPaid = answered.filter((a) => a.outcomes === neverPaid).map((a) => a.orderNo);
+    expect(withoutPaid.filter((orderNo) => !settledAgain.has(orderNo))).toEqual([]);
+    expect([...outcomes.values()].flat().filter((o) => o === 'PAID')).toHaveLength(ORDERS - withoutPaid.length);
   });
 
   it('pays, on the first try, an order registered on the other node a moment before', async () => {

@@ -127,9 +127,9 @@ describe('emergency refund of a duplicate payment', () => {
     const [audits] = await pool.query<
       Array<RowDataPacket & { operator_id: string; result: string | { created: boolean; refundNo: string } }>
     >('SELECT operator_id, action, result FROM admin_audit WHERE target = ? ORDER BY id', [`order:${orderNo}`]);
+    // Who and what the audit row says is the admin route's to write (refunds.e2e-spec.ts reads it);
+    // here: each call's row committed with it, carrying the answer the use case gave that call.
     expect(audits).toHaveLength(20);
-    expect(new Set(audits.map((a) => a.operator_id))).toEqual(new Set(['alice', 'bob']));
-    expect(audits.every((a) => a.action === 'EMERGENCY_REFUND')).toBe(true);
     const results = audits.map((a) =>
       typeof a.result === 'string' ? (JSON.parse(a.result) as { created: boolean; refundNo: string }) : a.result,
     );
@@ -226,12 +226,15 @@ describe('resolving an ABNORMAL refund offline', () => {
     expect(await orders.status(orderNo)).toBe('REFUNDED');
     expect(await refunds.reserved(paidBy)).toBe(1600);
     expect(await refunds.succeededEvents(orderNo)).toBe(1);
-    const audit = await row('SELECT operator_id, action, request_body, result FROM admin_audit WHERE target = ?', [
-      `refund:${refundNo}`,
-    ]);
-    expect(audit).toMatchObject({ operator_id: 'bob', action: 'REFUND_RESOLVED_OFFLINE' });
-    const requestBody = audit!.request_body;
-    expect(typeof requestBody === 'string' ? JSON.parse(requestBody) : requestBody).toEqual({ reason });
+    // The row written alongside committed with the change, carrying the use case's answer (who and
+    // what it says is the admin route's to write: refunds.e2e-spec.ts reads it).
+    const audit = await row('SELECT result FROM admin_audit WHERE target = ?', [`refund:${refundNo}`]);
+    const result = audit!.result;
+    expect(typeof result === 'string' ? JSON.parse(result) : result).toEqual({
+      refundNo,
+      status: 'RESOLVED_OFFLINE',
+      amount: 1600,
+    });
 
     // The channel's late SUCCESS changes nothing more.
     expect(await notice('SUCCESS')).toBe('DUPLICATE');

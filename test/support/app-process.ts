@@ -10,6 +10,8 @@ export interface AppProcess {
   child: ChildProcess;
   /** Resolves with the exit signal or code. */
   exited: Promise<string>;
+  /** Everything it wrote to stdout so far (its log lines, with LOG_LEVEL set). */
+  output(): string;
 }
 
 /** Starts the real app in a separate Node process (so that a test can SIGKILL it) against the run's database. */
@@ -29,8 +31,8 @@ export async function startAppProcess(env: Record<string, string>): Promise<AppP
   const exited = new Promise<string>((resolve) => child.on('exit', (code, signal) => resolve(signal ?? String(code))));
   let stderr = '';
   child.stderr.on('data', (chunk) => (stderr += chunk));
+  let stdout = '';
   const [port, managementPort] = await new Promise<[number, number]>((resolve, reject) => {
-    let stdout = '';
     child.stdout.on('data', (chunk) => {
       stdout += chunk;
       const match = /listening (\d+) management (\d+)/.exec(stdout);
@@ -38,7 +40,13 @@ export async function startAppProcess(env: Record<string, string>): Promise<AppP
     });
     void exited.then((how) => reject(new Error(`app process exited (${how}) before listening:\n${stderr}`)));
   });
-  return { url: `http://127.0.0.1:${port}`, managementUrl: `http://127.0.0.1:${managementPort}`, child, exited };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    managementUrl: `http://127.0.0.1:${managementPort}`,
+    child,
+    exited,
+    output: () => stdout,
+  };
 }
 
 /**

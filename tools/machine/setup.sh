@@ -91,6 +91,10 @@ ALTER USER 'pcs_test'@'127.0.0.1' IDENTIFIED BY 'pcs_test';
 ALTER USER 'pcs_test'@'localhost' IDENTIFIED BY 'pcs_test';
 GRANT ALL PRIVILEGES ON `pcs\_test\_%`.* TO 'pcs_test'@'127.0.0.1';
 GRANT ALL PRIVILEGES ON `pcs\_test\_%`.* TO 'pcs_test'@'localhost';
+-- test/medium/commit-ack.medium-spec.ts holds every COMMIT for a moment (BACKUP STAGE BLOCK_COMMIT)
+-- and reads which session waits with what written (INNODB_TRX): RELOAD and PROCESS.
+GRANT RELOAD, PROCESS ON *.* TO 'pcs_test'@'127.0.0.1';
+GRANT RELOAD, PROCESS ON *.* TO 'pcs_test'@'localhost';
 SQL
     export TEST_DATABASE_ADMIN_URL=mysql://pcs_test:pcs_test@127.0.0.1:3306
   fi
