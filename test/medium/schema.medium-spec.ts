@@ -16,8 +16,8 @@ const MIGRATION_FILES = readdirSync(join(__dirname, '../../src/platform/database
 /**
  * Migrations are the schema's only source; entities must describe exactly what they build. On a
  * fresh database of this suite's own, migrated by the modules' start (MigrationRunner) as the
- * app's start migrates it. Moved from test/schema.e2e-spec.ts with the same assertions; the app's
- * opt-in to the example handlers' tables (EXAMPLE_HANDLERS) stays there.
+ * app's start migrates it. The app's
+ * opt-in to the example handlers' tables (EXAMPLE_HANDLERS) is in test/schema.e2e-spec.ts.
  */
 describe('schema migrations', () => {
   const name = assertTestDatabase(uniqueId(`${TEST_DATABASE_PREFIX}schema_`).toLowerCase());
