@@ -5,6 +5,7 @@ import { loadDatabaseConfig } from '../../src/platform/config/database.config';
 import { buildExampleDataSourceOptions, EXAMPLE_ENTITIES } from '../../src/events/after-payment/example-schema';
 import { ENTITIES } from '../../src/app.module';
 import { serverDataSourceOptions } from '../../src/platform/database/data-source-options';
+import { applyMigrationsLocked, migrationLockName } from '../../src/platform/database/migration-runner';
 import { createMediumModule } from '../support/medium';
 import { assertTestDatabase, databaseUrl, TEST_DATABASE_PREFIX, withAdminConnection } from '../support/test-database';
 import { uniqueId } from '../support/test-app';
@@ -23,10 +24,10 @@ describe('schema migrations', () => {
   const name = assertTestDatabase(uniqueId(`${TEST_DATABASE_PREFIX}schema_`).toLowerCase());
   const url = databaseUrl(name);
   const runWith =
-    <T>(fn: (ds: DataSource) => Promise<T>) =>
+    <T>(fn: (ds: DataSource) => Promise<T>, on = url) =>
     async () => {
       const dataSource = await new DataSource(
-        await serverDataSourceOptions({ ...loadDatabaseConfig(), url }, ENTITIES),
+        await serverDataSourceOptions({ ...loadDatabaseConfig(), url: on }, ENTITIES),
       ).initialize();
       try {
         return await fn(dataSource);
@@ -48,6 +49,28 @@ describe('schema migrations', () => {
       ds.query<Array<{ n: string }>>('SELECT COUNT(*) AS n FROM schema_migrations'),
     )();
     expect(Number(applied[0].n)).toBe(MIGRATION_FILES.length);
+  });
+
+  it("should migrate another database on the same server while this one's migration lock is held", async () => {
+    const other = assertTestDatabase(uniqueId(`${TEST_DATABASE_PREFIX}schema_other_`).toLowerCase());
+    await withAdminConnection(async (conn) => {
+      await conn.query(`CREATE DATABASE \`${other}\``);
+      try {
+        const [[{ held }]] = (await conn.query('SELECT GET_LOCK(?, 0) AS held', [migrationLockName(name)])) as [
+          Array<{ held: number }>,
+          unknown,
+        ];
+        expect(held).toBe(1);
+        const applied = await runWith((ds) => applyMigrationsLocked(ds, 2), databaseUrl(other))();
+        expect(applied).toHaveLength(MIGRATION_FILES.length);
+        // This database's migrators still wait for its lock, and give up at the timeout.
+        await expect(runWith((ds) => applyMigrationsLocked(ds, 1))()).rejects.toThrow(
+          'could not take the migration lock within 1s',
+        );
+      } finally {
+        await conn.query(`DROP DATABASE IF EXISTS \`${other}\``);
+      }
+    });
   });
 
   it('should leave no difference between the entities and the migrated schema', async () => {
