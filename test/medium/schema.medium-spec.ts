@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { loadDatabaseConfig } from '../../src/platform/config/database.config';
 import { buildExampleDataSourceOptions, EXAMPLE_ENTITIES } from '../../src/events/after-payment/example-schema';
@@ -49,6 +50,19 @@ describe('schema migrations', () => {
       ds.query<Array<{ n: string }>>('SELECT COUNT(*) AS n FROM schema_migrations'),
     )();
     expect(Number(applied[0].n)).toBe(MIGRATION_FILES.length);
+  });
+
+  it('should compose the data source of replicas in one process once, without a duplicate-name warning', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    try {
+      const replicas = await Promise.all([1, 2].map(() => createMediumModule([], { DATABASE_URL: url })));
+      for (const replica of replicas) await replica.close();
+      expect(warn.mock.calls.map(([message]) => String(message)).filter((m) => /already registered/.test(m))).toEqual(
+        [],
+      );
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it("should migrate another database on the same server while this one's migration lock is held", async () => {
