@@ -43,7 +43,7 @@ interface AnomalyView {
   status: string;
   createdAt: string;
   updatedAt: string;
-  /** An admin's decision to close it without a refund (issue 39, item 1); none here. */
+  /** An admin's decision to close it without a refund; none here. */
   resolution: null;
 }
 
@@ -361,7 +361,7 @@ describe('admin API', () => {
       });
 
       expectError(answer, 403, 'Forbidden');
-      // Issue 35, item 7: nothing is written but the audit of the refused attempt.
+      // Nothing is written but the audit of the refused attempt.
       expect(await rowCounts()).toEqual({ ...before, admin_audit: before.admin_audit + 1 });
       expect(
         await count(pool, "SELECT COUNT(*) FROM admin_audit WHERE operator_id = 'victor' AND target = ?", [
@@ -658,7 +658,7 @@ describe('admin API', () => {
     }
 
     expect(new Set(statuses)).toEqual(new Set([200, 400, 401, 404]));
-    // Issue 35, item 7: the two admins' unmasked reads of the delivery are audited, nothing else is written.
+    // The two admins' unmasked reads of the delivery are audited, nothing else is written.
     expect(await rowCounts()).toEqual({ ...before, admin_audit: before.admin_audit + 2 });
   });
 });

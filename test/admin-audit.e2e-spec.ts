@@ -69,7 +69,7 @@ async function refundAwaitingApproval(token: string): Promise<string> {
   return refundNo;
 }
 
-describe('admin_audit records refused writes (issue 35, item 7)', () => {
+describe('admin_audit records refused writes', () => {
   it('should record a self-approval refused with 403, naming the operator, the refund and why', async () => {
     const refundNo = await refundAwaitingApproval(platforms.admins.admin);
 
@@ -115,7 +115,7 @@ describe('admin_audit records refused writes (issue 35, item 7)', () => {
   });
 });
 
-describe('admin_audit records unmasked reads of a raw payload (issue 35, item 7)', () => {
+describe('admin_audit records unmasked reads of a raw payload', () => {
   it("should record an admin's read of a delivery, and not a viewer's masked one", async () => {
     const { orderNo } = await paidOrder(client, 'WECHATPAY', 300, { prefix: 'AU' });
     const [[delivery]] = await pool.query<RowDataPacket[]>('SELECT id FROM callback_delivery WHERE order_no = ?', [
@@ -130,7 +130,7 @@ describe('admin_audit records unmasked reads of a raw payload (issue 35, item 7)
   });
 });
 
-describe('operator ids compare one way (issue 35, item 7)', () => {
+describe('operator ids compare one way', () => {
   it('should record an operator configured as Dora as dora, and refuse dora approving her own refund', async () => {
     const refundNo = await refundAwaitingApproval(dora);
 
@@ -144,7 +144,7 @@ describe('operator ids compare one way (issue 35, item 7)', () => {
   });
 });
 
-describe('admin_audit records refused dead-letter replays and reconciliation runs (issue 35, item 7)', () => {
+describe('admin_audit records refused dead-letter replays and reconciliation runs', () => {
   it("should record a viewer's replay (403) and an admin's replay of no dead letter (404), naming the event", async () => {
     const eventId = uniqueId('EV');
 

@@ -12,7 +12,7 @@ import {
 } from './support/test-app';
 
 /**
- * Issue 39, item 4: the order list's refusals and its CSV export, and the decrypted WeChat Pay
+ * The order list's refusals and its CSV export, and the decrypted WeChat Pay
  * resource, over HTTP against the real database (the list's filters and pages are
  * test/medium/admin-queries.medium-spec.ts). Other suites share the run's database: a filter is shown by what
  * it keeps (every listed order matches it) and by this suite's own orders among them.

@@ -38,7 +38,7 @@ interface BadInput {
   message?: RegExp;
   /**
    * Correctly signed, but its data cannot apply: a deterministic error the platform's retries would
-   * never cure, so it is kept, recorded as a MALFORMED_NOTIFICATION anomaly and acked (issue 21, item 7).
+   * never cure, so it is kept, recorded as a MALFORMED_NOTIFICATION anomaly and acked.
    */
   keptAsMalformed?: true;
 }

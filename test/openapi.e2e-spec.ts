@@ -7,7 +7,7 @@ import { RunningApp, startApp } from './support/test-app';
 const COMMITTED = join(__dirname, '../openapi.json');
 
 describe('OpenAPI', () => {
-  describe('by default (issue 35, item 6)', () => {
+  describe('not served by default (OPENAPI unset)', () => {
     let app: RunningApp;
 
     beforeAll(async () => {

@@ -12,7 +12,7 @@ import {
 } from './support/test-app';
 
 /**
- * The admin API of refused notifications (issue 39, item 2): listed for a viewer with its filters
+ * The admin API of refused notifications: listed for a viewer with its filters
  * checked, read masked by a viewer and exact by an admin (audited), re-verified by an admin only,
  * refusals audited. Keeping them, the caps, the pages and the re-verification's settlement are in
  * test/medium/refused-notifications.medium-spec.ts.

@@ -4,13 +4,13 @@ import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from
 import { DataSource } from 'typeorm';
 import { DomainError } from '../domain/domain-error';
 import { AnomalyResolution } from '../payments/anomaly/anomaly-resolution';
-import { PaymentAnomaly } from '../payments/anomaly/anomaly.entity';
 import { AdminRole } from '../operators/admin.config';
 import { ApiErrors } from '../platform/http/error.view';
 import { TransactionInterceptor } from '../platform/transaction/transaction.interceptor';
 import { AdminAccess, AuthenticatedOperator, CurrentOperator } from '../operators/admin-auth.guard';
 import { AuditLog } from '../operators/audit/audit-log';
 import { AuditedWrite, AuditRefusals } from '../operators/audit/audited-write';
+import { anomalyDecisions, AuditRow } from './anomaly-history.queries';
 import { ReasonDto, ResolveAnomalyDto } from './dto/admin-queries.dto';
 import { AnomalyView, toAnomalyView } from './dto/admin-views';
 
@@ -152,34 +152,10 @@ export class AnomalyResolutionController {
   @ApiErrors([404, 'unknown anomaly'])
   @AdminAccess(AdminRole.Viewer)
   async history(@Param('id') id: string): Promise<AnomalyHistoryView> {
-    const anomaly = await this.db.getRepository(PaymentAnomaly).findOneBy({ id: knownId(id) });
-    if (!anomaly) throw new DomainError('NotFound', `anomaly ${id} not found`);
-    const rows: AuditRow[] = await this.db.query(
-      `SELECT id, operator_id, action, target, request_body, result, created_at FROM admin_audit
-       WHERE target = ?
-          OR target IN (SELECT CONCAT('refund:', refund_no) FROM refund WHERE channel = ? AND transaction_id = ?)
-          OR (target = ? AND JSON_UNQUOTE(JSON_EXTRACT(request_body, '$.transactionId')) = ?)
-       ORDER BY id LIMIT ${HISTORY_LIMIT}`,
-      [
-        `anomaly:${anomaly.id}`,
-        anomaly.channel,
-        anomaly.transactionId,
-        `order:${anomaly.orderNo}`,
-        anomaly.transactionId,
-      ],
-    );
+    const rows = await anomalyDecisions(this.db, knownId(id), HISTORY_LIMIT);
+    if (!rows) throw new DomainError('NotFound', `anomaly ${id} not found`);
     return { items: rows.map(toDecision) };
   }
-}
-
-interface AuditRow {
-  id: string | number;
-  operator_id: string;
-  action: string;
-  target: string;
-  request_body: unknown;
-  result: unknown;
-  created_at: Date;
 }
 
 function toDecision(row: AuditRow): AnomalyDecisionView {

@@ -17,9 +17,8 @@ import { NOTIFY_TEST_CHANNELS, NotifyTestChannel } from '../support/notify-chann
 
 /**
  * The anomalies settlement records, and the admin listing's reads of them (AdminQueries on the
- * reporting pool), on the real database without HTTP. Moved from test/admin-api.e2e-spec.ts, with
- * the same assertions; the listing's answers over HTTP (its 400s, its default page, access control,
- * the order and delivery views, the statistics) stay there.
+ * reporting pool), on the real database without HTTP. The listing's answers over HTTP (its 400s, its default page, access control,
+ * the order and delivery views, the statistics) are in test/admin-api.e2e-spec.ts.
  */
 let setup: MediumSuite;
 let ctx: MediumContext;
@@ -337,7 +336,7 @@ describe('callback statistics', () => {
       expectConsistent(after.day[name]);
       expect(after.day[name]!.deliveries).toBeGreaterThanOrEqual(after.hour[name]!.deliveries);
       expect(after.day[name]!.maxProcessingMs).toBeGreaterThanOrEqual(after.hour[name]!.maxProcessingMs!);
-      // Issue 39, item 4: the same deliveries by outcome, for the console's chart per outcome.
+      // The same deliveries by outcome, for the console's chart per outcome.
       expect({ name, outcomes: outcomeIncrease(before.hour[name], after.hour[name]) }).toEqual({
         name,
         outcomes: {
@@ -386,9 +385,8 @@ describe('callback statistics', () => {
 });
 
 /**
- * The order list (AdminQueries.orders), newest first, filtered and paged by keyset. Moved from
- * test/admin-orders.e2e-spec.ts with the same assertions; its 400s, the CSV export and its audit stay
- * there. Other suites share the database: a filter is shown by what it keeps (every listed order
+ * The order list (AdminQueries.orders), newest first, filtered and paged by keyset. Its 400s,
+ * the CSV export and its audit are in test/admin-orders.e2e-spec.ts. Other suites share the database: a filter is shown by what it keeps (every listed order
  * matches it) and by this suite's own orders among them.
  */
 describe('orders', () => {

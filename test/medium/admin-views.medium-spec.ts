@@ -20,8 +20,8 @@ import { count, notificationsOnly, TestPlatforms, uniqueId } from '../support/te
  * What the admin queries (AdminQueries on the reporting pool) show of an order, its deliveries and
  * the callback statistics, for orders made by the order service and paid by signed notifications
  * handed to the notify use case (NotificationIntake) as the route hands them over, on the real
- * database without HTTP. Moved from test/admin-api.e2e-spec.ts with the same assertions; access
- * control, the 400s and 404s, and the audit of an admin's reads stay there.
+ * database without HTTP. Access
+ * control, the 400s and 404s, and the audit of an admin's reads are in test/admin-api.e2e-spec.ts.
  */
 let setup: MediumSuite;
 let platforms: TestPlatforms;

@@ -44,8 +44,7 @@ import { count, createTestPlatforms, fakePlatformOptions, TestPlatforms, uniqueI
  * Alipay certificates under it (the one in use before a rotation and the new one), the app's certificate; the
  * notify route's use case, and the fake gateway in certificate mode (it checks app_cert_sn and alipay_root_cert_sn
  * with every request signature and names alipay_cert_sn in its answers, signed with the new certificate's key).
- * Every case here moved from test/alipay-cert.e2e-spec.ts with the same assertions; the certificates the service
- * refuses to start with stay there.
+ * The certificates the service refuses to start with are in test/alipay-cert.e2e-spec.ts.
  */
 const STORM_PAYMENTS = 30;
 const DELIVERIES_PER_PAYMENT = 4;

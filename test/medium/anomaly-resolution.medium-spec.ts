@@ -12,9 +12,9 @@ import { domainFailure, MediumSuite, startMediumSuite } from '../support/medium-
 import { count, uniqueId } from '../support/test-app';
 
 /**
- * Closing an anomaly without a refund (issue 39, item 1), as a service on two replicas of one
+ * Closing an anomaly without a refund, as a service on two replicas of one
  * database: idempotent, four eyes at or above REFUND_APPROVAL_THRESHOLD, and never together with a
- * refund. Moved from the e2e tier; what only HTTP shows (tokens, validation,
+ * refund. What only HTTP shows (tokens, validation,
  * the audit of refused calls, the decisions' history) is in test/refunds.e2e-spec.ts.
  */
 const THRESHOLD = 5000;

@@ -17,8 +17,8 @@ import {
  * The use cases' bounded waits when the database or the broker stalls (a network partition,
  * through a TCP proxy): deliveries handed to NotificationIntake.receive answer within the query and
  * acquire timeouts, readiness as the app composes it, nothing written meanwhile, everything applied
- * once after. Moved from test/bounded-waits.e2e-spec.ts with the same assertions; the HTTP server's
- * own limits stay there.
+ * once after. The HTTP server's own limits are
+ * in test/bounded-waits.e2e-spec.ts.
  */
 const QUERY_TIMEOUT_MS = 1000;
 const ACQUIRE_TIMEOUT_MS = 500;

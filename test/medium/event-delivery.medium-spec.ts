@@ -39,7 +39,7 @@ import { useOwnDatabase } from '../support/test-database';
  * The after-payment events through the real RabbitMQ, without HTTP: payments delivered to the
  * notify use case of one or two modules on one database (two instances), each with its outbox
  * relay and the example handlers' consumers; the tap listens on the broker as another service
- * would. Moved from the e2e tier with the same assertions: the readiness
+ * would. The readiness
  * report is Readiness.report() (what /health/ready answers on the management port), the acks are
  * the notify use case's replies, the broker gauge is read from the process's registry.
  */

@@ -34,8 +34,8 @@ import {
  * services: payments settled by the settlement use case write their events, the outbox relay
  * delivers them in process (embedded) or through the real RabbitMQ (broker), and the handlers'
  * effects, handler_retry and processed_event rows are counted per event. The operator's CLI
- * (npm run dead-letters) runs against the same database. Moved from test/handler-retries.e2e-spec.ts
- * with the same assertions; the admin API's dead-letter list and replay (roles, audit) stay there.
+ * (npm run dead-letters) runs against the same database. The admin
+ * API's dead-letter list and replay (roles, audit) are in test/handler-retries.e2e-spec.ts.
  */
 const EXAMPLE_EFFECT_TABLES = ['points_grant', 'coupon_issue', 'shipment_request'];
 const TEST_CONSUMERS = [FlakyHandler.CONSUMER, BrokenHandler.CONSUMER];

@@ -28,10 +28,10 @@ import { exposition, IntakeReply, receive } from '../support/medium-intake';
 import { count, TestPlatforms } from '../support/test-app';
 
 /**
- * Issue 35, item 2: generated hostile documents for every notify endpoint, before and after the
+ * Generated hostile documents for every notify endpoint, before and after the
  * signature (decrypted contents too), handed to the notify use case (NotificationIntake) as the
  * route hands them over: each a 4xx reply with a message, nothing written and no InternalError
- * counted. Moved from the e2e tier with the same assertions.
+ * counted.
  */
 const TABLES = ['payment_order', 'payment_callback', 'callback_delivery', 'payment_anomaly', 'outbox_event'] as const;
 const PAYMENT_TABLES = ['payment_order', 'payment_callback', 'outbox_event'] as const;
@@ -92,7 +92,7 @@ async function expectEachRefused(bodies: string[], send: (body: string) => Promi
 
 /**
  * Correctly signed but unreadable contents: a 4xx, or acked and kept as a MALFORMED_NOTIFICATION
- * anomaly (issue 21, item 7); never a 5xx, never a payment.
+ * anomaly; never a 5xx, never a payment.
  */
 async function expectEachRefusedOrKeptAsMalformed(bodies: string[], send: (body: string) => Promise<IntakeReply>) {
   const payments = () => Promise.all(PAYMENT_TABLES.map((table) => count(pool, `SELECT COUNT(*) FROM ${table}`)));
@@ -149,7 +149,7 @@ function formFields(body: string): Record<string, string> {
   return Object.fromEntries(new URLSearchParams(body).entries());
 }
 
-describe('hostile documents at every notify endpoint (issue 35, item 2)', () => {
+describe('hostile documents at every notify endpoint', () => {
   it('wechatpay-v2 should refuse each generated XML document with a 4xx, writing nothing', async () => {
     await expectEachRefused(hostileXmlDocuments('xml'), xml);
   });
@@ -190,7 +190,7 @@ describe('hostile documents at every notify endpoint (issue 35, item 2)', () => 
     await expectEachRefusedOrKeptAsMalformed(signed, send);
   });
 
-  it('should refuse in general terms, naming no configured merchant, app or key (issue 35, item 6)', async () => {
+  it('should refuse in general terms, naming no configured merchant, app or key', async () => {
     const { mchid, appid, publicKeySigner } = platforms.wechatpay;
     const v2Forgery = writeV2Xml({
       return_code: 'SUCCESS',

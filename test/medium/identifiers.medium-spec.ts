@@ -19,8 +19,7 @@ import { assertTestDatabase, databaseUrl, TEST_DATABASE_PREFIX, withAdminConnect
  * Identifiers are byte strings to the channels: the service must not take two of them for one.
  * The order service's rules for order numbers, the payments of order numbers that differ only by
  * case or a trailing space (through the notify route's use case), the identifier columns'
- * collation and the migration that made them binary. Moved from the e2e tier with
- * the same assertions; a refusal's HTTP status is the DomainError's (`status`), which the
+ * collation and the migration that made them binary. A refusal's HTTP status is the DomainError's (`status`), which the
  * exception filter writes.
  */
 const IDENTIFIER_COLUMNS = [

@@ -30,8 +30,8 @@ import {
  * Without a broker, the relay hands each handler its events of a batch in one transaction. These
  * tests show that batching keeps every effect exactly once: with two relays (two modules on one
  * database), with a handler that fails inside a batch, and with events of a batch that a handler
- * has processed before. Moved from test/in-process-batches.e2e-spec.ts with the same assertions;
- * the app's EXAMPLE_HANDLERS switch (how createApp composes the app) stays there.
+ * has processed before. The app's
+ * EXAMPLE_HANDLERS switch (how createApp composes the app) is in test/in-process-batches.e2e-spec.ts.
  */
 const EXAMPLE_TABLES = ['points_grant', 'coupon_issue', 'shipment_request'];
 const EXAMPLE_CONSUMERS = ['grant-points', 'issue-coupon', 'request-shipment'];

@@ -40,8 +40,8 @@ import { createTestPlatforms, TestPlatforms, uniqueId } from '../support/test-ap
  * account it names and remembers that account, and its refund is signed with that account's merchant key. The
  * fake platform knows the same accounts and checks each refund request against the account it names. Payments go
  * through the notify route's use case (NotificationIntake), refunds through the refund use case, closes through
- * TradeCloseService; moved from test/merchant-accounts.e2e-spec.ts with the same replies, rows and platform calls.
- * The configurations the service refuses to start with stay there.
+ * TradeCloseService. The configurations the service refuses to start with are in
+ * test/merchant-accounts.e2e-spec.ts.
  */
 let setup: MediumSuite;
 let platforms: TestPlatforms;

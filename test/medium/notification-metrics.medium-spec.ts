@@ -12,7 +12,7 @@ import { notificationsOnly, uniqueId } from '../support/test-app';
 /**
  * What the notify use case counts in payment_notifications_total, read from the registry /metrics
  * serves (the scrape's format, the alert rules' metrics and the gauges stay in
- * test/operations-metrics.e2e-spec.ts). Moved from there with the same assertions.
+ * test/operations-metrics.e2e-spec.ts).
  */
 let setup: MediumSuite;
 let ctx: MediumContext;

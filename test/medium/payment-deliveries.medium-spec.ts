@@ -30,9 +30,8 @@ import { notificationsOnly, TestPlatforms, uniqueId } from '../support/test-app'
 /**
  * Payment notifications through the notify route's use case (NotificationIntake.receive) on the
  * real database, without HTTP: the bytes a platform signed, the reply it is given (ack, or its
- * failure format with the status), and what the delivery left in the database. Moved from
- * test/payment-outcomes.e2e-spec.ts with the same assertions; the replies as they go over the
- * wire, and the order API, stay there.
+ * failure format with the status), and what the delivery left in the database. The replies
+ * as they go over the wire, and the order API, are in test/payment-outcomes.e2e-spec.ts.
  */
 let setup: MediumSuite;
 let platforms: TestPlatforms;

@@ -14,9 +14,9 @@ import { count, notificationsOnly, uniqueId } from '../support/test-app';
 
 /**
  * The order service and the trade close as the order API calls them, on the real database without
- * HTTP: idempotent registration, its conflicts and refusals, and closes. Moved from
- * test/payment-outcomes.e2e-spec.ts with the same rows counted; a refusal's HTTP status is its
- * DomainError's `status`. The order API's status codes, bodies and auth stay there.
+ * HTTP: idempotent registration, its conflicts and refusals, and closes. A refusal's HTTP status is its
+ * DomainError's `status`. The order API's status codes, bodies and auth are in
+ * test/payment-outcomes.e2e-spec.ts.
  */
 let setup: MediumSuite;
 let ctx: MediumContext;

@@ -26,9 +26,9 @@ import { useOwnDatabase } from '../support/test-database';
  * channel, on a schedule, by the query worker of every instance (two modules on one database); a
  * paid answer goes through the same settlement as a notification. The fake platform verifies the
  * merchant's request signatures and signs its answers (or forges them, or leaves them unsigned,
- * when a test says so). Moved from test/payment-query.e2e-spec.ts with the same assertions; the
+ * when a test says so). The
  * late notifications go to the notify use case (NotificationIntake.receive) and its reply is the
- * platform's ack. The admin order view of the queries stays in the e2e suite.
+ * platform's ack. The admin order view of the queries is in test/payment-query.e2e-spec.ts.
  */
 const SCHEDULE_SECONDS = [1, 2, 3];
 const LAST_AGE_MS = SCHEDULE_SECONDS[SCHEDULE_SECONDS.length - 1] * 1000;

@@ -19,7 +19,7 @@ import { notificationsOnly } from '../support/test-app';
  * Waits for a database connection, as the metrics database_pool_waiting and
  * database_pool_acquire_seconds count them: deliveries handed to the notify use case
  * (NotificationIntake) while this suite holds every connection of the notify pool, and the admin
- * reads on the reporting pool. Moved from the e2e tier with the same assertions.
+ * reads on the reporting pool.
  */
 const POOL_SIZE = 2;
 const ACQUIRE_TIMEOUT_MS = 1500;

@@ -22,10 +22,10 @@ import { count, TestPlatforms, uniqueId } from '../support/test-app';
  * Daily reconciliation against the channels' trade bills as a service, on the real database, with
  * two instances (modules on one database) and the fake platform serving bills in the real formats
  * (WeChat CSV, plain and gzipped, with its SHA1; Alipay GBK ZIP), built from the records each test
- * creates plus injected differences. Moved from test/reconciliation.e2e-spec.ts with the same
- * assertions: payments come by signed notifications through the settlement use case, refunds by
+ * creates plus injected differences. Payments come by signed notifications through the settlement use case, refunds by
  * the refund use case, and the reconciliation_discrepancies gauge is read from this process's
- * registry. Starting a run over HTTP (202, audited, refusals) and the views' status codes stay there.
+ * registry. Starting a run over HTTP (202, audited, refusals) and the views' status codes are in
+ * test/reconciliation.e2e-spec.ts.
  */
 const BOUNDARY_SECONDS = 300;
 

@@ -13,7 +13,7 @@ import { createTestPlatforms, notificationsOnly, TestPlatforms, testDatabasePool
  * The Redis fast path over two instances sharing one database and one Redis (a redis-server of the
  * suite's own), as deployed with REDIS_URL: deliveries handed to NotificationIntake.receive, the
  * effects counted in the database, the hits in the process's metrics (both instances share
- * prom-client's registry). Moved from the e2e tier with the same assertions.
+ * prom-client's registry).
  */
 const STORM_PAYMENTS = 50;
 const DELIVERIES_PER_PAYMENT = 6;

@@ -15,7 +15,7 @@ import { count, uniqueId } from '../support/test-app';
 /**
  * Four eyes on large refunds, as services on two replicas of one database: at or above
  * REFUND_APPROVAL_THRESHOLD a refund is recorded and its amount reserved, but the channel is called
- * only once a second admin approved it. Moved from the e2e tier; what only HTTP
+ * only once a second admin approved it. What only HTTP
  * shows (the viewer's 403, a missing reason's 400, the audit of refused calls) is in
  * test/refunds.e2e-spec.ts.
  */

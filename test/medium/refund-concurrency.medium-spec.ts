@@ -12,7 +12,7 @@ import { uniqueId } from '../support/test-app';
  * one database): each refund is settled by the channel's API answer, its query, or its
  * notification(s), in whatever order they happen to arrive. However they interleave, once every
  * refund is final the order (or the anomaly) must say exactly what the refunds add up to, and the
- * money bookkeeping must match to the fen. Moved from the e2e tier: the
+ * money bookkeeping must match to the fen. The
  * refunds go through the refund use case and the notifications through the channels' verifiers and
  * settlement, as the admin and notify routes hand them over.
  */

@@ -60,7 +60,6 @@ async function failure(work: Promise<unknown>): Promise<{ code: string; status: 
 
 const count = (sql: string, params: unknown[]) => countRows(pool, sql, params);
 
-// Every case here moved from test/refunds.e2e-spec.ts, asserting the same effects in the database.
 describe('emergency refund of a duplicate payment', () => {
   it('should answer the same refund again later, without calling the channel again', async () => {
     const { orderNo, duplicateBy } = await make.paidOrder(Channel.Alipay, 990, true);

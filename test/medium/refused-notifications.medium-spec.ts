@@ -30,7 +30,7 @@ import { metricValue } from '../support/order-effects';
 import { count, TestPlatforms, uniqueId } from '../support/test-app';
 
 /**
- * Issue 39, item 2, as services: a notification refused for its signature, its merchant, its
+ * As services: a notification refused for its signature, its merchant, its
  * decryption or an unknown order is kept by the notify use case (NotificationIntake.receive, whose
  * reply is the platform's) with its bytes, headers and reason, once per (channel, bytes), at most
  * REFUSED_NOTIFICATIONS_PER_HOUR new ones per channel and hour whichever instance refuses them, the

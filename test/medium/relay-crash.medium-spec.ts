@@ -29,8 +29,7 @@ import { useOwnDatabase } from '../support/test-database';
  * outbox relay and the handlers' consumers, no HTTP), because only a process can be killed with
  * its transaction open and its broker channel half-way through a batch; the payments, the survivor
  * and every count are this process's, on a database of the suite's own (the relays take every
- * unpublished event of the database). Moved from the e2e tier with the same
- * assertions.
+ * unpublished event of the database).
  */
 const ORDERS = 600;
 const BATCH_SIZE = 50;

@@ -26,11 +26,10 @@ import { FORM_CONTENT_TYPE, Intake } from '../support/medium-notify';
 import { count, SignedDeliveries, TestPlatforms, uniqueId } from '../support/test-app';
 
 /**
- * Issue 35, item 3: a captured delivery re-posted, re-encoded or not, is never a new delivery row,
+ * A captured delivery re-posted, re-encoded or not, is never a new delivery row,
  * in every dialect; a UnionPay or APIv2 notification far older than its platform ever retries, or
  * dated ahead of our clock, is refused. Every dialect enabled (WeChat Pay APIv3 and APIv2, Alipay,
- * UnionPay), through the notify route's use case; moved from the e2e tier with
- * the same replies and rows.
+ * UnionPay), through the notify route's use case.
  */
 const MER_ID = '777290058167151';
 const API_V2_KEY = randomAlphanumeric(32);
@@ -84,7 +83,7 @@ function reencodings(base64: string): string[] {
   return [urlSafe, unpadded, spaced, urlSafe.replace(/=+$/, ''), ` ${base64}`, `${base64}\n`.trimEnd() + ' '];
 }
 
-describe('replays, whatever their encoding (issue 35, item 3)', () => {
+describe('replays, whatever their encoding', () => {
   it('should store one row for an APIv3 delivery re-posted with its signature re-encoded', async () => {
     const orderNo = await registered(1234);
     const sending = signed.wechatpayPayment({ outTradeNo: orderNo, transactionId: uniqueId('T'), total: 1234 });
@@ -118,7 +117,7 @@ describe('replays, whatever their encoding (issue 35, item 3)', () => {
   });
 });
 
-describe('UnionPay replays and freshness (issue 35, item 3)', () => {
+describe('UnionPay replays and freshness', () => {
   function consumeForm(orderNo: string, amount: number, at: string): string {
     const fields = unionpayConsumeFields({
       merId: MER_ID,
@@ -159,7 +158,7 @@ describe('UnionPay replays and freshness (issue 35, item 3)', () => {
   });
 });
 
-describe('WeChat Pay APIv2 replays (issue 35, item 3)', () => {
+describe('WeChat Pay APIv2 replays', () => {
   const v2 = (xml: string) => intake.receive('wechatpay-v2', { headers: { 'content-type': 'text/xml' }, body: xml });
 
   it('should store one delivery row for an identical APIv2 repost', async () => {

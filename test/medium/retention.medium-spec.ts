@@ -33,8 +33,8 @@ import { useOwnDatabase } from '../support/test-database';
  * Retention as a service: the pruner's rounds (RetentionPruner, with the tasks app.module.ts
  * gives it, in its order) of two instances on one database, and its background worker while
  * payments keep being delivered to the notify use case; the operators' view of a pruned delivery
- * is the admin read (AdminQueries.delivery) that GET /admin/deliveries/:id answers. Moved from
- * the e2e tier with the same assertions. The suite has a database of its own: it
+ * is the admin read (AdminQueries.delivery) that GET /admin/deliveries/:id answers.
+ * The suite has a database of its own: it
  * counts whole tables, and the worker prunes every old row of the database.
  */
 const DAY_MS = 24 * 3600_000;

@@ -1,10 +1,12 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { loadDatabaseConfig } from '../../src/platform/config/database.config';
 import { buildExampleDataSourceOptions, EXAMPLE_ENTITIES } from '../../src/events/after-payment/example-schema';
 import { ENTITIES } from '../../src/app.module';
 import { serverDataSourceOptions } from '../../src/platform/database/data-source-options';
+import { applyMigrationsLocked, migrationLockName } from '../../src/platform/database/migration-runner';
 import { createMediumModule } from '../support/medium';
 import { assertTestDatabase, databaseUrl, TEST_DATABASE_PREFIX, withAdminConnection } from '../support/test-database';
 import { uniqueId } from '../support/test-app';
@@ -16,17 +18,17 @@ const MIGRATION_FILES = readdirSync(join(__dirname, '../../src/platform/database
 /**
  * Migrations are the schema's only source; entities must describe exactly what they build. On a
  * fresh database of this suite's own, migrated by the modules' start (MigrationRunner) as the
- * app's start migrates it. Moved from test/schema.e2e-spec.ts with the same assertions; the app's
- * opt-in to the example handlers' tables (EXAMPLE_HANDLERS) stays there.
+ * app's start migrates it. The app's
+ * opt-in to the example handlers' tables (EXAMPLE_HANDLERS) is in test/schema.e2e-spec.ts.
  */
 describe('schema migrations', () => {
   const name = assertTestDatabase(uniqueId(`${TEST_DATABASE_PREFIX}schema_`).toLowerCase());
   const url = databaseUrl(name);
   const runWith =
-    <T>(fn: (ds: DataSource) => Promise<T>) =>
+    <T>(fn: (ds: DataSource) => Promise<T>, on = url) =>
     async () => {
       const dataSource = await new DataSource(
-        await serverDataSourceOptions({ ...loadDatabaseConfig(), url }, ENTITIES),
+        await serverDataSourceOptions({ ...loadDatabaseConfig(), url: on }, ENTITIES),
       ).initialize();
       try {
         return await fn(dataSource);
@@ -48,6 +50,41 @@ describe('schema migrations', () => {
       ds.query<Array<{ n: string }>>('SELECT COUNT(*) AS n FROM schema_migrations'),
     )();
     expect(Number(applied[0].n)).toBe(MIGRATION_FILES.length);
+  });
+
+  it('should compose the data source of replicas in one process once, without a duplicate-name warning', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    try {
+      const replicas = await Promise.all([1, 2].map(() => createMediumModule([], { DATABASE_URL: url })));
+      for (const replica of replicas) await replica.close();
+      expect(warn.mock.calls.map(([message]) => String(message)).filter((m) => /already registered/.test(m))).toEqual(
+        [],
+      );
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it("should migrate another database on the same server while this one's migration lock is held", async () => {
+    const other = assertTestDatabase(uniqueId(`${TEST_DATABASE_PREFIX}schema_other_`).toLowerCase());
+    await withAdminConnection(async (conn) => {
+      await conn.query(`CREATE DATABASE \`${other}\``);
+      try {
+        const [[{ held }]] = (await conn.query('SELECT GET_LOCK(?, 0) AS held', [migrationLockName(name)])) as [
+          Array<{ held: number }>,
+          unknown,
+        ];
+        expect(held).toBe(1);
+        const applied = await runWith((ds) => applyMigrationsLocked(ds, 2), databaseUrl(other))();
+        expect(applied).toHaveLength(MIGRATION_FILES.length);
+        // This database's migrators still wait for its lock, and give up at the timeout.
+        await expect(runWith((ds) => applyMigrationsLocked(ds, 1))()).rejects.toThrow(
+          'could not take the migration lock within 1s',
+        );
+      } finally {
+        await conn.query(`DROP DATABASE IF EXISTS \`${other}\``);
+      }
+    });
   });
 
   it('should leave no difference between the entities and the migrated schema', async () => {

@@ -12,9 +12,9 @@ import { count, notificationsOnly, TestPlatforms, uniqueId } from '../support/te
 /**
  * The settlement use case on the real database, without HTTP: notifications signed with the
  * platforms' real keys, verified by the channels' real verifiers, applied by Settlement as the
- * notify route applies them (one transaction, then the delivery log). Every case here moved from
- * test/payment-outcomes.e2e-spec.ts and asserts the same rows; the replies the platforms get, the
- * refusals of bad signatures and the order API stay there.
+ * notify route applies them (one transaction, then the delivery log). The replies the
+ * platforms get, the refusals of bad signatures and the order API are in
+ * test/payment-outcomes.e2e-spec.ts.
  */
 let setup: MediumSuite;
 let platforms: TestPlatforms;
@@ -69,7 +69,7 @@ describe.each((Object.keys(NOT_PAYING) as NotifyTestChannel[]).map((c) => [c] as
       outbox: 1,
     });
     expect(await db.deliveryCount(name, transactionId)).toBe(3);
-    // Both channels' identical re-sends are replays, counted on the first row (issue 21).
+    // Both channels' identical re-sends are replays, counted on the first row.
     const rows = await db.deliveryRows(name, transactionId);
     expect(rows.map((r) => [r.outcome, r.replays])).toEqual([
       ['PAID', 1],

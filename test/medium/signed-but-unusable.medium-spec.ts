@@ -12,7 +12,7 @@ import { count, TestPlatforms, uniqueId } from '../support/test-app';
  * Deliveries whose signature holds but which must not be applied as they stand: a data error the
  * platform would repeat on every retry, and a captured Alipay notification padded with unsigned
  * empty parameters. Through the notify route's use case (NotificationIntake), on the real
- * database; moved from the e2e tier with the same replies and rows.
+ * database.
  */
 let setup: MediumSuite;
 let platforms: TestPlatforms;

@@ -29,8 +29,8 @@ import {
  * The durable spool (SPOOL_DIR) as the notify use case and the replayer use it, without HTTP: the
  * database cut by a TCP proxy, deliveries handed to NotificationIntake.receive (the platform's
  * reply is its answer), readiness as the app composes it, the effects counted in the database.
- * Moved from the e2e tier with the same assertions; a second instance started as a
- * process on a held directory, and a replay SIGKILLed, stay in e2e (they need a process).
+ * A second instance started as a process on a held directory, and a replay SIGKILLed, are in
+ * the e2e tier (they need a process).
  */
 const CUT_MS = 10_000;
 const API_V2_KEY = randomAlphanumeric(32);
@@ -146,7 +146,7 @@ describe('the durable spool (SPOOL_DIR)', () => {
     expect(segmentFiles(spoolDir).reduce((sum, file) => sum + statSync(file).size, 0)).toBe(0);
   });
 
-  it('should spool a captured sending replayed during a cut once, acking each copy (issue 35, item 3)', async () => {
+  it('should spool a captured sending replayed during a cut once, acking each copy', async () => {
     const app = (instance = await start(newSpoolDir()));
     const [p] = stormPayments(1, 'R');
     await app.registerAll([p]);

@@ -18,7 +18,7 @@ import { notificationsOnly, TestPlatforms, uniqueId } from '../support/test-app'
  * makes the order PAID (a conflict for the caller), an open one is closed there and then here, and
  * a channel that cannot be reached leaves the order open. A local fake of both channels' trade APIs
  * verifies the merchant's request signatures and signs its answers; a second module runs without
- * API credentials. Moved from test/trade-close.e2e-spec.ts, which keeps the status codes.
+ * API credentials. The status codes are in test/trade-close.e2e-spec.ts.
  */
 let setup: MediumSuite;
 let platforms: TestPlatforms;

@@ -43,8 +43,8 @@ import { useOwnDatabase } from '../support/test-database';
  * UnionPay (acp 5.1.0) as services on the real database, without HTTP: notifications signed with a
  * key set made for the run (root, middle, UnionPay's signer, the merchant's PFX) go to the notify
  * route's use case, and a fake gateway checks the service's request signatures and signs its
- * answers. Every case here moved from the e2e tier and asserts the same rows; the
- * reply on the wire stays in test/channel-acks.e2e-spec.ts. The module reaches the database through
+ * answers. The
+ * reply on the wire is in test/channel-acks.e2e-spec.ts. The module reaches the database through
  * a proxy that the spool case cuts.
  */
 const MER_ID = '777290058167151';
@@ -185,7 +185,7 @@ describe('UnionPay notifications', () => {
          (SELECT COUNT(*) FROM outbox_event e WHERE e.order_no = o.order_no AND e.type = 'payment.succeeded') AS events,
          (SELECT COUNT(*) FROM payment_callback p WHERE p.order_no = o.order_no AND p.channel = 'UNIONPAY') AS callbacks,
          (SELECT COUNT(*) FROM callback_delivery d WHERE d.order_no = o.order_no AND d.outcome = 'PAID') AS paid,
-         -- An identical repost is a replay (issue 35, item 3): counted on the first row, not stored again.
+         -- An identical repost is a replay: counted on the first row, not stored again.
          (SELECT COUNT(*) FROM callback_delivery d WHERE d.order_no = o.order_no AND d.outcome = 'DUPLICATE')
            + (SELECT COALESCE(SUM(d.replays), 0) FROM callback_delivery d WHERE d.order_no = o.order_no) AS duplicates
        FROM payment_order o WHERE o.order_no IN (?)`,

@@ -19,8 +19,8 @@ import { WebhookReceiver } from '../support/webhook-receiver';
  * attempts, retries, timeouts, the disabling of an endpoint that keeps failing, resend, recover
  * and secret rotation, called on the endpoints' use cases (WebhookEndpoints) as the admin routes
  * call them, in a transaction. Every request is verified by the standardwebhooks library
- * (test/support/webhook-receiver.ts). Moved from test/webhooks.e2e-spec.ts with the same
- * assertions; the admin routes' status codes, roles and audit stay there.
+ * (test/support/webhook-receiver.ts). The admin routes'
+ * status codes, roles and audit are in test/webhooks.e2e-spec.ts.
  */
 
 /** Short, so that a whole schedule runs in seconds: 7 attempts, 0 s, then 1 to 3 s apart. */

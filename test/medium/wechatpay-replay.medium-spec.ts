@@ -24,7 +24,7 @@ const acked = (answer: PlatformReply) => answer.status === 204;
 /**
  * The same signed WeChat sending received again, on two replicas (two modules, each with its own
  * connection pool and memory, on one database): a replay, not a new delivery. Through the notify
- * route's use case; moved from the e2e tier with the same acks and rows.
+ * route's use case.
  */
 let setup: MediumSuite;
 let replicas: MediumContext[];

@@ -23,9 +23,8 @@ import { count as countRows, TestPlatforms, uniqueId } from '../support/test-app
 /**
  * WeChat Pay APIv2 notifications (the /notify/wechatpay-v2 use case) as services on the real
  * database, without HTTP, for an account with both an APIv3 setup (its API calls go to the fake
- * platform's v3) and an APIv2 key. Every case here moved from the e2e tier and
- * asserts the same rows and replies; the reply on the wire and what a viewer sees of a delivery stay
- * in test/channel-acks.e2e-spec.ts.
+ * platform's v3) and an APIv2 key. The reply on the wire and
+ * what a viewer sees of a delivery are in test/channel-acks.e2e-spec.ts.
  */
 const ACK = '<xml><return_code><![CDATA[SUCCESS]]></return_code><return_msg><![CDATA[OK]]></return_msg></xml>';
 const API_V2_KEY = randomAlphanumeric(32);

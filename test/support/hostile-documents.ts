@@ -1,5 +1,5 @@
 /**
- * Deterministic generators of hostile notification bodies (issue 35, item 2): names that are
+ * Deterministic generators of hostile notification bodies: names that are
  * properties of every JavaScript object, deep nesting, repeated and odd names, broken references,
  * stray bytes. Seeded, so a failing case names a document that can be rebuilt; no dependency.
  */

@@ -5,6 +5,7 @@
  * but for the run's DATABASE_URL, which global-setup puts there.
  */
 import { DynamicModule, ForwardReference, Type } from '@nestjs/common';
+import { MODULE_METADATA } from '@nestjs/common/constants';
 import { ConfigModule, getConfigToken } from '@nestjs/config';
 import { Test, TestingModule } from '@nestjs/testing';
 import { ClsService } from 'nestjs-cls';
@@ -21,7 +22,7 @@ import { fourEyesConfig, loadFourEyesConfig } from '../../src/operators/four-eye
 import { loadReconciliationConfig, reconciliationConfig } from '../../src/reconciliation/reconciliation.config';
 import { loadServerConfig, serverConfig } from '../../src/platform/config/server.config';
 import { loadSpoolConfig, spoolConfig } from '../../src/platform/config/spool.config';
-import { ENTITIES } from '../../src/app.module';
+import { AppModule } from '../../src/app.module';
 import { DatabaseModule } from '../../src/platform/database/database.module';
 import { MetricsModule } from '../../src/platform/metrics/metrics.module';
 import { RabbitmqModule } from '../../src/events/rabbitmq/rabbitmq.module';
@@ -74,6 +75,16 @@ export interface MediumContext {
 }
 
 /**
+ * The app's own database module (AppModule's import), not a second one: @nestjs/typeorm registers
+ * the data source's name when DatabaseModule.forRoot is called, which AppModule does when it is
+ * loaded, and warns that a data source "with the default name is already registered" at every
+ * further call. Every module of a suite (its replicas too) reuses this one.
+ */
+const DATABASE = (Reflect.getMetadata(MODULE_METADATA.IMPORTS, AppModule) as Import[]).find(
+  (m): m is DynamicModule => (m as DynamicModule).module === DatabaseModule,
+)!;
+
+/**
  * Builds and initializes a testing module of `imports` on the run's test database: the migrations
  * run at init as at the app's start, and the features' background workers start as they do there.
  */
@@ -90,7 +101,7 @@ export async function createMediumModule(imports: Import[], env: Record<string, 
   let builder = Test.createTestingModule({
     imports: [
       ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [] }),
-      DatabaseModule.forRoot(ENTITIES),
+      DATABASE,
       TransactionModule,
       MetricsModule,
       RabbitmqModule,

@@ -379,7 +379,7 @@ describe(`${AlipayVerifier.name} in certificate mode`, () => {
   });
 });
 
-describe('Alipay certificates checked at each use (issue 35, item 4)', () => {
+describe('Alipay certificates checked at each use', () => {
   const HOUR_MS = 3600 * 1000;
   const appId = '2021000117600001';
   let dir: string;

@@ -210,7 +210,7 @@ describe(AlipayVerifier.name, () => {
       expect(codeOf(() => sut.verify(form(ours)))).toBe('no error');
     });
 
-    it("should reject an auth_app_id that is another of our apps, not this account's (issue 35, item 5)", () => {
+    it("should reject an auth_app_id that is another of our apps, not this account's", () => {
       const twoApps = new AlipayVerifier([config(), config({ appId: '2021004100000003' })], {}, NOW);
       const otherOfOurs = alipayDelivery(alipay.privateKey, { ...trade(), auth_app_id: '2021004100000003' });
 

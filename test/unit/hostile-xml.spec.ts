@@ -34,7 +34,7 @@ function refundNoticeCarrying(record: string): string {
   });
 }
 
-describe('hostile XML (issue 35, item 2)', () => {
+describe('hostile XML is read or refused with a 4xx, never a crash', () => {
   const documents = hostileXmlDocuments('xml').map((xml, i) => [i, xml.slice(0, 80), xml] as const);
   const records = hostileXmlDocuments('root', 60, 36).map((xml, i) => [i, xml.slice(0, 80), xml] as const);
 

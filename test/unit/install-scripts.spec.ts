@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
- * Which dependencies may run install scripts (issue 39, item 6): every one that has them is
+ * Which dependencies may run install scripts: every one that has them is
  * decided in package.json's allowScripts, so `npm ci` has none to warn about, and Scarf's
  * telemetry (@scarf/scarf, pulled in by swagger-ui-dist) is denied and opted out of.
  */

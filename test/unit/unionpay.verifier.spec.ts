@@ -185,7 +185,7 @@ describe(`${UnionpayVerifier.name} with a key set made for the test`, () => {
   });
 });
 
-describe('UNIONPAY_VALIDATE_CN=false and the trusted certificates (issue 35, item 4)', () => {
+describe('UNIONPAY_VALIDATE_CN=false and the trusted certificates', () => {
   const PRODUCTION_ROOT = join(DIR, 'cfca_ev_root.pem');
   const TEST_ROOT = join(DIR, 'acp_test_root.cer');
   const TEST_MIDDLE = join(DIR, 'acp_test_middle.cer');

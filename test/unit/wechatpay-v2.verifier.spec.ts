@@ -187,7 +187,7 @@ describe(WechatpayV2Verifier.name, () => {
       currency: 'CNY',
       paidAt: PAYMENT.paidAt,
     });
-    // Issue 35, item 3: an identical repost is a replay, keyed on the signed fields and sign.
+    // An identical repost is a replay, keyed on the signed fields and sign.
     expect(notification.replayKey).toMatch(/^[0-9a-f]{64}$/);
   });
 
@@ -234,7 +234,7 @@ describe(WechatpayV2Verifier.name, () => {
     expect(sut.verify(bySub(undefined))).not.toHaveProperty('subMerchantId');
   });
 
-  it("should refuse a provider's refund notice for a sub-merchant it does not serve (issue 35, item 5)", () => {
+  it("should refuse a provider's refund notice for a sub-merchant it does not serve", () => {
     const provider = new WechatpayV2Verifier([{ ...account, subMchids: ['1900000109'] }]);
     const record = writeV2Xml(
       {

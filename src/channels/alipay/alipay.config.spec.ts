@@ -161,7 +161,7 @@ describe('certificate mode', () => {
   });
 });
 
-describe('the seller check (issue 35, item 5)', () => {
+describe('the seller check', () => {
   const APP = { ALIPAY_APP_ID: '2021000117600001', ALIPAY_PUBLIC_KEY_PATH: '/run/keys/alipay_public.pem' };
 
   it('should refuse an app without a seller id, naming ALIPAY_SELLER_ID and the waiver', () => {

@@ -203,7 +203,7 @@ describe("a sub-merchant's trade bill", () => {
   });
 });
 
-describe('sub_appid of a configured sub-merchant (issue 35, item 5)', () => {
+describe('sub_appid of a configured sub-merchant', () => {
   const resource = (subAppid?: string) => ({
     sp_mchid: '1230000109',
     sp_appid: 'wx8888888888888888',

@@ -3,7 +3,7 @@ import { loadOpenApiConfig } from './openapi.config';
 import { ConfigurationError } from './env-validation';
 
 describe(loadOpenApiConfig.name, () => {
-  it('should serve the OpenAPI document only when OPENAPI is true (issue 35, item 6: off by default)', () => {
+  it('should serve the OpenAPI document only when OPENAPI is true (off by default)', () => {
     expect(loadOpenApiConfig({}).enabled).toBe(false);
     expect(loadOpenApiConfig({ OPENAPI: 'true' }).enabled).toBe(true);
     expect(loadOpenApiConfig({ OPENAPI: 'false' }).enabled).toBe(false);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
@@ -10,6 +11,8 @@ import { isDatabaseUnavailable } from './database-unavailable';
 import { databaseAnswered } from './start-without-database';
 
 const MIGRATION_LOCK = 'payment-callback-service:migrations';
+/** MySQL refuses a GET_LOCK name longer than 64 characters; MariaDB's docs set no bound. */
+const LOCK_NAME_MAX = 64;
 const LOCK_TIMEOUT_SECONDS = 120;
 const AWAIT_DATABASE_INTERVAL_MS = 1000;
 
@@ -18,6 +21,8 @@ const AWAIT_DATABASE_INTERVAL_MS = 1000;
  * together do not race on DDL; the ones that wait find nothing left to do. The lock is a MySQL
  * named lock, except on a Galera node, where GET_LOCK locks only that node: there it is a row that
  * replicates (ClusterMigrationLock). Returns the names of the migrations this call applied.
+ * A named lock is the server's, not the database's: it is named after the database, so that two
+ * databases on one server (two services, two environments, parallel test suites) migrate at once.
  */
 export async function applyMigrationsLocked(
   dataSource: DataSource,
@@ -27,7 +32,7 @@ export async function applyMigrationsLocked(
   try {
     const lock = (await isGaleraNode(runner))
       ? new ClusterMigrationLock(MIGRATION_LOCK, timeoutSeconds)
-      : new NamedLock(MIGRATION_LOCK, timeoutSeconds);
+      : new NamedLock(migrationLockName(await currentDatabase(runner)), timeoutSeconds);
     await lock.take(runner);
     try {
       const applied = await dataSource.runMigrations({ transaction: 'each' });
@@ -38,6 +43,21 @@ export async function applyMigrationsLocked(
   } finally {
     await runner.release();
   }
+}
+
+/** The named lock that guards the migrations of one database, at most 64 characters. */
+export function migrationLockName(database: string): string {
+  const name = `${MIGRATION_LOCK}:${database}`;
+  if (name.length <= LOCK_NAME_MAX) return name;
+  return `${MIGRATION_LOCK}:${createHash('sha256')
+    .update(database)
+    .digest('hex')
+    .slice(0, LOCK_NAME_MAX - MIGRATION_LOCK.length - 1)}`;
+}
+
+async function currentDatabase(runner: QueryRunner): Promise<string> {
+  const [{ name }] = (await runner.query('SELECT DATABASE() AS name')) as Array<{ name: string | null }>;
+  return name ?? '';
 }
 
 /** GET_LOCK: held by the session, freed when it ends, however it ends. */
