@@ -1,8 +1,8 @@
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { NotifyModule } from '../../src/intake/notify.module';
-import { NotifyTransactionInterceptor } from '../../src/intake/notify-transaction.interceptor';
 import { OrderModule } from '../../src/order/order.module';
 import { SettlementModule } from '../../src/settlement/settlement.module';
+import { Settlement } from '../../src/settlement/settlement.service';
 import { TradeModule } from '../../src/trade/trade.module';
 import { generateRsaKeyPair } from '../../tools/simulator/platform-signers';
 import { Factories } from '../support/factories';
@@ -11,14 +11,14 @@ import { MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { IntakeReply, receive } from '../support/medium-intake';
 import { count, notificationsOnly, TestPlatforms, uniqueId } from '../support/test-app';
 
-/** Counts the transactions the notify use case's transactional step opens, in one module (one replica). */
+/** Counts the transactions the notify use case's transactional step (Settlement.settle) opens, in one module (one replica). */
 function countTransactions(ctx: MediumContext): () => number {
-  const interceptor = ctx.get(NotifyTransactionInterceptor);
-  const intercept = interceptor.intercept.bind(interceptor);
+  const settlement = ctx.get(Settlement);
+  const settle = settlement.settle.bind(settlement);
   let opened = 0;
-  interceptor.intercept = (notification, arrival) => {
+  settlement.settle = (notification, arrival) => {
     opened++;
-    return intercept(notification, arrival);
+    return settle(notification, arrival);
   };
   return () => opened;
 }
@@ -26,7 +26,7 @@ function countTransactions(ctx: MediumContext): () => number {
 /**
  * A repeat of a payment this replica saw commit is acked without a transaction
  * (CommittedRepeatFastPath); a first delivery and a repeat this replica has not seen go through
- * the transactional step (NotifyTransactionInterceptor); a forgery is refused, in the channel's
+ * the transactional step (Settlement.settle); a forgery is refused, in the channel's
  * format, before either. Two modules on one database are two replicas; deliveries are handed to
  * NotificationIntake.receive as the notify route hands them over. Moved from
  * the e2e tier with the same assertions.
