@@ -6,6 +6,7 @@ import { PaymentChannels } from '../../src/channels/payment-channels';
 import { Channel } from '../../src/domain/notification';
 import { DeliveryLog } from '../../src/payments/idempotency/delivery-log';
 import { OrderStatusChange } from '../../src/order/order-status-change.entity';
+import { requireTransactionAlive } from '../../src/platform/database/transaction-alive';
 import { IntakeInstance } from '../support/medium-intake';
 import { SentCommands } from '../support/sent-commands';
 import { count, createTestPlatforms, notificationsOnly, testDatabasePool, uniqueId } from '../support/test-app';
@@ -296,9 +297,9 @@ describe('START TRANSACTION with the first statement', () => {
     const first = sent.sent.find((c) => c.text.includes(kept))!;
     expect(commandsAfter(sent, first.text).slice(0, 2)).not.toContain('ROLLBACK');
     expect(sent.sending(refused)).toEqual([]);
-    expect(await count(pool, 'SELECT COUNT(*) FROM order_status_change WHERE order_no IN (?, ?)', [kept, refused])).toBe(
-      1,
-    );
+    expect(
+      await count(pool, 'SELECT COUNT(*) FROM order_status_change WHERE order_no IN (?, ?)', [kept, refused]),
+    ).toBe(1);
   });
 
   it('should send nothing for a transaction that sends no statement', async () => {
@@ -330,3 +331,49 @@ function commandsAfter(commands: SentCommands, text: string): string[] {
     .filter((c) => c.connectionId === commands.sent[at].connectionId)
     .map((c) => c.text);
 }
+
+describe("the payment procedure's transaction guard", () => {
+  const historyRow = (tag: string) =>
+    `INSERT INTO order_status_change (order_no, from_status, to_status, event, cause, changed_at)
+     VALUES ('${tag}', NULL, 'WAIT_PAY', 'REGISTER', 'round-trips test', NOW(3));`;
+  const rowsOf = (tag: string) => count(pool, 'SELECT COUNT(*) FROM order_status_change WHERE order_no = ?', [tag]);
+
+  it.each(['mariadb', 'mysql'] as const)(
+    "should write nothing once its transaction ended in the middle of a procedure, by %s's condition",
+    async (flavour) => {
+      const [claim, alive, after] = [uniqueId('CLAIM'), uniqueId('ALIVE'), uniqueId('AFTER')];
+      const procedure = `guard_${flavour}_${Date.now()}`;
+      await pool.query(`CREATE PROCEDURE ${procedure}()
+        BEGIN
+          DECLARE v_claim BIGINT;
+          DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
+          INSERT INTO payment_callback (channel, transaction_id, order_no, amount, currency, first_received_at)
+          VALUES ('WECHATPAY', '${claim}', '${claim}', 1, 'CNY', NOW(3));
+          SET v_claim = LAST_INSERT_ID();
+          ${requireTransactionAlive(flavour, 'v_claim')}
+          ${historyRow(alive)}
+          -- What the server does to a transaction that a Galera certification abort or a deadlock
+          -- kills between two statements: rolls it back, and the rest would run outside any transaction.
+          ROLLBACK;
+          ${requireTransactionAlive(flavour, 'v_claim')}
+          ${historyRow(after)}
+        END`);
+      const connection = await pool.getConnection();
+      try {
+        await connection.query('START TRANSACTION');
+        const failure: unknown = await connection.query(`CALL ${procedure}()`).catch((error: unknown) => error);
+        await connection.query('ROLLBACK');
+
+        expect(failure).toMatchObject({ errno: 1213, code: 'ER_LOCK_DEADLOCK' });
+        expect({
+          claim: await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE transaction_id = ?', [claim]),
+          alive: await rowsOf(alive),
+          after: await rowsOf(after),
+        }).toEqual({ claim: 0, alive: 0, after: 0 });
+      } finally {
+        connection.release();
+        await pool.query(`DROP PROCEDURE IF EXISTS ${procedure}`);
+      }
+    },
+  );
+});

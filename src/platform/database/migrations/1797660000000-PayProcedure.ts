@@ -1,4 +1,6 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { flavourOfVersion } from '../server-flavour';
+import { requireTransactionAlive } from '../transaction-alive';
 
 /**
  * `pay_v1`: a payment's writes as ONE call, committed inside (see settlement/pay-procedure.ts for its
@@ -11,7 +13,9 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  *   claim in it for the caller's anomaly path.
  * Any error rolls the whole transaction back before it reaches the caller (ROLLBACK, RESIGNAL): no
  * statement runs after a failed one, and a COMMIT that fails (a Galera certification conflict) comes
- * back as its own error, a deadlock.
+ * back as its own error, a deadlock. Each write after the claim, and the COMMIT, first requires the
+ * transaction to be alive (requireTransactionAlive): one that a certification abort ended between
+ * two statements is answered as that deadlock, instead of the rest running outside any transaction.
  *
  * The parameters take their columns' exact types and collations (read here, so that the same text
  * runs on MariaDB and on MySQL 8, whose binary collations differ): a comparison with a column then
@@ -22,6 +26,8 @@ export class PayProcedure1797660000000 implements MigrationInterface {
 
   public async up(queryRunner: QueryRunner): Promise<void> {
     const type = await columnTypes(queryRunner);
+    const [{ version }] = (await queryRunner.query('SELECT VERSION() AS version')) as Array<{ version: string }>;
+    const alive = requireTransactionAlive(flavourOfVersion(version), 'v_claim');
     await queryRunner.query(`
 CREATE PROCEDURE pay_v1(
   IN p_channel ${type('payment_callback', 'channel')},
@@ -47,6 +53,7 @@ CREATE PROCEDURE pay_v1(
 )
 MODIFIES SQL DATA
 BEGIN
+  DECLARE v_claim BIGINT;
   DECLARE EXIT HANDLER FOR SQLEXCEPTION
   BEGIN
     ROLLBACK;
@@ -57,7 +64,9 @@ BEGIN
     (channel, transaction_id, merchant_id, sub_merchant_id, order_no, amount, currency, first_received_at, paid_at)
   VALUES
     (p_channel, p_transaction_id, p_merchant_id, p_sub_merchant_id, p_order_no, p_amount, p_currency, p_at, p_paid_at);
+  SET v_claim = LAST_INSERT_ID();
 
+  ${alive}
   UPDATE payment_order
      SET status = 'PAID', updated_at = p_at, next_query_at = NULL, channel = p_channel, merchant_id = p_merchant_id,
          sub_merchant_id = p_sub_merchant_id, transaction_id = p_transaction_id, paid_at = p_paid_at
@@ -66,13 +75,16 @@ BEGIN
      AND (sub_merchant_id IS NULL OR sub_merchant_id <=> p_sub_merchant_id);
 
   IF ROW_COUNT() = 1 THEN
+    ${alive}
     INSERT INTO order_status_change (order_no, from_status, to_status, event, cause, changed_at)
     VALUES (p_order_no, 'WAIT_PAY', 'PAID', 'PAY', p_transaction_id, p_at);
 
+    ${alive}
     INSERT INTO outbox_event (event_id, type, order_no, payload, created_at)
     VALUES (p_event_id, p_event_type, p_order_no, p_event_payload, p_at);
 
     IF p_record_delivery THEN
+      ${alive}
       INSERT INTO callback_delivery
         (channel, event_type, transaction_id, order_no, pays, outcome, raw_body, headers, received_at, processing_ms,
          replay_key)
@@ -82,6 +94,7 @@ BEGIN
       ON DUPLICATE KEY UPDATE replays = replays + 1, outcome = IF(outcome = 'DUPLICATE', VALUES(outcome), outcome);
     END IF;
 
+    ${alive}
     COMMIT;
     SELECT 'PAID' AS outcome;
   ELSE
