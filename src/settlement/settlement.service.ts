@@ -97,7 +97,11 @@ export class Settlement {
   }
 
   /** Once the transaction has committed: every outcome of a payment means its dedup record is in. */
-  private async afterCommit(notification: VerifiedNotification, outcome: DeliveryOutcome, arrival: Arrival): Promise<void> {
+  private async afterCommit(
+    notification: VerifiedNotification,
+    outcome: DeliveryOutcome,
+    arrival: Arrival,
+  ): Promise<void> {
     if (isPayment(notification)) await this.committed.markCommitted(notification);
     await this.recordDelivery(notification, outcome, arrival);
   }
