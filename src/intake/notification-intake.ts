@@ -11,7 +11,6 @@ import { Arrival, DeliveryOutcome, Settlement } from '../settlement/settlement.s
 import { IncomingDelivery, NotificationVerifier } from './signature/notification-verifier';
 import { SpoolFallback } from './spool/spool-fallback';
 import { CommittedRepeatFastPath } from './committed-repeat.fast-path';
-import { NotifyTransactionInterceptor } from './notify-transaction.interceptor';
 import { NotifyRefusals } from './notify-refusals';
 
 /**
@@ -19,8 +18,8 @@ import { NotifyRefusals } from './notify-refusals';
  *   verify, before anything else →
  *   CommittedRepeatFastPath: a repeat of a payment known to have committed (here, or through Redis)
  *     is recorded and acked without a transaction; two thirds of all deliveries are such repeats →
- *   otherwise NotifyTransactionInterceptor runs Settlement.apply in ONE transaction and commits it →
- *   after the commit (Settlement.afterCommit): mark committed, delivery log, count and log →
+ *   otherwise Settlement.settle: ONE transaction (for a payment, the payment procedure, committed in
+ *   one round trip), then after the commit: mark committed, delivery log, count and log →
  *   the platform's ack.
  * The ack goes out strictly after the commit and the delivery-log write. When the database is
  * unavailable, or the delivery log cannot be written before the answer's deadline (the query
@@ -35,7 +34,6 @@ export class NotificationIntake {
   constructor(
     private readonly verifier: NotificationVerifier,
     private readonly fastPath: CommittedRepeatFastPath,
-    private readonly transactional: NotifyTransactionInterceptor,
     private readonly settlement: Settlement,
     private readonly spool: SpoolFallback,
     private readonly refusals: NotifyRefusals,
@@ -81,16 +79,10 @@ export class NotificationIntake {
   }
 
   private commitOnce(notification: VerifiedNotification, arrival: Arrival): Promise<DeliveryOutcome> {
-    const commit = () => this.commit(notification, arrival);
+    const commit = () => this.settlement.settle(notification, arrival);
     if (!isPayment(notification)) return commit();
     return this.fastPath.skipTransactionIfCommitted(notification, commit, () =>
       this.settlement.afterKnownRepeat(notification, arrival),
     );
-  }
-
-  private async commit(notification: VerifiedNotification, arrival: Arrival): Promise<DeliveryOutcome> {
-    const outcome = await this.transactional.intercept(notification, arrival);
-    await this.settlement.afterCommit(notification, outcome, arrival);
-    return outcome;
   }
 }

@@ -7,7 +7,6 @@ import { RefusedNotificationModule } from '../payments/refused-notification/refu
 import { SignatureModule } from './signature/signature.module';
 import { SpoolModule } from './spool/spool.module';
 import { CommittedRepeatFastPath } from './committed-repeat.fast-path';
-import { NotifyTransactionInterceptor } from './notify-transaction.interceptor';
 import { NotificationIntake } from './notification-intake';
 import { NotifyRefusals } from './notify-refusals';
 
@@ -21,7 +20,7 @@ import { NotifyRefusals } from './notify-refusals';
     SpoolModule,
     RefusedNotificationModule,
   ],
-  providers: [CommittedRepeatFastPath, NotificationIntake, NotifyTransactionInterceptor, NotifyRefusals],
+  providers: [CommittedRepeatFastPath, NotificationIntake, NotifyRefusals],
   // The admin API re-verifies a kept refused notification through the same use case.
   exports: [NotificationIntake],
 })

@@ -1,9 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Propagation, Transactional, TransactionHost } from '@nestjs-cls/transactional';
-import { isDuplicateKey, WriteResult } from '../platform/database/sql';
-import { PREVIOUS_CHANGED_ONE_ROW, Statement } from '../platform/database/statement-batch';
-import { PaymentNotification } from '../domain/notification';
+import { isDuplicateKey, Statement, WriteResult } from '../platform/database/sql';
 import { nextStatus, OrderEvent, OrderStatus } from './order-status';
 import { OrderStatusChange } from './order-status-change.entity';
 import { PaymentOrder } from './payment-order.entity';
@@ -92,38 +90,6 @@ export class PaymentOrderRepository {
 
   async history(orderNo: string): Promise<OrderStatusChange[]> {
     return this.txHost.tx.getRepository(OrderStatusChange).find({ where: { orderNo }, order: { id: 'ASC' } });
-  }
-
-  /**
-   * Compare-and-set WAIT_PAY → PAID, only for the exact amount and currency, and its history row, as
-   * statements for a batch: the compare-and-set's affectedRows is 1 when this payment moved the
-   * order, 0 when the order is elsewhere, absent, or the amount differs; the history row is written
-   * only when it moved, so a statement after it can in turn require PREVIOUS_CHANGED_ONE_ROW. Both
-   * write only while `transactionAlive` (an SQL condition) holds.
-   */
-  markPaidIfWaitingStatements(
-    payment: PaymentNotification,
-    transactionAlive: string,
-  ): { compareAndSet: Statement; history: Statement } {
-    const change = statusChange(payment.outTradeNo, OrderEvent.Pay, OrderStatus.WaitPay, payment.transactionId);
-    return {
-      compareAndSet: compareAndSet(change, {
-        set: {
-          channel: payment.channel,
-          merchant_id: payment.merchantId,
-          sub_merchant_id: payment.subMerchantId ?? null,
-          transaction_id: payment.transactionId,
-          paid_at: payment.paidAt,
-        },
-        where: { amount: payment.amount, currency: payment.currency },
-        // An order registered with an account (or a sub-merchant) is paid only at that one of that channel.
-        guard: {
-          sql: `(merchant_id IS NULL OR (merchant_id = ? AND channel = ?)) AND (sub_merchant_id IS NULL OR sub_merchant_id <=> ?) AND ${transactionAlive}`,
-          params: [payment.merchantId, payment.channel, payment.subMerchantId ?? null],
-        },
-      }),
-      history: historyRow(change, `${PREVIOUS_CHANGED_ONE_ROW} AND ${transactionAlive}`),
-    };
   }
 
   async closeIfWaiting(orderNo: string): Promise<boolean> {

@@ -5,12 +5,13 @@ import { IdempotencyModule } from '../payments/idempotency/idempotency.module';
 import { OrderModule } from '../order/order.module';
 import { RefundModule } from '../refund/refund.module';
 import { SETTLEMENT_METRICS } from './settlement-metrics';
+import { PayProcedure } from './pay-procedure';
 import { Settlement } from './settlement.service';
 
 /** Applying a verified notification, for every entry point: the notify route, the spool replay, the trade query. */
 @Module({
   imports: [IdempotencyModule, OrderModule, AnomalyModule, EventsModule, RefundModule],
-  providers: [Settlement, ...SETTLEMENT_METRICS],
+  providers: [Settlement, PayProcedure, ...SETTLEMENT_METRICS],
   exports: [Settlement, ...SETTLEMENT_METRICS],
 })
 export class SettlementModule {}

@@ -4,17 +4,14 @@ import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { Counter } from 'prom-client';
 import { AnomalyRepository } from '../payments/anomaly/anomaly.repository';
 import { classifyRejectedPayment } from '../payments/anomaly/classify-rejected-payment';
-import { changedOneRow } from '../platform/database/sql';
-import { PREVIOUS_CHANGED_ONE_ROW, Statement, StatementBatch } from '../platform/database/statement-batch';
 import { DomainError } from '../domain/domain-error';
-import { OutboxWriter } from '../events/outbox.writer';
-import { paymentSucceeded } from '../events/payment-events';
 import { CallbackRecordRepository } from '../payments/idempotency/callback-record.repository';
 import { CommittedPayments } from '../payments/idempotency/committed-payments';
-import { DeliveryLog, recordDeliveryIf } from '../payments/idempotency/delivery-log';
+import { DeliveryLog } from '../payments/idempotency/delivery-log';
 import { NOTIFICATIONS_TOTAL } from '../platform/metrics/metrics.module';
 import { TransactionRunner } from '../platform/transaction/transaction.runner';
 import { NotificationOutcomeLog } from './notification-outcome.log';
+import { PayOutcome, PayProcedure } from './pay-procedure';
 import { SPOOL_REPLAYED } from './settlement-metrics';
 import { PaymentOrderRepository } from '../order/payment-order.repository';
 import { isPayment, PaymentNotification, VerifiedNotification } from '../domain/notification';
@@ -48,13 +45,14 @@ const OrderNotMoved = Symbol('order not moved');
 
 /**
  * The one use case for a verified notification, whichever way it arrived (the notify route, the
- * spool replay, the active trade query, reconciliation's recovery through the trade query):
- * - inside the caller's ONE transaction (`apply`): claim → compare-and-set → history → outbox, and
- *   the record of the delivery that paid, for a payment; or its anomaly; a refund notice settles
- *   its refund once;
- * - after the commit, once (`afterCommit`): mark the payment committed for the fast path, write the
+ * spool replay, the active trade query, reconciliation's recovery through the trade query), and the
+ * one way to run a payment's transaction: `settle`, in ONE TransactionRunner transaction.
+ * - Inside it (`apply`): for a payment the payment procedure (pay_v1: claim → compare-and-set →
+ *   history → outbox → the paying delivery's record, committed inside, in the one round trip that
+ *   also begins the transaction); for an order that did not move, its anomaly in the same
+ *   transaction, still holding the claim; a refund notice settles its refund once.
+ * - After the commit, once (`afterCommit`): mark the payment committed for the fast path, write the
  *   delivery log for every other outcome, count the outcome and log its line.
- * `settle` is both, for the entry points that open no transaction of their own.
  */
 @Injectable()
 export class Settlement {
@@ -64,9 +62,8 @@ export class Settlement {
     private readonly callbacks: CallbackRecordRepository,
     private readonly orders: PaymentOrderRepository,
     private readonly anomalies: AnomalyRepository,
-    private readonly outbox: OutboxWriter,
     private readonly refunds: RefundSettlement,
-    private readonly batch: StatementBatch,
+    private readonly payProcedure: PayProcedure,
     private readonly transactions: TransactionRunner,
     private readonly committed: CommittedPayments,
     private readonly deliveries: DeliveryLog,
@@ -74,7 +71,10 @@ export class Settlement {
     @InjectMetric(SPOOL_REPLAYED) private readonly replayed: Counter<string>,
   ) {}
 
-  /** Applies and commits in ONE transaction, then the after-commit steps. */
+  /**
+   * Applies and commits in ONE transaction (run again after a lock conflict or a Galera certification
+   * failure, TransactionRunner), then the after-commit steps. Resolves only once committed.
+   */
   async settle(notification: VerifiedNotification, arrival: Arrival): Promise<DeliveryOutcome> {
     const outcome = await this.transactions.run(() => this.apply(notification, arrival));
     await this.afterCommit(notification, outcome, arrival);
@@ -83,7 +83,7 @@ export class Settlement {
 
   /** The business effect; every write here commits together with the caller's transaction or not at all. */
   @Transactional(Propagation.Mandatory)
-  async apply(notification: VerifiedNotification, arrival: Arrival): Promise<DeliveryOutcome> {
+  private async apply(notification: VerifiedNotification, arrival: Arrival): Promise<DeliveryOutcome> {
     if (notification.malformed !== undefined) {
       await this.anomalies.recordMalformed(notification);
       return DeliveryOutcome.MalformedNotification;
@@ -97,7 +97,11 @@ export class Settlement {
   }
 
   /** Once the transaction has committed: every outcome of a payment means its dedup record is in. */
-  async afterCommit(notification: VerifiedNotification, outcome: DeliveryOutcome, arrival: Arrival): Promise<void> {
+  private async afterCommit(
+    notification: VerifiedNotification,
+    outcome: DeliveryOutcome,
+    arrival: Arrival,
+  ): Promise<void> {
     if (isPayment(notification)) await this.committed.markCommitted(notification);
     await this.recordDelivery(notification, outcome, arrival);
   }
@@ -143,53 +147,23 @@ export class Settlement {
     return anomaly;
   }
 
-  /** claimAndPay's batch, in the caller's transaction: PAID, DUPLICATE, or OrderNotMoved. */
+  /**
+   * The payment procedure (pay_v1) in the caller's transaction: PAID (committed by the procedure),
+   * DUPLICATE (claimed before: nothing written), or OrderNotMoved (the claim is in the transaction,
+   * still open, for the anomaly path).
+   */
   private async claimAndPay(
     payment: PaymentNotification,
     arrival: Arrival,
   ): Promise<DeliveryOutcome | typeof OrderNotMoved> {
-    const { statements, paid } = this.paymentBatch(payment, arrival);
     try {
-      return paid(await this.batch.run(statements)) ? DeliveryOutcome.Paid : OrderNotMoved;
+      const paying = isDelivery(arrival) ? { receivedAt: arrival.receivedAt } : undefined;
+      const outcome = await this.payProcedure.call(payment, paying);
+      return outcome === PayOutcome.Paid ? DeliveryOutcome.Paid : OrderNotMoved;
     } catch (error) {
-      if (this.isDuplicateClaim(error)) return DeliveryOutcome.Duplicate;
+      if (this.callbacks.isDuplicateClaim(error)) return DeliveryOutcome.Duplicate;
       throw error;
     }
-  }
-
-  /**
-   * A payment's writes as ONE batch, for one round trip: claim → compare-and-set → history → outbox
-   * (→ the paying delivery's record). The server stops at the first statement that fails: a
-   * duplicate claim (isDuplicateClaim) leaves nothing else done. The rows after the compare-and-set
-   * are each written only if the statement before them changed one row, i.e. only if the order
-   * moved (`paid` reads it from the results; when it did not, only `apply` can tell why).
-   * Each statement after the claim also requires its transaction to be alive (StatementBatch.
-   * transactionAlive): a transaction that died mid-batch (a Galera certification abort) must not go
-   * on writing.
-   */
-  paymentBatch(
-    payment: PaymentNotification,
-    arrival: Arrival,
-  ): { statements: Statement[]; paid: (results: unknown[]) => boolean } {
-    const pay = this.orders.markPaidIfWaitingStatements(payment, this.batch.transactionAlive('payment_callback'));
-    const statements: Statement[] = [
-      this.callbacks.claimPaymentStatement(payment, new Date()),
-      pay.compareAndSet,
-      pay.history,
-      this.outbox.appendIfPreviousChangedOneRow(
-        paymentSucceeded(payment),
-        this.batch.transactionAlive('order_status_change'),
-      ),
-    ];
-    if (isDelivery(arrival)) {
-      statements.push(payingDeliveryRecord(payment, arrival, this.batch.transactionAlive('outbox_event')));
-    }
-    return { statements, paid: ([, compareAndSet]) => changedOneRow(compareAndSet) };
-  }
-
-  /** The payment's claim failed on its unique key: it was claimed before. */
-  isDuplicateClaim(error: unknown): boolean {
-    return this.callbacks.isDuplicateClaim(error);
   }
 }
 
@@ -201,15 +175,4 @@ function isDelivery(arrival: Arrival): boolean {
 /** A delivery that paid was recorded in the payment's transaction (claimAndPay); every other after it. */
 function recordedInTransaction(outcome: DeliveryOutcome): boolean {
   return outcome === DeliveryOutcome.Paid;
-}
-
-/** Written only when the outbox row went in just before it, i.e. only when the order moved to PAID. */
-function payingDeliveryRecord(payment: PaymentNotification, arrival: Arrival, transactionAlive: string): Statement {
-  const row = {
-    notification: payment,
-    outcome: DeliveryOutcome.Paid,
-    receivedAt: arrival.receivedAt,
-    processingMs: Date.now() - arrival.receivedAt.getTime(),
-  };
-  return recordDeliveryIf(row, `${PREVIOUS_CHANGED_ONE_ROW} AND ${transactionAlive}`);
 }

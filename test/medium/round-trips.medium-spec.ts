@@ -3,23 +3,20 @@ import { Pool, RowDataPacket } from 'mysql2/promise';
 import { DataSource, QueryFailedError } from 'typeorm';
 import { BODY_LIMIT_BYTES } from '../../src/start/app.factory';
 import { PaymentChannels } from '../../src/channels/payment-channels';
-import { Channel, PaymentNotification } from '../../src/domain/notification';
+import { Channel } from '../../src/domain/notification';
 import { DeliveryLog } from '../../src/payments/idempotency/delivery-log';
 import { OrderStatusChange } from '../../src/order/order-status-change.entity';
-import { StatementBatch, transactionAliveCondition } from '../../src/platform/database/statement-batch';
-import { flavourOfVersion } from '../../src/platform/database/server-flavour';
-import { CallbackRecordRepository } from '../../src/payments/idempotency/callback-record.repository';
-import { TransactionRunner } from '../../src/platform/transaction/transaction.runner';
+import { requireTransactionAlive } from '../../src/platform/database/transaction-alive';
 import { IntakeInstance } from '../support/medium-intake';
 import { SentCommands } from '../support/sent-commands';
 import { count, createTestPlatforms, notificationsOnly, testDatabasePool, uniqueId } from '../support/test-app';
 
 /**
- * A new payment costs two round trips to the database: START TRANSACTION with one batch (claim,
- * compare-and-set, history, outbox, the paying delivery's record), then COMMIT. The suite counts the
- * commands the driver actually sends, on two instances sharing the database (deliveries handed to
- * NotificationIntake.receive, as the notify route hands them), and checks the batch's failure
- * paths. Moved from the e2e tier with the same assertions.
+ * A new payment costs ONE round trip to the database: START TRANSACTION with the CALL of the payment
+ * procedure (claim, compare-and-set, history, outbox, the paying delivery's record), which commits
+ * inside. The suite counts the commands the driver actually sends, on two instances sharing the
+ * database (deliveries handed to NotificationIntake.receive, as the notify route hands them), and
+ * checks the procedure's failure paths.
  */
 let running: IntakeInstance;
 let replica: IntakeInstance;
@@ -73,23 +70,17 @@ const wechatpay = (via: IntakeInstance, orderNo: string, transactionId: string, 
   via.wechatpay(via.signed.wechatpayPayment({ outTradeNo: orderNo, transactionId, total }));
 
 describe('round trips of a payment', () => {
-  it('should pay a new payment in two round trips: START TRANSACTION with one batch, then COMMIT', async () => {
+  it("should pay a new payment in ONE round trip: START TRANSACTION with the payment procedure's CALL, which commits", async () => {
     const { orderNo, transactionId } = await newOrder(1200);
 
     expect((await wechatpay(running, orderNo, transactionId, 1200)).status).toBe(204);
 
-    const transaction = sent.transactionSending(transactionId);
-    expect(transaction).toEqual([
-      expect.stringMatching(
-        /^START TRANSACTION;\s*INSERT INTO payment_callback[^;]*;\s*UPDATE payment_order[^;]*;\s*INSERT INTO order_status_change[^;]*;\s*INSERT INTO outbox_event[^;]*;\s*INSERT INTO callback_delivery[^;]*$/,
-      ),
-      'COMMIT',
-    ]);
-    expect(transaction.length).toBeLessThanOrEqual(2);
-    // The delivery that paid is recorded in the batch: outside its transaction the payment costs nothing.
-    const outside = sent.sending(transactionId).filter((text) => !transaction.includes(text));
-    expect(outside).toEqual([]);
+    const payment = sent.sending(transactionId);
+    expect(payment).toEqual([expect.stringMatching(/^START TRANSACTION;\s*CALL pay_v1\(/)]);
+    // Nothing ends the transaction from the client: the procedure committed it.
+    expect(commandsAfter(sent, payment[0]).slice(0, 1)).not.toEqual([expect.stringMatching(/^(COMMIT|ROLLBACK)$/)]);
     expect(await effects(orderNo, transactionId)).toEqual({ status: 'PAID', claims: 1, history: 1, events: 1 });
+    expect(await outcomes(transactionId)).toEqual(['PAID']);
   });
 
   it('should answer a duplicate on another instance in two round trips, write nothing more, and take the next payment', async () => {
@@ -100,7 +91,7 @@ describe('round trips of a payment', () => {
     expect((await wechatpay(replica, orderNo, transactionId, 1300)).status).toBe(204);
 
     const duplicate = replicaSent.transactionSending(transactionId);
-    expect(duplicate).toEqual([expect.stringMatching(/^START TRANSACTION;\s*INSERT INTO payment_callback/), 'COMMIT']);
+    expect(duplicate).toEqual([expect.stringMatching(/^START TRANSACTION;\s*CALL pay_v1\(/), 'COMMIT']);
     expect(await outcomes(transactionId)).toEqual(['PAID', 'DUPLICATE']);
     expect(await effects(orderNo, transactionId)).toEqual({ status: 'PAID', claims: 1, history: 1, events: 1 });
 
@@ -114,7 +105,7 @@ describe('round trips of a payment', () => {
     });
   });
 
-  it('should roll the whole batch back when a statement after the claim fails on a duplicate key', async () => {
+  it('should roll the whole payment back when a statement after the claim fails on a duplicate key', async () => {
     const { orderNo, transactionId } = await newOrder(1500);
     // A duplicate key that is not the claim's must not pass for a duplicate delivery (which commits).
     await pool.query(
@@ -127,7 +118,7 @@ describe('round trips of a payment', () => {
     try {
       expect((await wechatpay(running, orderNo, transactionId, 1500)).status).toBeGreaterThanOrEqual(500);
       expect(sent.transactionSending(transactionId)).toEqual([
-        expect.stringMatching(/^START TRANSACTION;\s*INSERT INTO payment_callback/),
+        expect.stringMatching(/^START TRANSACTION;\s*CALL pay_v1\(/),
         'ROLLBACK',
       ]);
       expect(await effects(orderNo, transactionId)).toEqual({ status: 'WAIT_PAY', claims: 0, history: 0, events: 0 });
@@ -203,6 +194,49 @@ describe('round trips of a payment', () => {
       130,
     );
   });
+  it('should settle an order that did not move in the same transaction: the claim held, its anomaly, then COMMIT', async () => {
+    const { orderNo, transactionId } = await newOrder(1800);
+
+    // 1 minor unit short: the compare-and-set does not move the order.
+    expect((await wechatpay(running, orderNo, transactionId, 1799)).status).toBe(204);
+
+    expect(sent.transactionSending(transactionId)).toEqual([
+      expect.stringMatching(/^START TRANSACTION;\s*CALL pay_v1\(/),
+      expect.stringMatching(/^SELECT .* FROM `payment_order`.* FOR UPDATE/s),
+      expect.stringMatching(/^INSERT INTO payment_anomaly/),
+      'COMMIT',
+    ]);
+    expect(sent.sending(transactionId).filter((text) => text.includes('CALL pay_v1'))).toHaveLength(1);
+    expect(await effects(orderNo, transactionId)).toEqual({ status: 'WAIT_PAY', claims: 1, history: 0, events: 0 });
+    expect(await count(pool, 'SELECT COUNT(*) FROM payment_anomaly WHERE transaction_id = ?', [transactionId])).toBe(1);
+  });
+
+  it('should write nothing, and run no statement after it, once a statement of the payment procedure fails', async () => {
+    const { orderNo, transactionId } = await newOrder(1900);
+    // A deadlock in the middle of the procedure, after the claim and the compare-and-set: were the
+    // procedure to go on after it, the outbox row and the paying record would be written and committed.
+    await pool.query(
+      `CREATE TRIGGER fail_history_deadlock BEFORE INSERT ON order_status_change FOR EACH ROW
+       IF NEW.order_no = '${orderNo}' THEN
+         SIGNAL SQLSTATE '40001' SET MYSQL_ERRNO = 1213, MESSAGE_TEXT = 'Deadlock found when trying to get lock';
+       END IF`,
+    );
+    try {
+      expect((await wechatpay(running, orderNo, transactionId, 1900)).status).toBeGreaterThanOrEqual(500);
+      // A deadlock is transient: TransactionRunner ran the payment three times, each rolled back.
+      const calls = sent.sending(transactionId);
+      expect(calls).toEqual([1, 2, 3].map(() => expect.stringMatching(/^START TRANSACTION;\s*CALL pay_v1\(/)));
+      for (const call of calls) expect(commandsAfter(sent, call)[0]).toBe('ROLLBACK');
+      expect(await effects(orderNo, transactionId)).toEqual({ status: 'WAIT_PAY', claims: 0, history: 0, events: 0 });
+      expect(await outcomes(transactionId)).toEqual([]);
+    } finally {
+      await pool.query('DROP TRIGGER IF EXISTS fail_history_deadlock');
+    }
+
+    expect((await wechatpay(running, orderNo, transactionId, 1900)).status).toBe(204);
+    expect(await effects(orderNo, transactionId)).toEqual({ status: 'PAID', claims: 1, history: 1, events: 1 });
+    expect(await outcomes(transactionId)).toEqual(['PAID']);
+  });
 });
 
 describe('START TRANSACTION with the first statement', () => {
@@ -243,6 +277,31 @@ describe('START TRANSACTION with the first statement', () => {
     expect(await count(pool, 'SELECT COUNT(*) FROM order_status_change WHERE order_no = ?', [tag])).toBe(0);
   });
 
+  it('should send no COMMIT for a transaction the server has ended, and refuse a statement after its end', async () => {
+    const [kept, refused] = [marker(), marker()];
+    const insert = (tag: string) =>
+      `INSERT INTO order_status_change (order_no, from_status, to_status, event, cause, changed_at)
+       VALUES ('${tag}', NULL, 'WAIT_PAY', 'REGISTER', 'round-trips test', NOW(3))`;
+    const failure: unknown = await running.ctx
+      .get(DataSource)
+      .transaction(async (manager) => {
+        await manager.query(insert(kept));
+        // As the payment procedure does inside: the transaction ends on the server.
+        await manager.query('COMMIT WORK');
+        await manager.query(insert(refused));
+      })
+      .catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(QueryFailedError);
+    expect((failure as QueryFailedError).driverError).toMatchObject({ errno: 1213, code: 'ER_LOCK_DEADLOCK' });
+    const first = sent.sent.find((c) => c.text.includes(kept))!;
+    expect(commandsAfter(sent, first.text).slice(0, 2)).not.toContain('ROLLBACK');
+    expect(sent.sending(refused)).toEqual([]);
+    expect(
+      await count(pool, 'SELECT COUNT(*) FROM order_status_change WHERE order_no IN (?, ?)', [kept, refused]),
+    ).toBe(1);
+  });
+
   it('should send nothing for a transaction that sends no statement', async () => {
     const [before, after] = [marker(), marker()];
     const runner = running.ctx.get(DataSource).createQueryRunner();
@@ -264,142 +323,57 @@ describe('START TRANSACTION with the first statement', () => {
   });
 });
 
-describe(StatementBatch.name, () => {
-  let sut: StatementBatch;
-  let transactions: TransactionRunner;
+/** The commands sent on the same connection after `command` (the pool may hand it to other work next). */
+function commandsAfter(commands: SentCommands, text: string): string[] {
+  const at = commands.sent.findIndex((c) => c.text === text);
+  return commands.sent
+    .slice(at + 1)
+    .filter((c) => c.connectionId === commands.sent[at].connectionId)
+    .map((c) => c.text);
+}
 
-  beforeAll(() => {
-    sut = running.ctx.get(StatementBatch);
-    transactions = running.ctx.get(TransactionRunner);
-  });
-
-  const historyRow = (orderNo: string) => ({
-    sql: `INSERT INTO order_status_change (order_no, from_status, to_status, event, cause, changed_at)
-          VALUES (?, NULL, 'WAIT_PAY', 'REGISTER', 'round-trips test', ?)`,
-    params: [orderNo, new Date()],
-  });
-  const connectionId = { sql: 'SELECT CONNECTION_ID() AS id', params: [] };
-  const historyRowIf = (orderNo: string, condition: string) => ({
-    sql: `INSERT INTO order_status_change (order_no, from_status, to_status, event, cause, changed_at)
-          SELECT ?, NULL, 'WAIT_PAY', 'REGISTER', 'round-trips test', ? FROM DUAL WHERE ${condition}`,
-    params: [orderNo, new Date()],
-  });
-  const rowsOf = (orderNo: string) =>
-    count(pool, 'SELECT COUNT(*) FROM order_status_change WHERE order_no = ?', [orderNo]);
+describe("the payment procedure's transaction guard", () => {
+  const historyRow = (tag: string) =>
+    `INSERT INTO order_status_change (order_no, from_status, to_status, event, cause, changed_at)
+     VALUES ('${tag}', NULL, 'WAIT_PAY', 'REGISTER', 'round-trips test', NOW(3));`;
+  const rowsOf = (tag: string) => count(pool, 'SELECT COUNT(*) FROM order_status_change WHERE order_no = ?', [tag]);
 
   it.each(['mariadb', 'mysql'] as const)(
-    "should write nothing once its transaction died in the middle of a batch, by %s's condition",
+    "should write nothing once its transaction ended in the middle of a procedure, by %s's condition",
     async (flavour) => {
-      const [died, alive, after] = [uniqueId('DIED'), uniqueId('ALIVE'), uniqueId('AFTER')];
-      const failure = await running.ctx.inContext(() =>
-        transactions.run(() =>
-          sut
-            .run([
-              historyRow(died),
-              historyRowIf(alive, transactionAliveCondition(flavour, 'order_status_change')),
-              // What the server does to a transaction that a Galera certification abort or a deadlock
-              // kills between two statements: rolls it back and runs the rest outside any transaction.
-              { sql: 'ROLLBACK', params: [] },
-              historyRowIf(after, transactionAliveCondition(flavour, 'order_status_change')),
-            ])
-            .catch((error: unknown) => error),
-        ),
-      );
+      const [claim, alive, after] = [uniqueId('CLAIM'), uniqueId('ALIVE'), uniqueId('AFTER')];
+      const procedure = `guard_${flavour}_${Date.now()}`;
+      await pool.query(`CREATE PROCEDURE ${procedure}()
+        BEGIN
+          DECLARE v_claim BIGINT;
+          DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
+          INSERT INTO payment_callback (channel, transaction_id, order_no, amount, currency, first_received_at)
+          VALUES ('WECHATPAY', '${claim}', '${claim}', 1, 'CNY', NOW(3));
+          SET v_claim = LAST_INSERT_ID();
+          ${requireTransactionAlive(flavour, 'v_claim')}
+          ${historyRow(alive)}
+          -- What the server does to a transaction that a Galera certification abort or a deadlock
+          -- kills between two statements: rolls it back, and the rest would run outside any transaction.
+          ROLLBACK;
+          ${requireTransactionAlive(flavour, 'v_claim')}
+          ${historyRow(after)}
+        END`);
+      const connection = await pool.getConnection();
+      try {
+        await connection.query('START TRANSACTION');
+        const failure: unknown = await connection.query(`CALL ${procedure}()`).catch((error: unknown) => error);
+        await connection.query('ROLLBACK');
 
-      expect(failure).toBeInstanceOf(QueryFailedError);
-      expect((failure as QueryFailedError).driverError).toMatchObject({ errno: 1213, code: 'ER_LOCK_DEADLOCK' });
-      expect({ died: await rowsOf(died), alive: await rowsOf(alive), after: await rowsOf(after) }).toEqual({
-        died: 0,
-        alive: 0,
-        after: 0,
-      });
+        expect(failure).toMatchObject({ errno: 1213, code: 'ER_LOCK_DEADLOCK' });
+        expect({
+          claim: await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE transaction_id = ?', [claim]),
+          alive: await rowsOf(alive),
+          after: await rowsOf(after),
+        }).toEqual({ claim: 0, alive: 0, after: 0 });
+      } finally {
+        connection.release();
+        await pool.query(`DROP PROCEDURE IF EXISTS ${procedure}`);
+      }
     },
   );
-
-  it("should hold its condition while the transaction lives, and use the server's own", async () => {
-    const [first, second] = [uniqueId('LIVE'), uniqueId('LIVE')];
-    await running.ctx.inContext(() =>
-      transactions.run(() =>
-        sut.run([historyRow(first), historyRowIf(second, sut.transactionAlive('order_status_change'))]),
-      ),
-    );
-    const [[{ version }]] = await pool.query<Array<RowDataPacket & { version: string }>>('SELECT VERSION() AS version');
-
-    expect({ first: await rowsOf(first), second: await rowsOf(second) }).toEqual({ first: 1, second: 1 });
-    expect(sut.transactionAlive('order_status_change')).toBe(
-      transactionAliveCondition(flavourOfVersion(version), 'order_status_change'),
-    );
-  });
-
-  it('should stop at a duplicate claim, run nothing after it, and leave the connection ready for the next batch', async () => {
-    const { orderNo, transactionId } = await newOrder(1600);
-    expect((await wechatpay(running, orderNo, transactionId, 1600)).status).toBe(204);
-    const callbacks = running.ctx.get(CallbackRecordRepository);
-    const skipped = uniqueId('SKIP');
-    const committed = uniqueId('KEEP');
-
-    const seen = await running.ctx.inContext(() =>
-      transactions.run(async () => {
-        const [[before]] = (await sut.run([connectionId])) as RowDataPacket[][];
-        const failure: unknown = await sut
-          .run([
-            callbacks.claimPaymentStatement(payment(orderNo, transactionId, 1600), new Date()),
-            historyRow(skipped),
-          ])
-          .catch((error: unknown) => error);
-        const [[after], [echo], written] = (await sut.run([
-          connectionId,
-          { sql: 'SELECT ? AS echo', params: ['still answering'] },
-          historyRow(committed),
-        ])) as [RowDataPacket[], Array<RowDataPacket & { echo: string }>, { affectedRows: number }];
-        return {
-          duplicateClaim: callbacks.isDuplicateClaim(failure),
-          sameConnection: after.id === before.id,
-          echo: echo.echo,
-          written: written.affectedRows,
-        };
-      }),
-    );
-
-    expect(seen).toEqual({ duplicateClaim: true, sameConnection: true, echo: 'still answering', written: 1 });
-    expect(await count(pool, 'SELECT COUNT(*) FROM order_status_change WHERE order_no = ?', [skipped])).toBe(0);
-    expect(await count(pool, 'SELECT COUNT(*) FROM order_status_change WHERE order_no = ?', [committed])).toBe(1);
-  });
-
-  it('should refuse a statement whose placeholders and values differ, or that holds a second statement', async () => {
-    await running.ctx.inContext(() =>
-      transactions.run(async () => {
-        await expect(sut.run([{ sql: 'SELECT ?, ?', params: [1] }])).rejects.toThrow(/2 placeholders and 1 values/);
-        await expect(sut.run([{ sql: 'SELECT 1; DROP TABLE payment_order', params: [] }])).rejects.toThrow(/';'/);
-      }),
-    );
-    expect(
-      await count(
-        pool,
-        'SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?',
-        ['payment_order'],
-      ),
-    ).toBe(1);
-  });
-
-  it('should refuse to run outside a transaction', () => {
-    // The decorator refuses before the method runs, synchronously.
-    expect(() => sut.run([connectionId])).toThrow(/MANDATORY, but no existing transaction is active/);
-  });
 });
-
-function payment(outTradeNo: string, transactionId: string, amount: number): PaymentNotification {
-  return {
-    channel: 'WECHATPAY',
-    merchantId: '1900009191',
-    eventType: 'TRANSACTION.SUCCESS',
-    paid: true,
-    outTradeNo,
-    transactionId,
-    amount,
-    currency: 'CNY',
-    paidAt: new Date(),
-    rawBody: Buffer.from(''),
-    headers: {},
-  };
-}

@@ -1,7 +1,7 @@
 import { createConnection, Pool, RowDataPacket } from 'mysql2/promise';
 import { DataSource } from 'typeorm';
 import { PaymentNotification } from '../../src/domain/notification';
-import { Settlement } from '../../src/settlement/settlement.service';
+import { PayProcedure } from '../../src/settlement/pay-procedure';
 import { IntakeInstance } from '../support/medium-intake';
 import { count, createTestPlatforms, notificationsOnly, testDatabasePool, uniqueId } from '../support/test-app';
 
@@ -180,10 +180,10 @@ it('should refuse to apply a payment outside a transaction, instead of autocommi
     headers: {},
   };
 
-  // The decorator throws before the method runs: the async wrapper turns that into the rejection a caller awaits.
-  await expect(async () =>
-    running.ctx.get(Settlement).apply(payment, { source: 'ROUTE', receivedAt: new Date() }),
-  ).rejects.toThrow(/transaction/i);
+  // The decorator throws before the procedure is called: the async wrapper turns that into the rejection a caller awaits.
+  await expect(async () => running.ctx.get(PayProcedure).call(payment, { receivedAt: new Date() })).rejects.toThrow(
+    /transaction/i,
+  );
 
   expect(await effects(orderNo, transactionId)).toEqual({ status: 'WAIT_PAY', claims: 0, deliveries: 0, events: 0 });
 });

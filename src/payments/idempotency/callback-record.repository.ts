@@ -2,8 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Propagation, Transactional, TransactionHost } from '@nestjs-cls/transactional';
 import { isDuplicateKeyOn, WriteResult } from '../../platform/database/sql';
-import { Statement } from '../../platform/database/statement-batch';
-import { PaymentNotification } from '../../domain/notification';
 import { PAYMENT_CLAIM_KEY, PaymentCallback } from './payment-callback.entity';
 
 @Injectable()
@@ -11,33 +9,8 @@ export class CallbackRecordRepository {
   constructor(private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>) {}
 
   /**
-   * The statement that claims the payment's idempotency key, for a batch in the caller's
-   * transaction. The unique index decides, not a read: the claim of a payment already claimed fails
-   * (isDuplicateClaim), and a concurrent duplicate blocks on the key until the first one commits or
-   * rolls back.
-   */
-  claimPaymentStatement(payment: PaymentNotification, receivedAt: Date): Statement {
-    return {
-      sql: `INSERT INTO payment_callback
-              (channel, transaction_id, merchant_id, sub_merchant_id, order_no, amount, currency, first_received_at, paid_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      params: [
-        payment.channel,
-        payment.transactionId,
-        payment.merchantId,
-        payment.subMerchantId ?? null,
-        payment.outTradeNo,
-        payment.amount,
-        payment.currency,
-        receivedAt,
-        payment.paidAt,
-      ],
-    };
-  }
-
-  /**
-   * True when the claim failed because the payment was claimed before. Only the statement is undone:
-   * the transaction goes on, holding a shared lock on the claim.
+   * True when the claim (the payment procedure's first statement, settlement/pay-procedure.ts) failed
+   * because the payment was claimed before: nothing was written.
    */
   isDuplicateClaim(error: unknown): boolean {
     return isDuplicateKeyOn(error, PAYMENT_CLAIM_KEY);

@@ -2,7 +2,6 @@ import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ANSWER_DEADLINE_PASSED } from '../../platform/database/bounded-pool';
 import { VerifiedNotification } from '../../domain/notification';
-import { Statement } from '../../platform/database/statement-batch';
 
 const MAX_GROUP_ROWS = 128;
 /**
@@ -22,19 +21,6 @@ const DELIVERY_COLUMNS =
 const ON_REPLAY = `ON DUPLICATE KEY UPDATE replays = replays + 1,
     outcome = IF(outcome = 'DUPLICATE', VALUES(outcome), outcome)`;
 export const RECORD_DELIVERIES = `INSERT INTO callback_delivery (${DELIVERY_COLUMNS}) VALUES ? ${ON_REPLAY}`;
-
-/**
- * The record of the delivery that paid, written inside the payment's own transaction (a batch
- * statement run only when `condition` holds): a node lost between the commit and a later write
- * would otherwise leave the payment with no delivery marked PAID, its retries all DUPLICATE.
- */
-export function recordDeliveryIf(row: DeliveryRow, condition: string): Statement {
-  return {
-    sql: `INSERT INTO callback_delivery (${DELIVERY_COLUMNS})
-          SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM DUAL WHERE ${condition} ${ON_REPLAY}`,
-    params: toRow(row),
-  };
-}
 
 interface Pending {
   notification: VerifiedNotification;

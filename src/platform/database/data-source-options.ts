@@ -30,8 +30,8 @@ export function buildDataSourceOptions(
     supportBigNumbers: true,
     bigNumberStrings: true,
     connectTimeout: config.connectTimeoutMs,
-    // StatementBatch sends a new payment's writes in one round trip. Safe only because no value is
-    // ever spliced into SQL text: every value travels through a `?` placeholder (see StatementBatch).
+    // START TRANSACTION goes out with a transaction's first statement (beginWithFirstStatement). Safe
+    // only because no value is ever spliced into SQL text: every value travels through a `?` placeholder.
     multipleStatements: true,
     extra: {
       // Callers waiting for a connection beyond this fail at once (BoundedPool bounds how long each waits).

@@ -13,10 +13,9 @@ import { MigrationRunner } from './migration-runner';
 import { ReadCommittedSessions } from './read-committed-sessions';
 import { ReportingDatabase } from './reporting-database';
 import { initializeWithoutWaiting } from './start-without-database';
-import { StatementBatch } from './statement-batch';
 
 /**
- * Global: StatementBatch and ReportingDatabase serve every module, like the DataSource does.
+ * Global: ReportingDatabase serves every module, like the DataSource does.
  * `forRoot` takes the entities from where the app is composed, so that the platform names no feature.
  */
 @Global()
@@ -50,10 +49,9 @@ export class DatabaseModule {
         ReadCommittedSessions,
         ClusterSettingsCheck,
         MigrationRunner,
-        StatementBatch,
         ReportingDatabase,
       ],
-      exports: [StatementBatch, ReportingDatabase],
+      exports: [ReportingDatabase],
     };
   }
 }

@@ -15,7 +15,7 @@ export const GALERA_SYNC_WAIT = '/*M!, SESSION wsrep_sync_wait = @@GLOBAL.wsrep_
 
 /**
  * mysql2 escapes quotes in values with a backslash: under NO_BACKSLASH_ESCAPES that escaping would
- * no longer hold, and with multi-statement queries on (StatementBatch) a value could end a string
+ * no longer hold, and with multi-statement queries on (beginWithFirstStatement) a value could end a string
  * and start a statement. Each session turns the mode off, whatever the server's default.
  */
 const SESSION_SETUP =
