@@ -21,6 +21,7 @@ import { AnomalyResolutionController } from './anomaly-resolution.controller';
 import { AdminQueries } from './admin-queries';
 import { DatabaseGauges } from './database-gauges';
 import { VocabularyController } from './vocabulary.controller';
+import { CredentialsModule } from '../payments/credentials/credentials.module';
 
 @Module({
   imports: [
@@ -34,6 +35,7 @@ import { VocabularyController } from './vocabulary.controller';
     WebhooksModule,
     NotifyModule,
     RefusedNotificationModule,
+    CredentialsModule,
   ],
   controllers: [
     AdminController,

@@ -1,7 +1,9 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule, ConfigType, registerAs } from '@nestjs/config';
 import { Clock, CLOCK } from '../domain/notification';
+import { ChannelBuild, CHANNEL_BUILDS } from './channel-builds';
 import { channelCallsConfig } from './channel-calls.config';
+import { credentialFilesOf } from './credential-files';
 import { PAYMENT_CHANNELS } from './payment-channel';
 import { PaymentChannels } from './payment-channels';
 import { verificationClock } from './verification-clock';
@@ -11,19 +13,31 @@ const channelOptions = CHANNEL_REGISTRATIONS.map((r) =>
   registerAs(`channel.${r.channel}`, () => r.loadOptions(process.env) as object),
 );
 
-/** Builds every registered channel's adapter from its own options, under one token. */
+/**
+ * Builds every registered channel's adapter from its own options, under one token; and keeps how
+ * to build it again (CHANNEL_BUILDS), for when its key files change.
+ */
 @Module({
   imports: [ConfigModule.forFeature(channelCallsConfig), ...channelOptions.map((c) => ConfigModule.forFeature(c))],
   providers: [
     { provide: CLOCK, useValue: verificationClock },
     {
-      provide: PAYMENT_CHANNELS,
+      provide: CHANNEL_BUILDS,
       inject: [channelCallsConfig.KEY, CLOCK, ...channelOptions.map((c) => c.KEY)],
       useFactory: (calls: ConfigType<typeof channelCallsConfig>, clock: Clock, ...options: unknown[]) =>
-        CHANNEL_REGISTRATIONS.map((r, i) => r.create(options[i], calls, clock)),
+        CHANNEL_REGISTRATIONS.map((r, i): ChannelBuild => ({
+          channel: r.channel,
+          files: credentialFilesOf(options[i], r.accounts.idField),
+          build: () => r.create(options[i], calls, clock),
+        })),
+    },
+    {
+      provide: PAYMENT_CHANNELS,
+      inject: [CHANNEL_BUILDS],
+      useFactory: (builds: ChannelBuild[]) => builds.map((b) => b.build()),
     },
     PaymentChannels,
   ],
-  exports: [PaymentChannels],
+  exports: [PaymentChannels, CHANNEL_BUILDS],
 })
 export class ChannelsModule {}
