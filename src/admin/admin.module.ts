@@ -22,6 +22,8 @@ import { AdminQueries } from './admin-queries';
 import { DatabaseGauges } from './database-gauges';
 import { VocabularyController } from './vocabulary.controller';
 import { CredentialsModule } from '../payments/credentials/credentials.module';
+import { MerchantsModule } from '../payments/merchants/merchants.module';
+import { MerchantsController } from './merchants.controller';
 
 @Module({
   imports: [
@@ -36,6 +38,7 @@ import { CredentialsModule } from '../payments/credentials/credentials.module';
     NotifyModule,
     RefusedNotificationModule,
     CredentialsModule,
+    MerchantsModule,
   ],
   controllers: [
     AdminController,
@@ -44,6 +47,7 @@ import { CredentialsModule } from '../payments/credentials/credentials.module';
     AnomalyResolutionController,
     VocabularyController,
     RefusedNotificationsController,
+    MerchantsController,
   ],
   providers: [
     AdminQueries,

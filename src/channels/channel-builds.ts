@@ -1,14 +1,20 @@
 import { Channel } from '../domain/notification';
+import { AddedSubMerchant } from './channel-registration';
 import { CredentialFile } from './credential-files';
 import { PaymentChannel } from './payment-channel';
 
-/** How a channel's adapter is built from its options, again whenever its key files change. */
+/** How a channel's adapter is built from its options, again whenever its key files or its sub-merchants change. */
 export interface ChannelBuild {
   readonly channel: Channel;
   /** The keys, certificates and chains its options name. */
   readonly files: readonly CredentialFile[];
-  /** A new adapter, every file read and checked again; throws a ConfigurationError naming the file and what is wrong. */
-  build(): PaymentChannel;
+  /** Whether it takes sub-merchants from the merchant directory (a service provider's). */
+  readonly takesSubMerchants: boolean;
+  /**
+   * A new adapter, every file read and checked again, with the sub-merchants the directory added;
+   * throws a ConfigurationError naming the file and what is wrong.
+   */
+  build(added?: readonly AddedSubMerchant[]): PaymentChannel;
 }
 
 export const CHANNEL_BUILDS = Symbol('CHANNEL_BUILDS');

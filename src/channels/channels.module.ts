@@ -28,7 +28,13 @@ const channelOptions = CHANNEL_REGISTRATIONS.map((r) =>
         CHANNEL_REGISTRATIONS.map((r, i): ChannelBuild => ({
           channel: r.channel,
           files: credentialFilesOf(options[i], r.accounts.idField),
-          build: () => r.create(options[i], calls, clock),
+          takesSubMerchants: r.withSubMerchants !== undefined,
+          build: (added = []) =>
+            r.create(
+              added.length > 0 && r.withSubMerchants ? r.withSubMerchants(options[i], added) : options[i],
+              calls,
+              clock,
+            ),
         })),
     },
     {

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { Counter, Gauge } from 'prom-client';
 import { ChannelBuild, CHANNEL_BUILDS } from '../../channels/channel-builds';
+import { AddedSubMerchant } from '../../channels/channel-registration';
 import { certificateExpiries, CredentialExpiry } from '../../channels/credential-files';
 import { PaymentChannels } from '../../channels/payment-channels';
 import { PollingWorker } from '../../platform/lifecycle/polling-worker';
@@ -32,9 +33,11 @@ export class ChannelKeyFiles extends PollingWorker {
   protected readonly logger = new Logger(ChannelKeyFiles.name);
   private readonly watched: Array<{ channel: string; files: WatchedFiles<CredentialExpiry[]> }>;
   private readonly held = new Map<string, CredentialExpiry[]>();
+  /** The sub-merchants the merchant directory added, by channel: every rebuild takes them. */
+  private readonly added = new Map<string, readonly AddedSubMerchant[]>();
 
   constructor(
-    @Inject(CHANNEL_BUILDS) builds: ChannelBuild[],
+    @Inject(CHANNEL_BUILDS) private readonly builds: ChannelBuild[],
     private readonly channels: PaymentChannels,
     @InjectMetric(CREDENTIAL_FILES_REFUSED) private readonly refused: Gauge<string>,
     @InjectMetric(CREDENTIAL_RELOADS_TOTAL) private readonly reloads: Counter<string>,
@@ -87,9 +90,28 @@ export class ChannelKeyFiles extends PollingWorker {
     return false;
   }
 
+  /** Whether the channel's accounts take sub-merchants from the merchant directory. */
+  takesSubMerchants(channel: string): boolean {
+    return this.builds.some((b) => b.channel === channel && b.takesSubMerchants);
+  }
+
+  /**
+   * The channel built again with the sub-merchants the merchant directory holds, and put in place;
+   * throws a ConfigurationError, and keeps the adapter in use, when they do not fit its accounts.
+   * With `dryRun`, only checks that they would.
+   */
+  applySubMerchants(channel: string, added: readonly AddedSubMerchant[], dryRun = false): void {
+    const build = this.builds.find((b) => b.channel === channel);
+    if (!build) return;
+    const adapter = build.build(added);
+    if (dryRun) return;
+    this.channels.replace(adapter);
+    this.added.set(channel, added);
+  }
+
   /** The channel's adapter built again from its files and put in place; its certificates' expiries. */
   private rebuild(build: ChannelBuild): CredentialExpiry[] {
-    const adapter = build.build();
+    const adapter = build.build(this.added.get(build.channel));
     this.channels.replace(adapter);
     return certificateExpiries(build.files);
   }
