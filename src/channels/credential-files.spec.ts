@@ -63,7 +63,7 @@ describe('certificateExpiries', () => {
     return join(dir, name);
   };
 
-  it('should give the latest expiry of each kind of an account, a bundle and a PKCS#12 file included, and none for a bare key', () => {
+  it('should give each kind of an account the latest expiry of its files, a file the first of its certificates, and a bare key none', () => {
     const old = certificate(new Date('2026-03-01T00:00:00Z'));
     const renewed = certificate(new Date('2031-03-01T00:00:00Z'));
     const root = certificate(new Date('2037-01-01T00:00:00Z'));
@@ -75,14 +75,16 @@ describe('certificateExpiries', () => {
     const sut = certificateExpiries([
       { path: write('old.pem', old.pem), account: 'A', kind: 'platformCert' },
       { path: write('new.pem', renewed.pem), account: 'A', kind: 'platformCert' },
-      { path: write('bundle.crt', old.pem + root.pem), account: 'A', kind: 'rootCert' },
+      { path: write('bundle.crt', root.pem + old.pem), account: 'A', kind: 'rootCert' },
+      { path: write('roots.crt', root.pem), account: 'C', kind: 'rootCert' },
       { path: write('sign.pfx', signing.p12), account: 'B', kind: 'signCert', password: '111111' },
       { path: write('pub.pem', bareKey), account: 'A', kind: 'publicKey' },
       { path: join(dir, 'missing.pem'), account: 'A', kind: 'appCert' },
     ]);
     expect(sut).toEqual([
       { account: 'A', kind: 'platformCert', validTo: new Date('2031-03-01T00:00:00Z') },
-      { account: 'A', kind: 'rootCert', validTo: new Date('2037-01-01T00:00:00Z') },
+      { account: 'A', kind: 'rootCert', validTo: new Date('2026-03-01T00:00:00Z') },
+      { account: 'C', kind: 'rootCert', validTo: new Date('2037-01-01T00:00:00Z') },
       { account: 'B', kind: 'signCert', validTo: new Date('2028-05-01T00:00:00Z') },
     ]);
   });

@@ -58,17 +58,19 @@ export function credentialFilesOf(options: unknown, idField: string): Credential
 }
 
 /**
- * The expiry of each kind of certificate an account holds, read from its files: every PEM
- * certificate of a file (a root bundle holds several), or the certificate of a PKCS#12 file
- * opened with its password. Where a kind holds several (a rotation's old and new certificate, a
- * root bundle), the latest expiry counts: the kind works until then. Files that hold no
+ * The expiry of each kind of certificate an account holds, read from its files: a PEM file's
+ * certificates (a leaf and its chain, or a root bundle) work until the first of them expires; a
+ * PKCS#12 file's, opened with its password, likewise. Where a kind has several files (a rotation's
+ * old and new certificate), the latest counts: the kind works until then. Files that hold no
  * certificate (bare keys) give none; a file that cannot be read gives none (the channel's own
  * loading refuses it).
  */
 export function certificateExpiries(files: readonly CredentialFile[]): CredentialExpiry[] {
   const latest = new Map<string, CredentialExpiry>();
   for (const file of files) {
-    for (const validTo of certificatesValidTo(file)) {
+    const dates = certificatesValidTo(file);
+    if (dates.length > 0) {
+      const validTo = new Date(Math.min(...dates.map((d) => d.getTime())));
       const key = `${file.account}\u0000${file.kind}`;
       const known = latest.get(key);
       if (!known || known.validTo < validTo) latest.set(key, { account: file.account, kind: file.kind, validTo });
@@ -103,9 +105,7 @@ function validToOfPkcs12(der: Buffer, password: string): Date[] {
   try {
     const p12 = forge.pkcs12.pkcs12FromAsn1(forge.asn1.fromDer(der.toString('binary')), false, password);
     const bags = p12.getBags({ bagType: forge.pki.oids.certBag })[forge.pki.oids.certBag] ?? [];
-    // The merchant's own certificate is the one that expires first: a chain's CAs outlive it.
-    const dates = bags.flatMap((bag) => (bag.cert ? [bag.cert.validity.notAfter] : []));
-    return dates.length === 0 ? [] : [new Date(Math.min(...dates.map((d) => d.getTime())))];
+    return bags.flatMap((bag) => (bag.cert ? [bag.cert.validity.notAfter] : []));
   } catch {
     return [];
   }
