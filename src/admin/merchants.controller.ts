@@ -9,11 +9,14 @@ import { OperatorReadLimit } from '../operators/operator-read-limit.interceptor'
 import { MerchantChange } from '../payments/merchants/merchant-change.entity';
 import { MerchantChanges } from '../payments/merchants/merchant-changes';
 import { MerchantDirectory } from '../payments/merchants/merchant-directory';
+import { DryRunReport, PlatformKeyDryRun } from '../payments/merchants/platform-key-dry-run';
 import { ApiErrors } from '../platform/http/error.view';
 import { ReasonDto } from './dto/admin-queries.dto';
 import {
   AddSubMerchantDto,
   DisableMerchantDto,
+  DryRunReportView,
+  KeyDryRunDto,
   MerchantChangeView,
   MerchantDirectoryView,
   MerchantHistoryQueryDto,
@@ -39,7 +42,48 @@ export class MerchantsController {
     private readonly merchants: MerchantChanges,
     private readonly directory: MerchantDirectory,
     private readonly audit: AuditLog,
+    private readonly dryRuns: PlatformKeyDryRun,
   ) {}
+
+  @Post('merchants/:channel/:account/key-dry-run')
+  @HttpCode(200)
+  @ApiOperation({
+    summary:
+      "Try a candidate platform key or certificate against the account's recent notifications: how many verify under the current key, the candidate, both (admin)",
+  })
+  @ApiOkResponse({ type: DryRunReportView })
+  @ApiErrors(
+    [400, 'a malformed body, or a candidate that is no key or certificate the channel takes'],
+    [403, 'a viewer token'],
+    [404, 'no such key file of the account'],
+  )
+  @AdminAccess(AdminRole.Admin)
+  @AuditedWrite('PLATFORM_KEY_DRY_RUN', merchantTarget)
+  @UseInterceptors(AuditRefusals)
+  keyDryRun(
+    @Param('channel') channel: string,
+    @Param('account') account: string,
+    @Body() dto: KeyDryRunDto,
+    @CurrentOperator() operator: AuthenticatedOperator,
+  ): Promise<DryRunReport> {
+    const candidate = {
+      channel,
+      account,
+      kind: dto.kind,
+      pem: dto.candidatePem,
+      since: dto.since ? new Date(dto.since) : undefined,
+    };
+    return this.dryRuns.run(candidate, (report) =>
+      this.audit.record({
+        operatorId: operator.operatorId,
+        action: 'PLATFORM_KEY_DRY_RUN',
+        target: `merchant:${channel}:${account}`,
+        // The candidate is public material, but the audit keeps its fingerprint, not its text.
+        requestBody: { kind: dto.kind, since: dto.since ?? null, candidateFingerprint: report.candidateFingerprint },
+        result: report,
+      }),
+    );
+  }
 
   @Get('merchants')
   @ApiOperation({ summary: 'Every account with its sub-merchants, what is disabled, the proposals waiting (viewer)' })

@@ -1,6 +1,6 @@
-import { Channel } from '../domain/notification';
+import { Channel, Clock } from '../domain/notification';
 import { AddedSubMerchant } from './channel-registration';
-import { CredentialFile } from './credential-files';
+import { CredentialFile, ReplacedFile } from './credential-files';
 import { PaymentChannel } from './payment-channel';
 
 /** How a channel's adapter is built from its options, again whenever its key files or its sub-merchants change. */
@@ -15,6 +15,11 @@ export interface ChannelBuild {
    * throws a ConfigurationError naming the file and what is wrong.
    */
   build(added?: readonly AddedSubMerchant[]): PaymentChannel;
+  /**
+   * An adapter for a dry run, never put in place: verifying at `clock`'s time (a stored delivery's),
+   * with one key file replaced when told (a candidate key).
+   */
+  trial(clock: Clock, added: readonly AddedSubMerchant[], replaced?: ReplacedFile): PaymentChannel;
 }
 
 export const CHANNEL_BUILDS = Symbol('CHANNEL_BUILDS');

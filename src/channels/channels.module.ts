@@ -2,8 +2,9 @@ import { Module } from '@nestjs/common';
 import { ConfigModule, ConfigType, registerAs } from '@nestjs/config';
 import { Clock, CLOCK } from '../domain/notification';
 import { ChannelBuild, CHANNEL_BUILDS } from './channel-builds';
+import { AddedSubMerchant } from './channel-registration';
 import { channelCallsConfig } from './channel-calls.config';
-import { credentialFilesOf } from './credential-files';
+import { credentialFilesOf, withFileReplaced } from './credential-files';
 import { PAYMENT_CHANNELS } from './payment-channel';
 import { PaymentChannels } from './payment-channels';
 import { verificationClock } from './verification-clock';
@@ -25,17 +26,20 @@ const channelOptions = CHANNEL_REGISTRATIONS.map((r) =>
       provide: CHANNEL_BUILDS,
       inject: [channelCallsConfig.KEY, CLOCK, ...channelOptions.map((c) => c.KEY)],
       useFactory: (calls: ConfigType<typeof channelCallsConfig>, clock: Clock, ...options: unknown[]) =>
-        CHANNEL_REGISTRATIONS.map((r, i): ChannelBuild => ({
-          channel: r.channel,
-          files: credentialFilesOf(options[i], r.accounts.idField),
-          takesSubMerchants: r.withSubMerchants !== undefined,
-          build: (added = []) =>
-            r.create(
-              added.length > 0 && r.withSubMerchants ? r.withSubMerchants(options[i], added) : options[i],
-              calls,
-              clock,
-            ),
-        })),
+        CHANNEL_REGISTRATIONS.map((r, i): ChannelBuild => {
+          const withAdded = (base: unknown, added: readonly AddedSubMerchant[]) =>
+            added.length > 0 && r.withSubMerchants ? r.withSubMerchants(base, added) : base;
+          return {
+            channel: r.channel,
+            files: credentialFilesOf(options[i], r.accounts.idField),
+            takesSubMerchants: r.withSubMerchants !== undefined,
+            build: (added = []) => r.create(withAdded(options[i], added), calls, clock),
+            trial: (trialClock, added, replaced) => {
+              const base = replaced ? withFileReplaced(options[i], r.accounts.idField, replaced) : options[i];
+              return r.create(withAdded(base, added), calls, trialClock);
+            },
+          };
+        }),
     },
     {
       provide: PAYMENT_CHANNELS,

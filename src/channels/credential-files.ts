@@ -1,6 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import forge from 'node-forge';
+import { ConfigurationError } from '../platform/config/env-validation';
 
 /** One file a channel's options name: a key, a certificate or a chain, with the account it belongs to. */
 export interface CredentialFile {
@@ -21,6 +22,45 @@ export interface CredentialExpiry {
 }
 
 const PATH_OPTION = /^(.*?)(Path|Paths)$/;
+
+/** A key file of an account put in place of the configured one (or ones), for a trial. */
+export interface ReplacedFile {
+  account: string;
+  kind: string;
+  path: string;
+}
+
+/**
+ * A copy of the options with the account's file of `kind` replaced by `path` (a list of such
+ * files by that one file), named as credentialFilesOf names them; a ConfigurationError when the
+ * account has no such file.
+ */
+export function withFileReplaced<T>(options: T, idField: string, replaced: ReplacedFile): T {
+  let found = false;
+  const walk = (value: unknown, account: string, name: string): unknown => {
+    if (Array.isArray(value)) {
+      if (name !== 'accounts') return value;
+      return value.map((entry) => {
+        const id = (entry as Record<string, unknown>)[idField];
+        return walk(entry, typeof id === 'string' ? id : '', '');
+      });
+    }
+    if (typeof value !== 'object' || value === null) return value;
+    const copy: Record<string, unknown> = {};
+    for (const [key, field] of Object.entries(value)) {
+      const kind = key === 'path' ? name : PATH_OPTION.exec(key)?.[1];
+      const isFile = typeof field === 'string' || Array.isArray(field);
+      if (kind === replaced.kind && account === replaced.account && isFile) {
+        copy[key] = typeof field === 'string' ? replaced.path : [replaced.path];
+        found = true;
+      } else copy[key] = walk(field, account, key);
+    }
+    return copy;
+  };
+  const copy = walk(options, '', '') as T;
+  if (!found) throw new ConfigurationError(`account ${replaced.account} has no ${replaced.kind} file`);
+  return copy;
+}
 
 /**
  * Every file a channel's options name: the options whose name ends in Path or Paths (`appPrivateKeyPath`,

@@ -11,6 +11,8 @@ import { Channel } from '../../src/domain/notification';
 import { NotifyModule } from '../../src/intake/notify.module';
 import { OrderModule } from '../../src/order/order.module';
 import { WATCHED_FILE_CHECK_MS } from '../../src/platform/config/watched-files';
+import { AuditLog } from '../../src/operators/audit/audit-log';
+import { PlatformKeyDryRun } from '../../src/payments/merchants/platform-key-dry-run';
 import {
   alipayDelivery,
   alipayTradeParams,
@@ -21,7 +23,7 @@ import {
 import { eventually, sleep } from '../support/eventually';
 import { MediumContext } from '../support/medium';
 import { FORM, receive } from '../support/medium-intake';
-import { MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { domainFailure, MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { metricValue } from '../support/order-effects';
 import { createTestPlatforms, TestPlatforms, uniqueId } from '../support/test-app';
 
@@ -49,16 +51,16 @@ function rotateSecret(files: Record<string, string>): void {
   renameSync(join(secret, '..data_tmp'), join(secret, '..data'));
 }
 
-let alipayKey: KeyObject;
+/** The Alipay key pair the Secret holds now. */
+let alipay: { privateKey: KeyObject; publicKeyPem: string };
 let certPem: string;
 
 beforeAll(async () => {
   platforms = await createTestPlatforms();
   secret = mkdtempSync(join(tmpdir(), 'pcs-secret-'));
-  const first = generateRsaKeyPair();
-  alipayKey = first.privateKey;
+  alipay = generateRsaKeyPair();
   certPem = await generateCertificate(generateRsaKeyPair(), 'AB01', { notAfter: new Date('2031-06-01T00:00:00Z') });
-  rotateSecret({ 'alipay-pub.pem': first.publicKeyPem, 'wechatpay-cert.pem': certPem });
+  rotateSecret({ 'alipay-pub.pem': alipay.publicKeyPem, 'wechatpay-cert.pem': certPem });
   for (const name of ['alipay-pub.pem', 'wechatpay-cert.pem']) symlinkSync(join('..data', name), join(secret, name));
   setup = await startMediumSuite(
     {
@@ -134,18 +136,18 @@ async function refusedOnEveryReplica(key: KeyObject): Promise<void> {
 
 describe('channel key files re-read while the service runs', () => {
   it('should pay under a platform key rotated in its file on both replicas without a restart, and refuse the old key after', async () => {
-    await paysOnEveryReplica(alipayKey);
+    await paysOnEveryReplica(alipay.privateKey);
     const applied = await metric('payment_credential_reloads_total', { channel: Channel.Alipay, outcome: 'applied' });
 
     const next = generateRsaKeyPair();
     rotateSecret({ 'alipay-pub.pem': next.publicKeyPem, 'wechatpay-cert.pem': certPem });
     await paysOnEveryReplica(next.privateKey);
 
-    await refusedOnEveryReplica(alipayKey);
+    await refusedOnEveryReplica(alipay.privateKey);
     expect(await metric('payment_credential_reloads_total', { channel: Channel.Alipay, outcome: 'applied' })).toBe(
       applied + 2,
     );
-    alipayKey = next.privateKey;
+    alipay = next;
   });
 
   it('should keep the keys in use when the new file is not a key, say why without its content, and raise payment_credential_files_refused until a valid one comes', async () => {
@@ -172,11 +174,12 @@ describe('channel key files re-read while the service runs', () => {
       }
       // The keys in use stay: the current key still pays, on both replicas, for as long as the file is wrong.
       await sleep(2 * WATCHED_FILE_CHECK_MS);
-      await paysOnEveryReplica(alipayKey);
+      await paysOnEveryReplica(alipay.privateKey);
 
       const fixed = generateRsaKeyPair();
       rotateSecret({ 'alipay-pub.pem': fixed.publicKeyPem, 'wechatpay-cert.pem': certPem });
       await paysOnEveryReplica(fixed.privateKey);
+      alipay = fixed;
       await eventually(
         'the refusal to clear',
         async () => (await metric('payment_credential_files_refused', { channel: Channel.Alipay })) === 0,
@@ -200,7 +203,7 @@ describe('channel key files re-read while the service runs', () => {
     const sooner = await generateCertificate(generateRsaKeyPair(), 'AB02', {
       notAfter: new Date('2027-01-15T00:00:00Z'),
     });
-    rotateSecret({ 'alipay-pub.pem': generateRsaKeyPair().publicKeyPem, 'wechatpay-cert.pem': sooner });
+    rotateSecret({ 'alipay-pub.pem': alipay.publicKeyPem, 'wechatpay-cert.pem': sooner });
     await eventually(
       'the rotated certificate expiry',
       async () => (await expiry('platformCert')) === Date.parse('2027-01-15T00:00:00Z') / 1000,
@@ -218,5 +221,50 @@ describe('channel key files re-read while the service runs', () => {
         validTo: '2027-01-15T00:00:00.000Z',
       });
     }
+  });
+
+  it('should report how many recent notifications verify under the current key, a candidate, or both, and change nothing', async () => {
+    const since = new Date(Date.now() - 1);
+    await paysOnEveryReplica(alipay.privateKey);
+    // Alipay switched to its next key before the Secret did: its notifications are refused and kept.
+    const next = generateRsaKeyPair();
+    await refusedOnEveryReplica(next.privateKey);
+    const forged = paymentSignedWith(generateRsaKeyPair().privateKey, await newOrder());
+    expect(acked(await deliver(setup.ctx, forged))).toBe(false);
+
+    const dryRun = (pem: string, kind = 'publicKey') =>
+      setup.ctx
+        .get(PlatformKeyDryRun)
+        .run({ channel: Channel.Alipay, account: platforms.alipay.appId, kind, pem, since }, (report) =>
+          setup.ctx.get(AuditLog).record({
+            operatorId: 'alice',
+            action: 'PLATFORM_KEY_DRY_RUN',
+            target: `merchant:${Channel.Alipay}:${platforms.alipay.appId}`,
+            requestBody: { kind, candidateFingerprint: report.candidateFingerprint },
+            result: report,
+          }),
+        );
+    expect(await dryRun(next.publicKeyPem)).toMatchObject({
+      examined: 5,
+      currentOnly: 2,
+      candidateOnly: 2,
+      both: 0,
+      neither: 1,
+    });
+    expect(await dryRun(alipay.publicKeyPem)).toMatchObject({ examined: 5, both: 2, neither: 3 });
+    const [audits] = await pool.query<RowDataPacket[]>(
+      'SELECT COUNT(*) AS n FROM admin_audit WHERE action = ? AND target = ?',
+      ['PLATFORM_KEY_DRY_RUN', `merchant:${Channel.Alipay}:${platforms.alipay.appId}`],
+    );
+    expect(Number(audits[0].n)).toBe(2);
+
+    // A dry run changes nothing: the current key pays, the candidate's notifications are refused.
+    await paysOnEveryReplica(alipay.privateKey);
+    await refusedOnEveryReplica(next.privateKey);
+    expect(await domainFailure(dryRun('-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n'))).toMatchObject({
+      code: 'MalformedRequest',
+      status: 400,
+    });
+    expect(await domainFailure(dryRun(next.publicKeyPem, 'rootCert'))).toMatchObject({ code: 'NotFound', status: 404 });
   });
 });

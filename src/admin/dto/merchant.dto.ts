@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Length, Matches } from 'class-validator';
+import { IsISO8601, IsOptional, IsString, Length, Matches } from 'class-validator';
 import { MerchantAction } from '../../payments/merchants/merchant-change.entity';
 
 const ID = /^[A-Za-z0-9_\-]{1,64}$/;
@@ -81,4 +81,42 @@ export class MerchantHistoryQueryDto {
   @IsOptional()
   @Matches(/^\d{1,19}$/, { message: 'before must be a change id' })
   before?: string;
+}
+
+/** A candidate platform key or certificate, tried against the account's recent notifications. */
+export class KeyDryRunDto {
+  @ApiProperty({
+    example: 'publicKey',
+    description:
+      "The account's key file to try it in place of: publicKey (a bare platform key), platformCert, publicCert",
+  })
+  @IsString()
+  @Matches(/^[A-Za-z0-9]{1,32}$/, { message: 'kind must be the name of a key file option (publicKey, platformCert …)' })
+  kind: string;
+
+  @ApiProperty({ description: 'The candidate, PEM: a public key or a certificate (public material only)' })
+  @IsString()
+  @Length(1, 65536, { message: 'candidatePem must be 1 to 65536 characters' })
+  candidatePem: string;
+
+  @ApiPropertyOptional({ description: 'Notifications received since (ISO 8601); the last hour unless given' })
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'since must be an ISO 8601 time' })
+  since?: string;
+}
+
+export class DryRunReportView {
+  @ApiProperty() channel: string;
+  @ApiProperty() account: string;
+  @ApiProperty() kind: string;
+  @ApiProperty({ description: "SHA-256 of the candidate's SubjectPublicKeyInfo, hex" }) candidateFingerprint: string;
+  @ApiProperty() since: string;
+  @ApiProperty({ description: 'Stored and refused notifications of the channel read (500 of each at most)' })
+  examined: number;
+  @ApiProperty({ description: "The account's notifications the current key verifies and the candidate does not" })
+  currentOnly: number;
+  @ApiProperty({ description: "The account's notifications the candidate verifies and the current key does not" })
+  candidateOnly: number;
+  @ApiProperty() both: number;
+  @ApiProperty({ description: 'Verified by neither key (of any account of the channel)' }) neither: number;
 }

@@ -4,11 +4,14 @@ import { CredentialsModule } from '../credentials/credentials.module';
 import { MerchantChangeRepository } from './merchant-change.repository';
 import { MerchantChanges } from './merchant-changes';
 import { MerchantDirectory } from './merchant-directory';
+import { PlatformKeyDryRun } from './platform-key-dry-run';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { RefusedNotificationModule } from '../refused-notification/refused-notification.module';
 
 /** The merchant directory: what operators add, disable and enable at runtime, beside the configuration's accounts. */
 @Module({
-  imports: [ChannelsModule, CredentialsModule],
-  providers: [MerchantChangeRepository, MerchantDirectory, MerchantChanges],
-  exports: [MerchantDirectory, MerchantChanges],
+  imports: [ChannelsModule, CredentialsModule, IdempotencyModule, RefusedNotificationModule],
+  providers: [MerchantChangeRepository, MerchantDirectory, MerchantChanges, PlatformKeyDryRun],
+  exports: [MerchantDirectory, MerchantChanges, PlatformKeyDryRun],
 })
 export class MerchantsModule {}
