@@ -37,7 +37,10 @@ export interface ListedAccount {
  * transaction of its own, with the caller's audit row (alongside), applied by every replica's MerchantDirectory
  * within DIRECTORY_POLL_MS of the commit. What can stop payments (disabling an account or a
  * sub-merchant) is a proposal that another admin approves; what cannot (adding a sub-merchant,
- * enabling again) applies at once.
+ * enabling again) applies at once. What a write checks (disabled already, a sub-merchant already)
+ * is the directory read just before it: two concurrent writes may both pass, and both rows then
+ * apply as one (the replay is idempotent: a sub-merchant added twice is one, enabling twice is
+ * enabled), so no guarantee rests on the check.
  */
 @Injectable()
 export class MerchantChanges {
@@ -59,6 +62,7 @@ export class MerchantChanges {
     operatorId: string,
     alongside?: Alongside,
   ): Promise<MerchantChange> {
+    await this.directory.refresh();
     const channel = this.accountOf(target);
     if (!this.keyFiles.takesSubMerchants(target.channel) || channel.subMerchantIds(target.account).length === 0) {
       throw new DomainError(
@@ -100,6 +104,7 @@ export class MerchantChanges {
     operatorId: string,
     alongside?: Alongside,
   ): Promise<MerchantChange> {
+    await this.directory.refresh();
     this.knownTarget(target);
     if (this.directory.isDisabled(target.channel, target.account, target.subMerchantId)) {
       throw new DomainError('MerchantConflict', `${describe(target)} is disabled already`);
@@ -118,6 +123,7 @@ export class MerchantChanges {
   /** Enables a disabled account or sub-merchant again, at once: it stops no payment. */
   @Transactional(Propagation.Never)
   async enable(target: MerchantTarget, operatorId: string, alongside?: Alongside): Promise<MerchantChange> {
+    await this.directory.refresh();
     this.knownTarget(target);
     if (!this.directory.isDisabled(target.channel, target.account, target.subMerchantId)) {
       throw new DomainError('MerchantConflict', `${describe(target)} is not disabled`);

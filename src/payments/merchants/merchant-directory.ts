@@ -63,11 +63,20 @@ export class MerchantDirectory extends PollingWorker implements OnModuleInit {
     }
   }
 
-  /** Reads the directory again when its version moved. */
+  /**
+   * Reads the directory now, as the poll does: an admin write checks what it changes against the
+   * directory as committed, not as of the last poll.
+   */
+  async refresh(): Promise<void> {
+    await this.pollOnce();
+  }
+
+  /** Reads the directory again when its version moved; never goes back to an older version than it holds. */
   protected async pollOnce(): Promise<boolean> {
     const version = await this.changes.version();
     if (version === this.state.version) return false;
     const next = replayChanges(await this.changes.all());
+    if (BigInt(next.version) < BigInt(this.state.version)) return false;
     for (const [channel, added] of next.subMerchants) {
       if (sameSubMerchants(added, this.state.subMerchants.get(channel) ?? [])) continue;
       try {
