@@ -29,6 +29,7 @@ import {
 import { RefundModule } from './refund/refund.module';
 import { ReconciliationModule } from './reconciliation/reconciliation.module';
 import { AdminAudit } from './operators/audit/admin-audit.entity';
+import { MerchantChange } from './payments/merchants/merchant-change.entity';
 import { OutboxEvent } from './events/outbox-event.entity';
 import { HandlerRetry } from './events/subscribers/handler-retry.entity';
 import { ProcessedEvent } from './events/subscribers/processed-event.entity';
@@ -75,6 +76,7 @@ export const ENTITIES = [
   WebhookAttempt,
   RefusedNotification,
   RefusedNotificationHour,
+  MerchantChange,
 ];
 
 /** The modules whose routes the OpenAPI document describes: the ones people call. */

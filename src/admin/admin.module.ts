@@ -21,6 +21,9 @@ import { AnomalyResolutionController } from './anomaly-resolution.controller';
 import { AdminQueries } from './admin-queries';
 import { DatabaseGauges } from './database-gauges';
 import { VocabularyController } from './vocabulary.controller';
+import { CredentialsModule } from '../payments/credentials/credentials.module';
+import { MerchantsModule } from '../payments/merchants/merchants.module';
+import { MerchantsController } from './merchants.controller';
 
 @Module({
   imports: [
@@ -34,6 +37,8 @@ import { VocabularyController } from './vocabulary.controller';
     WebhooksModule,
     NotifyModule,
     RefusedNotificationModule,
+    CredentialsModule,
+    MerchantsModule,
   ],
   controllers: [
     AdminController,
@@ -42,6 +47,7 @@ import { VocabularyController } from './vocabulary.controller';
     AnomalyResolutionController,
     VocabularyController,
     RefusedNotificationsController,
+    MerchantsController,
   ],
   providers: [
     AdminQueries,

@@ -4,6 +4,10 @@ import { AnomalyStatus } from '../payments/anomaly/anomaly.entity';
 import { countDeadLetters } from '../events/dead-letters';
 import { RefundStatus } from '../refund/refund.entity';
 import { DeliverySpool, SpoolStats } from '../intake/spool/delivery-spool';
+import { ChannelKeyFiles } from '../payments/credentials/channel-key-files';
+
+/** How many of the certificates held the overview lists, those that expire first. */
+const EXPIRING_LISTED = 10;
 
 /** The window the latency percentiles are computed over. */
 const LATENCY_WINDOW_MS = 24 * 3600_000;
@@ -24,6 +28,15 @@ export interface LatestReconciliation {
   finishedAt: string | null;
 }
 
+export interface ExpiringCredential {
+  channel: string;
+  /** The merchant or app id; '' for a channel-wide chain (UnionPay's root and middle certificates). */
+  account: string;
+  /** The option naming the file: platformCert, publicCert, rootCert, appCert, signCert, middleCert. */
+  kind: string;
+  validTo: string;
+}
+
 export interface OperationsOverview {
   at: string;
   latency: { from: string; deliveries: number; p50Ms: number | null; p99Ms: number | null };
@@ -33,6 +46,8 @@ export interface OperationsOverview {
   deadLetters: number;
   spool: (SpoolStats & { enabled: true }) | { enabled: false };
   reconciliations: LatestReconciliation[];
+  /** The certificates the channels hold that expire first (as payment_credential_expiry_seconds), soonest first. */
+  expiringCredentials: ExpiringCredential[];
 }
 
 /** What the console's overview shows in one answer: counts of what needs a person, and how fast deliveries go. */
@@ -41,6 +56,7 @@ export class OperationsOverviewQuery {
   constructor(
     private readonly db: DataSource,
     private readonly spool: DeliverySpool,
+    private readonly keyFiles: ChannelKeyFiles,
   ) {}
 
   async read(now = new Date()): Promise<OperationsOverview> {
@@ -70,6 +86,10 @@ export class OperationsOverviewQuery {
       deadLetters,
       spool: this.spool.enabled ? { enabled: true, ...this.spool.stats() } : { enabled: false },
       reconciliations,
+      expiringCredentials: this.keyFiles
+        .soonestExpiries()
+        .slice(0, EXPIRING_LISTED)
+        .map((c) => ({ channel: c.channel, account: c.account, kind: c.kind, validTo: c.validTo.toISOString() })),
     };
   }
 

@@ -47,7 +47,7 @@ export class OperationsController {
   @Get('overview')
   @ApiOperation({
     summary:
-      'Latency, open anomalies, refunds to approve or settle, dead letters, spool, last reconciliations (viewer)',
+      'Latency, open anomalies, refunds to approve or settle, dead letters, spool, last reconciliations, certificates that expire first (viewer)',
   })
   @AdminAccess(AdminRole.Viewer)
   overview(): Promise<OperationsOverview> {

@@ -1,7 +1,10 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule, ConfigType, registerAs } from '@nestjs/config';
 import { Clock, CLOCK } from '../domain/notification';
+import { ChannelBuild, CHANNEL_BUILDS } from './channel-builds';
+import { AddedSubMerchant } from './channel-registration';
 import { channelCallsConfig } from './channel-calls.config';
+import { credentialFilesOf, withFileReplaced } from './credential-files';
 import { PAYMENT_CHANNELS } from './payment-channel';
 import { PaymentChannels } from './payment-channels';
 import { verificationClock } from './verification-clock';
@@ -11,19 +14,40 @@ const channelOptions = CHANNEL_REGISTRATIONS.map((r) =>
   registerAs(`channel.${r.channel}`, () => r.loadOptions(process.env) as object),
 );
 
-/** Builds every registered channel's adapter from its own options, under one token. */
+/**
+ * Builds every registered channel's adapter from its own options, under one token; and keeps how
+ * to build it again (CHANNEL_BUILDS), for when its key files change.
+ */
 @Module({
   imports: [ConfigModule.forFeature(channelCallsConfig), ...channelOptions.map((c) => ConfigModule.forFeature(c))],
   providers: [
     { provide: CLOCK, useValue: verificationClock },
     {
-      provide: PAYMENT_CHANNELS,
+      provide: CHANNEL_BUILDS,
       inject: [channelCallsConfig.KEY, CLOCK, ...channelOptions.map((c) => c.KEY)],
       useFactory: (calls: ConfigType<typeof channelCallsConfig>, clock: Clock, ...options: unknown[]) =>
-        CHANNEL_REGISTRATIONS.map((r, i) => r.create(options[i], calls, clock)),
+        CHANNEL_REGISTRATIONS.map((r, i): ChannelBuild => {
+          const withAdded = (base: unknown, added: readonly AddedSubMerchant[]) =>
+            added.length > 0 && r.withSubMerchants ? r.withSubMerchants(base, added) : base;
+          return {
+            channel: r.channel,
+            files: credentialFilesOf(options[i], r.accounts.idField),
+            takesSubMerchants: r.withSubMerchants !== undefined,
+            build: (added = []) => r.create(withAdded(options[i], added), calls, clock),
+            trial: (trialClock, added, replaced) => {
+              const base = replaced ? withFileReplaced(options[i], r.accounts.idField, replaced) : options[i];
+              return r.create(withAdded(base, added), calls, trialClock);
+            },
+          };
+        }),
+    },
+    {
+      provide: PAYMENT_CHANNELS,
+      inject: [CHANNEL_BUILDS],
+      useFactory: (builds: ChannelBuild[]) => builds.map((b) => b.build()),
     },
     PaymentChannels,
   ],
-  exports: [PaymentChannels],
+  exports: [PaymentChannels, CHANNEL_BUILDS],
 })
 export class ChannelsModule {}

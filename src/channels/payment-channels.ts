@@ -3,22 +3,36 @@ import { ConfigType } from '@nestjs/config';
 import { channelCallsConfig } from './channel-calls.config';
 import { NotifyEndpoint, PAYMENT_CHANNELS, PaymentChannel } from './payment-channel';
 
-/** The registered channels, looked up by id or by their notification path. */
+/**
+ * The registered channels, looked up by id or by their notification path. An adapter is replaced
+ * as a whole when its key files change (replace): a delivery or call that already holds the old one
+ * ends with it, the next one gets the new one.
+ */
 @Injectable()
 export class PaymentChannels implements OnModuleInit {
   private readonly logger = new Logger(PaymentChannels.name);
 
-  private readonly endpointsByPath: ReadonlyMap<string, NotifyEndpoint>;
+  private adapters: readonly PaymentChannel[];
+  private endpointsByPath: ReadonlyMap<string, NotifyEndpoint>;
 
   constructor(
-    @Inject(PAYMENT_CHANNELS) readonly all: PaymentChannel[],
+    @Inject(PAYMENT_CHANNELS) adapters: PaymentChannel[],
     @Inject(channelCallsConfig.KEY) private readonly calls: ConfigType<typeof channelCallsConfig>,
   ) {
-    const byPath = new Map<string, NotifyEndpoint>();
-    for (const endpoint of all.flatMap((c) => [c, ...(c.otherNotifyEndpoints ?? [])])) {
-      if (!byPath.has(endpoint.notifyPath)) byPath.set(endpoint.notifyPath, endpoint);
-    }
-    this.endpointsByPath = byPath;
+    this.adapters = adapters;
+    this.endpointsByPath = endpointsOf(adapters);
+  }
+
+  get all(): readonly PaymentChannel[] {
+    return this.adapters;
+  }
+
+  /** Puts a newly built adapter in the place of its channel's (synchronously: no lookup sees half of it). */
+  replace(adapter: PaymentChannel): void {
+    const adapters = this.adapters.map((c) => (c.channel === adapter.channel ? adapter : c));
+    const endpoints = endpointsOf(adapters);
+    this.adapters = adapters;
+    this.endpointsByPath = endpoints;
   }
 
   /** The longest one channel API call may take. */
@@ -46,4 +60,12 @@ export class PaymentChannels implements OnModuleInit {
   apiTargets(): Array<{ channel: PaymentChannel; merchantId: string }> {
     return this.all.flatMap((channel) => channel.apiAccounts().map((merchantId) => ({ channel, merchantId })));
   }
+}
+
+function endpointsOf(adapters: readonly PaymentChannel[]): ReadonlyMap<string, NotifyEndpoint> {
+  const byPath = new Map<string, NotifyEndpoint>();
+  for (const endpoint of adapters.flatMap((c) => [c, ...(c.otherNotifyEndpoints ?? [])])) {
+    if (!byPath.has(endpoint.notifyPath)) byPath.set(endpoint.notifyPath, endpoint);
+  }
+  return byPath;
 }

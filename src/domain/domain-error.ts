@@ -19,6 +19,7 @@ export const ErrorCode = {
   RefundConflict: { status: 409 },
   OverRefund: { status: 422 },
   AnomalyConflict: { status: 409 },
+  MerchantConflict: { status: 409 },
   RefundChannelUnavailable: { status: 503 },
   ChannelDisabled: { status: 503 },
   FeatureDisabled: { status: 503 },

@@ -5,6 +5,7 @@ import { IdempotencyModule } from '../payments/idempotency/idempotency.module';
 import { SettlementModule } from '../settlement/settlement.module';
 import { RefusedNotificationModule } from '../payments/refused-notification/refused-notification.module';
 import { SignatureModule } from './signature/signature.module';
+import { CredentialsModule } from '../payments/credentials/credentials.module';
 import { SpoolModule } from './spool/spool.module';
 import { CommittedRepeatFastPath } from './committed-repeat.fast-path';
 import { NotificationIntake } from './notification-intake';
@@ -19,6 +20,8 @@ import { NotifyRefusals } from './notify-refusals';
     SettlementModule,
     SpoolModule,
     RefusedNotificationModule,
+    // The keys notifications are verified with, re-read when their files change.
+    CredentialsModule,
   ],
   providers: [CommittedRepeatFastPath, NotificationIntake, NotifyRefusals],
   // The admin API re-verifies a kept refused notification through the same use case.

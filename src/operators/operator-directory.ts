@@ -1,11 +1,11 @@
-import { stat } from 'node:fs/promises';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
 import { Gauge, register } from 'prom-client';
+import { WATCHED_FILE_CHECK_MS, WatchedFiles } from '../platform/config/watched-files';
 import { adminConfig, AdminOperator, AdminRole, tokenDigest, withTokensFile } from './admin.config';
 
 /** How long a look at ADMIN_TOKENS_FILE holds: a token removed from it stops working within this. */
-export const TOKENS_FILE_CHECK_MS = 2000;
+export const TOKENS_FILE_CHECK_MS = WATCHED_FILE_CHECK_MS;
 
 /** 1 while the operators are those of an earlier version of ADMIN_TOKENS_FILE (the AdminTokensFileStale alert). */
 export const ADMIN_TOKENS_FILE_STALE = 'admin_tokens_file_stale';
@@ -19,7 +19,8 @@ export interface KnownOperator {
 
 /**
  * The operators of ADMIN_TOKENS and ADMIN_TOKENS_FILE. The file is looked at (a stat) at most every
- * TOKENS_FILE_CHECK_MS, on a request and on a scrape of /metrics, and read again when it changed:
+ * TOKENS_FILE_CHECK_MS, on a request and on a scrape of /metrics, and read again when it changed
+ * (WatchedFiles, as the channels' key files are):
  * tokens are added, rotated and revoked without a restart. A file that is deleted, cannot be read
  * or has a mistake (a twin token among them) keeps the operators of its last good version: it says
  * so in the log without quoting it, and admin_tokens_file_stale is 1 (the AdminTokensFileStale
@@ -31,9 +32,7 @@ export class OperatorDirectory {
   private readonly logger = new Logger(OperatorDirectory.name);
   private readonly fromEnv: KnownOperator[];
   private operators: KnownOperator[];
-  private readonly file: string | undefined;
-  private fileStamp: string | undefined;
-  private brokenStamp: string | undefined;
+  private readonly file: WatchedFiles<KnownOperator[]> | undefined;
   private checkedAt = 0;
   private check: Promise<void> | undefined;
   private readonly envOperators: readonly AdminOperator[];
@@ -43,7 +42,11 @@ export class OperatorDirectory {
     this.envOperators = config.envOperators;
     this.fromEnv = config.envOperators.map(known);
     this.operators = config.operators.map(known);
-    this.file = config.tokensFile;
+    const tokensFile = config.tokensFile;
+    // The same checks as at start: an operator id, or a token, in both places is refused.
+    this.file = tokensFile
+      ? new WatchedFiles([tokensFile], () => withTokensFile(this.envOperators, tokensFile).map(known))
+      : undefined;
     if (!this.configured) this.logger.warn('the admin API is disabled: set ADMIN_TOKENS to enable it');
     this.registerStaleGauge();
   }
@@ -64,31 +67,20 @@ export class OperatorDirectory {
     return this.operators;
   }
 
-  private async reloadIfChanged(file: string): Promise<void> {
-    const stamp = await stampOf(file);
+  private async reloadIfChanged(file: WatchedFiles<KnownOperator[]>): Promise<void> {
     // A broken version is reported once, and looked at again when it changes.
-    if (stamp === this.brokenStamp) return;
-    if (stamp === this.fileStamp) {
-      this.brokenStamp = undefined;
-      this.stale = false;
-      return;
-    }
-    try {
-      // The same checks as at start: an operator id, or a token, in both places is refused.
-      const operators = withTokensFile(this.envOperators, file).map(known);
-      const changed = this.fileStamp !== undefined;
-      this.operators = operators;
-      this.fileStamp = stamp;
-      this.brokenStamp = undefined;
-      this.stale = false;
-      if (changed) this.logger.log(`ADMIN_TOKENS_FILE re-read: ${operators.length - this.fromEnv.length} operators`);
-    } catch (error) {
-      this.brokenStamp = stamp;
+    const look = await file.look();
+    if (look.outcome === 'unchanged') return;
+    if (look.outcome === 'refused') {
       this.stale = true;
       this.logger.error(
-        `ADMIN_TOKENS_FILE not re-read, the operators of its last good version stay (admin_tokens_file_stale 1): ${(error as Error).message}`,
+        `ADMIN_TOKENS_FILE not re-read, the operators of its last good version stay (admin_tokens_file_stale 1): ${look.reason}`,
       );
+      return;
     }
+    this.operators = look.value;
+    this.stale = false;
+    if (!look.first) this.logger.log(`ADMIN_TOKENS_FILE re-read: ${look.value.length - this.fromEnv.length} operators`);
   }
 
   /** admin_tokens_file_stale, brought up to date (a look at the file, as a request makes) when scraped. */
@@ -105,16 +97,6 @@ export class OperatorDirectory {
         gauge.set(this.stale ? 1 : 0);
       },
     });
-  }
-}
-
-/** What identifies a version of the file: its time, size and inode, or why it cannot be looked at. */
-async function stampOf(file: string): Promise<string> {
-  try {
-    const { mtimeMs, size, ino } = await stat(file);
-    return `${mtimeMs}:${size}:${ino}`;
-  } catch (error) {
-    return `missing:${(error as NodeJS.ErrnoException).code ?? 'unknown'}`;
   }
 }
 

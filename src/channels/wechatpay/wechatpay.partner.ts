@@ -1,5 +1,7 @@
 import { DomainError } from '../../domain/domain-error';
 import { ConfigurationError } from '../../platform/config/env-validation';
+import type { AddedSubMerchant } from '../channel-registration';
+import type { WechatpayOptions } from './wechatpay.config';
 
 /**
  * WeChat Pay's service-provider (服务商, partner) mode. A provider's account (its mchid is the
@@ -179,4 +181,41 @@ export const partnerPaths = {
 
 function describe(value: unknown): string {
   return typeof value === 'string' ? value : '(none)';
+}
+
+/**
+ * The options with the sub-merchants the merchant directory added, each to its service provider's
+ * account. Only an account that is a service provider already (it has sub-merchants in its
+ * configuration) takes more: a direct merchant's notifications name a mchid, not a sub_mchid, and
+ * would be refused once it had any. One configured already is left as configured.
+ */
+export function withAddedSubMerchants(options: WechatpayOptions, added: readonly AddedSubMerchant[]): WechatpayOptions {
+  const accounts = options.accounts.map((account) => {
+    const mine = added.filter((a) => a.account === account.mchid && !account.subMchids?.includes(a.subMerchantId));
+    if (mine.length === 0) return account;
+    if (!isPartner(account)) {
+      throw new ConfigurationError(`mchid ${account.mchid} is no service provider: it takes no sub-merchants`);
+    }
+    for (const { subMerchantId, subAppId } of mine) {
+      if (!MCHID.test(subMerchantId) || subMerchantId === account.mchid) {
+        throw new ConfigurationError(
+          `sub-merchant ${subMerchantId} is not a sub_mchid of mchid ${account.mchid} (digits, not its own)`,
+        );
+      }
+      if (subAppId !== undefined && !/^\w{1,32}$/.test(subAppId)) {
+        throw new ConfigurationError(
+          `sub_appid of sub-merchant ${subMerchantId} must be an app id (letters and digits)`,
+        );
+      }
+    }
+    const appids = mine
+      .filter((a) => a.subAppId !== undefined)
+      .map((a): [string, string] => [a.subMerchantId, a.subAppId!]);
+    return {
+      ...account,
+      subMchids: [...account.subMchids!, ...mine.map((a) => a.subMerchantId)],
+      subAppids: appids.length === 0 ? account.subAppids : { ...account.subAppids, ...Object.fromEntries(appids) },
+    };
+  });
+  return { ...options, accounts };
 }

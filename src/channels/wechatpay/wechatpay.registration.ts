@@ -6,6 +6,7 @@ import { WechatpayClient } from './wechatpay.client';
 import { loadWechatpayOptions, WechatpayOptions } from './wechatpay.config';
 import { WechatpayVerifier } from './wechatpay.verifier';
 import { createWechatpayV2 } from './v2/wechatpay-v2';
+import { withAddedSubMerchants } from './wechatpay.partner';
 
 /** WeChat Pay (APIv3; APIv2's XML notifications, and its calls for accounts with only an APIv2 key), as the registration list knows it. */
 export const wechatpayChannel: ChannelRegistration<WechatpayOptions> = {
@@ -23,4 +24,5 @@ export const wechatpayChannel: ChannelRegistration<WechatpayOptions> = {
     const options = { refundNotifyUrl: api.refundNotifyUrl };
     return new WechatpayChannel(accounts, verifier, client, options, v2.endpoints, v2.calls);
   },
+  withSubMerchants: withAddedSubMerchants,
 };

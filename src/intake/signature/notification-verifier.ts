@@ -3,6 +3,7 @@ import { NotifyEndpoint } from '../../channels/payment-channel';
 import { PaymentChannels } from '../../channels/payment-channels';
 import { DomainError } from '../../domain/domain-error';
 import { RawDelivery, VerifiedNotification } from '../../domain/notification';
+import { MerchantDirectory } from '../../payments/merchants/merchant-directory';
 
 /** A request at the notify route as it arrived: the path segment naming the endpoint, the bytes, the headers. */
 export interface IncomingDelivery {
@@ -28,7 +29,10 @@ export interface VerifiedDelivery {
 export class NotificationVerifier {
   private readonly logger = new Logger(NotificationVerifier.name);
 
-  constructor(private readonly channels: PaymentChannels) {}
+  constructor(
+    private readonly channels: PaymentChannels,
+    private readonly directory: MerchantDirectory,
+  ) {}
 
   verify({ notifyPath, body, headers }: IncomingDelivery): VerifiedDelivery {
     const channel = this.channels.byNotifyPath(notifyPath);
@@ -47,7 +51,10 @@ export class NotificationVerifier {
       );
     }
     if (body.length === 0) throw new DomainError('MalformedRequest', 'empty request body');
-    return { channel, notification: this.readOrRefuse(channel, { body, headers }) };
+    const notification = this.readOrRefuse(channel, { body, headers });
+    // An account or sub-merchant an operator disabled: refused (and kept) as a foreign one is.
+    this.directory.refuseIfDisabled(notification);
+    return { channel, notification };
   }
 
   /**

@@ -4,9 +4,26 @@ import { Propagation, Transactional, TransactionHost } from '@nestjs-cls/transac
 import { isDuplicateKeyOn, WriteResult } from '../../platform/database/sql';
 import { PAYMENT_CLAIM_KEY, PaymentCallback } from './payment-callback.entity';
 
+/** A delivery as it was received: its bytes, the headers its signature needs, when it came. */
+export interface StoredDelivery {
+  body: Buffer;
+  headers: Record<string, string>;
+  receivedAt: Date;
+}
+
 @Injectable()
 export class CallbackRecordRepository {
   constructor(private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>) {}
+
+  /** A channel's deliveries since `since` whose bytes are still kept, the newest first, at most `limit`. */
+  async recentDeliveries(channel: string, since: Date, limit: number): Promise<StoredDelivery[]> {
+    const rows: Array<{ raw_body: Buffer; headers: unknown; received_at: Date }> = await this.txHost.tx.query(
+      `SELECT raw_body, headers, received_at FROM callback_delivery
+       WHERE received_at >= ? AND channel = ? AND raw_pruned_at IS NULL ORDER BY received_at DESC LIMIT ?`,
+      [since, channel, limit],
+    );
+    return rows.map((r) => ({ body: r.raw_body, headers: jsonObject(r.headers), receivedAt: r.received_at }));
+  }
 
   /**
    * True when the claim (the payment procedure's first statement, settlement/pay-procedure.ts) failed
@@ -89,4 +106,9 @@ export class CallbackRecordRepository {
     );
     if (result.affectedRows !== 1) throw new Error(`payment ${channel}/${transactionId} has no ${amount} reserved`);
   }
+}
+
+/** A JSON column as mysql2 gives it: parsed (MySQL) or as text (MariaDB's JSON is LONGTEXT). */
+export function jsonObject(value: unknown): Record<string, string> {
+  return (typeof value === 'string' ? JSON.parse(value) : value) as Record<string, string>;
 }

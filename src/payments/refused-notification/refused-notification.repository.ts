@@ -34,6 +34,24 @@ export class RefusedNotificationRepository {
     private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
   ) {}
 
+  /** A channel's refused notifications first seen since `since`, the newest first, at most `limit`: bytes, headers, when. */
+  async recentRefused(
+    channel: string,
+    since: Date,
+    limit: number,
+  ): Promise<Array<{ body: Buffer; headers: Record<string, string>; receivedAt: Date }>> {
+    const rows: Array<{ raw_body: Buffer; headers: unknown; first_seen_at: Date }> = await this.db.query(
+      `SELECT raw_body, headers, first_seen_at FROM refused_notification
+       WHERE channel = ? AND first_seen_at >= ? ORDER BY first_seen_at DESC LIMIT ?`,
+      [channel, since, limit],
+    );
+    return rows.map((r) => ({
+      body: r.raw_body,
+      headers: (typeof r.headers === 'string' ? JSON.parse(r.headers) : r.headers) as Record<string, string>,
+      receivedAt: r.first_seen_at,
+    }));
+  }
+
   /** In transactions of its own, never the delivery's (which has rolled back). */
   async keep(refusal: Refusal, cap: number): Promise<KeepResult> {
     if (await this.countRepeat(this.db.manager, refusal)) return 'REPEAT';

@@ -25,6 +25,9 @@ export const WEBHOOK_PENDING_DELIVERIES = 'webhook_pending_deliveries';
 export const WEBHOOK_OLDEST_PENDING_AGE = 'webhook_oldest_pending_age_seconds';
 export const WEBHOOK_FAILED_DELIVERIES = 'webhook_failed_deliveries';
 export const WEBHOOK_ENDPOINTS_DISABLED = 'webhook_endpoints_disabled_for_failing';
+export const CREDENTIAL_FILES_REFUSED = 'payment_credential_files_refused';
+export const CREDENTIAL_RELOADS_TOTAL = 'payment_credential_reloads_total';
+export const CREDENTIAL_EXPIRY = 'payment_credential_expiry_seconds';
 
 @Global()
 @Module({
@@ -112,6 +115,25 @@ export const WEBHOOK_ENDPOINTS_DISABLED = 'webhook_endpoints_disabled_for_failin
       help: 'Webhook endpoints disabled because every attempt failed for WEBHOOK_DISABLE_AFTER_SECONDS (1 each, by endpoint id), read at scrape time',
       labelNames: ['endpoint'],
     }),
+    makeGaugeProvider({
+      name: CREDENTIAL_FILES_REFUSED,
+      help:
+        "1 while a channel's key or certificate files changed on disk to a version this instance refused (it keeps the keys it had, " +
+        'and a restart would fail), 0 once a valid version is applied; by channel',
+      labelNames: ['channel'],
+    }),
+    makeCounterProvider({
+      name: CREDENTIAL_RELOADS_TOTAL,
+      help: "Re-reads of a channel's key and certificate files after they changed on disk, by channel and outcome (applied, refused)",
+      labelNames: ['channel', 'outcome'],
+    }),
+    makeGaugeProvider({
+      name: CREDENTIAL_EXPIRY,
+      help:
+        'When the certificates of an account stop being valid, Unix seconds, by channel, account (merchant or app id; empty for a ' +
+        "channel-wide chain) and kind (the option naming the file: platformCert, publicCert, rootCert, appCert, signCert, middleCert); the latest of a kind's certificates",
+      labelNames: ['channel', 'account', 'kind'],
+    }),
   ],
   exports: [
     getToken(NOTIFICATIONS_TOTAL),
@@ -128,6 +150,9 @@ export const WEBHOOK_ENDPOINTS_DISABLED = 'webhook_endpoints_disabled_for_failin
     getToken(WEBHOOK_OLDEST_PENDING_AGE),
     getToken(WEBHOOK_FAILED_DELIVERIES),
     getToken(WEBHOOK_ENDPOINTS_DISABLED),
+    getToken(CREDENTIAL_FILES_REFUSED),
+    getToken(CREDENTIAL_RELOADS_TOTAL),
+    getToken(CREDENTIAL_EXPIRY),
   ],
 })
 export class MetricsModule {}

@@ -1,0 +1,122 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsISO8601, IsOptional, IsString, Length, Matches } from 'class-validator';
+import { MerchantAction } from '../../payments/merchants/merchant-change.entity';
+
+const ID = /^[A-Za-z0-9_\-]{1,64}$/;
+
+/** A sub-merchant a service provider's account collects for, added at runtime. */
+export class AddSubMerchantDto {
+  @ApiProperty({ example: '1900000109', description: "The sub-merchant's id (WeChat Pay's sub_mchid)" })
+  @IsString()
+  @Matches(ID, { message: 'subMerchantId must be 1 to 64 letters, digits, _ or -' })
+  subMerchantId: string;
+
+  @ApiPropertyOptional({
+    example: 'wx8888888888888888',
+    description: 'Its own app (sub_appid): its notifications must then name it',
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(ID, { message: 'subAppId must be 1 to 64 letters, digits, _ or -' })
+  subAppId?: string;
+}
+
+/** Disabling or enabling an account, or one of its sub-merchants when named. */
+export class MerchantTargetDto {
+  @ApiPropertyOptional({ description: 'A sub-merchant of the account; absent: the account itself' })
+  @IsOptional()
+  @IsString()
+  @Matches(ID, { message: 'subMerchantId must be 1 to 64 letters, digits, _ or -' })
+  subMerchantId?: string;
+}
+
+export class DisableMerchantDto extends MerchantTargetDto {
+  @ApiProperty({ minLength: 1, maxLength: 256 })
+  @IsString()
+  @Length(1, 256, { message: 'reason must be 1 to 256 characters' })
+  @Matches(/\S/, { message: 'reason must not be blank' })
+  reason: string;
+}
+
+/** One row of the merchant directory's history. */
+export class MerchantChangeView {
+  @ApiProperty() id: string;
+  @ApiProperty() channel: string;
+  @ApiProperty() accountId: string;
+  @ApiProperty({ description: "'' for the account itself" }) subMerchantId: string;
+  @ApiProperty({ enum: Object.values(MerchantAction) }) action: MerchantAction;
+  @ApiProperty({ nullable: true, type: String }) subAppId: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'APPROVED, REJECTED: the proposal decided' })
+  decidesChangeId: string | null;
+  @ApiProperty() operatorId: string;
+  @ApiProperty({ nullable: true, type: String }) reason: string | null;
+  @ApiProperty() createdAt: Date;
+}
+
+export class ListedSubMerchantView {
+  @ApiProperty() subMerchantId: string;
+  @ApiPropertyOptional() subAppId?: string;
+  @ApiProperty({ enum: ['configuration', 'directory'] }) source: 'configuration' | 'directory';
+  @ApiProperty() disabled: boolean;
+}
+
+export class ListedAccountView {
+  @ApiProperty() channel: string;
+  @ApiProperty() account: string;
+  @ApiProperty() disabled: boolean;
+  @ApiProperty({ type: [ListedSubMerchantView] }) subMerchants: ListedSubMerchantView[];
+}
+
+export class MerchantDirectoryView {
+  @ApiProperty({ description: 'The version every replica applies within applyWithinMs (the last change id)' })
+  version: string;
+  @ApiProperty() applyWithinMs: number;
+  @ApiProperty({ type: [ListedAccountView] }) accounts: ListedAccountView[];
+  @ApiProperty({ type: [MerchantChangeView], description: 'Proposals waiting for a second admin' })
+  pending: MerchantChangeView[];
+}
+
+export class MerchantHistoryQueryDto {
+  @ApiPropertyOptional({ description: 'Changes before this id (the next page)' })
+  @IsOptional()
+  @Matches(/^\d{1,19}$/, { message: 'before must be a change id' })
+  before?: string;
+}
+
+/** A candidate platform key or certificate, tried against the account's recent notifications. */
+export class KeyDryRunDto {
+  @ApiProperty({
+    example: 'publicKey',
+    description:
+      "The account's key file to try it in place of: publicKey (a bare platform key), platformCert, publicCert",
+  })
+  @IsString()
+  @Matches(/^[A-Za-z0-9]{1,32}$/, { message: 'kind must be the name of a key file option (publicKey, platformCert …)' })
+  kind: string;
+
+  @ApiProperty({ description: 'The candidate, PEM: a public key or a certificate (public material only)' })
+  @IsString()
+  @Length(1, 65536, { message: 'candidatePem must be 1 to 65536 characters' })
+  candidatePem: string;
+
+  @ApiPropertyOptional({ description: 'Notifications received since (ISO 8601); the last hour unless given' })
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'since must be an ISO 8601 time' })
+  since?: string;
+}
+
+export class DryRunReportView {
+  @ApiProperty() channel: string;
+  @ApiProperty() account: string;
+  @ApiProperty() kind: string;
+  @ApiProperty({ description: "SHA-256 of the candidate's SubjectPublicKeyInfo, hex" }) candidateFingerprint: string;
+  @ApiProperty() since: string;
+  @ApiProperty({ description: 'Stored and refused notifications of the channel read (500 of each at most)' })
+  examined: number;
+  @ApiProperty({ description: "The account's notifications the current key verifies and the candidate does not" })
+  currentOnly: number;
+  @ApiProperty({ description: "The account's notifications the candidate verifies and the current key does not" })
+  candidateOnly: number;
+  @ApiProperty() both: number;
+  @ApiProperty({ description: 'Verified by neither key (of any account of the channel)' }) neither: number;
+}

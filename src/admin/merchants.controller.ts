@@ -1,0 +1,243 @@
+import { FastifyRequest } from 'fastify';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, UseInterceptors } from '@nestjs/common';
+import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { AdminAccess, AuthenticatedOperator, CurrentOperator } from '../operators/admin-auth.guard';
+import { AdminRole } from '../operators/admin.config';
+import { AuditLog } from '../operators/audit/audit-log';
+import { AuditedWrite, AuditRefusals } from '../operators/audit/audited-write';
+import { OperatorReadLimit } from '../operators/operator-read-limit.interceptor';
+import { MerchantChange } from '../payments/merchants/merchant-change.entity';
+import { MerchantChanges } from '../payments/merchants/merchant-changes';
+import { MerchantDirectory } from '../payments/merchants/merchant-directory';
+import { DryRunReport, PlatformKeyDryRun } from '../payments/merchants/platform-key-dry-run';
+import { ApiErrors } from '../platform/http/error.view';
+import { ReasonDto } from './dto/admin-queries.dto';
+import {
+  AddSubMerchantDto,
+  DisableMerchantDto,
+  DryRunReportView,
+  KeyDryRunDto,
+  MerchantChangeView,
+  MerchantDirectoryView,
+  MerchantHistoryQueryDto,
+  MerchantTargetDto,
+} from './dto/merchant.dto';
+
+const HISTORY_PAGE = 100;
+
+/**
+ * The merchant directory: the accounts of the configuration with the sub-merchants operators add,
+ * and what they disable. Viewers read; admins write, each write audited in its own transaction
+ * (refusals too). Disabling waits for a second admin's approval, as a large refund does.
+ */
+@ApiTags('admin')
+@ApiBearerAuth('admin')
+@ApiErrors(
+  [401, 'missing or unknown operator token (ADMIN_TOKENS)'],
+  [503, 'ADMIN_TOKENS is not configured, or the database is unavailable (retry)'],
+)
+@Controller('admin')
+export class MerchantsController {
+  constructor(
+    private readonly merchants: MerchantChanges,
+    private readonly directory: MerchantDirectory,
+    private readonly audit: AuditLog,
+    private readonly dryRuns: PlatformKeyDryRun,
+  ) {}
+
+  @Post('merchants/:channel/:account/key-dry-run')
+  @HttpCode(200)
+  @ApiOperation({
+    summary:
+      "Try a candidate platform key or certificate against the account's recent notifications: how many verify under the current key, the candidate, both (admin)",
+  })
+  @ApiOkResponse({ type: DryRunReportView })
+  @ApiErrors(
+    [400, 'a malformed body, or a candidate that is no key or certificate the channel takes'],
+    [403, 'a viewer token'],
+    [404, 'no such key file of the account'],
+  )
+  @AdminAccess(AdminRole.Admin)
+  @AuditedWrite('PLATFORM_KEY_DRY_RUN', merchantTarget)
+  @UseInterceptors(AuditRefusals)
+  keyDryRun(
+    @Param('channel') channel: string,
+    @Param('account') account: string,
+    @Body() dto: KeyDryRunDto,
+    @CurrentOperator() operator: AuthenticatedOperator,
+  ): Promise<DryRunReport> {
+    const candidate = {
+      channel,
+      account,
+      kind: dto.kind,
+      pem: dto.candidatePem,
+      since: dto.since ? new Date(dto.since) : undefined,
+    };
+    return this.dryRuns.run(candidate, (report) =>
+      this.audit.record({
+        operatorId: operator.operatorId,
+        action: 'PLATFORM_KEY_DRY_RUN',
+        target: `merchant:${channel}:${account}`,
+        // The candidate is public material, but the audit keeps its fingerprint, not its text.
+        requestBody: { kind: dto.kind, since: dto.since ?? null, candidateFingerprint: report.candidateFingerprint },
+        result: report,
+      }),
+    );
+  }
+
+  @Get('merchants')
+  @ApiOperation({ summary: 'Every account with its sub-merchants, what is disabled, the proposals waiting (viewer)' })
+  @ApiOkResponse({ type: MerchantDirectoryView })
+  @AdminAccess(AdminRole.Viewer)
+  @UseInterceptors(OperatorReadLimit)
+  list(): MerchantDirectoryView {
+    const { version, pending } = this.directory.current;
+    return {
+      version,
+      applyWithinMs: MerchantChanges.applyWithinMs,
+      accounts: this.merchants.list(),
+      pending: [...pending],
+    };
+  }
+
+  @Get('merchant-changes')
+  @ApiOperation({ summary: "The directory's history, newest first, 100 a page (viewer)" })
+  @ApiOkResponse({ type: [MerchantChangeView] })
+  @AdminAccess(AdminRole.Viewer)
+  @UseInterceptors(OperatorReadLimit)
+  history(@Query() query: MerchantHistoryQueryDto): Promise<MerchantChange[]> {
+    return this.merchants.history(HISTORY_PAGE, query.before);
+  }
+
+  @Post('merchants/:channel/:account/sub-merchants')
+  @ApiOperation({
+    summary: "Add a sub-merchant to a service provider's account; every replica takes it within a second (admin)",
+  })
+  @ApiCreatedResponse({ type: MerchantChangeView })
+  @ApiErrors(
+    [400, 'a malformed body, or an account that is no service provider'],
+    [403, 'a viewer token'],
+    [404, 'unknown channel or account'],
+    [409, 'a sub-merchant of the account already'],
+  )
+  @AdminAccess(AdminRole.Admin)
+  @AuditedWrite('MERCHANT_SUB_MERCHANT_ADD', merchantTarget)
+  @UseInterceptors(AuditRefusals)
+  addSubMerchant(
+    @Param('channel') channel: string,
+    @Param('account') account: string,
+    @Body() dto: AddSubMerchantDto,
+    @CurrentOperator() operator: AuthenticatedOperator,
+  ): Promise<MerchantChange> {
+    const target = { channel, account, subMerchantId: dto.subMerchantId };
+    return this.merchants.addSubMerchant(target, dto.subAppId, operator.operatorId, (change) =>
+      this.record(operator, 'MERCHANT_SUB_MERCHANT_ADDED', dto, change),
+    );
+  }
+
+  @Post('merchants/:channel/:account/disable')
+  @HttpCode(202)
+  @ApiOperation({ summary: 'Propose to disable an account or a sub-merchant; another admin approves (admin)' })
+  @ApiCreatedResponse({ type: MerchantChangeView })
+  @ApiErrors(
+    [400, 'no reason'],
+    [403, 'a viewer token'],
+    [404, 'unknown account or sub-merchant'],
+    [409, 'disabled already'],
+  )
+  @AdminAccess(AdminRole.Admin)
+  @AuditedWrite('MERCHANT_DISABLE', merchantTarget)
+  @UseInterceptors(AuditRefusals)
+  proposeDisable(
+    @Param('channel') channel: string,
+    @Param('account') account: string,
+    @Body() dto: DisableMerchantDto,
+    @CurrentOperator() operator: AuthenticatedOperator,
+  ): Promise<MerchantChange> {
+    const target = { channel, account, subMerchantId: dto.subMerchantId };
+    return this.merchants.proposeDisable(target, dto.reason, operator.operatorId, (change) =>
+      this.record(operator, 'MERCHANT_DISABLE_PROPOSED', dto, change),
+    );
+  }
+
+  @Post('merchants/:channel/:account/enable')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Enable a disabled account or sub-merchant again, at once (admin)' })
+  @ApiOkResponse({ type: MerchantChangeView })
+  @ApiErrors([403, 'a viewer token'], [404, 'unknown account or sub-merchant'], [409, 'not disabled'])
+  @AdminAccess(AdminRole.Admin)
+  @AuditedWrite('MERCHANT_ENABLE', merchantTarget)
+  @UseInterceptors(AuditRefusals)
+  enable(
+    @Param('channel') channel: string,
+    @Param('account') account: string,
+    @Body() dto: MerchantTargetDto,
+    @CurrentOperator() operator: AuthenticatedOperator,
+  ): Promise<MerchantChange> {
+    const target = { channel, account, subMerchantId: dto.subMerchantId };
+    return this.merchants.enable(target, operator.operatorId, (change) =>
+      this.record(operator, 'MERCHANT_ENABLED', dto, change),
+    );
+  }
+
+  @Post('merchant-changes/:id/approve')
+  @HttpCode(200)
+  @ApiOperation({ summary: "Approve another admin's proposal; it applies on every replica within a second (admin)" })
+  @ApiOkResponse({ type: MerchantChangeView })
+  @ApiErrors(
+    [403, 'a viewer token, or the proposer'],
+    [404, 'unknown change'],
+    [409, 'decided already, or no proposal'],
+  )
+  @AdminAccess(AdminRole.Admin)
+  @AuditedWrite('MERCHANT_CHANGE_APPROVE', changeTarget)
+  @UseInterceptors(AuditRefusals)
+  approve(@Param('id') id: string, @CurrentOperator() operator: AuthenticatedOperator): Promise<MerchantChange> {
+    return this.merchants.approve(id, operator.operatorId, (change) =>
+      this.record(operator, 'MERCHANT_CHANGE_APPROVED', null, change),
+    );
+  }
+
+  @Post('merchant-changes/:id/reject')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Reject a proposal (its proposer may withdraw it) (admin)' })
+  @ApiOkResponse({ type: MerchantChangeView })
+  @ApiErrors(
+    [400, 'no reason'],
+    [403, 'a viewer token'],
+    [404, 'unknown change'],
+    [409, 'decided already, or no proposal'],
+  )
+  @AdminAccess(AdminRole.Admin)
+  @AuditedWrite('MERCHANT_CHANGE_REJECT', changeTarget)
+  @UseInterceptors(AuditRefusals)
+  reject(
+    @Param('id') id: string,
+    @Body() dto: ReasonDto,
+    @CurrentOperator() operator: AuthenticatedOperator,
+  ): Promise<MerchantChange> {
+    return this.merchants.reject(id, operator.operatorId, dto.reason, (change) =>
+      this.record(operator, 'MERCHANT_CHANGE_REJECTED', dto, change),
+    );
+  }
+
+  private record(operator: AuthenticatedOperator, action: string, requestBody: unknown, change: MerchantChange) {
+    return this.audit.record({
+      operatorId: operator.operatorId,
+      action,
+      target: `merchant:${change.channel}:${change.accountId}${change.subMerchantId ? `:${change.subMerchantId}` : ''}`,
+      requestBody,
+      result: { changeId: change.id, action: change.action, decides: change.decidesChangeId },
+    });
+  }
+}
+
+function merchantTarget(request: FastifyRequest): string {
+  const { channel, account } = request.params as { channel?: string; account?: string };
+  const sub = (request.body as { subMerchantId?: unknown } | undefined)?.subMerchantId;
+  return `merchant:${channel ?? ''}:${account ?? ''}${typeof sub === 'string' ? `:${sub}` : ''}`.slice(0, 128);
+}
+
+function changeTarget(request: FastifyRequest): string {
+  return `merchant-change:${(request.params as { id?: string }).id ?? ''}`;
+}

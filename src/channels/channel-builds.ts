@@ -1,0 +1,25 @@
+import { Channel, Clock } from '../domain/notification';
+import { AddedSubMerchant } from './channel-registration';
+import { CredentialFile, ReplacedFile } from './credential-files';
+import { PaymentChannel } from './payment-channel';
+
+/** How a channel's adapter is built from its options, again whenever its key files or its sub-merchants change. */
+export interface ChannelBuild {
+  readonly channel: Channel;
+  /** The keys, certificates and chains its options name. */
+  readonly files: readonly CredentialFile[];
+  /** Whether it takes sub-merchants from the merchant directory (a service provider's). */
+  readonly takesSubMerchants: boolean;
+  /**
+   * A new adapter, every file read and checked again, with the sub-merchants the directory added;
+   * throws a ConfigurationError naming the file and what is wrong.
+   */
+  build(added?: readonly AddedSubMerchant[]): PaymentChannel;
+  /**
+   * An adapter for a dry run, never put in place: verifying at `clock`'s time (a stored delivery's),
+   * with one key file replaced when told (a candidate key).
+   */
+  trial(clock: Clock, added: readonly AddedSubMerchant[], replaced?: ReplacedFile): PaymentChannel;
+}
+
+export const CHANNEL_BUILDS = Symbol('CHANNEL_BUILDS');

@@ -1,0 +1,127 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import { Counter, Gauge } from 'prom-client';
+import { ChannelBuild, CHANNEL_BUILDS } from '../../channels/channel-builds';
+import { AddedSubMerchant } from '../../channels/channel-registration';
+import { certificateExpiries, CredentialExpiry } from '../../channels/credential-files';
+import { PaymentChannels } from '../../channels/payment-channels';
+import { PollingWorker } from '../../platform/lifecycle/polling-worker';
+import {
+  CREDENTIAL_EXPIRY,
+  CREDENTIAL_FILES_REFUSED,
+  CREDENTIAL_RELOADS_TOTAL,
+} from '../../platform/metrics/metrics.module';
+import { WATCHED_FILE_CHECK_MS, WatchedFiles } from '../../platform/config/watched-files';
+
+/** A certificate the service holds, and when it expires. */
+export interface HeldCredential extends CredentialExpiry {
+  channel: string;
+}
+
+/**
+ * Every instance watches the key and certificate files its channels' options name (WatchedFiles,
+ * as ADMIN_TOKENS_FILE is): every WATCHED_FILE_CHECK_MS, a stat each; when a channel's files
+ * changed, the channel's adapter is built again from them, which reads and checks every key and
+ * certificate as the start does, and replaces the running one. A version that fails (a truncated
+ * key, a certificate outside its chain, a file that is gone) is refused: the channel keeps the
+ * adapter it has, the log says which file and why (never its content), and
+ * payment_credential_files_refused{channel} is 1 until a valid version comes. Verification itself
+ * reads only the adapter in memory and never waits for a file.
+ */
+@Injectable()
+export class ChannelKeyFiles extends PollingWorker {
+  protected readonly logger = new Logger(ChannelKeyFiles.name);
+  private readonly watched: Array<{ channel: string; files: WatchedFiles<CredentialExpiry[]> }>;
+  private readonly held = new Map<string, CredentialExpiry[]>();
+  /** The sub-merchants the merchant directory added, by channel: every rebuild takes them. */
+  private readonly added = new Map<string, readonly AddedSubMerchant[]>();
+
+  constructor(
+    @Inject(CHANNEL_BUILDS) private readonly builds: ChannelBuild[],
+    private readonly channels: PaymentChannels,
+    @InjectMetric(CREDENTIAL_FILES_REFUSED) private readonly refused: Gauge<string>,
+    @InjectMetric(CREDENTIAL_RELOADS_TOTAL) private readonly reloads: Counter<string>,
+    @InjectMetric(CREDENTIAL_EXPIRY) private readonly expiry: Gauge<string>,
+  ) {
+    super();
+    const withFiles = builds.filter((b) => b.files.length > 0);
+    this.watched = withFiles.map((build) => ({
+      channel: build.channel,
+      files: new WatchedFiles(
+        build.files.map((f) => f.path),
+        () => this.rebuild(build),
+      ),
+    }));
+    for (const build of withFiles) {
+      this.refused.set({ channel: build.channel }, 0);
+      this.hold(build.channel, certificateExpiries(build.files));
+    }
+  }
+
+  protected get intervalMs(): number {
+    return WATCHED_FILE_CHECK_MS;
+  }
+
+  /** Every certificate held, the one that expires first first. */
+  soonestExpiries(): HeldCredential[] {
+    return [...this.held.entries()]
+      .flatMap(([channel, expiries]) => expiries.map((e) => ({ channel, ...e })))
+      .sort((a, b) => a.validTo.getTime() - b.validTo.getTime());
+  }
+
+  /** One look at every channel's files; never more work right away. */
+  protected async pollOnce(): Promise<boolean> {
+    for (const { channel, files } of this.watched) {
+      const look = await files.look();
+      if (look.outcome === 'unchanged') continue;
+      if (look.outcome === 'refused') {
+        this.logger.error(`${channel} key files changed and were refused; ${channel} keeps its keys: ${look.reason}`);
+        this.refused.set({ channel }, 1);
+        this.reloads.inc({ channel, outcome: 'refused' });
+        continue;
+      }
+      this.refused.set({ channel }, 0);
+      this.hold(channel, look.value);
+      if (!look.first) {
+        this.logger.log(`${channel} key files re-read: the new keys and certificates verify from now on`);
+        this.reloads.inc({ channel, outcome: 'applied' });
+      }
+    }
+    return false;
+  }
+
+  /** Whether the channel's accounts take sub-merchants from the merchant directory. */
+  takesSubMerchants(channel: string): boolean {
+    return this.builds.some((b) => b.channel === channel && b.takesSubMerchants);
+  }
+
+  /**
+   * The channel built again with the sub-merchants the merchant directory holds, and put in place;
+   * throws a ConfigurationError, and keeps the adapter in use, when they do not fit its accounts.
+   * With `dryRun`, only checks that they would.
+   */
+  applySubMerchants(channel: string, added: readonly AddedSubMerchant[], dryRun = false): void {
+    const build = this.builds.find((b) => b.channel === channel);
+    if (!build) return;
+    const adapter = build.build(added);
+    if (dryRun) return;
+    this.channels.replace(adapter);
+    this.added.set(channel, added);
+  }
+
+  /** The channel's adapter built again from its files and put in place; its certificates' expiries. */
+  private rebuild(build: ChannelBuild): CredentialExpiry[] {
+    const adapter = build.build(this.added.get(build.channel));
+    this.channels.replace(adapter);
+    return certificateExpiries(build.files);
+  }
+
+  private hold(channel: string, expiries: CredentialExpiry[]): void {
+    for (const old of this.held.get(channel) ?? [])
+      this.expiry.remove({ channel, account: old.account, kind: old.kind });
+    for (const e of expiries) {
+      this.expiry.set({ channel, account: e.account, kind: e.kind }, Math.floor(e.validTo.getTime() / 1000));
+    }
+    this.held.set(channel, expiries);
+  }
+}

@@ -1,0 +1,59 @@
+import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+
+/**
+ * What an operator did to the merchant directory. SUB_MERCHANT_ADDED and ENABLED apply at once;
+ * DISABLE_PROPOSED applies only once another admin's APPROVED row decides it (REJECTED: never).
+ */
+export const MerchantAction = {
+  SubMerchantAdded: 'SUB_MERCHANT_ADDED',
+  Enabled: 'ENABLED',
+  DisableProposed: 'DISABLE_PROPOSED',
+  Approved: 'APPROVED',
+  Rejected: 'REJECTED',
+} as const;
+export type MerchantAction = (typeof MerchantAction)[keyof typeof MerchantAction];
+
+/**
+ * The merchant directory's history, append-only: a row is never updated or deleted, and the
+ * directory is these rows replayed in id order (MerchantDirectory). Its largest id is the
+ * directory's version, which every replica polls. A decision (APPROVED, REJECTED) names the
+ * proposal it decides, at most once (the unique key): of two admins deciding at once, one wins.
+ */
+@Entity('merchant_change')
+@Index('uq_merchant_change_decides', ['decidesChangeId'], { unique: true })
+export class MerchantChange {
+  @PrimaryGeneratedColumn({ type: 'bigint' })
+  id: string;
+
+  /** The channel id (WECHATPAY, ALIPAY, UNIONPAY). */
+  @Column({ type: 'varchar', length: 16 })
+  channel: string;
+
+  /** The merchant or app id of the channel's account. */
+  @Column({ name: 'account_id', type: 'varchar', length: 64 })
+  accountId: string;
+
+  /** A service provider's sub-merchant; '' for the account itself. */
+  @Column({ name: 'sub_merchant_id', type: 'varchar', length: 64 })
+  subMerchantId: string;
+
+  @Column({ type: 'varchar', length: 24 })
+  action: MerchantAction;
+
+  /** SUB_MERCHANT_ADDED: the sub-merchant's own app (sub_appid), which its notifications must then name. */
+  @Column({ name: 'sub_app_id', type: 'varchar', length: 64, nullable: true })
+  subAppId: string | null;
+
+  /** APPROVED, REJECTED: the DISABLE_PROPOSED row decided. */
+  @Column({ name: 'decides_change_id', type: 'bigint', nullable: true })
+  decidesChangeId: string | null;
+
+  @Column({ name: 'operator_id', type: 'varchar', length: 64 })
+  operatorId: string;
+
+  @Column({ type: 'varchar', length: 256, nullable: true })
+  reason: string | null;
+
+  @Column({ name: 'created_at', type: 'datetime', precision: 3 })
+  createdAt: Date;
+}

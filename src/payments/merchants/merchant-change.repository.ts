@@ -1,0 +1,91 @@
+import { Injectable } from '@nestjs/common';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { TransactionHost } from '@nestjs-cls/transactional';
+import { DataSource } from 'typeorm';
+import { isDuplicateKey, WriteResult } from '../../platform/database/sql';
+import { MerchantAction, MerchantChange } from './merchant-change.entity';
+
+export type NewMerchantChange = Pick<MerchantChange, 'channel' | 'accountId' | 'subMerchantId' | 'action'> &
+  Partial<Pick<MerchantChange, 'subAppId' | 'reason'>> & { operatorId: string };
+
+/** What a decision on a proposal came to: written, or why not. */
+export type Decision = 'DECIDED' | 'ALREADY_DECIDED' | 'NOT_DECIDABLE';
+
+/** merchant_change: appended to, never updated or deleted. */
+@Injectable()
+export class MerchantChangeRepository {
+  constructor(
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly db: DataSource,
+  ) {}
+
+  private get repo() {
+    return this.txHost.tx.getRepository(MerchantChange);
+  }
+
+  /** The directory's version: the last change's id ('0' before any). Read outside any transaction, by the poll. */
+  async version(): Promise<string> {
+    const [row]: Array<{ v: string | null }> = await this.db.query('SELECT MAX(id) AS v FROM merchant_change');
+    return String(row?.v ?? '0');
+  }
+
+  /** Every change, in the order they happened. */
+  async all(): Promise<MerchantChange[]> {
+    return this.db.getRepository(MerchantChange).find({ order: { id: 'ASC' } });
+  }
+
+  /** The row that decided a proposal, if any. */
+  async decisionOf(changeId: string): Promise<MerchantChange | null> {
+    return this.repo.findOneBy({ decidesChangeId: changeId });
+  }
+
+  async findById(id: string): Promise<MerchantChange | null> {
+    return this.repo.findOneBy({ id });
+  }
+
+  async append(change: NewMerchantChange): Promise<MerchantChange> {
+    const row = { subAppId: null, reason: null, decidesChangeId: null, createdAt: new Date(), ...change };
+    const { identifiers } = await this.repo.insert(row);
+    return { ...row, id: String(identifiers[0].id) };
+  }
+
+  /**
+   * Decides a DISABLE_PROPOSED change in one conditional insert: APPROVED only by another operator
+   * than the proposer, REJECTED by anyone. The unique key on decides_change_id lets one decision of
+   * several concurrent ones through.
+   */
+  async decide(
+    changeId: string,
+    action: 'APPROVED' | 'REJECTED',
+    operatorId: string,
+    reason?: string,
+  ): Promise<Decision> {
+    const otherOperator = action === MerchantAction.Approved ? 'AND operator_id <> ?' : '';
+    try {
+      const result: WriteResult = await this.txHost.tx.query(
+        `INSERT INTO merchant_change (channel, account_id, sub_merchant_id, action, sub_app_id, decides_change_id, operator_id, reason, created_at)
+         SELECT channel, account_id, sub_merchant_id, ?, NULL, id, ?, ?, NOW(3) FROM merchant_change
+         WHERE id = ? AND action = ? ${otherOperator}`,
+        [
+          action,
+          operatorId,
+          reason ?? null,
+          changeId,
+          MerchantAction.DisableProposed,
+          ...(otherOperator ? [operatorId] : []),
+        ],
+      );
+      return result.affectedRows === 1 ? 'DECIDED' : 'NOT_DECIDABLE';
+    } catch (error) {
+      if (isDuplicateKey(error)) return 'ALREADY_DECIDED';
+      throw error;
+    }
+  }
+
+  /** The history, newest first, at most `limit` rows before `beforeId`. */
+  async history(limit: number, beforeId?: string): Promise<MerchantChange[]> {
+    const query = this.repo.createQueryBuilder('c').orderBy('c.id', 'DESC').limit(limit);
+    if (beforeId) query.where('c.id < :beforeId', { beforeId });
+    return query.getMany();
+  }
+}

@@ -1,0 +1,230 @@
+import { Injectable } from '@nestjs/common';
+import { Propagation, Transactional } from '@nestjs-cls/transactional';
+import { PaymentChannels } from '../../channels/payment-channels';
+import { DomainError } from '../../domain/domain-error';
+import { ChannelKeyFiles } from '../credentials/channel-key-files';
+import { MerchantAction, MerchantChange } from './merchant-change.entity';
+import { MerchantChangeRepository } from './merchant-change.repository';
+import { DIRECTORY_POLL_MS, MerchantDirectory } from './merchant-directory';
+import { TransactionRunner } from '../../platform/transaction/transaction.runner';
+
+/** Written in the change's own transaction, after it (the admin route's audit row): both commit, or neither. */
+export type Alongside = (change: MerchantChange) => Promise<void>;
+
+/** An account of a channel, or one of a service provider's sub-merchants. */
+export interface MerchantTarget {
+  channel: string;
+  account: string;
+  /** Absent: the account itself. */
+  subMerchantId?: string;
+}
+
+/** An account as the directory lists it: from the configuration (the bootstrap), with what operators changed. */
+export interface ListedAccount {
+  channel: string;
+  account: string;
+  disabled: boolean;
+  subMerchants: Array<{
+    subMerchantId: string;
+    subAppId?: string;
+    source: 'configuration' | 'directory';
+    disabled: boolean;
+  }>;
+}
+
+/**
+ * What operators change in the merchant directory: each a row appended to merchant_change in a
+ * transaction of its own, with the caller's audit row (alongside), applied by every replica's MerchantDirectory
+ * within DIRECTORY_POLL_MS of the commit. What can stop payments (disabling an account or a
+ * sub-merchant) is a proposal that another admin approves; what cannot (adding a sub-merchant,
+ * enabling again) applies at once. What a write checks (disabled already, a sub-merchant already)
+ * is the directory read just before it: two concurrent writes may both pass, and both rows then
+ * apply as one (the replay is idempotent: a sub-merchant added twice is one, enabling twice is
+ * enabled), so no guarantee rests on the check.
+ */
+@Injectable()
+export class MerchantChanges {
+  constructor(
+    private readonly changes: MerchantChangeRepository,
+    private readonly directory: MerchantDirectory,
+    private readonly channels: PaymentChannels,
+    private readonly keyFiles: ChannelKeyFiles,
+    private readonly transactions: TransactionRunner,
+  ) {}
+
+  /** How long a committed change takes to reach every replica, at most (one poll and its query). */
+  static readonly applyWithinMs = DIRECTORY_POLL_MS;
+
+  @Transactional(Propagation.Never)
+  async addSubMerchant(
+    target: Required<Pick<MerchantTarget, 'channel' | 'account' | 'subMerchantId'>>,
+    subAppId: string | undefined,
+    operatorId: string,
+    alongside?: Alongside,
+  ): Promise<MerchantChange> {
+    await this.directory.refresh();
+    const channel = this.accountOf(target);
+    if (!this.keyFiles.takesSubMerchants(target.channel) || channel.subMerchantIds(target.account).length === 0) {
+      throw new DomainError(
+        'MalformedRequest',
+        `${target.account} of ${target.channel} is no service provider: declare it with its first sub-merchant in the configuration`,
+      );
+    }
+    if (channel.subMerchantIds(target.account).includes(target.subMerchantId)) {
+      throw new DomainError(
+        'MerchantConflict',
+        `${target.subMerchantId} is a sub-merchant of ${target.account} already`,
+      );
+    }
+    const added = [
+      ...(this.directory.current.subMerchants.get(target.channel) ?? []),
+      { account: target.account, subMerchantId: target.subMerchantId, ...(subAppId ? { subAppId } : {}) },
+    ];
+    try {
+      this.keyFiles.applySubMerchants(target.channel, added, true);
+    } catch (error) {
+      throw new DomainError('MalformedRequest', (error as Error).message.replace(/^Invalid configuration:\s*/, ''));
+    }
+    const change = {
+      channel: target.channel,
+      accountId: target.account,
+      subMerchantId: target.subMerchantId,
+      action: MerchantAction.SubMerchantAdded,
+      subAppId: subAppId ?? null,
+      operatorId,
+    };
+    return this.commit(() => this.changes.append(change), alongside);
+  }
+
+  /** A proposal to disable the account or sub-merchant: nothing changes until another admin approves it. */
+  @Transactional(Propagation.Never)
+  async proposeDisable(
+    target: MerchantTarget,
+    reason: string,
+    operatorId: string,
+    alongside?: Alongside,
+  ): Promise<MerchantChange> {
+    await this.directory.refresh();
+    this.knownTarget(target);
+    if (this.directory.isDisabled(target.channel, target.account, target.subMerchantId)) {
+      throw new DomainError('MerchantConflict', `${describe(target)} is disabled already`);
+    }
+    const change = {
+      channel: target.channel,
+      accountId: target.account,
+      subMerchantId: target.subMerchantId ?? '',
+      action: MerchantAction.DisableProposed,
+      reason,
+      operatorId,
+    };
+    return this.commit(() => this.changes.append(change), alongside);
+  }
+
+  /** Enables a disabled account or sub-merchant again, at once: it stops no payment. */
+  @Transactional(Propagation.Never)
+  async enable(target: MerchantTarget, operatorId: string, alongside?: Alongside): Promise<MerchantChange> {
+    await this.directory.refresh();
+    this.knownTarget(target);
+    if (!this.directory.isDisabled(target.channel, target.account, target.subMerchantId)) {
+      throw new DomainError('MerchantConflict', `${describe(target)} is not disabled`);
+    }
+    const change = {
+      channel: target.channel,
+      accountId: target.account,
+      subMerchantId: target.subMerchantId ?? '',
+      action: MerchantAction.Enabled,
+      operatorId,
+    };
+    return this.commit(() => this.changes.append(change), alongside);
+  }
+
+  /** Another admin's approval of a proposal: the proposer's own is refused, as a refund's requester's is. */
+  @Transactional(Propagation.Never)
+  approve(changeId: string, operatorId: string, alongside?: Alongside): Promise<MerchantChange> {
+    return this.commit(() => this.decide(changeId, MerchantAction.Approved, operatorId), alongside);
+  }
+
+  /** Any admin's rejection of a proposal (its proposer withdrawing it too). */
+  @Transactional(Propagation.Never)
+  reject(changeId: string, operatorId: string, reason: string, alongside?: Alongside): Promise<MerchantChange> {
+    return this.commit(() => this.decide(changeId, MerchantAction.Rejected, operatorId, reason), alongside);
+  }
+
+  /** Every account of every channel, with its sub-merchants and what the directory says of them. */
+  list(): ListedAccount[] {
+    const { subMerchants } = this.directory.current;
+    return this.channels.all.flatMap((channel) =>
+      channel.accountIds().map((account) => {
+        const added = (subMerchants.get(channel.channel) ?? []).filter((s) => s.account === account);
+        return {
+          channel: channel.channel,
+          account,
+          disabled: this.directory.isDisabled(channel.channel, account),
+          subMerchants: channel.subMerchantIds(account).map((subMerchantId) => {
+            const fromDirectory = added.find((s) => s.subMerchantId === subMerchantId);
+            return {
+              subMerchantId,
+              ...(fromDirectory?.subAppId ? { subAppId: fromDirectory.subAppId } : {}),
+              source: fromDirectory ? ('directory' as const) : ('configuration' as const),
+              disabled: this.directory.isDisabled(channel.channel, account, subMerchantId),
+            };
+          }),
+        };
+      }),
+    );
+  }
+
+  history(limit: number, beforeId?: string): Promise<MerchantChange[]> {
+    return this.changes.history(limit, beforeId);
+  }
+
+  private commit(change: () => Promise<MerchantChange>, alongside?: Alongside): Promise<MerchantChange> {
+    return this.transactions.run(async () => {
+      const result = await change();
+      await alongside?.(result);
+      return result;
+    });
+  }
+
+  private async decide(
+    changeId: string,
+    action: 'APPROVED' | 'REJECTED',
+    operatorId: string,
+    reason?: string,
+  ): Promise<MerchantChange> {
+    const decision = await this.changes.decide(changeId, action, operatorId, reason);
+    if (decision === 'DECIDED') return (await this.changes.decisionOf(changeId))!;
+    const proposal = await this.changes.findById(changeId);
+    if (!proposal) throw new DomainError('NotFound', `no merchant change ${changeId}`);
+    if (decision === 'ALREADY_DECIDED')
+      throw new DomainError('MerchantConflict', `change ${changeId} is decided already`);
+    if (proposal.action !== MerchantAction.DisableProposed) {
+      throw new DomainError('MerchantConflict', `change ${changeId} is no proposal to decide`);
+    }
+    throw new DomainError(
+      'Forbidden',
+      `operator ${operatorId} proposed change ${changeId} and cannot approve it; another admin must`,
+    );
+  }
+
+  private accountOf(target: MerchantTarget) {
+    const channel = this.channels.get(target.channel);
+    if (!channel || !channel.accountIds().includes(target.account)) {
+      throw new DomainError('NotFound', `no account ${target.account} of channel ${target.channel}`);
+    }
+    return channel;
+  }
+
+  private knownTarget(target: MerchantTarget): void {
+    const channel = this.accountOf(target);
+    if (target.subMerchantId !== undefined && !channel.subMerchantIds(target.account).includes(target.subMerchantId)) {
+      throw new DomainError('NotFound', `no sub-merchant ${target.subMerchantId} of ${target.account}`);
+    }
+  }
+}
+
+function describe({ channel, account, subMerchantId }: MerchantTarget): string {
+  return subMerchantId === undefined
+    ? `account ${account} of ${channel}`
+    : `sub-merchant ${subMerchantId} of ${account} (${channel})`;
+}

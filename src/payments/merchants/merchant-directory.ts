@@ -1,0 +1,100 @@
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { DomainError } from '../../domain/domain-error';
+import { VerifiedNotification } from '../../domain/notification';
+import { PollingWorker } from '../../platform/lifecycle/polling-worker';
+import { ChannelKeyFiles } from '../credentials/channel-key-files';
+import { MerchantChangeRepository } from './merchant-change.repository';
+import { DirectoryState, EMPTY_DIRECTORY, replayChanges, targetKey } from './directory-state';
+
+/** How often every replica asks whether the directory changed: a change applies everywhere within about this. */
+export const DIRECTORY_POLL_MS = 1000;
+
+/**
+ * The merchant directory in memory, on every replica. Each DIRECTORY_POLL_MS one query reads the
+ * directory's version (the largest id of merchant_change, which is append-only); when it moved,
+ * the history is read and replayed, the channels with other sub-merchants are built again
+ * (ChannelKeyFiles), and the new state replaces the old in one assignment. A notification's
+ * verification reads only this state (refuseIfDisabled), never the database. While the database
+ * is away the poll fails, says so in the log, and the replica keeps the directory it last read;
+ * a replica starting without the database does not start (its migrations need it too).
+ */
+@Injectable()
+export class MerchantDirectory extends PollingWorker implements OnModuleInit {
+  protected readonly logger = new Logger(MerchantDirectory.name);
+  private state: DirectoryState = EMPTY_DIRECTORY;
+
+  constructor(
+    private readonly changes: MerchantChangeRepository,
+    private readonly keyFiles: ChannelKeyFiles,
+  ) {
+    super();
+  }
+
+  protected get intervalMs(): number {
+    return DIRECTORY_POLL_MS;
+  }
+
+  async onModuleInit(): Promise<void> {
+    await this.pollOnce();
+  }
+
+  get current(): DirectoryState {
+    return this.state;
+  }
+
+  isDisabled(channel: string, account: string, subMerchant = ''): boolean {
+    return this.state.disabled.has(targetKey(channel, account, subMerchant));
+  }
+
+  /** Refuses (MerchantMismatch, kept as refused notifications are) a notification for a disabled account or sub-merchant. */
+  refuseIfDisabled(notification: VerifiedNotification): void {
+    const { channel, merchantId, subMerchantId } = notification;
+    if (this.isDisabled(channel, merchantId)) {
+      throw new DomainError(
+        'MerchantMismatch',
+        `account ${merchantId} of ${channel} is disabled in the merchant directory`,
+      );
+    }
+    if (subMerchantId !== undefined && this.isDisabled(channel, merchantId, subMerchantId)) {
+      throw new DomainError(
+        'MerchantMismatch',
+        `sub-merchant ${subMerchantId} of ${merchantId} (${channel}) is disabled in the merchant directory`,
+      );
+    }
+  }
+
+  /**
+   * Reads the directory now, as the poll does: an admin write checks what it changes against the
+   * directory as committed, not as of the last poll.
+   */
+  async refresh(): Promise<void> {
+    await this.pollOnce();
+  }
+
+  /** Reads the directory again when its version moved; never goes back to an older version than it holds. */
+  protected async pollOnce(): Promise<boolean> {
+    const version = await this.changes.version();
+    if (version === this.state.version) return false;
+    const next = replayChanges(await this.changes.all());
+    if (BigInt(next.version) < BigInt(this.state.version)) return false;
+    for (const [channel, added] of next.subMerchants) {
+      if (sameSubMerchants(added, this.state.subMerchants.get(channel) ?? [])) continue;
+      try {
+        this.keyFiles.applySubMerchants(channel, added);
+      } catch (error) {
+        this.logger.error(`${channel} sub-merchants of the directory not applied: ${(error as Error).message}`);
+      }
+    }
+    this.state = next;
+    return false;
+  }
+}
+
+function sameSubMerchants(a: readonly { subMerchantId: string; account: string; subAppId?: string }[], b: typeof a) {
+  return (
+    a.length === b.length &&
+    a.every(
+      (s, i) => s.account === b[i].account && s.subMerchantId === b[i].subMerchantId && s.subAppId === b[i].subAppId,
+    )
+  );
+}
