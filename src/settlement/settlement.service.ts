@@ -6,7 +6,7 @@ import { AnomalyRepository } from '../payments/anomaly/anomaly.repository';
 import { classifyRejectedPayment } from '../payments/anomaly/classify-rejected-payment';
 import { changedOneRow } from '../platform/database/sql';
 import { PREVIOUS_CHANGED_ONE_ROW, Statement, StatementBatch } from '../platform/database/statement-batch';
-import { DomainError } from '../domain/domain-error';
+import { UnknownOrderError } from '../domain/domain-error';
 import { OutboxWriter } from '../events/outbox.writer';
 import { paymentSucceeded } from '../events/payment-events';
 import { CallbackRecordRepository } from '../payments/idempotency/callback-record.repository';
@@ -133,10 +133,7 @@ export class Settlement {
     const order = await this.orders.findForUpdate(payment.outTradeNo);
     if (!order) {
       // Rolls the claim back with everything else: the platform retries, perhaps after the order exists.
-      throw new DomainError(
-        'OrderNotFound',
-        `order ${payment.outTradeNo} is not registered; the platform should retry`,
-      );
+      throw new UnknownOrderError(payment.outTradeNo, payment.transactionId);
     }
     const anomaly = classifyRejectedPayment(order, payment);
     await this.anomalies.record(anomaly, order, payment);
