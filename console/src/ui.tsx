@@ -1,5 +1,6 @@
 import { createContext, ReactNode, useCallback, useContext, useEffect, useState } from 'react';
-import { Alert, DatePicker, Drawer, Select, Table, Tag, Typography } from 'antd';
+import { Alert, Button, DatePicker, Drawer, Select, Table, Tag } from 'antd';
+import { CheckOutlined, CopyOutlined } from '@ant-design/icons';
 import type { TableColumnsType } from 'antd';
 import dayjs, { Dayjs } from 'dayjs';
 import { ApiError, get } from './api';
@@ -86,6 +87,7 @@ export function Time({ iso }: { iso: string | null }) {
   );
 }
 
+/** A status's tone: its colours are the console's own (style.css), dark enough on their background for WCAG AA. */
 const TONES: Record<string, string> = {
   AWAITING_APPROVAL: 'gold',
   OPEN: 'orange',
@@ -105,8 +107,11 @@ const TONES: Record<string, string> = {
   FAILED: 'red',
   failed: 'red',
   ABNORMAL: 'red',
-  REJECTED: 'default',
-  CLOSED: 'default',
+  DUPLICATE_PAYMENT: 'red',
+  AMOUNT_MISMATCH: 'red',
+  PAID_AFTER_CLOSE: 'red',
+  MERCHANT_MISMATCH: 'red',
+  MALFORMED_NOTIFICATION: 'red',
 };
 
 /** A code from the API, as the operator reads it: its label in the console's language, the code in its title. */
@@ -121,19 +126,44 @@ export const Code = ({ value }: { value: string | null | undefined }) =>
 
 /** A status: a coloured tag with its label (the class names the code, for the tests and the eye). */
 export const Status = ({ value }: { value: string }) => (
-  <Tag color={TONES[value] ?? 'default'} className={`status status-${value.toLowerCase()}`} title={value}>
+  <Tag className={`status status-${value.toLowerCase()} tone-${TONES[value] ?? 'grey'}`} title={value}>
     {codeLabel(value, lang())}
   </Tag>
 );
 
-/** A long id: cut with an ellipsis to its column, the whole in a tooltip, with a copy button; a link when `href`. */
+/**
+ * A long id: cut with an ellipsis to its column by CSS (the whole id stays in the page, and in its
+ * title), with a button that copies it.
+ */
 export function Id({ value, href }: { value: string | null | undefined; href?: string }) {
+  const [copied, setCopied] = useState(false);
   if (!value) return <span>—</span>;
-  const text = href ? <a href={href}>{value}</a> : value;
+  const copy = () =>
+    void navigator.clipboard.writeText(value).then(
+      () => setCopied(true),
+      () => setCopied(false),
+    );
   return (
-    <Typography.Text className="id" copyable={{ text: value }} ellipsis={{ tooltip: value }}>
-      {text}
-    </Typography.Text>
+    <span className="id">
+      {href ? (
+        <a className="id-text" href={href} title={value}>
+          {value}
+        </a>
+      ) : (
+        <span className="id-text" title={value}>
+          {value}
+        </span>
+      )}
+      <Button
+        type="text"
+        size="small"
+        className="copy"
+        icon={copied ? <CheckOutlined /> : <CopyOutlined />}
+        aria-label={`${t('copy')} ${value}`}
+        title={t('copy')}
+        onClick={copy}
+      />
+    </span>
   );
 }
 

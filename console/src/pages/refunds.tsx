@@ -44,7 +44,7 @@ function AskedBy({ refund }: { refund: Refund }) {
   const shop = useVocabulary().data?.shopRequester;
   if (shop && refund.requestedBy === shop)
     return (
-      <Tag color="purple" className="shop-refund" title={refund.requestedBy}>
+      <Tag className="shop-refund" title={refund.requestedBy}>
         {t('shopRefund')}
       </Tag>
     );
