@@ -140,30 +140,36 @@ export async function untranslatedCodes(page: Page, codes: readonly string[]): P
 }
 
 export interface TableFit {
-  /** The page scrolls sideways, or its main table's own box does. */
+  /** The page scrolls sideways, or one of its tables' own boxes does. */
   scrollsSideways: boolean;
-  /** The main table's last column (its actions) lies inside the viewport; null when the table has no action column. */
-  actionsVisible: boolean | null;
+  /** Tables whose last column is the actions column ("Actions", "操作"). */
+  actionColumns: number;
+  /** Of those, the ones whose actions column lies outside the viewport. */
+  actionColumnsHidden: number;
   tables: number;
 }
 
-/** Whether the page's main table (the first in <main>) fits the viewport, and its action column is in sight. */
-export function mainTableFit(page: Page, actionsTitle: string): Promise<TableFit> {
+/** Whether the page's tables fit the viewport without scrolling sideways, and their action columns are in sight. */
+export function tablesFit(page: Page, actionsTitle: string): Promise<TableFit> {
   // A string, evaluated in the page: this file is compiled without the DOM's types.
   return page.evaluate<TableFit>(`(() => {
     const title = ${JSON.stringify(actionsTitle)};
     const root = document.documentElement;
-    const pageScrolls = root.scrollWidth > root.clientWidth;
-    const tables = document.querySelectorAll('main .ant-table');
-    if (tables.length === 0) return { scrollsSideways: pageScrolls, actionsVisible: null, tables: 0 };
-    const table = tables[0];
-    const boxes = [...table.querySelectorAll('.ant-table-content, .ant-table-body, .ant-table-container')];
-    const boxScrolls = boxes.some((b) => b.scrollWidth > b.clientWidth + 1);
-    const heads = [...table.querySelectorAll('thead th')];
-    const last = heads[heads.length - 1];
-    const box = last ? last.getBoundingClientRect() : null;
-    const actionsVisible = last && last.textContent.trim() === title ? box.left >= 0 && box.right <= innerWidth : null;
-    return { scrollsSideways: pageScrolls || boxScrolls, actionsVisible, tables: tables.length };
+    let scrollsSideways = root.scrollWidth > root.clientWidth;
+    let actionColumns = 0;
+    let actionColumnsHidden = 0;
+    const tables = [...document.querySelectorAll('main .ant-table')];
+    for (const table of tables) {
+      const boxes = [...table.querySelectorAll('.ant-table-content, .ant-table-body, .ant-table-container')];
+      if (boxes.some((b) => b.scrollWidth > b.clientWidth + 1)) scrollsSideways = true;
+      const heads = [...table.querySelectorAll('thead th')];
+      const last = heads[heads.length - 1];
+      if (!last || last.textContent.trim() !== title) continue;
+      actionColumns++;
+      const box = last.getBoundingClientRect();
+      if (box.left < 0 || box.right > innerWidth) actionColumnsHidden++;
+    }
+    return { scrollsSideways, actionColumns, actionColumnsHidden, tables: tables.length };
   })()`);
 }
 
