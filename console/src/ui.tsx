@@ -47,6 +47,8 @@ export function useGet<T>(path: string | null): Loaded<T> {
 }
 
 export function Show<T>({ loaded, children }: { loaded: Loaded<T>; children: (data: T) => ReactNode }) {
+  // A 404 is said in the console's language; any other error as the server words it.
+  if (loaded.error?.status === 404) return <p>{t('notFound')}</p>;
   if (loaded.error) return <Problem text={`${t('error')}: ${loaded.error.message}`} />;
   if (loaded.data === null) return <p aria-live="polite">{t('loading')}</p>;
   return <>{children(loaded.data)}</>;

@@ -2,7 +2,8 @@ import { useState } from 'react';
 import { Button, Descriptions, Form, Input, Select } from 'antd';
 import { ApiError, post, query } from '../api';
 import { formatAmount, parseAmount } from '../format';
-import { t } from '../i18n';
+import { codeLabel } from '../catalogue';
+import { lang, t } from '../i18n';
 import { navigate, Route } from '../router';
 import {
   canAct,
@@ -256,7 +257,10 @@ function RefundForm({ anomaly, payments, onDone }: { anomaly: Anomaly; payments:
             value={transactionId}
             disabled={disabled}
             onChange={setTransactionId}
-            options={payments.map((p) => ({ value: p.transactionId, label: `${p.channel} ${p.transactionId}` }))}
+            options={payments.map((p) => ({
+              value: p.transactionId,
+              label: `${codeLabel(p.channel, lang())} ${p.transactionId}`,
+            }))}
           />
         </Form.Item>
         <p>

@@ -324,11 +324,11 @@ export function RefundsPage({ route }: { route: Route }) {
                 ...refundColumns(),
                 {
                   title: t('actions'),
-                  width: 100,
+                  width: 80,
                   fixed: 'right',
                   render: (_, r) => (
-                    <a href={`#/orders/${encodeURIComponent(r.orderNo)}`} aria-label={`${t('viewOrder')} ${r.orderNo}`}>
-                      {t('viewOrder')}
+                    <a href={`#/orders/${encodeURIComponent(r.orderNo)}`} aria-label={`${t('show')} ${r.orderNo}`}>
+                      {t('show')}
                     </a>
                   ),
                 },

@@ -218,7 +218,7 @@ export function RefusedNotificationsPage({ route }: { route: Route }) {
                 { title: w().reason, width: 140, render: (_, r) => <Code value={r.reason} /> },
                 { title: w().orderNo, render: (_, r) => <Id value={r.orderNo} /> },
                 { title: w().transactionId, render: (_, r) => <Id value={r.transactionId} /> },
-                { title: w().timesSeen, width: 80, render: (_, r) => r.timesSeen },
+                { title: w().timesSeen, width: 90, render: (_, r) => r.timesSeen },
                 { title: w().lastSeen, width: 200, render: (_, r) => <Time iso={r.lastSeenAt} /> },
                 { title: t('status'), width: 100, render: (_, r) => <Status value={r.status} /> },
                 {

@@ -407,6 +407,7 @@ function Recover({ id, onDone }: { id: string; onDone: () => void }) {
         <DatePicker
           id="recover-since"
           showTime={{ format: 'HH:mm' }}
+          needConfirm={false}
           format={`${dayFormat()} HH:mm`}
           value={since}
           disabled={disabled}
