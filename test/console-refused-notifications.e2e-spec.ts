@@ -92,6 +92,17 @@ describe('the console: refused notifications', () => {
     const early = client.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 1234 });
     expect((await client.postWechatpay(early)).status).toBe(404);
     const [forgedId, earlyId] = [await keptId(forged.body), await keptId(early.body)];
+    // Only the verified, decrypted one names its order: a forgery's contents are not to be trusted.
+    const [named] = await pool.query<
+      Array<RowDataPacket & { id: number; order_no: string | null; transaction_id: string | null }>
+    >('SELECT id, order_no, transaction_id FROM refused_notification WHERE id IN (?, ?) ORDER BY id', [
+      forgedId,
+      earlyId,
+    ]);
+    expect(named.map((r) => [String(r.id), r.order_no, r.transaction_id])).toEqual([
+      [forgedId, null, null],
+      [earlyId, orderNo, transactionId],
+    ]);
     const violations: Record<string, AxeViolation[]> = {};
     const check = async (page: Page, name: string) => {
       const found = await accessibilityViolations(page);

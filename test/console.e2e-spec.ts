@@ -119,20 +119,30 @@ async function screenshot(page: Page, name: string): Promise<void> {
   await saveScreenshot(page, name, DOCS);
 }
 
+/** An element as read in the page (this file is compiled without the DOM's types). */
+interface Attributed {
+  getAttribute(name: string): string | null;
+}
+
+/** The dropdown of the Ant Design select whose input is #id (its listbox is #<id>_list). */
+const dropdownOf = (page: Page, id: string) =>
+  page.locator('.ant-select-dropdown', { has: page.locator(`[id="${id}_list"]`) });
+
 /** Picks `label` in the Ant Design select whose input is #id. */
 async function choose(page: Page, id: string, label: string): Promise<void> {
   await page.locator(`#${id}`).click();
-  await page.locator(`.ant-select-dropdown:visible .ant-select-item-option[title="${label}"]`).click();
-  await page.locator('.ant-select-dropdown:visible').waitFor({ state: 'hidden' });
+  await dropdownOf(page, id).locator(`.ant-select-item-option[title="${label}"]`).click();
+  await dropdownOf(page, id).waitFor({ state: 'hidden' });
 }
 
 /** The options the select #id offers after its first ("Any"), by their labels. */
 async function offered(page: Page, id: string): Promise<string[]> {
   await page.locator(`#${id}`).click();
-  const options = page.locator('.ant-select-dropdown:visible .ant-select-item-option');
+  const options = dropdownOf(page, id).locator('.ant-select-item-option');
   await options.first().waitFor();
-  const titles = await options.evaluateAll((all) => all.map((o) => o.getAttribute('title') ?? ''));
+  const titles = await options.evaluateAll((all: Attributed[]) => all.map((o) => o.getAttribute('title') ?? ''));
   await page.keyboard.press('Escape');
+  await dropdownOf(page, id).waitFor({ state: 'hidden' });
   return titles.slice(1);
 }
 
@@ -449,9 +459,12 @@ describe('operators in the browser', () => {
     await go(alice.page, '#/refunds', 'Refunds');
     const shopRow = alice.page.getByRole('row', { name: new RegExp(refundNo) });
     await shopRow.locator('.shop-refund').getByText('Shop refund').waitFor();
-    expect(await alice.page.getByRole('row', { name: new RegExp(asked.refund_no) }).locator('.shop-refund').count()).toBe(
-      0,
-    );
+    expect(
+      await alice.page
+        .getByRole('row', { name: new RegExp(asked.refund_no) })
+        .locator('.shop-refund')
+        .count(),
+    ).toBe(0);
     await alice.context.close();
     await bob.context.close();
   });
@@ -680,7 +693,10 @@ describe('operators in the browser', () => {
 
       // Resend from a row of the attempts.
       const [eventId] = [...receiver.acceptedIds()];
-      await attempts.getByRole('button', { name: `Resend ${eventId}` }).first().click();
+      await attempts
+        .getByRole('button', { name: `Resend ${eventId}` })
+        .first()
+        .click();
       await page.getByRole('status').getByText(`Queued: ${eventId}`).waitFor();
       await eventually('the resent message to be accepted', () => receiver.accepted().length === 2, 10_000);
       expect(receiver.repeatedAttempts()).toEqual([]);
@@ -745,7 +761,7 @@ describe('operators in the browser', () => {
     const chips = page.getByRole('navigation', { name: 'Status' }).getByRole('link');
     await chips.getByText('Rejected', { exact: true }).waitFor();
     expect(await chips.allTextContents()).toEqual(['Any', ...Object.values(RefundStatus).map(en)]);
-    expect(await chips.evaluateAll((all) => all.map((a) => a.getAttribute('data-code') ?? ''))).toEqual([
+    expect(await chips.evaluateAll((all: Attributed[]) => all.map((a) => a.getAttribute('data-code') ?? ''))).toEqual([
       '',
       ...Object.values(RefundStatus),
     ]);

@@ -27,7 +27,10 @@ function measureScrollbarSize(ele) {
     style.scrollbarWidth = target.scrollbarWidth;
   }
   document.body.appendChild(measure);
-  const size = { width: measure.offsetWidth - measure.clientWidth, height: measure.offsetHeight - measure.clientHeight };
+  const size = {
+    width: measure.offsetWidth - measure.clientWidth,
+    height: measure.offsetHeight - measure.clientHeight,
+  };
   document.body.removeChild(measure);
   return size;
 }

@@ -177,7 +177,8 @@ const EN = {
   enabled: 'Enabled',
   disabled: 'Disabled',
   rotateSecret: 'Rotate secret',
-  rotateHelp: 'A new signing secret, shown once; the old one keeps signing beside it for 24 hours, so the receiver can switch.',
+  rotateHelp:
+    'A new signing secret, shown once; the old one keeps signing beside it for 24 hours, so the receiver can switch.',
   secretOnce: 'The signing secret, shown this once',
   secretOnceHelp: 'Copy it to the receiver now: the service never shows it again.',
   secretStored: 'I have stored it',

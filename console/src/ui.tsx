@@ -234,10 +234,7 @@ export function CodeSelect({
         onChange={onChange}
         popupMatchSelectWidth={false}
         className="select"
-        options={[
-          { value: '', label: t('any') },
-          ...options.map((o) => ({ value: o, label: codeLabel(o, lang()) })),
-        ]}
+        options={[{ value: '', label: t('any') }, ...options.map((o) => ({ value: o, label: codeLabel(o, lang()) }))]}
       />
     </span>
   );

@@ -80,7 +80,10 @@ export class VocabularyView {
   @ApiProperty({ description: "A reconciliation item's outcome" })
   reconciliationOutcomes: readonly string[];
 
-  @ApiProperty({ description: "Who a shop's own refund (POST /orders/:orderNo/refunds) is asked by", example: ORDER_SERVICE })
+  @ApiProperty({
+    description: "Who a shop's own refund (POST /orders/:orderNo/refunds) is asked by",
+    example: ORDER_SERVICE,
+  })
   shopRequester: string;
 }
 
@@ -127,6 +130,10 @@ export class VocabularyController {
   @ApiOkResponse({ type: VocabularyView })
   @AdminAccess(AdminRole.Viewer)
   vocabulary(): VocabularyView {
-    return { ...VOCABULARY_LISTS, shopRequester: ORDER_SERVICE, refundApprovalThreshold: this.fourEyes.approvalThreshold ?? null };
+    return {
+      ...VOCABULARY_LISTS,
+      shopRequester: ORDER_SERVICE,
+      refundApprovalThreshold: this.fourEyes.approvalThreshold ?? null,
+    };
   }
 }

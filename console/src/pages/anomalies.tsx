@@ -73,7 +73,13 @@ export function AnomaliesPage({ route }: { route: Route }) {
               navigate(`#/anomalies${query(filters)}`);
             }}
           >
-            <CodeSelect id="type" label={t('type')} value={filters.type} options={lists.anomalyTypes} onChange={set('type')} />
+            <CodeSelect
+              id="type"
+              label={t('type')}
+              value={filters.type}
+              options={lists.anomalyTypes}
+              onChange={set('type')}
+            />
             <CodeSelect
               id="status"
               label={t('status')}
@@ -123,7 +129,11 @@ export function AnomaliesPage({ route }: { route: Route }) {
                 { title: t('channel'), width: 100, render: (_, a) => <Code value={a.channel} /> },
                 { title: t('order'), render: (_, a) => <OrderLink orderNo={a.orderNo} /> },
                 { title: t('transaction'), render: (_, a) => <Id value={a.transactionId} /> },
-                { title: t('paidAmount'), width: 130, render: (_, a) => <Money minor={a.paidAmount} currency={a.currency} /> },
+                {
+                  title: t('paidAmount'),
+                  width: 130,
+                  render: (_, a) => <Money minor={a.paidAmount} currency={a.currency} />,
+                },
                 { title: t('created'), width: 200, render: (_, a) => <Time iso={a.createdAt} /> },
                 {
                   title: t('actions'),

@@ -379,7 +379,11 @@ export function OrderSections({ detail }: { detail: OrderDetail }) {
           { title: t('type'), render: (_, a) => <Code value={a.type} /> },
           { title: t('status'), width: 130, render: (_, a) => <Status value={a.status} /> },
           { title: t('transaction'), render: (_, a) => <Id value={a.transactionId} /> },
-          { title: t('paidAmount'), width: 130, render: (_, a) => <Money minor={a.paidAmount} currency={a.currency} /> },
+          {
+            title: t('paidAmount'),
+            width: 130,
+            render: (_, a) => <Money minor={a.paidAmount} currency={a.currency} />,
+          },
         ]}
       />
       <DataTable<ChannelCall>

@@ -62,7 +62,12 @@ export function ReconciliationPage({ route }: { route: Route }) {
           navigate(`#/reconciliation${query(days)}`);
         }}
       >
-        <DayField id="rec-from" label={t('from')} value={days.from} onChange={(d) => setDays((x) => ({ ...x, from: d }))} />
+        <DayField
+          id="rec-from"
+          label={t('from')}
+          value={days.from}
+          onChange={(d) => setDays((x) => ({ ...x, from: d }))}
+        />
         <DayField id="rec-to" label={t('to')} value={days.to} onChange={(d) => setDays((x) => ({ ...x, to: d }))} />
         <Button type="primary" htmlType="submit">
           {t('filter')}

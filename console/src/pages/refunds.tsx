@@ -102,7 +102,10 @@ export function ApprovalsPage() {
   const act = async (refund: Refund, action: 'approve' | 'reject', reason?: string) => {
     setProblem(null);
     try {
-      await post(`/admin/refunds/${encodeURIComponent(refund.refundNo)}/${action}`, action === 'reject' ? { reason } : {});
+      await post(
+        `/admin/refunds/${encodeURIComponent(refund.refundNo)}/${action}`,
+        action === 'reject' ? { reason } : {},
+      );
       reload();
     } catch (error) {
       setProblem(`${refund.refundNo}: ${(error as ApiError).message}`);

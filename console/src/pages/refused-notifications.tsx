@@ -178,12 +178,18 @@ export function RefusedNotificationsPage({ route }: { route: Route }) {
         className="filters"
         onSubmit={(e) => {
           e.preventDefault();
-          navigate(`#/refused${query({ ...current, orderNo: ids.orderNo.trim(), transactionId: ids.transactionId.trim() })}`);
+          navigate(
+            `#/refused${query({ ...current, orderNo: ids.orderNo.trim(), transactionId: ids.transactionId.trim() })}`,
+          );
         }}
       >
         <span className="field">
           <label htmlFor="refused-order">{w().orderNo}</label>
-          <Input id="refused-order" value={ids.orderNo} onChange={(e) => setIds((x) => ({ ...x, orderNo: e.target.value }))} />
+          <Input
+            id="refused-order"
+            value={ids.orderNo}
+            onChange={(e) => setIds((x) => ({ ...x, orderNo: e.target.value }))}
+          />
         </span>
         <span className="field">
           <label htmlFor="refused-transaction">{w().transactionId}</label>
@@ -355,7 +361,12 @@ function Reverify({ id, onDone }: { id: string; onDone: () => void }) {
       <p className="help" id="reverify-help">
         {w().reverifyHelp}
       </p>
-      <Button type="primary" disabled={disabled || busy} aria-describedby="reverify-help" onClick={() => void reverify()}>
+      <Button
+        type="primary"
+        disabled={disabled || busy}
+        aria-describedby="reverify-help"
+        onClick={() => void reverify()}
+      >
         {w().reverify}
       </Button>
       <p role="status">

@@ -142,7 +142,12 @@ export function WebhooksPage() {
                 fixed: 'right',
                 render: (_, e) => (
                   <Space size={4} wrap={false}>
-                    <Button size="small" disabled={disabled} onClick={() => setEditing(e)} aria-label={`${t('edit')} ${e.id}`}>
+                    <Button
+                      size="small"
+                      disabled={disabled}
+                      onClick={() => setEditing(e)}
+                      aria-label={`${t('edit')} ${e.id}`}
+                    >
                       {t('edit')}
                     </Button>
                     <Button
