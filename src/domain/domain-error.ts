@@ -43,3 +43,17 @@ export class DomainError extends Error {
     return ErrorCode[this.code].status;
   }
 }
+
+/**
+ * A verified, decrypted payment for an order this service does not know: OrderNotFound, carrying
+ * what the notification named, so that the refused notification kept for it can say which order to
+ * register (and be found by it).
+ */
+export class UnknownOrderError extends DomainError {
+  constructor(
+    readonly orderNo: string,
+    readonly transactionId: string,
+  ) {
+    super('OrderNotFound', `order ${orderNo} is not registered; the platform should retry`);
+  }
+}

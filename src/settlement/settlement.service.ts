@@ -4,7 +4,7 @@ import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { Counter } from 'prom-client';
 import { AnomalyRepository } from '../payments/anomaly/anomaly.repository';
 import { classifyRejectedPayment } from '../payments/anomaly/classify-rejected-payment';
-import { DomainError } from '../domain/domain-error';
+import { UnknownOrderError } from '../domain/domain-error';
 import { CallbackRecordRepository } from '../payments/idempotency/callback-record.repository';
 import { CommittedPayments } from '../payments/idempotency/committed-payments';
 import { DeliveryLog } from '../payments/idempotency/delivery-log';
@@ -137,10 +137,7 @@ export class Settlement {
     const order = await this.orders.findForUpdate(payment.outTradeNo);
     if (!order) {
       // Rolls the claim back with everything else: the platform retries, perhaps after the order exists.
-      throw new DomainError(
-        'OrderNotFound',
-        `order ${payment.outTradeNo} is not registered; the platform should retry`,
-      );
+      throw new UnknownOrderError(payment.outTradeNo, payment.transactionId);
     }
     const anomaly = classifyRejectedPayment(order, payment);
     await this.anomalies.record(anomaly, order, payment);

@@ -119,3 +119,70 @@ export async function accessibilityViolations(page: Page): Promise<AxeViolation[
   return page.evaluate<AxeViolation[]>(`axe.run(document, { resultTypes: ['violations'] }).then((results) =>
     results.violations.map((v) => ({ id: v.id, impact: v.impact ?? null, nodes: v.nodes.map((n) => n.target.join(' ')) })))`);
 }
+
+/**
+ * The codes of the API's vocabulary (GET /admin/vocabulary's lists) that the page shows as they
+ * are, rather than by their label: in Chinese mode there must be none. Read from what is rendered
+ * and visible (innerText), outside raw bytes (pre), which are the channel's own.
+ */
+export async function untranslatedCodes(page: Page, codes: readonly string[]): Promise<string[]> {
+  const text = await page.evaluate<string>(`(() => {
+    const copy = document.body.cloneNode(true);
+    for (const raw of copy.querySelectorAll('pre, script, style')) raw.remove();
+    document.body.append(copy);
+    copy.style.position = 'absolute';
+    const text = copy.innerText;
+    copy.remove();
+    return text;
+  })()`);
+  const escape = (code: string) => code.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return codes.filter((code) => new RegExp(`(^|[^A-Za-z0-9_.])${escape(code)}(?![A-Za-z0-9_])`).test(text));
+}
+
+export interface TableFit {
+  /** The page scrolls sideways, or one of its tables' own boxes does. */
+  scrollsSideways: boolean;
+  /** Tables whose last column is the actions column ("Actions", "操作"). */
+  actionColumns: number;
+  /** Of those, the ones whose actions column lies outside the viewport. */
+  actionColumnsHidden: number;
+  tables: number;
+}
+
+/** Whether the page's tables fit the viewport without scrolling sideways, and their action columns are in sight. */
+export function tablesFit(page: Page, actionsTitle: string): Promise<TableFit> {
+  // A string, evaluated in the page: this file is compiled without the DOM's types.
+  return page.evaluate<TableFit>(`(() => {
+    const title = ${JSON.stringify(actionsTitle)};
+    const root = document.documentElement;
+    let scrollsSideways = root.scrollWidth > root.clientWidth;
+    let actionColumns = 0;
+    let actionColumnsHidden = 0;
+    const tables = [...document.querySelectorAll('main .ant-table')];
+    for (const table of tables) {
+      const boxes = [...table.querySelectorAll('.ant-table-content, .ant-table-body, .ant-table-container')];
+      if (boxes.some((b) => b.scrollWidth > b.clientWidth + 1)) scrollsSideways = true;
+      const heads = [...table.querySelectorAll('thead th')];
+      const last = heads[heads.length - 1];
+      if (!last || last.textContent.trim() !== title) continue;
+      actionColumns++;
+      const box = last.getBoundingClientRect();
+      if (box.left < 0 || box.right > innerWidth) actionColumnsHidden++;
+    }
+    return { scrollsSideways, actionColumns, actionColumnsHidden, tables: tables.length };
+  })()`);
+}
+
+/** Where the browser suites write a screenshot of each page they visit, in each language (gitignored; CI keeps it as output). */
+export const SCREENSHOT_DIR = join(ROOT, 'test-output/console-screenshots');
+
+/** A screenshot of the whole page as it stands, as `<name>.png` in SCREENSHOT_DIR (and in `copyTo` as well, when given). */
+export async function saveScreenshot(page: Page, name: string, copyTo?: string): Promise<void> {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  const file = `${name.replace(/[^A-Za-z0-9_-]+/g, '-')}.png`;
+  const image = await page.screenshot({ path: join(SCREENSHOT_DIR, file) });
+  if (copyTo) {
+    mkdirSync(copyTo, { recursive: true });
+    writeFileSync(join(copyTo, file), image);
+  }
+}

@@ -28,7 +28,7 @@ const DAY_MS = 24 * 3600_000;
 const MAX_HOURS = 2000;
 
 /** Every column but the bytes and the headers, and the bytes' length. */
-const SUMMARY_COLUMNS = `id, channel, notify_path, body_sha256, reason, LENGTH(raw_body) AS body_bytes, times_seen,
+const SUMMARY_COLUMNS = `id, channel, notify_path, body_sha256, reason, order_no, transaction_id, LENGTH(raw_body) AS body_bytes, times_seen,
   first_seen_at, last_seen_at, status, reverify_count, reverified_at, reverified_by, reverify_reason`;
 
 /** The read side of refused notifications, on the reporting pool. */
@@ -52,6 +52,8 @@ export class RefusedNotificationQueries {
     if (query.channel) filter('channel = ?', query.channel);
     if (query.reason) filter('reason = ?', query.reason);
     if (query.status) filter('status = ?', query.status);
+    if (query.orderNo) filter('order_no = ?', query.orderNo);
+    if (query.transactionId) filter('transaction_id = ?', query.transactionId);
     if (from) filter('first_seen_at >= ?', from);
     if (to) filter('first_seen_at < ?', to);
     if (query.cursor) filter('id < ?', query.cursor);
@@ -109,6 +111,8 @@ interface SummaryRow {
   notify_path: string;
   body_sha256: Buffer;
   reason: string;
+  order_no: string | null;
+  transaction_id: string | null;
   body_bytes: string | number;
   times_seen: number;
   first_seen_at: Date;
@@ -127,6 +131,8 @@ function fromRow(r: SummaryRow): RefusedNotificationSummary {
     notifyPath: r.notify_path,
     bodySha256: r.body_sha256,
     reason: r.reason as RefusedNotificationSummary['reason'],
+    orderNo: r.order_no,
+    transactionId: r.transaction_id,
     bodyBytes: Number(r.body_bytes),
     timesSeen: Number(r.times_seen),
     firstSeenAt: new Date(r.first_seen_at),

@@ -1,4 +1,5 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional, Matches } from 'class-validator';
 import { OptionalOneOf } from '../../platform/http/query-decorators';
 import { REGISTERED_CHANNELS } from '../../channels/registered-channels';
 import { Channel } from '../../domain/notification';
@@ -13,6 +14,7 @@ import {
 import { PageQueryDto, TimeRangeQueryDto } from '../dto/admin-queries.dto';
 
 const STATUSES = Object.values(RefusedStatus);
+const PRINTABLE_ID = /^[\x21-\x7e]{1,64}$/;
 const DATE_TIME = { type: String, format: 'date-time' } as const;
 const NULLABLE_DATE_TIME = { ...DATE_TIME, nullable: true } as const;
 const NULLABLE_STRING = { type: String, nullable: true } as const;
@@ -27,6 +29,16 @@ export class RefusedNotificationQueryDto extends PageQueryDto {
 
   @OptionalOneOf('status', STATUSES)
   status?: RefusedStatus;
+
+  @ApiPropertyOptional({ description: 'The order a verified notification for an unknown order named' })
+  @IsOptional()
+  @Matches(PRINTABLE_ID, { message: 'orderNo must be 1 to 64 printable ASCII characters' })
+  orderNo?: string;
+
+  @ApiPropertyOptional({ description: 'The transaction id such a notification named' })
+  @IsOptional()
+  @Matches(PRINTABLE_ID, { message: 'transactionId must be 1 to 64 printable ASCII characters' })
+  transactionId?: string;
 }
 
 /** UTC hours, `from` (inclusive) to `to` (exclusive); the last 24 hours by default. */
@@ -44,6 +56,15 @@ export class RefusedNotificationSummaryView {
 
   @ApiProperty({ enum: REFUSAL_REASONS, description: 'Why it was refused when it arrived' })
   reason: string;
+
+  @ApiProperty({
+    ...NULLABLE_STRING,
+    description: 'The order it named, when it verified and decrypted and the order was unknown (OrderNotFound)',
+  })
+  orderNo: string | null;
+
+  @ApiProperty({ ...NULLABLE_STRING, description: "That notification's transaction id" })
+  transactionId: string | null;
 
   @ApiProperty({ description: 'SHA-256 of the bytes, hex: one row per channel and bytes' })
   bodySha256: string;
@@ -155,6 +176,8 @@ export function toSummaryView(r: RefusedNotificationSummary): RefusedNotificatio
     channel: r.channel,
     notifyPath: r.notifyPath,
     reason: r.reason,
+    orderNo: r.orderNo,
+    transactionId: r.transactionId,
     bodySha256: r.bodySha256.toString('hex'),
     bodyBytes: r.bodyBytes,
     timesSeen: r.timesSeen,

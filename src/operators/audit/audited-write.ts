@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { FastifyRequest } from 'fastify';
 import { catchError, from, Observable, switchMap, throwError } from 'rxjs';
 import { DomainError } from '../../domain/domain-error';
+import { httpErrorCode } from '../../platform/http/error-answer';
 import { AuditLog } from './audit-log';
 
 const AUDITED_KEY = 'audited-write';
@@ -30,7 +31,7 @@ export function recordRefusal(
   error: DomainError | HttpException,
 ): Promise<void> {
   const status = error instanceof DomainError ? error.status : error.getStatus();
-  const code = error instanceof DomainError ? error.code : error.name;
+  const code = error instanceof DomainError ? error.code : httpErrorCode(status);
   return audit.record({
     operatorId,
     action: `${spec.action}_REFUSED`,

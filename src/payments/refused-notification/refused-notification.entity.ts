@@ -41,6 +41,8 @@ export type RefusedStatus = (typeof RefusedStatus)[keyof typeof RefusedStatus];
 @Index('uq_refused_notification_body', ['channel', 'bodySha256'], { unique: true })
 @Index('ix_refused_notification_first_seen', ['firstSeenAt'])
 @Index('ix_refused_notification_reason', ['reason', 'firstSeenAt'])
+@Index('ix_refused_notification_order_no', ['orderNo'])
+@Index('ix_refused_notification_transaction_id', ['transactionId'])
 export class RefusedNotification {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id: string;
@@ -63,6 +65,14 @@ export class RefusedNotification {
 
   @Column({ type: 'json' })
   headers: Record<string, string>;
+
+  /** The order a verified, decrypted notification named when the order was unknown (OrderNotFound); null for any other refusal. */
+  @Column({ name: 'order_no', type: 'varchar', length: 64, nullable: true })
+  orderNo: string | null;
+
+  /** The channel's transaction id of that notification; null for any other refusal. */
+  @Column({ name: 'transaction_id', type: 'varchar', length: 64, nullable: true })
+  transactionId: string | null;
 
   @Column({ name: 'first_seen_at', type: 'datetime', precision: 3 })
   firstSeenAt: Date;

@@ -14,6 +14,9 @@ export interface Refusal {
   bodySha256: Buffer;
   headers: Record<string, string>;
   receivedAt: Date;
+  /** What a verified, decrypted notification for an unknown order named (OrderNotFound); null otherwise. */
+  orderNo: string | null;
+  transactionId: string | null;
 }
 
 /** KEPT: a new row; REPEAT: the same bytes again, counted on their row; DROPPED: over the hour's cap, counted on the hour. */
@@ -86,8 +89,9 @@ export class RefusedNotificationRepository {
     }
     const inserted: WriteResult = await tx.query(
       `INSERT INTO refused_notification
-         (channel, notify_path, body_sha256, reason, raw_body, headers, first_seen_at, last_seen_at, times_seen, status, reverify_count)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, 0)
+         (channel, notify_path, body_sha256, reason, raw_body, headers, order_no, transaction_id,
+          first_seen_at, last_seen_at, times_seen, status, reverify_count)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, 0)
        ON DUPLICATE KEY UPDATE times_seen = times_seen + 1, last_seen_at = GREATEST(last_seen_at, VALUES(last_seen_at))`,
       [
         refusal.channel,
@@ -96,6 +100,8 @@ export class RefusedNotificationRepository {
         refusal.reason,
         refusal.body,
         JSON.stringify(refusal.headers),
+        refusal.orderNo,
+        refusal.transactionId,
         refusal.receivedAt,
         refusal.receivedAt,
         RefusedStatus.Refused,

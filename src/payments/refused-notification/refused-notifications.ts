@@ -5,7 +5,7 @@ import { ConfigType } from '@nestjs/config';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { Counter } from 'prom-client';
 import { PaymentChannels } from '../../channels/payment-channels';
-import { DomainError } from '../../domain/domain-error';
+import { DomainError, UnknownOrderError } from '../../domain/domain-error';
 import { refusedNotificationsConfig } from './refused-notifications.config';
 import { REFUSAL_REASONS, RefusalReason } from './refused-notification.entity';
 import { KeepResult, RefusedNotificationRepository } from './refused-notification.repository';
@@ -108,6 +108,9 @@ export class RefusedNotifications {
       bodySha256: createHash('sha256').update(delivery.body).digest(),
       headers: keptHeaders(delivery.headers),
       receivedAt: new Date(),
+      // Verified and decrypted, for an unknown order: which order to register, and its transaction.
+      orderNo: failure instanceof UnknownOrderError ? failure.orderNo.slice(0, 64) : null,
+      transactionId: failure instanceof UnknownOrderError ? failure.transactionId.slice(0, 64) : null,
     };
     const deadline = Date.now() + KEEP_WAIT_MS;
     let timer: NodeJS.Timeout | undefined;

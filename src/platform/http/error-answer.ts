@@ -21,16 +21,13 @@ export function describeError(exception: unknown): ErrorAnswer {
     return { status: exception.status, code: exception.code, message: exception.message, fields: exception.fields };
   }
   if (exception instanceof HttpException) {
-    return { status: exception.getStatus(), code: exception.name, message: httpExceptionMessage(exception) };
+    const status = exception.getStatus();
+    return { status, code: httpErrorCode(status), message: httpExceptionMessage(exception) };
   }
   const statusCode = (exception as { statusCode?: number })?.statusCode;
   if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
     // Fastify's own client errors: malformed JSON, body too large, unsupported media type.
-    return {
-      status: statusCode,
-      code: (exception as { code?: string }).code ?? 'BadRequest',
-      message: (exception as Error).message,
-    };
+    return { status: statusCode, code: httpErrorCode(statusCode), message: (exception as Error).message };
   }
   if (isTransientDatabaseError(exception)) {
     return {
@@ -47,6 +44,35 @@ export function describeError(exception: unknown): ErrorAnswer {
     };
   }
   return { status: HttpStatus.INTERNAL_SERVER_ERROR, code: 'InternalError', message: 'internal error; retry later' };
+}
+
+/**
+ * The product's code for an error the framework raised (validation, an unknown route, Fastify's
+ * client errors): by its status, never the framework's class name (`BadRequestException`) or
+ * internal code (`FST_ERR_CTP_INVALID_MEDIA_TYPE`), which would change with the framework and mean
+ * nothing to a caller.
+ */
+const HTTP_ERROR_CODES: Record<number, string> = {
+  400: 'MalformedRequest',
+  401: 'Unauthenticated',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  406: 'NotAcceptable',
+  408: 'RequestTimeout',
+  409: 'Conflict',
+  411: 'LengthRequired',
+  413: 'PayloadTooLarge',
+  414: 'UriTooLong',
+  415: 'UnsupportedMediaType',
+  422: 'MalformedRequest',
+  429: 'TooManyRequests',
+  431: 'HeadersTooLarge',
+  503: 'Unavailable',
+};
+
+export function httpErrorCode(status: number): string {
+  return HTTP_ERROR_CODES[status] ?? (status >= 500 ? 'InternalError' : 'MalformedRequest');
 }
 
 /** The body of every error answer of the service's own APIs. */

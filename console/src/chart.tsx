@@ -1,5 +1,4 @@
-import { html } from 'htm/preact';
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { formatTick } from './format';
@@ -28,7 +27,7 @@ export function TimeChart({ title, times, series }: { title: string; times: numb
     const plot = new uPlot(
       {
         width: Math.max(280, box.current.clientWidth),
-        height: 220,
+        height: 200,
         series: [
           {
             label: t('at'),
@@ -62,10 +61,12 @@ export function TimeChart({ title, times, series }: { title: string; times: numb
   const summary = series
     .map((s) => `${s.label}: max ${Math.max(0, ...s.values)}, sum ${s.values.reduce((sum, v) => sum + v, 0)}`)
     .join('; ');
-  return html`<figure class="chart">
-    <figcaption>${title}</figcaption>
-    <div ref=${box} role="img" aria-label=${`${title}: ${times.length} points. ${summary}`}></div>
-  </figure>`;
+  return (
+    <figure className="chart">
+      <figcaption>{title}</figcaption>
+      <div ref={box} role="img" aria-label={`${title}: ${times.length} points. ${summary}`}></div>
+    </figure>
+  );
 }
 
 const dayOf = (seconds: number): string => new Date(seconds * 1000).toDateString();

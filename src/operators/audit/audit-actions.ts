@@ -1,0 +1,42 @@
+/**
+ * Every action an admin_audit row can name: what the console translates. A write declared with
+ * `@AuditedWrite(action)` is audited as `<action>_REFUSED` when it is refused; the done action is
+ * its own name (REFUND_APPROVE → REFUND_APPROVED). A unit test reads the code's audit calls and
+ * fails on one that is missing here.
+ */
+export const AUDITED_WRITES = [
+  'ANOMALY_RESOLVE',
+  'ANOMALY_RESOLUTION_APPROVE',
+  'ANOMALY_RESOLUTION_REJECT',
+  'EMERGENCY_REFUND',
+  'REFUND_RESOLVE_OFFLINE',
+  'REFUND_APPROVE',
+  'REFUND_REJECT',
+  'REFUSED_NOTIFICATION_REVERIFY',
+  'DEAD_LETTER_REPLAY',
+  'RECONCILE',
+] as const;
+
+export const AUDIT_ACTIONS: readonly string[] = [
+  'ANOMALY_RESOLVED',
+  'ANOMALY_RESOLUTION_REQUESTED',
+  'ANOMALY_RESOLUTION_APPROVED',
+  'ANOMALY_RESOLUTION_REJECTED',
+  'EMERGENCY_REFUND',
+  'REFUND_RESOLVED_OFFLINE',
+  'REFUND_APPROVED',
+  'REFUND_REJECTED',
+  'REFUSED_NOTIFICATION_REVERIFIED',
+  'DEAD_LETTER_REPLAYED',
+  'RECONCILE',
+  'ORDERS_EXPORTED',
+  'PAYLOAD_READ_UNMASKED',
+  'RESOURCE_READ_DECRYPTED',
+  'WEBHOOK_ENDPOINT_CREATED',
+  'WEBHOOK_ENDPOINT_UPDATED',
+  'WEBHOOK_ENDPOINT_DELETED',
+  'WEBHOOK_SECRET_ROTATED',
+  'WEBHOOK_RESENT',
+  'WEBHOOK_RECOVERED',
+  ...AUDITED_WRITES.map((action) => `${action}_REFUSED`),
+];
