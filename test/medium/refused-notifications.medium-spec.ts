@@ -443,6 +443,8 @@ describe('refused notifications, bounded under a fixed clock', () => {
     bodySha256: sha256(body),
     headers: { 'content-type': FORM },
     receivedAt,
+    orderNo: null,
+    transactionId: null,
   });
   const keep = (body: string, receivedAt: Date) =>
     right.get(RefusedNotificationRepository).keep(refusal(body, receivedAt), CAP);
