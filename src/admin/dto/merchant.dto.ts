@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsISO8601, IsOptional, IsString, Length, Matches } from 'class-validator';
+import { IsISO8601, IsString, Length, Matches } from 'class-validator';
+import { OptionalField } from '../../platform/http/optional';
 import { MerchantAction } from '../../payments/merchants/merchant-change.entity';
 
 const ID = /^[A-Za-z0-9_\-]{1,64}$/;
@@ -15,7 +16,7 @@ export class AddSubMerchantDto {
     example: 'wx8888888888888888',
     description: 'Its own app (sub_appid): its notifications must then name it',
   })
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @Matches(ID, { message: 'subAppId must be 1 to 64 letters, digits, _ or -' })
   subAppId?: string;
@@ -24,7 +25,7 @@ export class AddSubMerchantDto {
 /** Disabling or enabling an account, or one of its sub-merchants when named. */
 export class MerchantTargetDto {
   @ApiPropertyOptional({ description: 'A sub-merchant of the account; absent: the account itself' })
-  @IsOptional()
+  @OptionalField()
   @IsString()
   @Matches(ID, { message: 'subMerchantId must be 1 to 64 letters, digits, _ or -' })
   subMerchantId?: string;
@@ -78,7 +79,7 @@ export class MerchantDirectoryView {
 
 export class MerchantHistoryQueryDto {
   @ApiPropertyOptional({ description: 'Changes before this id (the next page)' })
-  @IsOptional()
+  @OptionalField()
   @Matches(/^\d{1,19}$/, { message: 'before must be a change id' })
   before?: string;
 }
@@ -100,7 +101,7 @@ export class KeyDryRunDto {
   candidatePem: string;
 
   @ApiPropertyOptional({ description: 'Notifications received since (ISO 8601); the last hour unless given' })
-  @IsOptional()
+  @OptionalField()
   @IsISO8601({ strict: true }, { message: 'since must be an ISO 8601 time' })
   since?: string;
 }

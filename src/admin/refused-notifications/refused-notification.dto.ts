@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, Matches } from 'class-validator';
+import { Matches } from 'class-validator';
+import { OptionalField } from '../../platform/http/optional';
 import { OptionalOneOf } from '../../platform/http/query-decorators';
 import { REGISTERED_CHANNELS } from '../../channels/registered-channels';
 import { Channel } from '../../domain/notification';
@@ -31,12 +32,12 @@ export class RefusedNotificationQueryDto extends PageQueryDto {
   status?: RefusedStatus;
 
   @ApiPropertyOptional({ description: 'The order a verified notification for an unknown order named' })
-  @IsOptional()
+  @OptionalField()
   @Matches(PRINTABLE_ID, { message: 'orderNo must be 1 to 64 printable ASCII characters' })
   orderNo?: string;
 
   @ApiPropertyOptional({ description: 'The transaction id such a notification named' })
-  @IsOptional()
+  @OptionalField()
   @Matches(PRINTABLE_ID, { message: 'transactionId must be 1 to 64 printable ASCII characters' })
   transactionId?: string;
 }
