@@ -146,7 +146,7 @@ ensure_redis_server() {
 # ---------------------------------------------------------------- Chromium (the console's browser suite)
 ensure_chromium() {
   # A CJK font: without one the console's Chinese pages (and their screenshots) are boxes.
-  if ! fc-list 2>/dev/null | grep -qi 'Noto Sans CJK'; then
+  if ! dpkg -s fonts-noto-cjk >/dev/null 2>&1; then
     apt_install --no-install-recommends fonts-noto-cjk
   fi
   if [[ -x /usr/bin/chromium ]]; then
