@@ -71,7 +71,7 @@ describe('POST /admin/refunds/emergency', () => {
     expect([notPaidBy.json().error, asViewer.json().error]).toEqual(['PaymentNotFound', 'Forbidden']);
     const refund = { orderNo, transactionId: paidBy, purpose: 'ORDER_REFUND', amount: 400, created: true };
     expect(accepted.json()).toMatchObject(refund);
-    // Issue 35, item 7: refused attempts are audited, as no change; the anonymous one names no operator.
+    // Refused attempts are audited, as no change; the anonymous one names no operator.
     expect(await count(pool, 'SELECT COUNT(*) FROM admin_audit')).toBe(before + 4);
     expect(await audits(`order:${orderNo}`)).toEqual([
       ...Array<string>(2).fill('alice EMERGENCY_REFUND_REFUSED'),

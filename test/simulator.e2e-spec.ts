@@ -313,7 +313,7 @@ describe('help and tokens', () => {
       INTERNAL_API_TOKEN: keys.internalApiToken,
       ALICE_TOKEN: keys.admins[0].token,
       BOB_TOKEN: keys.admins[1].token,
-      // The service the README's curl lines call: .env.local's PORT, or --target (issue 39, item 6).
+      // The service the README's curl lines call: .env.local's PORT, or --target.
       SERVICE_URL: app.url,
     });
   });
@@ -420,7 +420,7 @@ describe('npm run drill', () => {
         );
       expect(await settledBy('REFUND_SUCCEEDED')).toBe(channel === 'alipay' ? 0 : 1);
       expect(await settledBy('DUPLICATE')).toBe(channel === 'alipay' ? 1 : 0);
-      // Issue 39, item 6: the platform prints every refund call, UnionPay's too.
+      // The platform prints every refund call, UnionPay's too.
       const [[refund]] = await pool.query<RowDataPacket[]>(
         'SELECT refund_no, channel, transaction_id FROM refund WHERE order_no = ?',
         [orderNo],

@@ -89,7 +89,7 @@ describe('starting and stopping the service (src/main.ts in a child process)', (
       expect(line.msg).toMatch(/^WECHATPAY_PUBLIC_KEY_PATH: cannot read \/nonexistent\/wechatpay-pub.pem/);
     });
 
-    it('should say once that each API without its token is disabled (issue 39, item 6)', async () => {
+    it('should say once that each API without its token is disabled', async () => {
       const main = spawnMain({ DATABASE_URL: process.env.DATABASE_URL!, PORT: '0', LOG_LEVEL: 'info' });
       try {
         await startLineOf(main);

@@ -89,7 +89,7 @@ describe(loadAdminOperators.name, () => {
     expect(error?.message).toMatch(/repeats an operatorId/);
   });
 
-  it('should read operator ids in lower case, so that alice and ALICE are one operator (issue 35, item 7)', () => {
+  it('should read operator ids in lower case, so that alice and ALICE are one operator', () => {
     const token = (c: string) => c.repeat(20);
     expect(sut({ ADMIN_TOKENS: `Alice:${token('a')}:admin` }).map((o) => o.operatorId)).toEqual(['alice']);
     expect(() => sut({ ADMIN_TOKENS: `alice:${token('a')}:admin,ALICE:${token('b')}:admin` })).toThrow(

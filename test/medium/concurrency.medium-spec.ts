@@ -25,7 +25,7 @@ interface Payment {
 /**
  * Exactly once under concurrent duplicate deliveries, through the notify route's use case
  * (NotificationIntake) of two replicas: two modules, each with its own connection pool and memory,
- * sharing one database. Moved from the e2e tier with the same counts; a close's
+ * sharing one database. A close's
  * outcome is the status the order API would answer (200, or its DomainError's 409).
  */
 let setup: MediumSuite;

@@ -20,8 +20,8 @@ import { count, uniqueId } from '../support/test-app';
 /**
  * What operators do with refunds, as services on two replicas of one database: emergency refunds
  * fired at once by two admins, the offline resolution of an ABNORMAL refund, the refund list and
- * the refunds_unsettled gauge. Moved from test/refunds.e2e-spec.ts, which keeps the status codes,
- * tokens, validation and the audit of refused calls.
+ * the refunds_unsettled gauge. The status codes, tokens, validation and the audit of refused calls
+ * are in test/refunds.e2e-spec.ts.
  */
 const PROCESSING_MAX_AGE_S = 3;
 

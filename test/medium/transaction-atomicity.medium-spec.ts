@@ -9,8 +9,7 @@ import { count, createTestPlatforms, notificationsOnly, testDatabasePool, unique
  * The dedup claim, the order's compare-and-set and the outbox insert must commit together or not at
  * all, and the platform must hear "success" only after the commit. These tests make the database
  * itself fail or stall between the steps (a trigger, a row lock held by the test) and look at what
- * was kept; the platform's reply is NotificationIntake.receive's. Moved from
- * the e2e tier with the same assertions.
+ * was kept; the platform's reply is NotificationIntake.receive's.
  */
 let running: IntakeInstance;
 let replica: IntakeInstance;

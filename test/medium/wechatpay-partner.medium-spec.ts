@@ -31,8 +31,7 @@ import { uniqueId } from '../support/test-app';
  * (WECHATPAY_SUB_MCHIDS). Its notifications name sp_mchid, sp_appid, sub_mchid and sub_appid and go
  * to the notify route's use case; its refunds, refund queries, trade queries and closes go through
  * the partner APIs of the fake platform, which checks the provider's signature and the sub_mchid of
- * each. Every case here moved from the e2e tier with the same assertions; the
- * order API's validation of a subMerchantId stays in test/channel-acks.e2e-spec.ts.
+ * each. The order API's validation of a subMerchantId is in test/channel-acks.e2e-spec.ts.
  */
 const SP_MCHID = '1230000109';
 const SP_APPID = 'wx8888888888888888';

@@ -27,7 +27,7 @@ import { useOwnDatabase } from '../support/test-database';
  * The API calls of an account with only an APIv2 key, against a local fake of WeChat Pay's APIv2
  * over HTTPS: signed XML both ways, and refunds only with the merchant's apiclient_cert.p12; first
  * the channel's calls themselves, then the services that make them, on the real database without
- * HTTP. Every case here moved from the e2e tier with the same assertions.
+ * HTTP.
  */
 const MCHID = '1900000109';
 const APPID = 'wxd930ea5d5a258f4f';

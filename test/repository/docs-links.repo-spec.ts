@@ -116,7 +116,7 @@ describe('the documentation', () => {
     expect(hardCoded).toEqual([]);
   });
 
-  it("should list every channel's notification endpoint in docs/api.md (issue 39, item 6)", () => {
+  it("should list every channel's notification endpoint in docs/api.md", () => {
     const sources = (dir: string): string[] =>
       readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
         entry.isDirectory()
