@@ -12,7 +12,9 @@ import { count, createTestPlatforms, notificationsOnly, testDatabasePool, unique
  * transaction can commit), so the payment has done all its writes and waits for nothing but its
  * commit; then they lose the commit's answer on the wire (a TCP proxy that drops the server's
  * answers, then cuts the connection). They look at the reply and at the database only, whatever
- * statements the service sends. The block is server-wide: it is held for as short as the test can.
+ * statements the service sends. The block is server-wide, so that it would stall every other suite's
+ * commits on the same server: this suite runs alone, after the others (`npm run test:serial`, which
+ * the README's test command, tools/test.sh, runs after `npm test`).
  */
 let instance: IntakeInstance;
 let proxy: TcpProxy;
