@@ -236,6 +236,9 @@ describe('starting and stopping the service (src/main.ts in a child process)', (
       ]);
       const stopped = steps[3].replace('background workers stopped: ', '').split(', ').sort();
       expect(stopped).toEqual([
+        'ChannelKeyFiles',
+        'MerchantDirectory',
+        'OrderExpiryWorker',
         'OutboxRelay',
         'PaymentQueryWorker',
         'ReconciliationScheduler',

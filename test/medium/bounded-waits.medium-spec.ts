@@ -136,6 +136,9 @@ describe('when the database stalls (a network partition, through a TCP proxy)', 
       }),
     ]);
     const longestMs = Math.max(...answers.map((a) => a.afterMs));
+    // Read past the proxy while it still holds everything: nothing was written while the partition lasted.
+    expect(await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no IN (?)', [orderNos])).toBe(0);
+    expect(await count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE order_no IN (?)', [orderNos])).toBe(0);
     proxy.resume(); // only now: every answer above came while the database was unreachable
 
     expect(ready.ready).toBe(false);
@@ -146,8 +149,6 @@ describe('when the database stalls (a network partition, through a TCP proxy)', 
     );
     // A bound, not a speed: a query timeout plus the acquire timeout, far below "until the partition heals".
     expect(longestMs).toBeLessThan(QUERY_TIMEOUT_MS + ACQUIRE_TIMEOUT_MS + 3000);
-    expect(await count(pool, 'SELECT COUNT(*) FROM payment_callback WHERE order_no IN (?)', [orderNos])).toBe(0);
-    expect(await count(pool, 'SELECT COUNT(*) FROM callback_delivery WHERE order_no IN (?)', [orderNos])).toBe(0);
 
     await eventually('readiness to recover', async () => (await running.readiness()).ready, 15000);
     // The platforms retry later, spread out: one at a time here, as the pool is tiny on purpose.
@@ -156,9 +157,20 @@ describe('when the database stalls (a network partition, through a TCP proxy)', 
     expect(retried.filter((a) => !isAck(a)).map((a) => [a.status, a.body])).toEqual([]);
     const paid = `SELECT COUNT(*) FROM payment_order WHERE status = 'PAID' AND order_no IN (?)`;
     expect(await count(pool, paid, [orderNos])).toBe(DELIVERIES);
-    for (const table of ['payment_callback', 'outbox_event', 'callback_delivery']) {
+    for (const table of ['payment_callback', 'outbox_event']) {
       expect(await count(pool, `SELECT COUNT(*) FROM ${table} WHERE order_no IN (?)`, [orderNos])).toBe(DELIVERIES);
     }
+    // Each payment was paid by exactly one delivery. A payment's procedure call that the partition
+    // held reaches the server when it heals and commits there, although the service had answered
+    // 503 (as a COMMIT whose answer is lost does): the platform's retry of that payment is then a
+    // recorded DUPLICATE, and no other outcome is.
+    const deliveries = `SELECT COUNT(*) FROM callback_delivery WHERE order_no IN (?) AND outcome = ?`;
+    expect(await count(pool, deliveries, [orderNos, 'PAID'])).toBe(DELIVERIES);
+    expect(
+      await count(pool, `SELECT COUNT(*) FROM callback_delivery WHERE order_no IN (?) AND outcome <> 'PAID'`, [
+        orderNos,
+      ]),
+    ).toBe(await count(pool, deliveries, [orderNos, 'DUPLICATE']));
   });
 });
 

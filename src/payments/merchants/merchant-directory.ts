@@ -34,8 +34,19 @@ export class MerchantDirectory extends PollingWorker implements OnModuleInit {
     return DIRECTORY_POLL_MS;
   }
 
+  /**
+   * Reads the directory before the first request when the database answers. A start without the
+   * database (the spool covers the outage) goes on with the accounts of the environment and the
+   * accounts file alone, and the background poll reads the directory once the database is back.
+   */
   async onModuleInit(): Promise<void> {
-    await this.pollOnce();
+    try {
+      await this.pollOnce();
+    } catch (error) {
+      this.logger.warn(
+        `merchant directory not read at start, read once the database answers: ${(error as Error).message}`,
+      );
+    }
   }
 
   get current(): DirectoryState {
