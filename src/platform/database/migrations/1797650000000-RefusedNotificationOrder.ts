@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { makeIdentifiersBinary } from '../binary-identifiers';
 
 /**
  * A refused notification that verified and decrypted, for an order this service does not know
@@ -17,6 +18,8 @@ export class RefusedNotificationOrder1797650000000 implements MigrationInterface
          ADD INDEX \`ix_refused_notification_order_no\` (\`order_no\`),
          ADD INDEX \`ix_refused_notification_transaction_id\` (\`transaction_id\`)`,
     );
+    // Identifiers are binary NO PAD, as in every table: `aB3` and `Ab3` are two.
+    await makeIdentifiersBinary(queryRunner, ['refused_notification']);
   }
 
   public async down(queryRunner: QueryRunner): Promise<void> {
