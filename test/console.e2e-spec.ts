@@ -115,6 +115,20 @@ async function go(page: Page, hash: string, heading: string | RegExp): Promise<v
     .waitFor({ state: 'detached' });
 }
 
+/**
+ * Until the dialog's opening animation is over: axe measures contrast on what is drawn, and a
+ * dialog still fading in has its text at part opacity.
+ */
+const dialogOpened = (page: Page) =>
+  eventually(
+    'the dialog to finish opening',
+    () =>
+      page.evaluate<boolean>(
+        `[...document.querySelectorAll('.ant-modal')].every((m) => !/-(appear|enter)/.test(m.className) && getComputedStyle(m).opacity === '1')`,
+      ),
+    10_000,
+  );
+
 /** The screenshots docs/console.md shows. */
 const IN_DOCS = new Set([
   'anomaly-refund',
@@ -1051,6 +1065,7 @@ describe('operators in the browser', () => {
     const row = page.getByRole('row', { name: new RegExp(duplicateBy) }).first();
     await row.getByRole('button', { name: 'Approve' }).click();
     await page.getByRole('dialog', { name: 'Confirm the approval' }).waitFor();
+    await dialogOpened(page);
     const found = await accessibilityViolations(page);
     if (found.length > 0) violations.dialog = found;
     await page.keyboard.press('Escape');
@@ -1063,6 +1078,7 @@ describe('operators in the browser', () => {
       .click();
     const zh = page.getByRole('dialog', { name: '确认批准' });
     await expect(zh.getByTestId('confirm-amount').textContent()).resolves.toBe('80.00 CNY');
+    await dialogOpened(page);
     const foundZh = await accessibilityViolations(page);
     if (foundZh.length > 0) violations['zh dialog'] = foundZh;
     await zh.getByRole('button', { name: '取消' }).click();
