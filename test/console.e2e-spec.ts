@@ -60,6 +60,7 @@ beforeAll(async () => {
     ...suite.env,
     REFUND_POLL_INTERVAL_MS: '50',
     REFUND_APPROVAL_THRESHOLD: String(THRESHOLD),
+    PUBLIC_BASE_URL: 'https://pay.example.com',
     WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
     WEBHOOK_RETRY_SCHEDULE_SECONDS: '0,1',
     WEBHOOK_POLL_INTERVAL_MS: '50',
@@ -113,6 +114,20 @@ async function go(page: Page, hash: string, heading: string | RegExp): Promise<v
     .first()
     .waitFor({ state: 'detached' });
 }
+
+/**
+ * Until the dialog's opening animation is over: axe measures contrast on what is drawn, and a
+ * dialog still fading in has its text at part opacity.
+ */
+const dialogOpened = (page: Page) =>
+  eventually(
+    'the dialog to finish opening',
+    () =>
+      page.evaluate<boolean>(
+        `[...document.querySelectorAll('.ant-modal')].every((m) => !/-(appear|enter)/.test(m.className) && getComputedStyle(m).opacity === '1')`,
+      ),
+    10_000,
+  );
 
 /** The screenshots docs/console.md shows. */
 const IN_DOCS = new Set([
@@ -182,6 +197,22 @@ async function duplicatePayment() {
     [duplicateBy],
   );
   return { orderNo, paidBy, duplicateBy, anomalyId: String(anomaly.id) };
+}
+
+/** An order whose payment this service created at the fake WeChat Pay (POST /payment-orders with method). */
+async function createdPaymentOrder(fields: Record<string, unknown> = {}) {
+  const orderNo = uniqueId('CP');
+  const answer = await client.api('POST', '/payment-orders', {
+    orderNo,
+    userId: 'u-1',
+    amount: 1999,
+    currency: 'CNY',
+    channel: 'WECHATPAY',
+    method: 'NATIVE',
+    description: 'A coffee',
+    ...fields,
+  });
+  return { orderNo, answer };
 }
 
 const refundsOf = (transactionId: string) =>
@@ -464,6 +495,42 @@ describe('operators in the browser', () => {
     );
     expect(audits.map((a) => `${a.operator_id} ${a.action}`)).toEqual(['bob REFUND_REJECTED']);
 
+    // The rejection gave the amount back: the order's view counts nothing reserved, and alice's
+    // page, read again, offers the whole duplicate. She asks for the same amount again: it is
+    // another refund (the form's own number), and bob approves it this time.
+    const view = await client.admin('GET', `/admin/orders/${orderNo}`, platforms.admins.admin);
+    const duplicate = view
+      .json<{ payments: Array<{ transactionId: string; refundReservedAmount: number }> }>()
+      .payments.find((p) => p.transactionId === duplicateBy);
+    expect(duplicate?.refundReservedAmount).toBe(0);
+    await alice.page.reload();
+    await alice.page.getByRole('heading', { name: `Anomaly ${anomalyId}: Duplicate payment`, level: 1 }).waitFor();
+    await alice.page.getByTestId('refundable').getByText('80.00 CNY').waitFor();
+    await alice.page.getByLabel('Reason').fill('paid twice, the bank did not refund (ticket 4712)');
+    await alice.page.getByRole('button', { name: 'Refund', exact: true }).click();
+    await alice.page.getByRole('status').locator('.status-awaiting_approval').waitFor();
+    const [, again] = await refundsOf(duplicateBy);
+    expect(again).toMatchObject({ status: 'AWAITING_APPROVAL', amount: AMOUNT, requested_by: 'alice' });
+    expect(again.refund_no).not.toBe(asked.refund_no);
+    // Bob's queue, as alice's page, shows what it read when it was opened: read again.
+    await bob.page.reload();
+    await queue
+      .getByRole('row', { name: new RegExp(again.refund_no) })
+      .getByRole('button', { name: 'Approve' })
+      .click();
+    await bob.page
+      .getByRole('dialog', { name: 'Confirm the approval' })
+      .getByRole('button', { name: 'Approve' })
+      .click();
+    await queue.getByRole('row', { name: new RegExp(again.refund_no) }).waitFor({ state: 'detached' });
+    await eventually(
+      'the channel to accept the refund asked again',
+      async () => (await refundsOf(duplicateBy))[1].status === 'PROCESSING',
+      15_000,
+    );
+    expect([fake.callsFor(asked.refund_no), fake.callsFor(again.refund_no)]).toEqual([0, 1]);
+    expect(await refundsOf(duplicateBy)).toHaveLength(2);
+
     // The shop's own refund of the order (the order service's API) is marked as the shop's.
     const shop = await client.api('POST', `/payment-orders/${orderNo}/refunds`, {
       refundNo: uniqueId('RS'),
@@ -483,6 +550,55 @@ describe('operators in the browser', () => {
     ).toBe(0);
     await alice.context.close();
     await bob.context.close();
+  });
+
+  it("should show the payment created at the channel on the order's page, in English and in Chinese, its refusal with the channel's code, and no buyer secret", async () => {
+    const { orderNo, answer } = await createdPaymentOrder();
+    expect(answer.status).toBe(201);
+    const { payment } = answer.json<{ payment: { buyer: { params: Record<string, string> } } }>();
+    const codeUrl = payment.buyer.params.code_url;
+    expect(codeUrl).toBeTruthy();
+    const refusedNo = uniqueId('CP');
+    fake.scriptCreate(refusedNo, { reject: 'INVALID_REQUEST', message: 'openid 与 appid 不匹配' });
+    const refusal = await client.api('POST', '/payment-orders', {
+      orderNo: refusedNo,
+      userId: 'u-1',
+      amount: 1999,
+      currency: 'CNY',
+      channel: 'WECHATPAY',
+      method: 'JSAPI',
+      description: 'A coffee',
+      payer: { openid: 'oUpF8uMuAJO_M2pxb1Q9zNjWeS6o' },
+    });
+    expect(refusal.status).toBe(422);
+    const { context, page } = await operatorPage(platforms.admins.viewer);
+
+    await go(page, `#/orders/${orderNo}`, `Order ${orderNo}`);
+    const created = page.getByRole('region', { name: 'Payment created at the channel' });
+    await created.getByText('Native (QR code)').waitFor();
+    await created.locator('.status-created').getByText('Created').waitFor();
+    for (const label of ['Created', 'Expires', 'Valid until'])
+      await created.getByText(label, { exact: true }).first().waitFor();
+    expect(await created.locator('time').count()).toBeGreaterThanOrEqual(3);
+    await created.getByText('code_url').waitFor();
+    // What the buyer pays with is named, never shown.
+    expect(await page.locator('body').innerText()).not.toContain(codeUrl);
+
+    await page.getByRole('button', { name: '中文' }).click();
+    const zh = page.getByRole('region', { name: '渠道下单' });
+    await zh.getByText('Native 支付（扫码）').waitFor();
+    await zh.locator('.status-created').getByText('已下单').waitFor();
+    await zh.getByText('有效期至').waitFor();
+
+    await go(page, `#/orders/${refusedNo}`, `订单 ${refusedNo}`);
+    const refused = page.getByRole('region', { name: '渠道下单' });
+    await refused.getByText('JSAPI 支付（微信内）').waitFor();
+    await refused.locator('.status-refused').getByText('已拒绝').waitFor();
+    await refused.getByTestId('channel-refusal').getByText('INVALID_REQUEST').waitFor();
+    await expect(refused.getByTestId('channel-refusal').textContent()).resolves.toContain('openid 与 appid 不匹配');
+    await page.getByRole('button', { name: 'English' }).click();
+    await page.getByRole('region', { name: 'Payment created at the channel' }).getByText("Channel's refusal").waitFor();
+    await context.close();
   });
 
   it('should find an order by a transaction id', async () => {
@@ -564,6 +680,7 @@ describe('operators in the browser', () => {
 
   it('should fit every page at 1,280 and 1,440 px, in English and in Chinese: no sideways scroll, actions in sight, every code translated, axe and the CSP satisfied', async () => {
     const { orderNo, anomalyId } = await duplicatePayment();
+    const { orderNo: createdNo } = await createdPaymentOrder();
     const receiver = new WebhookReceiver();
     await receiver.start();
     const endpoint = (
@@ -582,6 +699,7 @@ describe('operators in the browser', () => {
       ['refunds', '#/refunds', 'Refunds', '退款'],
       ['orders', '#/orders', 'Orders', '订单'],
       ['order', `#/orders/${orderNo}`, `Order ${orderNo}`, `订单 ${orderNo}`],
+      ['order-created-payment', `#/orders/${createdNo}`, `Order ${createdNo}`, `订单 ${createdNo}`],
       ['reconciliation', '#/reconciliation', 'Reconciliation', '对账'],
       ['reconciliation-day', '#/reconciliation/WECHATPAY/2026-11-01', /^Reconciliation WeChat Pay/, /^对账 微信支付/],
       ['dead-letters', '#/dead-letters', 'Dead letters', '死信'],
@@ -947,6 +1065,7 @@ describe('operators in the browser', () => {
     const row = page.getByRole('row', { name: new RegExp(duplicateBy) }).first();
     await row.getByRole('button', { name: 'Approve' }).click();
     await page.getByRole('dialog', { name: 'Confirm the approval' }).waitFor();
+    await dialogOpened(page);
     const found = await accessibilityViolations(page);
     if (found.length > 0) violations.dialog = found;
     await page.keyboard.press('Escape');
@@ -959,6 +1078,7 @@ describe('operators in the browser', () => {
       .click();
     const zh = page.getByRole('dialog', { name: '确认批准' });
     await expect(zh.getByTestId('confirm-amount').textContent()).resolves.toBe('80.00 CNY');
+    await dialogOpened(page);
     const foundZh = await accessibilityViolations(page);
     if (foundZh.length > 0) violations['zh dialog'] = foundZh;
     await zh.getByRole('button', { name: '取消' }).click();

@@ -25,6 +25,19 @@ export const CODE_LABELS: Labels = {
   RESOLVED: { en: 'Resolved', zh: '已解决' },
   // Refund purposes
   ORDER_REFUND: { en: 'Order refund', zh: '订单退款' },
+  // Payment methods (POST /payment-orders method)
+  JSAPI: { en: 'JSAPI (in WeChat)', zh: 'JSAPI 支付（微信内）' },
+  MINI_PROGRAM: { en: 'Mini-program', zh: '小程序支付' },
+  NATIVE: { en: 'Native (QR code)', zh: 'Native 支付（扫码）' },
+  H5: { en: 'H5 (mobile browser)', zh: 'H5 支付（手机浏览器）' },
+  APP: { en: 'App', zh: 'App 支付' },
+  PAGE: { en: 'Page pay (PC)', zh: '电脑网站支付' },
+  WAP: { en: 'Mobile web pay', zh: '手机网站支付' },
+  QR: { en: 'QR code (precreate)', zh: '扫码支付（预下单）' },
+  // Payment created at the channel: states (PENDING and REFUSED are labelled with the other statuses)
+  CREATING: { en: 'Creating', zh: '下单中' },
+  CREATED: { en: 'Created', zh: '已下单' },
+  RETRY: { en: 'No answer, retry', zh: '无应答，待重试' },
   // Refund statuses
   AWAITING_APPROVAL: { en: 'Awaiting approval', zh: '待审批' },
   PENDING: { en: 'Pending', zh: '待处理' },

@@ -1,7 +1,8 @@
 import { Controller, Get, Inject } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
-import { REGISTERED_CHANNELS } from '../channels/registered-channels';
+import { PAYMENT_METHODS, REGISTERED_CHANNELS } from '../channels/registered-channels';
+import { ChannelPaymentState } from '../order/channel-payment.entity';
 import { AnomalyStatus, AnomalyType, ResolutionReason, ResolutionStatus } from '../payments/anomaly/anomaly.entity';
 import { RefundNoticeStatus } from '../domain/notification';
 import { EventType } from '../events/payment-events';
@@ -80,6 +81,12 @@ export class VocabularyView {
   @ApiProperty({ description: "A reconciliation item's outcome" })
   reconciliationOutcomes: readonly string[];
 
+  @ApiProperty({ description: 'The methods a payment can be created at the channel with (POST /payment-orders)' })
+  paymentMethods: readonly string[];
+
+  @ApiProperty({ description: "Where a payment created at the channel stands (an order's createdPayment)" })
+  channelPaymentStates: readonly string[];
+
   @ApiProperty({
     description: "Who a shop's own refund (POST /orders/:orderNo/refunds) is asked by",
     example: ORDER_SERVICE,
@@ -112,6 +119,8 @@ export const VOCABULARY_LISTS = {
   webhookDeliveryStatuses: Object.values(DeliveryStatus),
   reconciliationStatuses: Object.values(RunStatus),
   reconciliationOutcomes: Object.values(ItemOutcome),
+  paymentMethods: PAYMENT_METHODS,
+  channelPaymentStates: Object.values(ChannelPaymentState),
 };
 
 /** What the console's filters offer: a list typed by hand in the console would drift from these. */

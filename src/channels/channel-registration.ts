@@ -9,6 +9,8 @@ import { PaymentChannel } from './payment-channel';
  */
 export interface ChannelRegistration<Options = unknown> {
   readonly channel: Channel;
+  /** The methods POST /payment-orders can create a payment with (`method`); none when payments are not created here. */
+  readonly paymentMethods?: readonly string[];
   /** Its environment variables and accounts-file section, validated; throws a ConfigurationError naming each bad one. */
   loadOptions(env: NodeJS.ProcessEnv): Options;
   /** Its section of PAYMENT_ACCOUNTS_FILE. */

@@ -12,6 +12,11 @@ export const CHANNEL_REGISTRATIONS: readonly ChannelRegistration[] = [wechatpayC
 /** The channel ids the API accepts and documents (DTO enums, views, the OpenAPI document). */
 export const REGISTERED_CHANNELS: readonly Channel[] = CHANNEL_REGISTRATIONS.map((r) => r.channel);
 
+/** Every channel's payment methods (POST /payment-orders `method`), each name once. */
+export const PAYMENT_METHODS: readonly string[] = [
+  ...new Set(CHANNEL_REGISTRATIONS.flatMap((r) => r.paymentMethods ?? [])),
+];
+
 /** Each check validateConfiguration runs at start for the channels; each throws a ConfigurationError. */
 export const CHANNEL_CONFIGURATION: ReadonlyArray<(env: NodeJS.ProcessEnv) => unknown> = [
   loadChannelCallsConfig,

@@ -225,6 +225,19 @@ export function AnomalyPage({ id }: { id: string }) {
 
 const refundable = (p: Payment) => p.amount - p.refundReservedAmount;
 
+/**
+ * The form's own refund number: one per refund the operator means. A repeat of the same submission
+ * (a double click, a retry after a lost answer) is the same refund; once the service answered, the
+ * next submission is another refund, of any amount, the same one included. 34 characters, within
+ * every channel's 64. getRandomValues, not randomUUID: the console may be served over plain HTTP.
+ */
+function newRefundNo(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return `CR${Array.from(bytes, (b) => b.toString(16).padStart(2, '0'))
+    .join('')
+    .toUpperCase()}`;
+}
+
 /** An emergency refund of one of the order's transactions: the anomaly's by default, a reason required. */
 function RefundForm({ anomaly, payments, onDone }: { anomaly: Anomaly; payments: Payment[]; onDone: () => void }) {
   const operator = useOperator();
@@ -238,6 +251,7 @@ function RefundForm({ anomaly, payments, onDone }: { anomaly: Anomaly; payments:
   const [problem, setProblem] = useState<string | null>(null);
   const [result, setResult] = useState<{ refundNo: string; status: string } | null>(null);
   const [busy, setBusy] = useState(false);
+  const [refundNo, setRefundNo] = useState(newRefundNo);
 
   const submit = async () => {
     const minor = parseAmount(amount, currency);
@@ -246,8 +260,9 @@ function RefundForm({ anomaly, payments, onDone }: { anomaly: Anomaly; payments:
     setProblem(null);
     setBusy(true);
     try {
-      const body = { orderNo: anomaly.orderNo, transactionId, amount: minor, reason: reason.trim() };
+      const body = { orderNo: anomaly.orderNo, transactionId, amount: minor, reason: reason.trim(), refundNo };
       setResult(await post<{ refundNo: string; status: string }>('/admin/refunds/emergency', body));
+      setRefundNo(newRefundNo());
       onDone();
     } catch (error) {
       setProblem((error as ApiError).message);

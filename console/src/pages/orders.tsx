@@ -79,6 +79,22 @@ export interface OrderDetail {
   anomalies: Anomaly[];
   refunds: Refund[];
   channelCalls: ChannelCall[];
+  createdPayment: CreatedPayment | null;
+}
+
+/** The payment this service created at the channel (POST /payment-orders with method): GET /admin/orders/:orderNo. */
+interface CreatedPayment {
+  method: string;
+  state: string;
+  createdAt: string;
+  expiresAt: string;
+  validUntil: string | null;
+  channelTradeId: string | null;
+  attempts: number;
+  failureCode: string | null;
+  failureMessage: string | null;
+  /** The buyer's signed parameters: only their names are shown, never their values. */
+  buyer: { params: Record<string, string>; form?: { action: string; method: string } } | null;
 }
 
 interface OrderItem {
@@ -296,10 +312,55 @@ export function OrderPage({ orderNo }: { orderNo: string }) {
               { title: t('at'), width: 220, render: (_, h) => <Time iso={h.changedAt} /> },
             ]}
           />
+          {d.createdPayment ? <CreatedPaymentFacts payment={d.createdPayment} /> : null}
           <OrderSections detail={d} />
         </>
       )}
     </Show>
+  );
+}
+
+/**
+ * What was created at the channel and until when; the channel's code and message when it refused.
+ * Of the buyer's parameters only the names show: a signed parameter (paySign, a form's signature)
+ * is what the buyer pays with, not for the page.
+ */
+function CreatedPaymentFacts({ payment: p }: { payment: CreatedPayment }) {
+  return (
+    <section className="card" aria-labelledby="created-payment" data-testid="created-payment">
+      <h2 id="created-payment">{t('createdPayment')}</h2>
+      <Descriptions
+        className="facts"
+        size="small"
+        bordered
+        column={{ xs: 1, md: 2, xl: 3 }}
+        items={[
+          { label: t('method'), children: <Code value={p.method} /> },
+          { label: t('paymentState'), children: <Status value={p.state} /> },
+          { label: t('created'), children: <Time iso={p.createdAt} /> },
+          { label: t('expiresAt'), children: <Time iso={p.expiresAt} /> },
+          { label: t('validUntil'), children: p.validUntil ? <Time iso={p.validUntil} /> : '—' },
+          { label: t('attempts'), children: p.attempts },
+          { label: t('channelTradeId'), children: <Id value={p.channelTradeId} /> },
+          {
+            label: t('buyerParams'),
+            children: p.buyer ? <span className="param-names">{Object.keys(p.buyer.params).join(', ')}</span> : '—',
+          },
+          ...(p.failureCode || p.failureMessage
+            ? [
+                {
+                  label: p.state === 'REFUSED' ? t('channelRefusal') : t('detail'),
+                  children: (
+                    <span data-testid="channel-refusal">
+                      {p.failureCode ? <code>{p.failureCode}</code> : null} {p.failureMessage ?? ''}
+                    </span>
+                  ),
+                },
+              ]
+            : []),
+        ]}
+      />
+    </section>
   );
 }
 

@@ -1,5 +1,6 @@
 import { Channel } from '../../domain/notification';
 import { ChannelRegistration } from '../channel-registration';
+import { ALIPAY_PAYMENT_METHODS } from './alipay.payments';
 import { alipayAccounts } from './alipay.accounts';
 import { AlipayChannel } from './alipay.channel';
 import { AlipayClient } from './alipay.client';
@@ -9,6 +10,7 @@ import { AlipayVerifier } from './alipay.verifier';
 /** Alipay openapi, as the registration list knows it. */
 export const alipayChannel: ChannelRegistration<AlipayOptions> = {
   channel: Channel.Alipay,
+  paymentMethods: ALIPAY_PAYMENT_METHODS.map((m) => m.name),
   loadOptions: loadAlipayOptions,
   accounts: alipayAccounts,
   create({ accounts, gatewayUrl, notifyMaxAgeSeconds, sellerCheckWaived }, calls, clock) {

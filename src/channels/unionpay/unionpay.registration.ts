@@ -1,5 +1,6 @@
 import { Channel } from '../../domain/notification';
 import { ChannelRegistration } from '../channel-registration';
+import { UNIONPAY_PAYMENT_METHODS } from './unionpay.payments';
 import { unionpayAccounts } from './unionpay.accounts';
 import { UnionpayCertificates } from './unionpay.certificates';
 import { UnionpayChannel } from './unionpay.channel';
@@ -10,6 +11,7 @@ import { UnionpayVerifier } from './unionpay.verifier';
 /** UnionPay online payments (acp 5.1.0), as the registration list knows it. */
 export const unionpayChannel: ChannelRegistration<UnionpayOptions> = {
   channel: Channel.Unionpay,
+  paymentMethods: UNIONPAY_PAYMENT_METHODS.map((m) => m.name),
   loadOptions: loadUnionpayOptions,
   accounts: unionpayAccounts,
   create(options, calls, clock) {

@@ -1,5 +1,6 @@
 import { Channel } from '../../domain/notification';
 import { ChannelRegistration } from '../channel-registration';
+import { WECHATPAY_PAYMENT_METHODS } from './wechatpay.payments';
 import { wechatpayAccounts } from './wechatpay.accounts';
 import { WechatpayChannel } from './wechatpay.channel';
 import { WechatpayClient } from './wechatpay.client';
@@ -11,6 +12,7 @@ import { withAddedSubMerchants } from './wechatpay.partner';
 /** WeChat Pay (APIv3; APIv2's XML notifications, and its calls for accounts with only an APIv2 key), as the registration list knows it. */
 export const wechatpayChannel: ChannelRegistration<WechatpayOptions> = {
   channel: Channel.Wechatpay,
+  paymentMethods: WECHATPAY_PAYMENT_METHODS.map((m) => m.name),
   loadOptions: loadWechatpayOptions,
   accounts: wechatpayAccounts,
   create({ accounts, api }, calls, clock) {

@@ -103,6 +103,9 @@ export class ChannelPaymentView {
   @ApiProperty({ format: 'date-time', description: "The order's expiry, sent to the channel as its own" })
   expiresAt: string;
 
+  @ApiProperty({ format: 'date-time', description: 'When the order asked for it: its terms were fixed then' })
+  createdAt: string;
+
   @ApiProperty({
     nullable: true,
     type: BuyerView,
@@ -136,6 +139,7 @@ export function toPaymentView(payment: ChannelPayment): ChannelPaymentView {
     method: payment.method,
     state: payment.state,
     expiresAt: payment.expiresAt.toISOString(),
+    createdAt: payment.createdAt.toISOString(),
     buyer: payment.buyer === null ? null : (JSON.parse(payment.buyer) as BuyerView),
     validUntil: payment.validUntil?.toISOString() ?? null,
     channelTradeId: payment.channelTradeId,
