@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import { Channel } from '../../src/domain/notification';
 import { AfterPaymentExamplesModule } from '../../src/events/after-payment/after-payment-examples.module';
 import { listDeadLetters, replayDeadLetters } from '../../src/events/dead-letters';
+import { HandlerRetryWorker } from '../../src/events/subscribers/handler-retry.worker';
 import { OrderModule } from '../../src/order/order.module';
 import { SettlementModule } from '../../src/settlement/settlement.module';
 import {
@@ -28,6 +29,7 @@ import {
   FlakyHandlerModule,
   TEST_HANDLER_EFFECT_TABLE,
 } from '../support/test-handlers';
+import { roundsFrom } from '../support/worker-rounds';
 
 /**
  * Event handlers retried on transient failures and dead-lettered after HANDLER_MAX_ATTEMPTS, as
@@ -105,6 +107,24 @@ async function payOrders(ctx: MediumContext, howMany: number): Promise<Map<strin
   );
   expect(rows).toHaveLength(howMany);
   return new Map(orderNos.map((o) => [o, String(rows.find((r) => r.order_no === o)!.event_id)]));
+}
+
+/**
+ * Waits until no retry of `eventIds` for `consumer` is waiting out a backoff (each is due, dead or
+ * gone), then for a whole round of `ctx`'s retry worker begun after that: any retry of them that
+ * could still run has run by then.
+ */
+async function retriesHadTheirChance(ctx: MediumContext, consumer: string, eventIds: string[]): Promise<void> {
+  await eventually(
+    'no retry to wait out a backoff',
+    async () =>
+      (await count(
+        pool,
+        'SELECT COUNT(*) FROM handler_retry WHERE consumer = ? AND event_id IN (?) AND next_attempt_at > UTC_TIMESTAMP(3)',
+        [consumer, eventIds],
+      )) === 0,
+  );
+  await roundsFrom(ctx.get(HandlerRetryWorker))('the retries were due');
 }
 
 function retryEnv(extra: Record<string, string> = {}): Record<string, string> {
@@ -243,7 +263,7 @@ describe.each(MODES)('handler retries and dead letters ($mode)', ({ broker }) =>
       );
       await eventually('the example handlers to finish', () => exampleEffectsComplete(orderNos));
       // A dead letter is final: no retry runs after it.
-      await sleep(SETTLE_MS);
+      await retriesHadTheirChance(ctx, BrokenHandler.CONSUMER, eventIds);
 
       expect(
         await rowsPerKey(
@@ -291,7 +311,7 @@ describe.each(MODES)('handler retries and dead letters ($mode)', ({ broker }) =>
 
       expect(await replayDeadLetters(dataSource, [firstEvent])).toBe(1);
       await eventually('the replayed event to be handled', handled(firstEvent));
-      await sleep(SETTLE_MS);
+      await retriesHadTheirChance(ctx, BrokenHandler.CONSUMER, [firstEvent, secondEvent]);
 
       expect(await effectsPerOrder(TEST_HANDLER_EFFECT_TABLE, [first, second], BrokenHandler.CONSUMER)).toEqual({
         [first]: 1,
@@ -310,7 +330,7 @@ describe.each(MODES)('handler retries and dead letters ($mode)', ({ broker }) =>
       expect(stillDead.map((l) => l.eventId)).toEqual([secondEvent]);
 
       expect(await replayDeadLetters(dataSource, [firstEvent])).toBe(0);
-      await sleep(SETTLE_MS);
+      await retriesHadTheirChance(ctx, BrokenHandler.CONSUMER, [firstEvent, secondEvent]);
       expect(await effectsPerOrder(TEST_HANDLER_EFFECT_TABLE, [first], BrokenHandler.CONSUMER)).toEqual({
         [first]: 1,
       });

@@ -1,12 +1,14 @@
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { Channel } from '../../src/domain/notification';
+import { OutboxRelay } from '../../src/events/outbox.relay';
 import { OrderModule } from '../../src/order/order.module';
 import { SettlementModule } from '../../src/settlement/settlement.module';
 import { ExchangeTap, testExchange, TEST_RABBITMQ_URL } from '../support/amqp-tap';
-import { eventually, sleep } from '../support/eventually';
+import { eventually } from '../support/eventually';
 import { Factories } from '../support/factories';
 import { createMediumModule, MediumContext } from '../support/medium';
 import { createTestPlatforms, notificationsOnly, testDatabasePool, TestPlatforms } from '../support/test-app';
+import { roundsFrom } from '../support/worker-rounds';
 
 /**
  * The outbox relay as a service: events written by the settlement use case in its transaction,
@@ -43,6 +45,16 @@ async function paidOrders(make: Factories, n: number): Promise<string[]> {
     orderNos.push((await make.paidOrder(channel, 100 + i)).orderNo);
   }
   return orderNos;
+}
+
+/**
+ * Pays one more order and waits until the tap has its event. Every message the broker confirmed
+ * before that order was paid is in the tap's queue ahead of it, and the queue hands them over in
+ * order: a copy of an event published before is in `tap.messages` by the time this returns.
+ */
+async function tapHasEverythingConfirmedBefore(make: Factories, tap: ExchangeTap): Promise<void> {
+  const [marker] = await paidOrders(make, 1);
+  await tap.waitFor(() => tap.messages.some((m) => m.body.orderNo === marker), 60_000, `the event of ${marker}`);
 }
 
 beforeAll(async () => {
@@ -89,8 +101,8 @@ describe('with two relays on one database', () => {
     );
     const rows = await outboxRows(orderNos);
     await tap.waitFor(() => rows.every((row) => tap.messages.some((m) => m.messageId === row.event_id)));
-    // Anything published twice would have arrived by now, right behind the first copy.
-    await sleep(500);
+    // A second copy would have been confirmed before its row was marked published, before this.
+    await tapHasEverythingConfirmedBefore(make, tap);
 
     expect(rows).toHaveLength(30);
     expect(rows.every((row) => row.type === 'payment.succeeded' && row.attempts === 0)).toBe(true);
@@ -129,8 +141,8 @@ describe('while the broker is unreachable', () => {
     });
     const orderNos = await paidOrders(new Factories(away, platforms), 4);
 
-    // Many poll intervals: a relay that counted the outage would have made attempts by now.
-    await sleep(1000);
+    // Rounds that began with the events committed: a relay that counted the outage has made attempts by then.
+    await roundsFrom(away.get(OutboxRelay))('the events were committed');
 
     expect(await outboxRows(orderNos)).toEqual(
       orderNos.map(() => expect.objectContaining({ published: 0, attempts: 0, dead_lettered: 0 })),
@@ -146,7 +158,7 @@ describe('while the broker is unreachable', () => {
     );
     const rows = await outboxRows(orderNos);
     await tap.waitFor(() => rows.every((row) => tap!.messages.some((m) => m.messageId === row.event_id)));
-    await sleep(500);
+    await tapHasEverythingConfirmedBefore(new Factories(back, platforms), tap);
     expect(rows.map((row) => row.attempts)).toEqual([0, 0, 0, 0]);
     const ours = tap.messages.filter((m) => orderNos.includes(String(m.body.orderNo)));
     expect(ours.map((m) => m.messageId).sort()).toEqual(rows.map((r) => r.event_id).sort());

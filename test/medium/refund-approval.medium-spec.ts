@@ -2,15 +2,17 @@ import { Pool, RowDataPacket } from 'mysql2/promise';
 import { AdminQueries } from '../../src/admin/admin-queries';
 import { Channel } from '../../src/domain/notification';
 import { RefundStatus } from '../../src/refund/refund.entity';
+import { RefundRetryWorker } from '../../src/refund/refund-retry.worker';
 import { Refunds } from '../../src/refund/refunds';
 import { FakePlatform } from '../../tools/simulator/fake-platform';
-import { eventually, sleep } from '../support/eventually';
+import { eventually } from '../support/eventually';
 import { Factories } from '../support/factories';
 import { MediumContext } from '../support/medium';
 import { auditedAs, domainFailure, MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { OrderEffects } from '../support/order-effects';
 import { RefundEffects } from '../support/refund-effects';
 import { count, uniqueId } from '../support/test-app';
+import { roundsFrom } from '../support/worker-rounds';
 
 /**
  * Four eyes on large refunds, as services on two replicas of one database: at or above
@@ -85,8 +87,13 @@ const changes = async (refundNo: string) =>
   )[0].map((a) => `${a.operator_id} ${a.action}`);
 const refundStatusIs = (refundNo: string, status: string) =>
   eventually(`refund ${refundNo} to be ${status}`, async () => (await refundRow(refundNo)).status === status, 15_000);
-/** Long enough for the executor and several rounds of the retry worker to have called the channel, if anything would. */
-const noChannelCallWindow = () => sleep(20 * POLL_INTERVAL_MS);
+/**
+ * Waits until the refund worker of every replica (and of `others`) has finished a whole round begun
+ * now: each has read every refund committed so far, and made the channel calls it would make of
+ * them, before a test says that a refund was not called.
+ */
+const workersHadTheirRound = (...others: MediumContext[]) =>
+  roundsFrom(...[...replicas, ...others].map((ctx) => ctx.get(RefundRetryWorker)))('the refunds were committed');
 
 describe('an emergency refund at or above REFUND_APPROVAL_THRESHOLD', () => {
   it('should go straight to the channel below the threshold', async () => {
@@ -103,7 +110,7 @@ describe('an emergency refund at or above REFUND_APPROVAL_THRESHOLD', () => {
     const { orderNo, paidBy } = await paidOrder(Channel.Alipay, 8000);
 
     const refundNo = await requestRefund(orderNo, paidBy, THRESHOLD);
-    await noChannelCallWindow();
+    await workersHadTheirRound();
 
     expect(await refundRow(refundNo)).toMatchObject({
       status: 'AWAITING_APPROVAL',
@@ -142,7 +149,7 @@ describe('an emergency refund at or above REFUND_APPROVAL_THRESHOLD', () => {
     const refundNo = await requestRefund(orderNo, paidBy, 7000);
 
     const own = await domainFailure(approve(refundNo, 'alice'));
-    await noChannelCallWindow();
+    await workersHadTheirRound();
 
     expect(own).toMatchObject({ code: 'Forbidden', status: 403 });
     expect(own.message).toContain('alice requested refund');
@@ -169,7 +176,7 @@ describe('an emergency refund at or above REFUND_APPROVAL_THRESHOLD', () => {
       'only a refund that is AWAITING_APPROVAL can be approved',
     );
     await refundStatusIs(refundNo, 'SUCCEEDED');
-    await noChannelCallWindow();
+    await workersHadTheirRound();
     expect(fake.callsFor(refundNo)).toBe(1);
     expect(await orderStatus(orderNo)).toBe('REFUNDED');
     expect(await changes(refundNo)).toHaveLength(1);
@@ -191,7 +198,7 @@ describe('rejecting a refund that awaits approval', () => {
     expect(await reserved(paidBy)).toBe(1000);
     expect(await orderStatus(orderNo)).toBe('PARTIALLY_REFUNDED');
     expect(await changes(large)).toEqual(['carol REFUND_REJECTED']);
-    await noChannelCallWindow();
+    await workersHadTheirRound();
     expect(fake.callsFor(large)).toBe(0);
     // The amount is free again, and an approval comes too late.
     expect(await domainFailure(approve(large, 'bob'))).toMatchObject({ status: 409 });
@@ -300,7 +307,7 @@ describe('approve versus reject, at once', () => {
       expect(outcomes.sort()).toEqual([200, 409]);
       const approvalWon = approved.status === 'fulfilled';
       if (approvalWon) await refundStatusIs(refundNo, 'SUCCEEDED');
-      else await noChannelCallWindow();
+      await workersHadTheirRound();
       expect({
         refund: (await refundRow(refundNo)).status,
         order: await orderStatus(orderNo),
@@ -342,7 +349,7 @@ describe('a refund split into pieces below REFUND_APPROVAL_THRESHOLD', () => {
         use(i % 2).request({ orderNo, transactionId: paidBy, amount: piece, refundNo, reason: 'split' }, 'alice'),
       ),
     );
-    await noChannelCallWindow();
+    await workersHadTheirRound();
 
     expect(answers.map((a) => a.created)).toEqual(Array(10).fill(true));
     const unreviewedSent = await count(
@@ -367,7 +374,7 @@ describe('a refund split into pieces below REFUND_APPROVAL_THRESHOLD', () => {
     await refundStatusIs(large, 'SUCCEEDED');
 
     const small = await requestRefund(orderNo, paidBy, 1);
-    await noChannelCallWindow();
+    await workersHadTheirRound();
 
     expect(await refundRow(small)).toMatchObject({ status: 'AWAITING_APPROVAL', attempts: 0 });
     expect(fake.callsFor(small)).toBe(0);
@@ -401,7 +408,7 @@ describe('a refund of the order service with SHOP_REFUNDS_NEED_APPROVAL=true', (
       .requestFromShop(orderNo, { refundNo, amount: THRESHOLD, reason: 'returned by the buyer' });
 
     expect({ created, status: refund.status }).toEqual({ created: true, status: 'AWAITING_APPROVAL' });
-    await noChannelCallWindow();
+    await workersHadTheirRound(strict.ctx);
     expect(fake.callsFor(refundNo)).toBe(0);
     await strict.ctx.get(Refunds).reject(refundNo, 'alice', 'not returned yet');
     expect((await refunds.row(refundNo))?.status).toBe('REJECTED');

@@ -1,6 +1,7 @@
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { AttemptOutcome, CreateWebhookEndpointDto } from '../../src/events/webhooks/dto/webhook-endpoint.dto';
 import { EventType } from '../../src/events/payment-events';
+import { WebhookDispatcher } from '../../src/events/webhooks/webhook-dispatcher';
 import { WebhookEndpoints } from '../../src/events/webhooks/webhook-endpoints.service';
 import { WebhooksModule } from '../../src/events/webhooks/webhooks.module';
 import { TransactionRunner } from '../../src/platform/transaction/transaction.runner';
@@ -12,6 +13,7 @@ import { inParallel, StormPayment, stormPayments } from '../support/payment-stor
 import { count, createTestPlatforms, notificationsOnly, testDatabasePool, TestPlatforms } from '../support/test-app';
 import { useOwnDatabase } from '../support/test-database';
 import { WebhookReceiver } from '../support/webhook-receiver';
+import { roundsOf } from '../support/worker-rounds';
 
 /**
  * Signed webhooks (Standard Webhooks) as a service, two instances on one database and no broker:
@@ -288,9 +290,24 @@ it('should disable an endpoint whose every attempt failed for WEBHOOK_DISABLE_AF
   // The replicas share one process, so one registry: disabled once, by one of them.
   expect(await metric('webhook_endpoints_disabled_total', endpoint.id)).toBe(1);
 
-  // Nothing more is sent to it while it is disabled.
+  // Nothing more is sent to it while it is disabled: not once its waiting deliveries are due and
+  // every replica's dispatcher has since looked for due deliveries, claiming none of them.
   const sent = receiver.received.length;
-  await sleep(2500);
+  const attemptsMade = () =>
+    count(pool, 'SELECT COALESCE(SUM(attempts), 0) FROM webhook_delivery WHERE endpoint_id = ?', [endpoint.id]);
+  const attemptsBefore = await attemptsMade();
+  await eventually(
+    'the waiting deliveries to be due',
+    async () =>
+      (await count(
+        pool,
+        `SELECT COUNT(*) FROM webhook_delivery WHERE endpoint_id = ? AND status = 'PENDING' AND next_attempt_at > UTC_TIMESTAMP(3)`,
+        [endpoint.id],
+      )) === 0,
+    10_000,
+  );
+  await roundsOf('claimAndSend', ...replicas.map((r) => r.get(WebhookDispatcher)))('the deliveries were due');
+  expect(await attemptsMade()).toBe(attemptsBefore);
   expect(receiver.received.length).toBe(sent);
 
   receiver.behaviour = () => ({ status: 200 });

@@ -78,8 +78,24 @@ export class BrokenHandler implements PaymentEventHandler {
   }
 }
 
+/** Succeeds every time: its effect shows that the app's handlers were handed an event. */
+@Injectable()
+@SubscribesTo({ consumer: 'test-witness', events: [EventType.PaymentSucceeded] })
+export class WitnessHandler implements PaymentEventHandler {
+  static readonly CONSUMER = 'test-witness';
+
+  constructor(private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>) {}
+
+  async handle(event: PaymentEvent): Promise<void> {
+    await writeEffect(this.txHost, WitnessHandler.CONSUMER, event);
+  }
+}
+
 @Module({ providers: [FlakyHandler] })
 export class FlakyHandlerModule {}
 
 @Module({ providers: [BrokenHandler] })
 export class BrokenHandlerModule {}
+
+@Module({ providers: [WitnessHandler] })
+export class WitnessHandlerModule {}
