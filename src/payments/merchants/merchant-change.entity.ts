@@ -57,3 +57,6 @@ export class MerchantChange {
   @Column({ name: 'created_at', type: 'datetime', precision: 3 })
   createdAt: Date;
 }
+
+/** A second admin's decision on a proposed change. */
+export type MerchantDecision = 'APPROVED' | 'REJECTED';

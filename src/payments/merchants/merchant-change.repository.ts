@@ -3,7 +3,7 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { DataSource } from 'typeorm';
 import { isDuplicateKey, WriteResult } from '../../platform/database/sql';
-import { MerchantAction, MerchantChange } from './merchant-change.entity';
+import { MerchantAction, MerchantChange, MerchantDecision } from './merchant-change.entity';
 
 export type NewMerchantChange = Pick<MerchantChange, 'channel' | 'accountId' | 'subMerchantId' | 'action'> &
   Partial<Pick<MerchantChange, 'subAppId' | 'reason'>> & { operatorId: string };
@@ -56,7 +56,7 @@ export class MerchantChangeRepository {
    */
   async decide(
     changeId: string,
-    action: 'APPROVED' | 'REJECTED',
+    action: MerchantDecision,
     operatorId: string,
     reason?: string,
   ): Promise<Decision> {

@@ -3,7 +3,7 @@ import { Propagation, Transactional } from '@nestjs-cls/transactional';
 import { PaymentChannels } from '../../channels/payment-channels';
 import { DomainError } from '../../domain/domain-error';
 import { ChannelKeyFiles } from '../credentials/channel-key-files';
-import { MerchantAction, MerchantChange } from './merchant-change.entity';
+import { MerchantAction, MerchantChange, MerchantDecision } from './merchant-change.entity';
 import { MerchantChangeRepository } from './merchant-change.repository';
 import { DIRECTORY_POLL_MS, MerchantDirectory } from './merchant-directory';
 import { TransactionRunner } from '../../platform/transaction/transaction.runner';
@@ -188,7 +188,7 @@ export class MerchantChanges {
 
   private async decide(
     changeId: string,
-    action: 'APPROVED' | 'REJECTED',
+    action: MerchantDecision,
     operatorId: string,
     reason?: string,
   ): Promise<MerchantChange> {
