@@ -54,12 +54,7 @@ export class MerchantChangeRepository {
    * than the proposer, REJECTED by anyone. The unique key on decides_change_id lets one decision of
    * several concurrent ones through.
    */
-  async decide(
-    changeId: string,
-    action: MerchantDecision,
-    operatorId: string,
-    reason?: string,
-  ): Promise<Decision> {
+  async decide(changeId: string, action: MerchantDecision, operatorId: string, reason?: string): Promise<Decision> {
     const otherOperator = action === MerchantAction.Approved ? 'AND operator_id <> ?' : '';
     try {
       const result: WriteResult = await this.txHost.tx.query(
