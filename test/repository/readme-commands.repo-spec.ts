@@ -61,7 +61,7 @@ describe("the README's two commands", () => {
     expect([...at].sort((a, b) => a - b)).toEqual(at);
   });
 
-  it('should bring what the tests need, then run npm test', () => {
+  it('should bring what the tests need, then run npm test, then the suites that hold the whole server alone', () => {
     const test = read('tools/test.sh');
     for (const step of [
       'ensure_node24',
@@ -73,7 +73,12 @@ describe("the README's two commands", () => {
     ]) {
       expect([step, new RegExp(`^${step}$`, 'm').test(test)]).toEqual([step, true]);
     }
-    expect(test.trimEnd().split('\n').pop()).toBe('npm test');
+    const commands = test
+      .trimEnd()
+      .split('\n')
+      .filter((line) => /^npm /.test(line));
+    expect(commands.slice(-2)).toEqual(['npm test', 'npm run test:serial']);
+    expect(test.trimEnd().split('\n').pop()).toBe('npm run test:serial');
   });
 
   it("should be what CI runs: .ci/run runs the README's test command, on the same set-up functions", () => {
