@@ -5,7 +5,7 @@ import { IdempotencyModule } from '../payments/idempotency/idempotency.module';
 import { OrderModule } from '../order/order.module';
 import { RefundModule } from '../refund/refund.module';
 import { SETTLEMENT_METRICS } from './settlement-metrics';
-import { PayProcedure } from './pay-procedure';
+import { PayProcedure } from './pay-procedure.repository';
 import { Settlement } from './settlement.service';
 
 /** Applying a verified notification, for every entry point: the notify route, the spool replay, the trade query. */

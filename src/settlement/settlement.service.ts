@@ -11,7 +11,7 @@ import { DeliveryLog } from '../payments/idempotency/delivery-log';
 import { NOTIFICATIONS_TOTAL } from '../platform/metrics/metrics.module';
 import { TransactionRunner } from '../platform/transaction/transaction.runner';
 import { NotificationOutcomeLog } from './notification-outcome.log';
-import { PayOutcome, PayProcedure } from './pay-procedure';
+import { PayOutcome, PayProcedure } from './pay-procedure.repository';
 import { SPOOL_REPLAYED } from './settlement-metrics';
 import { PaymentOrderRepository } from '../order/payment-order.repository';
 import { isPayment, PaymentNotification, VerifiedNotification } from '../domain/notification';

@@ -1,7 +1,7 @@
 import { createConnection, Pool, RowDataPacket } from 'mysql2/promise';
 import { DataSource } from 'typeorm';
 import { PaymentNotification } from '../../src/domain/notification';
-import { PayProcedure } from '../../src/settlement/pay-procedure';
+import { PayProcedure } from '../../src/settlement/pay-procedure.repository';
 import { IntakeInstance } from '../support/medium-intake';
 import { count, createTestPlatforms, notificationsOnly, testDatabasePool, uniqueId } from '../support/test-app';
 

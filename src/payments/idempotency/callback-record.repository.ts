@@ -26,7 +26,7 @@ export class CallbackRecordRepository {
   }
 
   /**
-   * True when the claim (the payment procedure's first statement, settlement/pay-procedure.ts) failed
+   * True when the claim (the payment procedure's first statement, settlement/pay-procedure.repository.ts) failed
    * because the payment was claimed before: nothing was written.
    */
   isDuplicateClaim(error: unknown): boolean {

@@ -25,7 +25,7 @@ export class MerchantChange {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id: string;
 
-  /** The channel id (WECHATPAY, ALIPAY, UNIONPAY). */
+  /** The channel id, one of the registered channels. */
   @Column({ type: 'varchar', length: 16 })
   channel: string;
 

@@ -3,7 +3,7 @@ import { flavourOfVersion } from '../server-flavour';
 import { requireTransactionAlive } from '../transaction-alive';
 
 /**
- * `pay_v1`: a payment's writes as ONE call, committed inside (see settlement/pay-procedure.ts for its
+ * `pay_v1`: a payment's writes as ONE call, committed inside (see settlement/pay-procedure.repository.ts for its
  * parameters and outcomes, and docs/architecture.md for how a version is replaced). In order:
  * - the claim (payment_callback): a payment claimed before fails on the unique key, as itself;
  * - the compare-and-set WAIT_PAY → PAID, only for the exact amount, currency and account;
