@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
+import { CouponIssueRepository } from './coupon-issue.repository';
 import { IssueCouponHandler } from './issue-coupon.handler';
 
-@Module({ providers: [IssueCouponHandler] })
+@Module({ providers: [CouponIssueRepository, IssueCouponHandler] })
 export class CouponsModule {}

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { RequestShipmentHandler } from './request-shipment.handler';
+import { ShipmentRequestRepository } from './shipment-request.repository';
 
-@Module({ providers: [RequestShipmentHandler] })
+@Module({ providers: [ShipmentRequestRepository, RequestShipmentHandler] })
 export class ShippingModule {}
