@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
-import { TransactionHost } from '@nestjs-cls/transactional';
+import { Propagation, Transactional, TransactionHost } from '@nestjs-cls/transactional';
+import { WriteResult } from '../platform/database/sql';
 import { eventsConfig, retryDelayMs } from './events.config';
 import { errorText } from './subscribers/handler-retry.repository';
 import { PaymentEvent } from './payment-events';
@@ -24,6 +25,14 @@ export class OutboxRepository {
     private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
     @Inject(eventsConfig.KEY) private readonly config: ConfigType<typeof eventsConfig>,
   ) {}
+
+  /** Appends an event in the caller's transaction; the relay publishes it after commit. */
+  async append(event: PaymentEvent): Promise<void> {
+    await this.txHost.tx.query(
+      `INSERT INTO outbox_event (event_id, type, order_no, payload, created_at) VALUES (?, ?, ?, ?, ?)`,
+      [event.eventId, event.type, event.orderNo, JSON.stringify(event), new Date()],
+    );
+  }
 
   /**
    * Locks a batch of due events for this relay; other instances skip the locked rows. An event
@@ -89,5 +98,24 @@ export class OutboxRepository {
       oldestPendingAgeSeconds: Math.max(0, Math.round((Date.now() - oldest) / 1000)),
       deadLettered: Number(row.dead_lettered),
     };
+  }
+
+  /**
+   * Deletes at most `limit` events published before `before` whose webhook deliveries are written;
+   * unpublished and dead-lettered ones stay. Rows another replica has locked are skipped; the
+   * caller's transaction keeps the rows locked from the SELECT to the DELETE.
+   */
+  @Transactional(Propagation.Mandatory)
+  async prunePublishedBefore(before: Date, limit: number): Promise<number> {
+    const rows: Array<{ id: string }> = await this.txHost.tx.query(
+      `SELECT id FROM outbox_event
+         WHERE published_at < ? AND dead_lettered_at IS NULL AND webhooks_fanned_out_at IS NOT NULL
+         ORDER BY published_at LIMIT ? FOR UPDATE SKIP LOCKED`,
+      [before, limit],
+    );
+    if (rows.length === 0) return 0;
+    const ids = rows.map((r) => String(r.id));
+    const result: WriteResult = await this.txHost.tx.query('DELETE FROM outbox_event WHERE id IN (?)', [ids]);
+    return result.affectedRows;
   }
 }

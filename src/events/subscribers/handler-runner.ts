@@ -3,6 +3,7 @@ import { Propagation, TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { isDuplicateKey } from '../../platform/database/sql';
 import { PaymentEvent } from '../payment-events';
+import { ProcessedEventRepository } from './processed-event.repository';
 import { Subscriber } from './subscriber-registry';
 
 export type HandlerResult = 'handled' | 'duplicate';
@@ -20,7 +21,10 @@ export class HandlerFailure extends Error {
 /** Runs one handler on one event, exactly once in effect. */
 @Injectable()
 export class HandlerRunner {
-  constructor(private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>) {}
+  constructor(
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly processed: ProcessedEventRepository,
+  ) {}
 
   /**
    * The processed-event row and the handler's effect commit together, in a transaction of their
@@ -28,14 +32,9 @@ export class HandlerRunner {
    * concurrent repeat waits on that key until the first one commits or rolls back.
    */
   async run(subscriber: Subscriber, event: PaymentEvent): Promise<HandlerResult> {
-    const txHost = this.txHost;
-    return txHost.withTransaction(Propagation.RequiresNew, async () => {
+    return this.txHost.withTransaction(Propagation.RequiresNew, async () => {
       try {
-        await txHost.tx.query('INSERT INTO processed_event (consumer, event_id, processed_at) VALUES (?, ?, ?)', [
-          subscriber.consumer,
-          event.eventId,
-          new Date(),
-        ]);
+        await this.processed.insert(subscriber.consumer, event.eventId, new Date());
       } catch (error) {
         if (isDuplicateKey(error)) return 'duplicate';
         throw error;
@@ -52,12 +51,13 @@ export class HandlerRunner {
    * except the one the handler failed on (a HandlerFailure), whose attempt this was.
    */
   async runAll(subscriber: Subscriber, events: PaymentEvent[]): Promise<void> {
-    const txHost = this.txHost;
-    await txHost.withTransaction(Propagation.RequiresNew, async () => {
+    await this.txHost.withTransaction(Propagation.RequiresNew, async () => {
       const now = new Date();
-      await txHost.tx.query('INSERT INTO processed_event (consumer, event_id, processed_at) VALUES ?', [
-        events.map((event) => [subscriber.consumer, event.eventId, now]),
-      ]);
+      await this.processed.insertAll(
+        subscriber.consumer,
+        events.map((event) => event.eventId),
+        now,
+      );
       for (const event of events) {
         try {
           await subscriber.handler.handle(event);

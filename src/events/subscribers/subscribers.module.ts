@@ -4,6 +4,7 @@ import { EventDispatcher } from './event-dispatcher';
 import { HandlerRetryRepository } from './handler-retry.repository';
 import { HandlerRetryWorker } from './handler-retry.worker';
 import { HandlerRunner } from './handler-runner';
+import { ProcessedEventRepository } from './processed-event.repository';
 import { RabbitmqConsumer } from './rabbitmq.consumer';
 import { SubscriberRegistry } from './subscriber-registry';
 
@@ -12,12 +13,13 @@ import { SubscriberRegistry } from './subscriber-registry';
   imports: [DiscoveryModule],
   providers: [
     SubscriberRegistry,
+    ProcessedEventRepository,
     HandlerRunner,
     HandlerRetryRepository,
     EventDispatcher,
     HandlerRetryWorker,
     RabbitmqConsumer,
   ],
-  exports: [EventDispatcher, SubscriberRegistry],
+  exports: [EventDispatcher, SubscriberRegistry, ProcessedEventRepository],
 })
 export class SubscribersModule {}
