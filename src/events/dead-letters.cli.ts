@@ -3,7 +3,8 @@ import { DataSource } from 'typeorm';
 import { asksForHelp } from '../platform/lifecycle/command-line';
 import { loadDatabaseConfig } from '../platform/config/database.config';
 import { serverDataSourceOptions } from '../platform/database/data-source-options';
-import { listDeadLetters, replayDeadLetters } from './dead-letters';
+import { listDeadLetters } from './dead-letters.queries';
+import { replayDeadLetters } from './dead-letters.repository';
 
 const USAGE = `usage: npm run dead-letters -- list
        npm run dead-letters -- replay <eventId>... | --all`;
