@@ -2,7 +2,7 @@ import { createCipheriv, createHash, randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { format, SqlValue } from 'mysql2';
 import { Channel, VerifiedNotification } from '../src/domain/notification';
-import { DeliveryRow, RECORD_DELIVERIES, toRow } from '../src/payments/idempotency/delivery-log';
+import { DeliveryRow, RECORD_DELIVERIES, toRow } from '../src/payments/idempotency/callback-record.repository';
 import { percentile } from './http-load';
 
 /**

@@ -1,8 +1,32 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Propagation, Transactional, TransactionHost } from '@nestjs-cls/transactional';
+import { DataSource } from 'typeorm';
+import { VerifiedNotification } from '../../domain/notification';
 import { isDuplicateKeyOn, WriteResult } from '../../platform/database/sql';
 import { PAYMENT_CLAIM_KEY, PaymentCallback } from './payment-callback.entity';
+
+/**
+ * One row per delivery (`VALUES ?` takes the rows). A replay (same replay_key) only counts on the
+ * first row; its outcome is kept unless that one was a DUPLICATE, so that a replay racing its
+ * original cannot hide the PAID that one did.
+ */
+const DELIVERY_COLUMNS =
+  'channel, event_type, transaction_id, order_no, pays, outcome, raw_body, headers, received_at, processing_ms, replay_key';
+const ON_REPLAY = `ON DUPLICATE KEY UPDATE replays = replays + 1,
+    outcome = IF(outcome = 'DUPLICATE', VALUES(outcome), outcome)`;
+export const RECORD_DELIVERIES = `INSERT INTO callback_delivery (${DELIVERY_COLUMNS}) VALUES ? ${ON_REPLAY}`;
+
+/** Headers bigger than this (a channel's signature headers) go with the bytes they signed. */
+const KEPT_HEADERS_MAX_BYTES = 256;
+
+/** What one row of the delivery log is made of. */
+export interface DeliveryRow {
+  notification: VerifiedNotification;
+  outcome: string;
+  receivedAt: Date;
+  processingMs: number;
+}
 
 /** A delivery as it was received: its bytes, the headers its signature needs, when it came. */
 export interface StoredDelivery {
@@ -13,7 +37,40 @@ export interface StoredDelivery {
 
 @Injectable()
 export class CallbackRecordRepository {
-  constructor(private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>) {}
+  constructor(
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly dataSource: DataSource,
+  ) {}
+
+  /**
+   * The delivery log's rows in ONE INSERT, never in a request's transaction (DeliveryLog writes
+   * after that one has committed): on the data source itself.
+   */
+  async recordDeliveries(rows: DeliveryRow[]): Promise<void> {
+    await this.dataSource.query(RECORD_DELIVERIES, [rows.map(toRow)]);
+  }
+
+  /**
+   * Empties the bytes (and large headers) of at most `limit` deliveries received before `before`,
+   * marking them pruned at `now`; the rows and outcomes stay. Rows another replica has locked are
+   * skipped; the caller's transaction keeps the rows locked from the SELECT to the UPDATE.
+   */
+  @Transactional(Propagation.Mandatory)
+  async pruneRawBytesBefore(before: Date, now: Date, limit: number): Promise<number> {
+    const rows: Array<{ id: string }> = await this.txHost.tx.query(
+      `SELECT id FROM callback_delivery WHERE raw_pruned_at IS NULL AND received_at < ?
+         ORDER BY received_at LIMIT ? FOR UPDATE SKIP LOCKED`,
+      [before, limit],
+    );
+    if (rows.length === 0) return 0;
+    const result: WriteResult = await this.txHost.tx.query(
+      `UPDATE callback_delivery
+         SET raw_body = '', headers = IF(LENGTH(headers) > ?, JSON_OBJECT(), headers), raw_pruned_at = ?
+         WHERE id IN (?) AND raw_pruned_at IS NULL`,
+      [KEPT_HEADERS_MAX_BYTES, now, rows.map((r) => String(r.id))],
+    );
+    return result.affectedRows;
+  }
 
   /** A channel's deliveries since `since` whose bytes are still kept, the newest first, at most `limit`. */
   async recentDeliveries(channel: string, since: Date, limit: number): Promise<StoredDelivery[]> {
@@ -111,4 +168,21 @@ export class CallbackRecordRepository {
 /** A JSON column as mysql2 gives it: parsed (MySQL) or as text (MariaDB's JSON is LONGTEXT). */
 export function jsonObject(value: unknown): Record<string, string> {
   return (typeof value === 'string' ? JSON.parse(value) : value) as Record<string, string>;
+}
+
+/** The values of one row, in RECORD_DELIVERIES' column order. */
+export function toRow({ notification, outcome, receivedAt, processingMs }: DeliveryRow): unknown[] {
+  return [
+    notification.channel,
+    notification.eventType,
+    notification.transactionId ?? null,
+    notification.outTradeNo ?? null,
+    notification.paid,
+    outcome,
+    notification.rawBody,
+    JSON.stringify(notification.headers),
+    receivedAt,
+    processingMs,
+    notification.replayKey === undefined ? null : Buffer.from(notification.replayKey, 'hex'),
+  ];
 }

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { ANSWER_DEADLINE_PASSED } from '../../platform/database/bounded-pool';
 import { VerifiedNotification } from '../../domain/notification';
+import { ANSWER_DEADLINE_PASSED } from '../../platform/database/bounded-pool';
+import { CallbackRecordRepository, DeliveryRow } from './callback-record.repository';
 
 const MAX_GROUP_ROWS = 128;
 /**
@@ -11,22 +11,7 @@ const MAX_GROUP_ROWS = 128;
 const MAX_GROUP_BODY_BYTES = 4 * 1024 * 1024;
 const MAX_WAIT_MS = 2;
 
-/**
- * One row per delivery (`VALUES ?` takes the rows). A replay (same replay_key) only counts on the
- * first row; its outcome is kept unless that one was a DUPLICATE, so that a replay racing its
- * original cannot hide the PAID that one did.
- */
-const DELIVERY_COLUMNS =
-  'channel, event_type, transaction_id, order_no, pays, outcome, raw_body, headers, received_at, processing_ms, replay_key';
-const ON_REPLAY = `ON DUPLICATE KEY UPDATE replays = replays + 1,
-    outcome = IF(outcome = 'DUPLICATE', VALUES(outcome), outcome)`;
-export const RECORD_DELIVERIES = `INSERT INTO callback_delivery (${DELIVERY_COLUMNS}) VALUES ? ${ON_REPLAY}`;
-
-interface Pending {
-  notification: VerifiedNotification;
-  outcome: string;
-  receivedAt: Date;
-  processingMs: number;
+interface Pending extends DeliveryRow {
   /** Set once the caller has its answer: written, failed, or given up at its deadline. */
   settled: boolean;
   answerBy?: number;
@@ -61,7 +46,7 @@ export class DeliveryLog {
   private writing = false;
 
   /** Never part of a request's transaction: it writes after that one has committed. */
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly records: CallbackRecordRepository) {}
 
   record(
     notification: VerifiedNotification,
@@ -122,7 +107,7 @@ export class DeliveryLog {
   private async write(group: Pending[]): Promise<void> {
     if (group.length === 0) return;
     try {
-      await this.dataSource.query(RECORD_DELIVERIES, [group.map(toRow)]);
+      await this.records.recordDeliveries(group);
       for (const p of group) settle(p, () => p.resolve());
     } catch (error) {
       this.logger.warn(`recording ${group.length} deliveries failed: ${(error as Error).message}`);
@@ -186,24 +171,4 @@ function watchDeadlines(group: Pending[]): { stop(): void } {
 function giveUp(pending: Pending): void {
   const error = Object.assign(new Error('the delivery log was not written in time'), { code: ANSWER_DEADLINE_PASSED });
   settle(pending, () => pending.reject(error));
-}
-
-/** What one row of the delivery log is made of. */
-export type DeliveryRow = Pick<Pending, 'notification' | 'outcome' | 'receivedAt' | 'processingMs'>;
-
-/** The values of one row, in RECORD_DELIVERIES' column order. */
-export function toRow({ notification, outcome, receivedAt, processingMs }: DeliveryRow): unknown[] {
-  return [
-    notification.channel,
-    notification.eventType,
-    notification.transactionId ?? null,
-    notification.outTradeNo ?? null,
-    notification.paid,
-    outcome,
-    notification.rawBody,
-    JSON.stringify(notification.headers),
-    receivedAt,
-    processingMs,
-    notification.replayKey === undefined ? null : Buffer.from(notification.replayKey, 'hex'),
-  ];
 }

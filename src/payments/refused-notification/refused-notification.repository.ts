@@ -151,6 +151,32 @@ export class RefusedNotificationRepository {
       ],
     );
   }
+
+  /**
+   * Deletes at most `limit` refused notifications first refused before `before`, however often they
+   * were refused since; a replica that deleted them first leaves nothing to count.
+   */
+  async pruneFirstSeenBefore(before: Date, limit: number): Promise<number> {
+    const rows: Array<{ id: string }> = await this.txHost.tx.query(
+      'SELECT id FROM refused_notification WHERE first_seen_at < ? ORDER BY first_seen_at LIMIT ?',
+      [before, limit],
+    );
+    if (rows.length === 0) return 0;
+    const result: WriteResult = await this.txHost.tx.query(
+      'DELETE FROM refused_notification WHERE id IN (?) AND first_seen_at < ?',
+      [rows.map((r) => String(r.id)), before],
+    );
+    return result.affectedRows;
+  }
+
+  /** Deletes at most `limit` of the cap's hourly counts for hours before `before`. */
+  async pruneHoursBefore(before: Date, limit: number): Promise<number> {
+    const result: WriteResult = await this.txHost.tx.query(
+      'DELETE FROM refused_notification_hour WHERE hour < ? ORDER BY hour LIMIT ?',
+      [before, limit],
+    );
+    return result.affectedRows;
+  }
 }
 
 /** The UTC hour `at` falls in: the cap's bucket. */

@@ -1,9 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
-import { TransactionHost } from '@nestjs-cls/transactional';
 import { RetentionConfig } from '../../platform/config/retention.config';
-import { WriteResult } from '../../platform/database/sql';
 import { daysBefore, RetentionTask } from '../../platform/retention/retention-task';
+import { RefusedNotificationRepository } from './refused-notification.repository';
 
 /**
  * Deletes refused notifications RETENTION_REFUSED_DAYS after they were first refused, however often
@@ -15,20 +13,10 @@ import { daysBefore, RetentionTask } from '../../platform/retention/retention-ta
 export class RefusedNotificationsRetention implements RetentionTask {
   readonly table = 'refused_notification';
 
-  constructor(private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>) {}
+  constructor(private readonly refused: RefusedNotificationRepository) {}
 
-  async pruneBatch(now: Date, retention: RetentionConfig): Promise<number> {
-    const horizon = daysBefore(now, retention.refusedDays);
-    const rows: Array<{ id: string }> = await this.txHost.tx.query(
-      'SELECT id FROM refused_notification WHERE first_seen_at < ? ORDER BY first_seen_at LIMIT ?',
-      [horizon, retention.batchSize],
-    );
-    if (rows.length === 0) return 0;
-    const result: WriteResult = await this.txHost.tx.query(
-      'DELETE FROM refused_notification WHERE id IN (?) AND first_seen_at < ?',
-      [rows.map((r) => String(r.id)), horizon],
-    );
-    return result.affectedRows;
+  pruneBatch(now: Date, retention: RetentionConfig): Promise<number> {
+    return this.refused.pruneFirstSeenBefore(daysBefore(now, retention.refusedDays), retention.batchSize);
   }
 }
 
@@ -37,13 +25,9 @@ export class RefusedNotificationsRetention implements RetentionTask {
 export class RefusedHoursRetention implements RetentionTask {
   readonly table = 'refused_notification_hour';
 
-  constructor(private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>) {}
+  constructor(private readonly refused: RefusedNotificationRepository) {}
 
-  async pruneBatch(now: Date, retention: RetentionConfig): Promise<number> {
-    const result: WriteResult = await this.txHost.tx.query(
-      'DELETE FROM refused_notification_hour WHERE hour < ? ORDER BY hour LIMIT ?',
-      [daysBefore(now, retention.refusedDays), retention.batchSize],
-    );
-    return result.affectedRows;
+  pruneBatch(now: Date, retention: RetentionConfig): Promise<number> {
+    return this.refused.pruneHoursBefore(daysBefore(now, retention.refusedDays), retention.batchSize);
   }
 }
