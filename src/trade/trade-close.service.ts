@@ -8,7 +8,7 @@ import { PaymentOrder } from '../order/payment-order.entity';
 import { PaymentOrderRepository } from '../order/payment-order.repository';
 import { PaymentOrderService } from '../order/payment-order.service';
 import { TransactionRunner } from '../platform/transaction/transaction.runner';
-import { ChannelCallLog } from './channel-call.log';
+import { ChannelCallRepository } from './channel-call.repository';
 import { TradeQueryService } from './trade-query.service';
 import { TradeTarget, TradeTargets } from './trade-targets';
 
@@ -42,7 +42,7 @@ export class TradeCloseService {
     private readonly transactions: TransactionRunner,
     private readonly targets: TradeTargets,
     private readonly queries: TradeQueryService,
-    private readonly calls: ChannelCallLog,
+    private readonly calls: ChannelCallRepository,
   ) {}
 
   async close(orderNo: string): Promise<{ order: PaymentOrder; channelClose: ChannelCloseView[] }> {

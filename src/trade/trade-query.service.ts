@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { TradeQueryResult } from '../domain/channel-api';
 import { Settlement } from '../settlement/settlement.service';
-import { ChannelCallLog } from './channel-call.log';
+import { ChannelCallRepository } from './channel-call.repository';
 import { TradeTarget } from './trade-targets';
 
 /** What one query found, and, for a paid trade, what the payment pipeline made of it. */
@@ -24,7 +24,7 @@ export class TradeQueryService {
 
   constructor(
     private readonly settlement: Settlement,
-    private readonly calls: ChannelCallLog,
+    private readonly calls: ChannelCallRepository,
   ) {}
 
   async query(orderNo: string, target: TradeTarget): Promise<TradeQueryReport> {

@@ -5,7 +5,7 @@ import { paymentQueryConfig } from '../order/payment-query.config';
 import { serverConfig } from '../platform/config/server.config';
 import { OrderModule } from '../order/order.module';
 import { SettlementModule } from '../settlement/settlement.module';
-import { ChannelCallLog } from './channel-call.log';
+import { ChannelCallRepository } from './channel-call.repository';
 import { PaymentQueryWorker } from './payment-query.worker';
 import { OrderExpiryWorker } from './order-expiry.worker';
 import { TradeCloseController } from './trade-close.controller';
@@ -25,7 +25,7 @@ import { TradeTargets } from './trade-targets';
   controllers: [TradeCloseController],
   providers: [
     TradeTargets,
-    ChannelCallLog,
+    ChannelCallRepository,
     TradeQueryService,
     TradeCloseService,
     PaymentQueryWorker,

@@ -9,7 +9,7 @@ export type ChannelRequest = 'QUERY' | 'CLOSE';
 
 /** Every trade query and close, with its answer: the order view shows them, the metric counts them. */
 @Injectable()
-export class ChannelCallLog {
+export class ChannelCallRepository {
   constructor(
     private readonly db: DataSource,
     @InjectMetric(CHANNEL_CALLS_TOTAL) private readonly calls: Counter<string>,
