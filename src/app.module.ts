@@ -20,8 +20,11 @@ import { WebhooksModule } from './events/webhooks/webhooks.module';
 import { RabbitmqModule } from './events/rabbitmq/rabbitmq.module';
 import { RetentionModule } from './platform/retention/retention.module';
 import { DeliveryBytesRetention } from './payments/idempotency/delivery-bytes.retention';
+import { IdempotencyModule } from './payments/idempotency/idempotency.module';
 import { PublishedEventsRetention } from './events/published-events.retention';
 import { ProcessedEventsRetention } from './events/subscribers/processed-events.retention';
+import { SubscribersModule } from './events/subscribers/subscribers.module';
+import { RefusedNotificationModule } from './payments/refused-notification/refused-notification.module';
 import {
   RefusedHoursRetention,
   RefusedNotificationsRetention,
@@ -82,6 +85,9 @@ export const ENTITIES = [
 /** The modules whose routes the OpenAPI document describes: the ones people call. */
 export const DOCUMENTED_MODULES = [OrderModule, RefundModule, TradeModule, AdminModule, ReconciliationModule];
 
+/** The modules that export the repositories the retention tasks ask to prune. */
+export const RETENTION_REPOSITORIES = [IdempotencyModule, EventsModule, SubscribersModule, RefusedNotificationModule];
+
 @Module({
   imports: [
     ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [serverConfig] }),
@@ -97,14 +103,17 @@ export const DOCUMENTED_MODULES = [OrderModule, RefundModule, TradeModule, Admin
     EventsModule,
     WebhooksModule,
     AdminModule,
-    RetentionModule.forRoot([
-      DeliveryBytesRetention,
-      PublishedEventsRetention,
-      // After the outbox: a processed_event row goes only once its event can no longer be published again.
-      ProcessedEventsRetention,
-      RefusedNotificationsRetention,
-      RefusedHoursRetention,
-    ]),
+    RetentionModule.forRoot(
+      [
+        DeliveryBytesRetention,
+        PublishedEventsRetention,
+        // After the outbox: a processed_event row goes only once its event can no longer be published again.
+        ProcessedEventsRetention,
+        RefusedNotificationsRetention,
+        RefusedHoursRetention,
+      ],
+      RETENTION_REPOSITORIES,
+    ),
     ReconciliationModule,
     HealthModule.forRoot({
       imports: [EventsModule, SpoolModule],

@@ -14,6 +14,7 @@ import {
   RefusedHoursRetention,
   RefusedNotificationsRetention,
 } from '../../src/payments/refused-notification/refused-notifications.retention';
+import { RefusedNotificationModule } from '../../src/payments/refused-notification/refused-notification.module';
 import { RetentionPruner } from '../../src/platform/retention/retention-pruner';
 import {
   Refusal,
@@ -47,7 +48,7 @@ const MODULES = [
   OrderModule,
   NotifyModule,
   AdminModule,
-  RetentionModule.forRoot([RefusedNotificationsRetention, RefusedHoursRetention]),
+  RetentionModule.forRoot([RefusedNotificationsRetention, RefusedHoursRetention], [RefusedNotificationModule]),
 ];
 
 let setup: MediumSuite;

@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { AdminModule } from '../../src/admin/admin.module';
 import { AdminQueries } from '../../src/admin/admin-queries';
+import { RETENTION_REPOSITORIES } from '../../src/app.module';
 import { PublishedEventsRetention } from '../../src/events/published-events.retention';
 import { ProcessedEventsRetention } from '../../src/events/subscribers/processed-events.retention';
 import { WebhooksModule } from '../../src/events/webhooks/webhooks.module';
@@ -69,14 +70,17 @@ const instance = (env: Record<string, string>) =>
       ...notifyModules(),
       WebhooksModule,
       AdminModule,
-      RetentionModule.forRoot([
-        DeliveryBytesRetention,
-        PublishedEventsRetention,
-        // After the outbox, as in app.module.ts.
-        ProcessedEventsRetention,
-        RefusedNotificationsRetention,
-        RefusedHoursRetention,
-      ]),
+      RetentionModule.forRoot(
+        [
+          DeliveryBytesRetention,
+          PublishedEventsRetention,
+          // After the outbox, as in app.module.ts.
+          ProcessedEventsRetention,
+          RefusedNotificationsRetention,
+          RefusedHoursRetention,
+        ],
+        RETENTION_REPOSITORIES,
+      ),
     ],
     env,
   );
