@@ -50,7 +50,7 @@ export class PaymentQueryWorker extends PollingWorker {
   private async ask(order: DueQuery): Promise<void> {
     for (const target of this.targets.of(order).filter((t) => !t.unavailable)) {
       try {
-        const report = await this.queries.query(order.orderNo, target);
+        const report = await this.queries.queryTrade(order.orderNo, target);
         if (report.applied) return; // paid: the other accounts have nothing more to say
       } catch (error) {
         this.logger.warn(

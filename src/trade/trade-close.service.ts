@@ -80,7 +80,7 @@ export class TradeCloseService {
 
   /** The channel would not close a trade it says is no longer open: ask it what happened. */
   private async applyPaidTrade(orderNo: string, target: TradeTarget): Promise<'CLOSED' | 'NOT_FOUND'> {
-    const report = await this.queries.query(orderNo, target);
+    const report = await this.queries.queryTrade(orderNo, target);
     if (report.result.outcome === 'FAILED' || report.result.outcome === 'FOREIGN') {
       throw unreachable(target, report.result.detail);
     }

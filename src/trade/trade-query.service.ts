@@ -27,7 +27,7 @@ export class TradeQueryService {
     private readonly calls: ChannelCallRepository,
   ) {}
 
-  async query(orderNo: string, target: TradeTarget): Promise<TradeQueryReport> {
+  async queryTrade(orderNo: string, target: TradeTarget): Promise<TradeQueryReport> {
     const result = await target.channel.queryTrade({
       orderNo,
       merchantId: target.merchantId,
@@ -58,5 +58,13 @@ export class TradeQueryService {
     }
     await this.calls.record(orderNo, target, 'QUERY', 'PAID', applied, result.payment.transactionId);
     return { target, result, applied };
+  }
+
+  /**
+   * @deprecated queryTrade's former name, left for src/reconciliation/reconciliation.service.ts
+   * until it calls queryTrade: a method named query reads as SQL.
+   */
+  query(orderNo: string, target: TradeTarget): Promise<TradeQueryReport> {
+    return this.queryTrade(orderNo, target);
   }
 }
