@@ -2,7 +2,6 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { AdminModule } from '../../src/admin/admin.module';
 import { AdminQueries } from '../../src/admin/admin-queries';
-import { RETENTION_REPOSITORIES } from '../../src/app.module';
 import { PublishedEventsRetention } from '../../src/events/published-events.retention';
 import { ProcessedEventsRetention } from '../../src/events/subscribers/processed-events.retention';
 import { WebhooksModule } from '../../src/events/webhooks/webhooks.module';
@@ -14,6 +13,7 @@ import {
 } from '../../src/payments/refused-notification/refused-notifications.retention';
 import { PruneCounts, RetentionPruner } from '../../src/platform/retention/retention-pruner';
 import { RetentionModule } from '../../src/platform/retention/retention.module';
+import { RETENTION_REPOSITORIES } from '../../src/app.module';
 import { EXAMPLE_CONSUMERS } from '../support/amqp-tap';
 import { eventually, sleep } from '../support/eventually';
 import { createMediumModule, MediumContext } from '../support/medium';
