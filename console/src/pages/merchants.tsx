@@ -148,7 +148,7 @@ function ChangeDetails({ change }: { change: Change }) {
       !KNOWN_FIELDS.has(field) && !SECRET_FIELD.test(field) && value !== null && value !== undefined && value !== '',
   );
   const shown = [
-    ...(change.subAppId ? [['subAppId', change.subAppId] as const] : []),
+    ...(change.subAppId ? [[t('subAppId'), change.subAppId] as const] : []),
     ...(change.decidesChangeId ? [[t('decides'), `#${change.decidesChangeId}`] as const] : []),
     ...details,
   ];
@@ -158,7 +158,7 @@ function ChangeDetails({ change }: { change: Change }) {
       {shown.map(([field, value], i) => (
         <span key={field}>
           {i > 0 ? '; ' : ''}
-          {field}: {typeof value === 'object' ? JSON.stringify(value) : String(value)}
+          {field}: {typeof value === 'string' ? value : JSON.stringify(value)}
         </span>
       ))}
     </span>
@@ -189,17 +189,17 @@ export function MerchantsPage({ route }: { route: Route }) {
   const [approving, setApproving] = useState<Change | null>(null);
   const [rejecting, setRejecting] = useState<Change | null>(null);
 
-  /** Read again now, and once more when every replica (this one too) has applied the change. */
+  /**
+   * Read again now, and again while every replica (this one too) applies the change: the listing is
+   * the directory this replica holds, which takes a change within applyWithinMs of its commit.
+   */
   const reload = () => {
-    directory.reload();
-    history.reload();
-    setTimeout(
-      () => {
+    const within = directory.data?.applyWithinMs ?? 1000;
+    for (const after of [0, within / 2, within + 300, 2 * within + 500, 5 * within])
+      setTimeout(() => {
         directory.reload();
         history.reload();
-      },
-      (directory.data?.applyWithinMs ?? 1000) + 300,
-    );
+      }, after);
   };
   const act = async (what: string, call: () => Promise<unknown>, done: string): Promise<boolean> => {
     setSaid(null);
@@ -248,7 +248,7 @@ export function MerchantsPage({ route }: { route: Route }) {
                   title: t('subMerchant'),
                   render: (_, r) => (r.sub ? <Id value={r.sub.subMerchantId} /> : t('theAccount')),
                 },
-                { title: 'sub_appid', width: 170, ellipsis: true, render: (_, r) => r.sub?.subAppId ?? '—' },
+                { title: 'sub_appid', width: 150, ellipsis: true, render: (_, r) => r.sub?.subAppId ?? '—' },
                 {
                   title: t('source'),
                   width: 110,
@@ -271,10 +271,10 @@ export function MerchantsPage({ route }: { route: Route }) {
                     </Tag>
                   ),
                 },
-                actionsColumn<Row>(250, (r) => {
+                actionsColumn<Row>(200, (r) => {
                   const name = targetName(r.channel, r.account, r.sub?.subMerchantId);
                   return (
-                    <Space size={4} wrap={false}>
+                    <Space size={4} wrap>
                       {r.disabled ? (
                         <RowButton label={t('enable')} id={name} disabled={disabled} onClick={() => enable(r)} />
                       ) : (
