@@ -957,11 +957,19 @@ describe('operators in the browser', () => {
 
   it("should write every moment the one way, Beijing time beside it, and the charts' axes in the operator's language", async () => {
     const { anomalyId } = await duplicatePayment();
-    // The same notification delivered twice: the second is a repeat (DUPLICATE), an outcome of its own in the legend.
+    // The platform's retry of a payment (signed again, other bytes): the second is a repeat (DUPLICATE), an outcome of its own.
     const repeatedNo = uniqueId('CR');
+    const repeatedBy = uniqueId('T');
     expect((await client.registerOrder({ orderNo: repeatedNo, amount: AMOUNT })).status).toBe(201);
-    const repeated = client.wechatpayPayment({ outTradeNo: repeatedNo, transactionId: uniqueId('T'), total: AMOUNT });
-    for (let delivery = 0; delivery < 2; delivery++) expect((await client.postWechatpay(repeated)).status).toBe(204);
+    for (let delivery = 0; delivery < 2; delivery++) {
+      const payment = client.wechatpayPayment({ outTradeNo: repeatedNo, transactionId: repeatedBy, total: AMOUNT });
+      expect((await client.postWechatpay(payment)).status).toBe(204);
+    }
+    expect(
+      await count(pool, "SELECT COUNT(*) FROM callback_delivery WHERE transaction_id = ? AND outcome = 'DUPLICATE'", [
+        repeatedBy,
+      ]),
+    ).toBe(1);
     const { context, page } = await operatorPage(platforms.admins.admin, {
       locale: 'en-US',
       timezoneId: 'America/New_York',
