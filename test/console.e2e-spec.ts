@@ -1,9 +1,16 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { parse } from 'csv-parse/sync';
 import { FakePlatform } from '../tools/simulator/fake-platform';
+import {
+  alipayDelivery,
+  alipayTradeParams,
+  generateCertificate,
+  generateRsaKeyPair,
+} from '../tools/simulator/platform-signers';
 import { CONSOLE_CSP } from '../src/admin/console/serve-console';
 import { REGISTERED_CHANNELS } from '../src/channels/registered-channels';
 import { AnomalyStatus, AnomalyType } from '../src/payments/anomaly/anomaly.entity';
@@ -23,6 +30,7 @@ import {
 } from './support/browser';
 import { eventually } from './support/eventually';
 import { WebhookReceiver } from './support/webhook-receiver';
+import { createWechatpayAccount } from './support/merchant-accounts';
 import { FakePlatformSuite, startFakePlatformSuite } from './support/fake-platform-suite';
 import { count, RunningApp, startApp, TestClient, TestPlatforms, uniqueId } from './support/test-app';
 
@@ -365,7 +373,7 @@ describe('operators in the browser', () => {
     );
     expect(audits.map((a) => `${a.operator_id} ${a.action}`)).toEqual([
       'alice EMERGENCY_REFUND',
-      // Her attempt to approve her own refund, refused, is audited too (issue 35, item 7).
+      // Her attempt to approve her own refund, refused, is audited too.
       'alice REFUND_APPROVE_REFUSED',
       'bob REFUND_APPROVED',
     ]);
@@ -644,7 +652,7 @@ describe('operators in the browser', () => {
     );
     expect(status).toBe(403);
     expect(await refundsOf(duplicateBy)).toHaveLength(0);
-    // Issue 35, item 7: the refused attempt is audited, and nothing else of victor's.
+    // The refused attempt is audited, and nothing else of victor's.
     expect(
       await count(pool, "SELECT COUNT(*) FROM admin_audit WHERE operator_id = 'victor' AND id > ?", [auditedBefore]),
     ).toBe(1);
@@ -706,6 +714,7 @@ describe('operators in the browser', () => {
       ['webhooks', '#/webhooks', 'Webhooks', 'Webhook'],
       ['webhook', `#/webhooks/${endpoint.id}`, `Webhook endpoint ${endpoint.id}`, `Webhook 端点 ${endpoint.id}`],
       ['refused', '#/refused', 'Refused notifications', '被拒绝的通知'],
+      ['merchants', '#/merchants', 'Merchants', '商户'],
     ];
     try {
       for (const viewport of [
@@ -730,7 +739,11 @@ describe('operators in the browser', () => {
             if (name === 'overview') await page.locator('figure.chart canvas').first().waitFor();
             const fit = await tablesFit(page, language === 'en' ? 'Actions' : '操作');
             if (fit.scrollsSideways || fit.actionColumnsHidden > 0) findings[`${at} fit`] = fit;
-            if (['anomalies', 'approvals', 'refunds', 'orders', 'order', 'webhooks', 'webhook'].includes(name)) {
+            if (
+              ['anomalies', 'approvals', 'refunds', 'orders', 'order', 'webhooks', 'webhook', 'merchants'].includes(
+                name,
+              )
+            ) {
               expect({ at, actionColumns: fit.actionColumns > 0 }).toEqual({ at, actionColumns: true });
             }
             const found = await accessibilityViolations(page);
@@ -944,6 +957,19 @@ describe('operators in the browser', () => {
 
   it("should write every moment the one way, Beijing time beside it, and the charts' axes in the operator's language", async () => {
     const { anomalyId } = await duplicatePayment();
+    // The platform's retry of a payment (signed again, other bytes): the second is a repeat (DUPLICATE), an outcome of its own.
+    const repeatedNo = uniqueId('CR');
+    const repeatedBy = uniqueId('T');
+    expect((await client.registerOrder({ orderNo: repeatedNo, amount: AMOUNT })).status).toBe(201);
+    for (let delivery = 0; delivery < 2; delivery++) {
+      const payment = client.wechatpayPayment({ outTradeNo: repeatedNo, transactionId: repeatedBy, total: AMOUNT });
+      expect((await client.postWechatpay(payment)).status).toBe(204);
+    }
+    expect(
+      await count(pool, "SELECT COUNT(*) FROM callback_delivery WHERE transaction_id = ? AND outcome = 'DUPLICATE'", [
+        repeatedBy,
+      ]),
+    ).toBe(1);
     const { context, page } = await operatorPage(platforms.admins.admin, {
       locale: 'en-US',
       timezoneId: 'America/New_York',
@@ -963,7 +989,7 @@ describe('operators in the browser', () => {
       expect.arrayContaining(REGISTERED_CHANNELS.map(en)),
     );
     await expect(legends.nth(1).locator('.u-legend .u-label').allTextContents()).resolves.toEqual(
-      expect.arrayContaining(['Paid', 'Duplicate payment']),
+      expect.arrayContaining([en('PAID'), en('DUPLICATE_PAYMENT'), en('DUPLICATE')]),
     );
     await expect(page.locator('figure.chart figcaption').allTextContents()).resolves.toEqual([
       'Deliveries per hour by channel (last 24 h)',
@@ -1014,6 +1040,9 @@ describe('operators in the browser', () => {
     const chinese = await ticks();
     expect(chinese.length).toBeGreaterThan(0);
     for (const tick of chinese) expect(tick).toMatch(/^(\d{2}\/\d{2} )?\d{2}:\d{2}$/);
+    await expect(page.locator('figure.chart').nth(1).locator('.u-legend .u-label').allTextContents()).resolves.toEqual(
+      expect.arrayContaining([CODE_LABELS.PAID.zh, CODE_LABELS.DUPLICATE_PAYMENT.zh, CODE_LABELS.DUPLICATE.zh]),
+    );
     await go(page, '#/orders?from=2026-12-01', '订单');
     expect(await page.getByLabel('开始 (UTC) (yyyy/mm/dd)').inputValue()).toBe('2026/12/01');
     await go(page, `#/anomalies/${anomalyId}`, /^异常 /);
@@ -1211,6 +1240,319 @@ describe('the admin endpoints the console reads', () => {
     expect(wechatpay.every((a) => a.channel === 'WECHATPAY')).toBe(true);
     expect(wechatpay.map((a) => a.id)).toContain(anomalyId);
     expect((await read('/admin/anomalies?channel=PAYPAL')).status).toBe(400);
+  });
+});
+
+describe('the merchant directory in the browser', () => {
+  /** A service provider (WeChat Pay partner mode) whose only platform certificate expires in ten days. */
+  const PROVIDER = '1230000747';
+  const PROVIDER_APPID = 'wx7470000000000747';
+  const CONFIGURED_SUB = '1900000747';
+  const CERT_DAYS = 10;
+  let provider: RunningApp;
+  let providerClient: TestClient;
+
+  beforeAll(async () => {
+    const account = createWechatpayAccount(PROVIDER, [PROVIDER_APPID]);
+    const certPath = join(mkdtempSync(join(tmpdir(), 'pcs-console-cert-')), 'platform.pem');
+    writeFileSync(
+      certPath,
+      await generateCertificate(generateRsaKeyPair(), '7470AB', {
+        notAfter: new Date(Date.now() + CERT_DAYS * 24 * 3600 * 1000 + 3600 * 1000),
+      }),
+    );
+    // startApp writes the app's configuration into process.env: the suite's app keeps its own after this one starts.
+    const saved = { ...process.env };
+    try {
+      provider = await startApp({
+        ...Object.fromEntries(
+          Object.entries(suite.env).filter(([name]) => !name.startsWith('WECHATPAY_') || name.endsWith('_URL')),
+        ),
+        WECHATPAY_MCHID: PROVIDER,
+        WECHATPAY_APPIDS: PROVIDER_APPID,
+        WECHATPAY_SUB_MCHIDS: CONFIGURED_SUB,
+        WECHATPAY_APIV3_KEY: account.apiV3Key,
+        WECHATPAY_PUBLIC_KEY_ID: account.signer.serial,
+        WECHATPAY_PUBLIC_KEY_PATH: account.publicKeyPath,
+        WECHATPAY_PLATFORM_CERT_PATHS: certPath,
+      });
+    } finally {
+      for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
+      Object.assign(process.env, saved);
+    }
+    providerClient = new TestClient(provider.url, platforms);
+  });
+
+  afterAll(() => provider?.close());
+
+  /** An operator's browser signed in to the provider's service. */
+  async function providerPage(token: string, options?: BrowserContextOptions) {
+    const context = await chromium.operator(options);
+    const page = await context.newPage();
+    page.on('request', (request) => requestedUrls.push(request.url()));
+    await page.goto(`${provider.url}/console/`);
+    await page.getByLabel('Admin token').fill(token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+    await page.goto(`${provider.url}/console/#/merchants`);
+    await page.getByRole('heading', { name: 'Merchants', level: 1 }).waitFor();
+    await page.getByText('Loading…').first().waitFor({ state: 'detached' });
+    return { context, page };
+  }
+
+  const changesOf = async (subMerchantId: string) => {
+    const [rows] = await pool.query<RowDataPacket[]>(
+      `SELECT c.action, c.operator_id FROM merchant_change c
+        WHERE c.sub_merchant_id = ? OR c.decides_change_id IN (SELECT id FROM merchant_change WHERE sub_merchant_id = ?)
+        ORDER BY c.id`,
+      [subMerchantId, subMerchantId],
+    );
+    return rows.map((r) => `${r.operator_id} ${r.action}`);
+  };
+
+  it("should add a sub-merchant, disable it once a second admin approves (the proposer's own approval refused with the server's words), and enable it again, in English and in Chinese", async () => {
+    const sub = `19${String(Date.now()).slice(-8)}`;
+    const alice = await providerPage(platforms.admins.admin);
+    const accounts = alice.page.getByRole('table', { name: 'Accounts and sub-merchants' });
+    const configured = accounts.getByRole('row', { name: new RegExp(CONFIGURED_SUB) });
+    await expect(configured.textContent()).resolves.toContain('Configuration');
+    await configured.locator('.state-enabled').waitFor();
+
+    // Added through the provider's row: no second admin needed.
+    await alice.page.getByRole('button', { name: `Add a sub-merchant WeChat Pay ${PROVIDER}` }).click();
+    const adding = alice.page.getByRole('dialog', { name: `Add a sub-merchant WeChat Pay ${PROVIDER}` });
+    await adding.getByRole('button', { name: 'Add a sub-merchant' }).click();
+    await adding.getByText('A sub-merchant id is required.').waitFor();
+    await adding.getByLabel('Sub-merchant id (sub_mchid)').fill(sub);
+    await adding.getByLabel('Sub-merchant app (sub_appid)').fill('wx7470000000000999');
+    await adding.getByRole('button', { name: 'Add a sub-merchant' }).click();
+    await adding.waitFor({ state: 'detached' });
+    const added = accounts.getByRole('row', { name: new RegExp(sub) });
+    await added.getByText('Directory').waitFor();
+    await expect(added.textContent()).resolves.toContain('wx7470000000000999');
+    await added.locator('.state-enabled').waitFor();
+
+    // Disabling is a proposal: a reason is required, and nothing is disabled yet.
+    const name = `WeChat Pay ${PROVIDER} / ${sub}`;
+    await added.getByRole('button', { name: `Propose to disable ${name}` }).click();
+    const proposing = alice.page.getByRole('dialog', { name: `Propose to disable ${name}` });
+    await proposing.getByRole('button', { name: 'Propose to disable' }).click();
+    await proposing.getByText('A reason is required.').waitFor();
+    await proposing.getByLabel('Reason').fill('contract ended (ticket 4747)');
+    await proposing.getByRole('button', { name: 'Propose to disable' }).click();
+    await alice.page.getByRole('status').getByText(`Proposed: waiting for another admin: ${name}`).waitFor();
+    const pending = alice.page.getByRole('table', { name: 'Waiting for a second admin' });
+    const proposal = pending.getByRole('row', { name: new RegExp(sub) });
+    await proposal.getByText(en('DISABLE_PROPOSED')).waitFor();
+    await expect(proposal.textContent()).resolves.toMatch(/contract ended \(ticket 4747\).*alice/);
+    await added.locator('.state-enabled').waitFor();
+    const [[{ id }]] = await pool.query<RowDataPacket[]>(
+      "SELECT id FROM merchant_change WHERE sub_merchant_id = ? AND action = 'DISABLE_PROPOSED'",
+      [sub],
+    );
+
+    // The proposer's own approval: the server refuses it, and the page says what the server said.
+    await proposal.getByRole('button', { name: `Approve #${id}` }).click();
+    const confirm = alice.page.getByRole('dialog', { name: 'Approve this change' });
+    await confirm.getByText('contract ended (ticket 4747)').waitFor();
+    await confirm.getByRole('button', { name: 'Approve' }).click();
+    await alice.page
+      .getByRole('alert')
+      .getByText(`#${id}: operator alice proposed change ${id} and cannot approve it; another admin must`)
+      .waitFor();
+    await added.locator('.state-enabled').waitFor();
+
+    // Bob approves it: the sub-merchant is disabled, the proposal leaves the queue, the history says who.
+    const bob = await providerPage(platforms.admins.admin2);
+    const bobsQueue = bob.page.getByRole('table', { name: 'Waiting for a second admin' });
+    await bobsQueue.getByRole('button', { name: `Approve #${id}` }).click();
+    await bob.page
+      .getByRole('dialog', { name: 'Approve this change' })
+      .getByRole('button', { name: 'Approve' })
+      .click();
+    const bobsRow = bob.page.getByRole('table', { name: 'Accounts and sub-merchants' }).getByRole('row', {
+      name: new RegExp(sub),
+    });
+    await bobsRow.locator('.state-disabled').getByText('Disabled').waitFor();
+    await bobsQueue.getByRole('row', { name: new RegExp(sub) }).waitFor({ state: 'detached' });
+    const history = bob.page.getByRole('table', { name: 'History, newest first' });
+    await history
+      .getByRole('row', { name: new RegExp(`${en('APPROVED')}.*bob`) })
+      .first()
+      .waitFor();
+    expect(await changesOf(sub)).toEqual(['alice SUB_MERCHANT_ADDED', 'alice DISABLE_PROPOSED', 'bob APPROVED']);
+
+    // In Chinese: the same page, the sub-merchant disabled; enabled again at once.
+    await bob.page.getByRole('button', { name: '中文' }).click();
+    await bob.page.getByRole('heading', { name: '商户', level: 1 }).waitFor();
+    const zhRow = bob.page.getByRole('table', { name: '商户号与子商户' }).getByRole('row', { name: new RegExp(sub) });
+    await zhRow.locator('.state-disabled').getByText('已停用').waitFor();
+    await zhRow.getByText('商户目录').waitFor();
+    await bob.page
+      .getByRole('table', { name: '变更历史（最新在前）' })
+      .getByText(CODE_LABELS.APPROVED.zh)
+      .first()
+      .waitFor();
+    expect(await untranslatedCodes(bob.page, ['SUB_MERCHANT_ADDED', 'DISABLE_PROPOSED', 'APPROVED'])).toEqual([]);
+    await zhRow.getByRole('button', { name: `启用 微信支付 ${PROVIDER} / ${sub}` }).click();
+    await zhRow.locator('.state-enabled').getByText('已启用').waitFor();
+    await bob.page.getByRole('button', { name: 'English' }).click();
+    expect(await changesOf(sub)).toEqual([
+      'alice SUB_MERCHANT_ADDED',
+      'alice DISABLE_PROPOSED',
+      'bob APPROVED',
+      'bob ENABLED',
+    ]);
+    const [audits] = await pool.query<RowDataPacket[]>(
+      'SELECT operator_id, action FROM admin_audit WHERE target LIKE ? ORDER BY id',
+      [`%${sub}%`],
+    );
+    expect(audits.map((a) => `${a.operator_id} ${a.action}`)).toEqual([
+      'alice MERCHANT_SUB_MERCHANT_ADDED',
+      'alice MERCHANT_DISABLE_PROPOSED',
+      'bob MERCHANT_CHANGE_APPROVED',
+      'bob MERCHANT_ENABLED',
+    ]);
+    await screenshot(bob.page, 'merchants');
+    await alice.context.close();
+    await bob.context.close();
+  });
+
+  it('should dry-run a candidate platform key against the recent notifications and show how many verify under each, in English and in Chinese', async () => {
+    // Notifications from the minute picked on: one signed with the current Alipay key (paid), one with the next (refused, kept).
+    const since = new Date(Math.floor(Date.now() / 60_000) * 60_000);
+    const next = generateRsaKeyPair();
+    const orderNo = uniqueId('KD');
+    expect((await providerClient.registerOrder({ orderNo, amount: 100 })).status).toBe(201);
+    expect(
+      (
+        await providerClient.postAlipay(
+          providerClient.alipayPayment({ outTradeNo: orderNo, tradeNo: uniqueId('T'), totalAmount: '1.00' }),
+        )
+      ).body,
+    ).toBe('success');
+    const early = alipayDelivery(
+      next.privateKey,
+      alipayTradeParams({
+        appId: platforms.alipay.appId,
+        sellerId: platforms.alipay.sellerId,
+        outTradeNo: uniqueId('KD'),
+        tradeNo: uniqueId('T'),
+        totalAmount: '1.00',
+      }),
+    );
+    expect((await providerClient.postAlipay(early)).body).not.toBe('success');
+
+    const { context, page } = await providerPage(platforms.admins.admin);
+    await choose(page, 'dry-run-account', `Alipay ${platforms.alipay.appId}`);
+    await expect(chosen(page, 'dry-run-kind')).resolves.toContain(en('publicKey'));
+    await page.getByRole('button', { name: 'Run the dry run' }).click();
+    await page.getByText('Paste the candidate key or certificate.').waitFor();
+    await page.getByLabel('Candidate (PEM: a public key or a certificate)').fill(next.publicKeyPem);
+    // The moment in the operator's format and zone (en-GB, Paris), sent as the instant it is.
+    const paris = new Intl.DateTimeFormat('en-GB', {
+      timeZone: 'Europe/Paris',
+      day: '2-digit',
+      month: '2-digit',
+      year: 'numeric',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    })
+      .format(since)
+      .replace(',', '');
+    const sinceField = page.getByLabel('Notifications since (empty: the last hour)');
+    await sinceField.click();
+    await sinceField.fill(paris);
+    await sinceField.blur();
+    const asked = page.waitForRequest((r) => r.url().endsWith('/key-dry-run'));
+    await page.getByRole('button', { name: 'Run the dry run' }).click();
+    expect((await asked).postDataJSON()).toEqual({
+      kind: 'publicKey',
+      candidatePem: next.publicKeyPem.trim(),
+      since: since.toISOString(),
+    });
+    const report = page.getByTestId('dry-run-report');
+    await report.waitFor();
+    const counts = async (): Promise<Record<string, string | null>> => ({
+      currentOnly: await report.getByTestId('currentOnly').textContent(),
+      candidateOnly: await report.getByTestId('candidateOnly').textContent(),
+      both: await report.getByTestId('both').textContent(),
+    });
+    expect(await counts()).toEqual({ currentOnly: '1', candidateOnly: '1', both: '0' });
+    await expect(report.getByTestId('neither').textContent()).resolves.toMatch(/^\d+$/);
+    await report.getByText('Current key only').waitFor();
+    // The candidate is public material, yet the page keeps only what the form holds: no private key anywhere.
+    expect(await page.content()).not.toContain('PRIVATE KEY');
+
+    await page.getByRole('button', { name: '中文' }).click();
+    await page.getByRole('heading', { name: '商户', level: 1 }).waitFor();
+    await page.getByRole('heading', { name: '密钥试验证' }).waitFor();
+    await choose(page, 'dry-run-account', `支付宝 ${platforms.alipay.appId}`);
+    await page.getByLabel('候选（PEM：公钥或证书）').fill(next.publicKeyPem);
+    await page.getByRole('button', { name: '开始试验证' }).click();
+    await report.getByText('仅当前密钥').waitFor();
+    // The last hour: the same two notifications, and whatever the channel received besides (neither).
+    expect(await counts()).toEqual({ currentOnly: '1', candidateOnly: '1', both: '0' });
+    await page.getByRole('button', { name: 'English' }).click();
+    const [[audit]] = await pool.query<RowDataPacket[]>(
+      "SELECT COUNT(*) AS n FROM admin_audit WHERE operator_id = 'alice' AND action = 'PLATFORM_KEY_DRY_RUN' AND target = ?",
+      [`merchant:ALIPAY:${platforms.alipay.appId}`],
+    );
+    expect(Number(audit.n)).toBeGreaterThanOrEqual(2);
+    await context.close();
+  });
+
+  it('should show a viewer the directory with every control disabled', async () => {
+    const { context, page } = await providerPage(platforms.admins.viewer);
+    await page.getByText('Viewer: you can see everything and change nothing.').waitFor();
+    const accounts = page.getByRole('table', { name: 'Accounts and sub-merchants' });
+    await accounts.getByRole('row', { name: new RegExp(CONFIGURED_SUB) }).waitFor();
+    const buttons = await accounts
+      .getByRole('button', { name: /^(Propose to disable|Enable|Add a sub-merchant) / })
+      .all();
+    expect(buttons.length).toBeGreaterThanOrEqual(3);
+    for (const button of buttons) expect(await button.isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Run the dry run' }).isDisabled()).toBe(true);
+    expect(await page.getByLabel('Candidate (PEM: a public key or a certificate)').isDisabled()).toBe(true);
+    await context.close();
+  });
+
+  it('should list the certificates that expire soonest on the overview, with their days left, under 30 highlighted, in English and in Chinese', async () => {
+    const answer = (await providerClient.admin('GET', '/admin/overview', platforms.admins.viewer)).json<{
+      expiringCredentials: Array<{ channel: string; account: string; kind: string; validTo: string }>;
+    }>();
+    expect(answer.expiringCredentials[0]).toMatchObject({
+      channel: 'WECHATPAY',
+      account: PROVIDER,
+      kind: 'platformCert',
+    });
+    const { context, page } = await providerPage(platforms.admins.viewer);
+    await page.goto(`${provider.url}/console/#/`);
+    await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+    await page.getByText('Loading…').first().waitFor({ state: 'detached' });
+    const table = page.getByRole('table', { name: 'Certificates expiring soonest' });
+    const soonest = table.getByRole('row', { name: new RegExp(PROVIDER) });
+    await expect(soonest.textContent()).resolves.toContain(en('platformCert'));
+    await expect(soonest.locator('.days-left .days').textContent()).resolves.toBe(String(CERT_DAYS));
+    await soonest.locator('.days-left.soon').getByText('Under 30 days').waitFor();
+    await expect(soonest.locator('time').getAttribute('datetime')).resolves.toBe(answer.expiringCredentials[0].validTo);
+    await page.getByRole('button', { name: '中文' }).click();
+    await page.getByRole('heading', { name: '概览', level: 1 }).waitFor();
+    const zh = page.getByRole('table', { name: '最先到期的证书' }).getByRole('row', { name: new RegExp(PROVIDER) });
+    await zh.getByText('平台证书').waitFor();
+    await zh.locator('.days-left.soon').getByText('不足 30 天').waitFor();
+    await page.getByRole('button', { name: 'English' }).click();
+    await context.close();
+
+    // The suite's own service: its certificate has five years left, not highlighted.
+    const own = await operatorPage(platforms.admins.viewer);
+    const ownRow = own.page
+      .getByRole('table', { name: 'Certificates expiring soonest' })
+      .getByRole('row', { name: new RegExp(platforms.wechatpay.mchid) });
+    expect(Number(await ownRow.locator('.days-left .days').textContent())).toBeGreaterThan(1000);
+    expect(await ownRow.locator('.days-left.soon').count()).toBe(0);
+    await own.context.close();
   });
 });
 

@@ -102,6 +102,20 @@ export const CODE_LABELS: Labels = {
   MALFORMED: { en: 'Malformed', zh: '格式错误' },
   // Channel calls
   QUERY: { en: 'Query', zh: '查询' },
+  // Merchant directory changes (GET /admin/merchants, /admin/merchant-changes; REJECTED is labelled with the refund statuses)
+  SUB_MERCHANT_ADDED: { en: 'Sub-merchant added', zh: '添加子商户' },
+  DISABLE_PROPOSED: { en: 'Disabling proposed', zh: '提议停用' },
+  ENABLED: { en: 'Enabled', zh: '已启用' },
+  APPROVED: { en: 'Approved', zh: '已批准' },
+  // Key and certificate files (key dry runs, GET /admin/overview's expiringCredentials)
+  publicKey: { en: 'Platform public key', zh: '平台公钥' },
+  platformCert: { en: 'Platform certificate', zh: '平台证书' },
+  publicCert: { en: 'Alipay public certificate', zh: '支付宝公钥证书' },
+  rootCert: { en: 'Root certificate', zh: '根证书' },
+  appCert: { en: 'App certificate', zh: '应用公钥证书' },
+  signCert: { en: 'Signing certificate', zh: '签名证书' },
+  middleCert: { en: 'Intermediate certificate', zh: '中级证书' },
+  apiV2Cert: { en: 'APIv2 certificate', zh: 'APIv2 证书' },
   // Audit actions
   ANOMALY_RESOLVED: { en: 'Anomaly resolved', zh: '异常已关闭' },
   ANOMALY_RESOLUTION_REQUESTED: { en: 'Resolution asked', zh: '申请关闭异常' },
@@ -151,3 +165,6 @@ export const CODE_LABELS: Labels = {
 export function codeLabel(code: string, lang: 'en' | 'zh'): string {
   return Object.hasOwn(CODE_LABELS, code) ? CODE_LABELS[code][lang] : code;
 }
+
+/** Whether the catalogue labels `code` (a page shows a code it does not know as such, e.g. a new kind of change). */
+export const hasLabel = (code: string): boolean => Object.hasOwn(CODE_LABELS, code);

@@ -16,6 +16,7 @@ import { Route, useRoute } from './router';
 import { Operator, OperatorContext, Problem } from './ui';
 import { AnomaliesPage, AnomalyPage } from './pages/anomalies';
 import { DeadLettersPage } from './pages/dead-letters';
+import { MerchantsPage } from './pages/merchants';
 import { OrderPage, OrdersPage } from './pages/orders';
 import { OverviewPage } from './pages/overview';
 import { ReconciliationDayPage, ReconciliationPage } from './pages/reconciliation';
@@ -33,6 +34,7 @@ const SECTIONS: ReadonlyArray<readonly [string, Key]> = [
   ['reconciliation', 'reconciliation'],
   ['dead-letters', 'deadLetters'],
   ['webhooks', 'webhooks'],
+  ['merchants', 'merchants'],
   ['refused', 'refused'],
 ];
 
@@ -53,6 +55,8 @@ function page(route: Route) {
       return <DeadLettersPage />;
     case 'webhooks':
       return id ? <WebhookEndpointPage id={id} /> : <WebhooksPage />;
+    case 'merchants':
+      return <MerchantsPage route={route} />;
     case 'refused':
       return id ? <RefusedNotificationPage id={id} /> : <RefusedNotificationsPage route={route} />;
     default:

@@ -1,7 +1,7 @@
 import { createContext, ReactNode, useCallback, useContext, useEffect, useState } from 'react';
 import { Alert, Button, DatePicker, Drawer, Select, Table, Tag } from 'antd';
 import { CheckOutlined, CopyOutlined } from '@ant-design/icons';
-import type { TableColumnsType } from 'antd';
+import type { TableColumnsType, TableColumnType } from 'antd';
 import dayjs, { Dayjs } from 'dayjs';
 import { ApiError, get } from './api';
 import { codeLabel } from './catalogue';
@@ -207,6 +207,62 @@ export function DataTable<T extends object>({
     />
   );
 }
+
+/**
+ * A table's last column: what can be done with the row, fixed on the right so that it stays in
+ * sight at 1,280 px (and titled "Actions", which the browser suite looks for).
+ */
+export function actionsColumn<T>(width: number, render: (row: T) => ReactNode): TableColumnType<T> {
+  return { title: t('actions'), width, fixed: 'right', render: (_, row) => render(row) };
+}
+
+/** A link to the row's own page, named with the row's id for assistive technology ("Show 42"). */
+export const ShowLink = ({ href, id }: { href: string; id: string }) => (
+  <a href={href} aria-label={`${t('show')} ${id}`}>
+    {t('show')}
+  </a>
+);
+
+/**
+ * A row's action: a small button named with what it does and the row's id (every row has one, so
+ * each needs its own name), disabled for viewers as the page says.
+ */
+export function RowButton({
+  label,
+  id,
+  onClick,
+  disabled,
+  primary,
+  danger,
+}: {
+  label: string;
+  id: string;
+  onClick: () => void;
+  disabled?: boolean;
+  primary?: boolean;
+  danger?: boolean;
+}) {
+  return (
+    <Button
+      size="small"
+      type={primary ? 'primary' : undefined}
+      danger={danger}
+      disabled={disabled}
+      onClick={onClick}
+      aria-label={`${label} ${id}`}
+    >
+      {label}
+    </Button>
+  );
+}
+
+/** The link to a paged list's next page, when the server says there is one. */
+export const NextPage = ({ href }: { href: string | null }) =>
+  href ? (
+    <p>
+      <a href={href}>{t('next')}</a>
+    </p>
+  ) : null;
 
 /** A note beside disabled controls, so that a viewer knows why they cannot act. */
 export function ViewerNote() {

@@ -6,6 +6,7 @@ import { codeLabel } from '../catalogue';
 import { lang, t } from '../i18n';
 import { navigate, Route } from '../router';
 import {
+  actionsColumn,
   canAct,
   Code,
   DataTable,
@@ -13,10 +14,12 @@ import {
   CodeSelect,
   Id,
   Money,
+  NextPage,
   OrderLink,
   Problem,
   Said,
   Show,
+  ShowLink,
   Status,
   Time,
   useGet,
@@ -135,23 +138,10 @@ export function AnomaliesPage({ route }: { route: Route }) {
                   render: (_, a) => <Money minor={a.paidAmount} currency={a.currency} />,
                 },
                 { title: t('created'), width: 200, render: (_, a) => <Time iso={a.createdAt} /> },
-                {
-                  title: t('actions'),
-                  width: 90,
-                  fixed: 'right',
-                  render: (_, a) => (
-                    <a href={`#/anomalies/${a.id}`} aria-label={`${t('show')} ${a.id}`}>
-                      {t('show')}
-                    </a>
-                  ),
-                },
+                actionsColumn<Anomaly>(90, (a) => <ShowLink href={`#/anomalies/${a.id}`} id={a.id} />),
               ]}
             />
-            {page.nextCursor ? (
-              <p>
-                <a href={`#/anomalies${query({ ...initial, cursor: page.nextCursor })}`}>{t('next')}</a>
-              </p>
-            ) : null}
+            <NextPage href={page.nextCursor && `#/anomalies${query({ ...initial, cursor: page.nextCursor })}`} />
           </>
         )}
       </Show>

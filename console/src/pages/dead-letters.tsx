@@ -1,8 +1,21 @@
 import { useState } from 'react';
-import { Button } from 'antd';
 import { ApiError, post } from '../api';
 import { t } from '../i18n';
-import { canAct, Code, DataTable, Id, OrderLink, Problem, Show, Time, useGet, useOperator, ViewerNote } from '../ui';
+import {
+  actionsColumn,
+  canAct,
+  Code,
+  DataTable,
+  Id,
+  OrderLink,
+  Problem,
+  RowButton,
+  Show,
+  Time,
+  useGet,
+  useOperator,
+  ViewerNote,
+} from '../ui';
 
 interface DeadLetter {
   stage: string;
@@ -46,21 +59,14 @@ export function DeadLettersPage() {
               { title: t('attempts'), width: 80, render: (_, d) => d.attempts },
               { title: t('lastError'), ellipsis: true, render: (_, d) => d.lastError ?? '' },
               { title: t('deadLetteredAt'), width: 200, render: (_, d) => <Time iso={d.deadLetteredAt} /> },
-              {
-                title: t('actions'),
-                width: 100,
-                fixed: 'right',
-                render: (_, d) => (
-                  <Button
-                    size="small"
-                    disabled={disabled}
-                    onClick={() => void replay(d.eventId)}
-                    aria-label={`${t('replay')} ${d.eventId}`}
-                  >
-                    {t('replay')}
-                  </Button>
-                ),
-              },
+              actionsColumn<DeadLetter>(100, (d) => (
+                <RowButton
+                  label={t('replay')}
+                  id={d.eventId}
+                  disabled={disabled}
+                  onClick={() => void replay(d.eventId)}
+                />
+              )),
             ]}
           />
         )}

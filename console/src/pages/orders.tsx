@@ -4,6 +4,7 @@ import { ApiError, download, get, query } from '../api';
 import { t } from '../i18n';
 import { navigate, Route } from '../router';
 import {
+  actionsColumn,
   canAct,
   Code,
   CodeSelect,
@@ -12,12 +13,15 @@ import {
   headerText,
   Id,
   Money,
+  NextPage,
   OrderLink,
   Pre,
   Problem,
   RawDrawer,
+  RowButton,
   Said,
   Show,
+  ShowLink,
   Status,
   Time,
   useGet,
@@ -213,23 +217,12 @@ export function OrdersPage({ route }: { route: Route }) {
                     </div>
                   ),
                 },
-                {
-                  title: t('actions'),
-                  width: 80,
-                  fixed: 'right',
-                  render: (_, o) => (
-                    <a href={`#/orders/${encodeURIComponent(o.orderNo)}`} aria-label={`${t('show')} ${o.orderNo}`}>
-                      {t('show')}
-                    </a>
-                  ),
-                },
+                actionsColumn<OrderItem>(80, (o) => (
+                  <ShowLink href={`#/orders/${encodeURIComponent(o.orderNo)}`} id={o.orderNo} />
+                )),
               ]}
             />
-            {page.nextCursor ? (
-              <p>
-                <a href={`#/orders${query({ ...initial, cursor: page.nextCursor })}`}>{t('next')}</a>
-              </p>
-            ) : null}
+            <NextPage href={page.nextCursor && `#/orders${query({ ...initial, cursor: page.nextCursor })}`} />
           </>
         )}
       </Show>
@@ -410,16 +403,9 @@ export function OrderSections({ detail }: { detail: OrderDetail }) {
           { title: t('outcome'), width: 130, render: (_, v) => <Status value={v.outcome} /> },
           { title: t('received'), width: 200, render: (_, v) => <Time iso={v.receivedAt} /> },
           { title: t('processingMs'), width: 90, render: (_, v) => v.processingMs ?? '—' },
-          {
-            title: t('actions'),
-            width: 110,
-            fixed: 'right',
-            render: (_, v) => (
-              <Button size="small" onClick={() => setRaw(v.id)} aria-label={`${t('raw')} #${v.id}`}>
-                {t('raw')}
-              </Button>
-            ),
-          },
+          actionsColumn<DeliverySummary>(110, (v) => (
+            <RowButton label={t('raw')} id={`#${v.id}`} onClick={() => setRaw(v.id)} />
+          )),
         ]}
       />
       <RawDrawer title={`${t('raw')} #${raw ?? ''}`} open={raw !== null} onClose={() => setRaw(null)}>

@@ -1,5 +1,5 @@
 import { useMemo } from 'react';
-import { Card, Statistic } from 'antd';
+import { Card, Statistic, Tag } from 'antd';
 import { PALETTE, TimeChart } from '../chart';
 import { codeLabel } from '../catalogue';
 import { formatDay, formatMs } from '../format';
@@ -21,7 +21,16 @@ interface Reconciled {
   finishedAt: string | null;
 }
 
+interface ExpiringCredential {
+  channel: string;
+  /** '' for a channel-wide chain (UnionPay's root and middle certificates). */
+  account: string;
+  kind: string;
+  validTo: string;
+}
+
 interface Overview {
+  at: string;
   latency: { deliveries: number; p50Ms: number | null; p99Ms: number | null };
   openAnomalies: CountByKey[];
   refundsAwaitingApproval: number;
@@ -29,7 +38,13 @@ interface Overview {
   deadLetters: number;
   spool: { enabled: boolean; pending?: number; parked?: number; quarantined?: number; oldestAgeSeconds?: number };
   reconciliations: Reconciled[];
+  /** The certificates the channels hold that expire first, soonest first. */
+  expiringCredentials: ExpiringCredential[];
 }
+
+const DAY_MS = 86_400_000;
+/** What the alert CredentialExpiresSoon fires at: a certificate with fewer days left is highlighted. */
+const SOON_DAYS = 30;
 
 interface Stats {
   from: string;
@@ -201,7 +216,36 @@ function OverviewCards({ o }: { o: Overview }) {
           { title: t('at'), width: 200, render: (_, r) => <Time iso={r.finishedAt} /> },
         ]}
       />
+      <DataTable<ExpiringCredential>
+        caption={t('expiringCredentials')}
+        rowKey={(c) => `${c.channel}-${c.account}-${c.kind}`}
+        rows={o.expiringCredentials}
+        columns={[
+          { title: t('channel'), width: 110, render: (_, c) => <Code value={c.channel} /> },
+          { title: t('account'), ellipsis: true, render: (_, c) => c.account || t('channelWide') },
+          { title: t('kind'), width: 200, render: (_, c) => <Code value={c.kind} /> },
+          { title: t('validTo'), width: 200, render: (_, c) => <Time iso={c.validTo} /> },
+          { title: t('daysLeft'), width: 160, render: (_, c) => <DaysLeft validTo={c.validTo} now={o.at} /> },
+        ]}
+      />
     </>
+  );
+}
+
+/** Whole days until a certificate stops being valid (0 on its last day, negative once expired); under 30 highlighted. */
+function DaysLeft({ validTo, now }: { validTo: string; now: string }) {
+  const days = Math.floor((Date.parse(validTo) - Date.parse(now)) / DAY_MS);
+  const soon = days < SOON_DAYS;
+  return (
+    <span className={soon ? 'days-left soon' : 'days-left'} data-testid="days-left" data-soon={soon}>
+      <span className="days">{days}</span>
+      {soon ? (
+        <>
+          {' '}
+          <Tag className="status tone-red expires-soon">{t('expiresSoon')}</Tag>
+        </>
+      ) : null}
+    </span>
   );
 }
 

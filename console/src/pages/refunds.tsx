@@ -5,14 +5,17 @@ import { ApiError, post, query } from '../api';
 import { t } from '../i18n';
 import { Route } from '../router';
 import {
+  actionsColumn,
   canAct,
   Code,
   DataTable,
   Id,
   Money,
+  NextPage,
   OrderLink,
   Problem,
   Show,
+  ShowLink,
   Status,
   Time,
   useGet,
@@ -124,26 +127,21 @@ export function ApprovalsPage() {
             rows={page.items}
             columns={[
               ...refundColumns(),
-              {
-                title: t('actions'),
-                width: 170,
-                fixed: 'right',
-                render: (_, r) => (
-                  <Space size="small">
-                    <Button
-                      type="primary"
-                      size="small"
-                      disabled={disabled || threshold === undefined}
-                      onClick={() => setConfirming(r)}
-                    >
-                      {t('approve')}
-                    </Button>
-                    <Button size="small" danger disabled={disabled} onClick={() => setRejecting(r)}>
-                      {t('reject')}
-                    </Button>
-                  </Space>
-                ),
-              },
+              actionsColumn<Refund>(170, (r) => (
+                <Space size="small">
+                  <Button
+                    type="primary"
+                    size="small"
+                    disabled={disabled || threshold === undefined}
+                    onClick={() => setConfirming(r)}
+                  >
+                    {t('approve')}
+                  </Button>
+                  <Button size="small" danger disabled={disabled} onClick={() => setRejecting(r)}>
+                    {t('reject')}
+                  </Button>
+                </Space>
+              )),
             ]}
           />
         )}
@@ -325,23 +323,12 @@ export function RefundsPage({ route }: { route: Route }) {
               rows={page.items}
               columns={[
                 ...refundColumns(),
-                {
-                  title: t('actions'),
-                  width: 80,
-                  fixed: 'right',
-                  render: (_, r) => (
-                    <a href={`#/orders/${encodeURIComponent(r.orderNo)}`} aria-label={`${t('show')} ${r.orderNo}`}>
-                      {t('show')}
-                    </a>
-                  ),
-                },
+                actionsColumn<Refund>(80, (r) => (
+                  <ShowLink href={`#/orders/${encodeURIComponent(r.orderNo)}`} id={r.orderNo} />
+                )),
               ]}
             />
-            {page.nextCursor ? (
-              <p>
-                <a href={`#/refunds${query({ status, cursor: page.nextCursor })}`}>{t('next')}</a>
-              </p>
-            ) : null}
+            <NextPage href={page.nextCursor && `#/refunds${query({ status, cursor: page.nextCursor })}`} />
           </>
         )}
       </Show>

@@ -4,11 +4,13 @@ import { ApiError, post, query } from '../api';
 import { lang, t } from '../i18n';
 import { navigate, Route } from '../router';
 import {
+  actionsColumn,
   canAct,
   Code,
   DataTable,
   headerText,
   Id,
+  NextPage,
   OrderLink,
   Pre,
   Problem,
@@ -227,19 +229,10 @@ export function RefusedNotificationsPage({ route }: { route: Route }) {
                 { title: w().timesSeen, width: 90, render: (_, r) => r.timesSeen },
                 { title: w().lastSeen, width: 200, render: (_, r) => <Time iso={r.lastSeenAt} /> },
                 { title: t('status'), width: 100, render: (_, r) => <Status value={r.status} /> },
-                {
-                  title: t('actions'),
-                  width: 80,
-                  fixed: 'right',
-                  render: (_, r) => <a href={`#/refused/${r.id}`}>{w().open}</a>,
-                },
+                actionsColumn<Summary>(80, (r) => <a href={`#/refused/${r.id}`}>{w().open}</a>),
               ]}
             />
-            {page.nextCursor ? (
-              <p>
-                <a href={`#/refused${query({ ...current, cursor: page.nextCursor })}`}>{t('next')}</a>
-              </p>
-            ) : null}
+            <NextPage href={page.nextCursor && `#/refused${query({ ...current, cursor: page.nextCursor })}`} />
           </>
         )}
       </Show>

@@ -5,6 +5,7 @@ import { ApiError, patch, post } from '../api';
 import { codeLabel } from '../catalogue';
 import { lang, t } from '../i18n';
 import {
+  actionsColumn,
   canAct,
   Code,
   DataTable,
@@ -12,6 +13,7 @@ import {
   Id,
   OrderLink,
   Problem,
+  RowButton,
   Said,
   Show,
   Status,
@@ -136,39 +138,18 @@ export function WebhooksPage() {
                   </>
                 ),
               },
-              {
-                title: t('actions'),
-                width: 280,
-                fixed: 'right',
-                render: (_, e) => (
-                  <Space size={4} wrap={false}>
-                    <Button
-                      size="small"
-                      disabled={disabled}
-                      onClick={() => setEditing(e)}
-                      aria-label={`${t('edit')} ${e.id}`}
-                    >
-                      {t('edit')}
-                    </Button>
-                    <Button
-                      size="small"
-                      disabled={disabled}
-                      onClick={() => void toggle(e)}
-                      aria-label={`${e.enabled ? t('disable') : t('enable')} ${e.id}`}
-                    >
-                      {e.enabled ? t('disable') : t('enable')}
-                    </Button>
-                    <Button
-                      size="small"
-                      disabled={disabled}
-                      onClick={() => setRotating(e)}
-                      aria-label={`${t('rotateSecret')} ${e.id}`}
-                    >
-                      {t('rotateSecret')}
-                    </Button>
-                  </Space>
-                ),
-              },
+              actionsColumn<Endpoint>(280, (e) => (
+                <Space size={4} wrap={false}>
+                  <RowButton label={t('edit')} id={e.id} disabled={disabled} onClick={() => setEditing(e)} />
+                  <RowButton
+                    label={e.enabled ? t('disable') : t('enable')}
+                    id={e.id}
+                    disabled={disabled}
+                    onClick={() => void toggle(e)}
+                  />
+                  <RowButton label={t('rotateSecret')} id={e.id} disabled={disabled} onClick={() => setRotating(e)} />
+                </Space>
+              )),
             ]}
           />
         )}
@@ -363,21 +344,14 @@ export function WebhookEndpointPage({ id }: { id: string }) {
                 ),
               },
               { title: t('status'), width: 110, render: (_, a) => <Status value={a.deliveryStatus} /> },
-              {
-                title: t('actions'),
-                width: 100,
-                fixed: 'right',
-                render: (_, a) => (
-                  <Button
-                    size="small"
-                    disabled={disabled}
-                    onClick={() => void resend(a.eventId)}
-                    aria-label={`${t('resend')} ${a.eventId}`}
-                  >
-                    {t('resend')}
-                  </Button>
-                ),
-              },
+              actionsColumn<Attempt>(100, (a) => (
+                <RowButton
+                  label={t('resend')}
+                  id={a.eventId}
+                  disabled={disabled}
+                  onClick={() => void resend(a.eventId)}
+                />
+              )),
             ]}
           />
         )}

@@ -1,0 +1,680 @@
+import { useState } from 'react';
+import { Button, DatePicker, Descriptions, Input, Modal, Select, Space, Tag } from 'antd';
+import type { Dayjs } from 'dayjs';
+import { ApiError, post, query } from '../api';
+import { codeLabel, hasLabel } from '../catalogue';
+import { lang, t } from '../i18n';
+import { Route } from '../router';
+import {
+  actionsColumn,
+  canAct,
+  Code,
+  DataTable,
+  dayFormat,
+  Id,
+  NextPage,
+  Problem,
+  RowButton,
+  Said,
+  Show,
+  Time,
+  useGet,
+  useOperator,
+  ViewerNote,
+} from '../ui';
+
+interface SubMerchant {
+  subMerchantId: string;
+  subAppId?: string;
+  source: 'configuration' | 'directory';
+  disabled: boolean;
+}
+
+interface Account {
+  channel: string;
+  account: string;
+  disabled: boolean;
+  subMerchants: SubMerchant[];
+}
+
+/**
+ * A row of the directory's history, or a proposal waiting. Its `action` is a code the catalogue
+ * labels; a kind of change this console does not know yet (a new proposal) still shows, by its code,
+ * with whatever other fields the server answers.
+ */
+interface Change {
+  id: string;
+  channel: string;
+  accountId: string;
+  subMerchantId: string;
+  action: string;
+  subAppId?: string | null;
+  decidesChangeId?: string | null;
+  operatorId: string;
+  reason?: string | null;
+  createdAt: string;
+  [field: string]: unknown;
+}
+
+interface Directory {
+  version: string;
+  applyWithinMs: number;
+  accounts: Account[];
+  pending: Change[];
+}
+
+interface DryRunReport {
+  channel: string;
+  account: string;
+  kind: string;
+  candidateFingerprint: string;
+  since: string;
+  examined: number;
+  currentOnly: number;
+  candidateOnly: number;
+  both: number;
+  neither: number;
+}
+
+/** One row of the accounts table: an account, or one of its sub-merchants under it. */
+interface Row {
+  key: string;
+  channel: string;
+  account: string;
+  sub: SubMerchant | null;
+  disabled: boolean;
+  /** A service provider's account: one configured with sub-merchants, the only kind that takes more. */
+  provider: boolean;
+}
+
+const HISTORY_PAGE = 100;
+const KEY_KINDS = ['publicKey', 'platformCert', 'publicCert'];
+/** Fields every change has, shown in their own columns; any other is a detail of its kind. */
+const KNOWN_FIELDS = new Set([
+  'id',
+  'channel',
+  'accountId',
+  'subMerchantId',
+  'action',
+  'subAppId',
+  'decidesChangeId',
+  'operatorId',
+  'reason',
+  'createdAt',
+]);
+/** Never shown, whatever a new kind of change answers. */
+const SECRET_FIELD = /secret|private|password|passphrase|apiv[23]key/i;
+
+const accountPath = (channel: string, account: string) =>
+  `/admin/merchants/${encodeURIComponent(channel)}/${encodeURIComponent(account)}`;
+const targetName = (channel: string, account: string, sub?: string | null) =>
+  `${codeLabel(channel, lang())} ${account}${sub ? ` / ${sub}` : ''}`;
+
+function rowsOf(accounts: Account[]): Row[] {
+  return accounts.flatMap((a) => [
+    {
+      key: `${a.channel}:${a.account}`,
+      channel: a.channel,
+      account: a.account,
+      sub: null,
+      disabled: a.disabled,
+      provider: a.subMerchants.length > 0,
+    },
+    ...a.subMerchants.map((s) => ({
+      key: `${a.channel}:${a.account}:${s.subMerchantId}`,
+      channel: a.channel,
+      account: a.account,
+      sub: s,
+      disabled: s.disabled,
+      provider: false,
+    })),
+  ]);
+}
+
+/** A change's kind by its label; one the catalogue does not know (yet) by its code. */
+export function ChangeKind({ action }: { action: string }) {
+  if (hasLabel(action)) return <Code value={action} />;
+  return (
+    <span className="code" title={action} data-code={action}>
+      {t('otherChange')}: {action}
+    </span>
+  );
+}
+
+/** What a change of a kind carries beyond the common fields (a new proposal's key, its window), never a secret. */
+function ChangeDetails({ change }: { change: Change }) {
+  const details = Object.entries(change).filter(
+    ([field, value]) =>
+      !KNOWN_FIELDS.has(field) && !SECRET_FIELD.test(field) && value !== null && value !== undefined && value !== '',
+  );
+  const shown = [
+    ...(change.subAppId ? [[t('subAppId'), change.subAppId] as const] : []),
+    ...(change.decidesChangeId ? [[t('decides'), `#${change.decidesChangeId}`] as const] : []),
+    ...details,
+  ];
+  if (shown.length === 0) return <span>—</span>;
+  return (
+    <span className="details">
+      {shown.map(([field, value], i) => (
+        <span key={field}>
+          {i > 0 ? '; ' : ''}
+          {field}: {typeof value === 'string' ? value : JSON.stringify(value)}
+        </span>
+      ))}
+    </span>
+  );
+}
+
+const targetColumn = (c: Change) => (
+  <>
+    <Code value={c.channel} /> <Id value={c.subMerchantId ? `${c.accountId} / ${c.subMerchantId}` : c.accountId} />
+  </>
+);
+
+/**
+ * The merchant directory: every account of every channel with its sub-merchants, the proposals
+ * waiting for a second admin, the history, and a platform key's dry run. Admins change it; a viewer
+ * sees the same page with every control disabled. Keys and secrets are never shown: the API
+ * answers none.
+ */
+export function MerchantsPage({ route }: { route: Route }) {
+  const before = route.params.get('before') ?? '';
+  const directory = useGet<Directory>('/admin/merchants');
+  const history = useGet<Change[]>(`/admin/merchant-changes${query({ before })}`);
+  const disabled = !canAct(useOperator());
+  const [said, setSaid] = useState<string | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+  const [adding, setAdding] = useState<Row | null>(null);
+  const [disabling, setDisabling] = useState<Row | null>(null);
+  const [approving, setApproving] = useState<Change | null>(null);
+  const [rejecting, setRejecting] = useState<Change | null>(null);
+
+  /**
+   * Read again now, and again while every replica (this one too) applies the change: the listing is
+   * the directory this replica holds, which takes a change within applyWithinMs of its commit.
+   */
+  const reload = () => {
+    const within = directory.data?.applyWithinMs ?? 1000;
+    for (const after of [0, within / 2, within + 300, 2 * within + 500, 5 * within])
+      setTimeout(() => {
+        directory.reload();
+        history.reload();
+      }, after);
+  };
+  const act = async (what: string, call: () => Promise<unknown>, done: string): Promise<boolean> => {
+    setSaid(null);
+    setProblem(null);
+    try {
+      await call();
+      setSaid(`${done}: ${what}`);
+      reload();
+      return true;
+    } catch (error) {
+      setProblem(`${what}: ${(error as ApiError).message}`);
+      return false;
+    }
+  };
+  const enable = (row: Row) =>
+    void act(
+      targetName(row.channel, row.account, row.sub?.subMerchantId),
+      () =>
+        post(
+          `${accountPath(row.channel, row.account)}/enable`,
+          row.sub ? { subMerchantId: row.sub.subMerchantId } : {},
+        ),
+      t('enabledAgain'),
+    );
+
+  return (
+    <>
+      <h1>{t('merchants')}</h1>
+      <ViewerNote />
+      {said ? <Said>{said}</Said> : null}
+      <Problem text={problem} />
+      <Show loaded={directory}>
+        {(d) => (
+          <>
+            <p className="help">
+              {t('merchantApplyNote')} {d.applyWithinMs} ms · {t('merchantVersion')} {d.version}
+            </p>
+            <DataTable<Row>
+              caption={t('merchantAccounts')}
+              rowKey={(r) => r.key}
+              rows={rowsOf(d.accounts)}
+              columns={[
+                { title: t('channel'), width: 110, render: (_, r) => <Code value={r.channel} /> },
+                { title: t('account'), render: (_, r) => <Id value={r.account} /> },
+                {
+                  title: t('subMerchant'),
+                  render: (_, r) => (r.sub ? <Id value={r.sub.subMerchantId} /> : t('theAccount')),
+                },
+                { title: 'sub_appid', width: 150, ellipsis: true, render: (_, r) => r.sub?.subAppId ?? '—' },
+                {
+                  title: t('source'),
+                  width: 110,
+                  render: (_, r) =>
+                    r.sub
+                      ? r.sub.source === 'directory'
+                        ? t('sourceDirectory')
+                        : t('sourceConfiguration')
+                      : t('sourceConfiguration'),
+                },
+                {
+                  title: t('state'),
+                  width: 100,
+                  render: (_, r) => (
+                    <Tag
+                      className={`state ${r.disabled ? 'state-disabled tone-red' : 'state-enabled tone-green'}`}
+                      data-state={r.disabled ? 'disabled' : 'enabled'}
+                    >
+                      {r.disabled ? t('disabled') : t('enabled')}
+                    </Tag>
+                  ),
+                },
+                actionsColumn<Row>(200, (r) => {
+                  const name = targetName(r.channel, r.account, r.sub?.subMerchantId);
+                  return (
+                    <Space size={4} wrap>
+                      {r.disabled ? (
+                        <RowButton label={t('enable')} id={name} disabled={disabled} onClick={() => enable(r)} />
+                      ) : (
+                        <RowButton
+                          label={t('proposeDisable')}
+                          id={name}
+                          danger
+                          disabled={disabled}
+                          onClick={() => setDisabling(r)}
+                        />
+                      )}
+                      {r.provider ? (
+                        <RowButton
+                          label={t('addSubMerchant')}
+                          id={name}
+                          disabled={disabled}
+                          onClick={() => setAdding(r)}
+                        />
+                      ) : null}
+                    </Space>
+                  );
+                }),
+              ]}
+            />
+            <DataTable<Change>
+              caption={t('pendingChanges')}
+              rowKey={(c) => c.id}
+              rows={d.pending}
+              columns={[
+                { title: '#', width: 70, render: (_, c) => c.id },
+                { title: t('change'), width: 150, render: (_, c) => <ChangeKind action={c.action} /> },
+                { title: t('target'), render: (_, c) => targetColumn(c) },
+                { title: t('reason'), ellipsis: true, render: (_, c) => c.reason ?? '—' },
+                { title: t('details'), ellipsis: true, render: (_, c) => <ChangeDetails change={c} /> },
+                { title: t('proposedBy'), width: 100, render: (_, c) => c.operatorId },
+                { title: t('created'), width: 200, render: (_, c) => <Time iso={c.createdAt} /> },
+                actionsColumn<Change>(170, (c) => (
+                  <Space size={4} wrap={false}>
+                    <RowButton
+                      label={t('approve')}
+                      id={`#${c.id}`}
+                      primary
+                      disabled={disabled}
+                      onClick={() => setApproving(c)}
+                    />
+                    <RowButton
+                      label={t('reject')}
+                      id={`#${c.id}`}
+                      danger
+                      disabled={disabled}
+                      onClick={() => setRejecting(c)}
+                    />
+                  </Space>
+                )),
+              ]}
+            />
+            <KeyDryRun accounts={d.accounts} />
+          </>
+        )}
+      </Show>
+      <Show loaded={history}>
+        {(changes) => (
+          <>
+            <DataTable<Change>
+              caption={t('merchantHistory')}
+              rowKey={(c) => c.id}
+              rows={changes}
+              columns={[
+                { title: '#', width: 70, render: (_, c) => c.id },
+                { title: t('change'), width: 150, render: (_, c) => <ChangeKind action={c.action} /> },
+                { title: t('target'), render: (_, c) => targetColumn(c) },
+                { title: t('reason'), ellipsis: true, render: (_, c) => c.reason ?? '—' },
+                { title: t('details'), ellipsis: true, render: (_, c) => <ChangeDetails change={c} /> },
+                { title: t('operator'), width: 100, render: (_, c) => c.operatorId },
+                { title: t('at'), width: 200, render: (_, c) => <Time iso={c.createdAt} /> },
+              ]}
+            />
+            <NextPage
+              href={
+                changes.length === HISTORY_PAGE
+                  ? `#/merchants${query({ before: changes[changes.length - 1].id })}`
+                  : null
+              }
+            />
+          </>
+        )}
+      </Show>
+      {adding ? (
+        <AddSubMerchant
+          row={adding}
+          onCancel={() => setAdding(null)}
+          onAdd={async (subMerchantId, subAppId) => {
+            const added = await act(
+              targetName(adding.channel, adding.account, subMerchantId),
+              () =>
+                post(`${accountPath(adding.channel, adding.account)}/sub-merchants`, {
+                  subMerchantId,
+                  ...(subAppId ? { subAppId } : {}),
+                }),
+              t('subMerchantAdded'),
+            );
+            if (added) setAdding(null);
+          }}
+        />
+      ) : null}
+      {disabling ? (
+        <ReasonDialog
+          title={`${t('proposeDisable')} ${targetName(disabling.channel, disabling.account, disabling.sub?.subMerchantId)}`}
+          help={t('proposeDisableHelp')}
+          label={t('reason')}
+          action={t('proposeDisable')}
+          onCancel={() => setDisabling(null)}
+          onSubmit={(reason) => {
+            const row = disabling;
+            setDisabling(null);
+            void act(
+              targetName(row.channel, row.account, row.sub?.subMerchantId),
+              () =>
+                post(`${accountPath(row.channel, row.account)}/disable`, {
+                  reason,
+                  ...(row.sub ? { subMerchantId: row.sub.subMerchantId } : {}),
+                }),
+              t('disableProposed'),
+            );
+          }}
+        />
+      ) : null}
+      {approving ? (
+        <Modal
+          open
+          title={t('approveChange')}
+          onCancel={() => setApproving(null)}
+          scrollLock={false}
+          footer={
+            <Space>
+              <Button autoFocus onClick={() => setApproving(null)}>
+                {t('cancel')}
+              </Button>
+              <Button
+                type="primary"
+                onClick={() => {
+                  const change = approving;
+                  setApproving(null);
+                  void act(
+                    `#${change.id}`,
+                    () => post(`/admin/merchant-changes/${encodeURIComponent(change.id)}/approve`),
+                    t('changeApproved'),
+                  );
+                }}
+              >
+                {t('approve')}
+              </Button>
+            </Space>
+          }
+        >
+          <Descriptions
+            column={1}
+            size="small"
+            bordered
+            items={[
+              { label: '#', children: approving.id },
+              { label: t('change'), children: <ChangeKind action={approving.action} /> },
+              { label: t('target'), children: targetColumn(approving) },
+              { label: t('reason'), children: approving.reason ?? '—' },
+              { label: t('proposedBy'), children: approving.operatorId },
+            ]}
+          />
+          <p>{t('approveChangeHelp')}</p>
+        </Modal>
+      ) : null}
+      {rejecting ? (
+        <ReasonDialog
+          title={`${t('reject')} #${rejecting.id}`}
+          label={t('rejectReason')}
+          action={t('reject')}
+          onCancel={() => setRejecting(null)}
+          onSubmit={(reason) => {
+            const change = rejecting;
+            setRejecting(null);
+            void act(
+              `#${change.id}`,
+              () => post(`/admin/merchant-changes/${encodeURIComponent(change.id)}/reject`, { reason }),
+              t('changeRejected'),
+            );
+          }}
+        />
+      ) : null}
+    </>
+  );
+}
+
+/** A dialog that asks why (required, 256 characters at most) before it sends. */
+function ReasonDialog({
+  title,
+  help,
+  label,
+  action,
+  onCancel,
+  onSubmit,
+}: {
+  title: string;
+  help?: string;
+  label: string;
+  action: string;
+  onCancel: () => void;
+  onSubmit: (reason: string) => void;
+}) {
+  const [reason, setReason] = useState('');
+  const [problem, setProblem] = useState<string | null>(null);
+  return (
+    <Modal
+      open
+      title={title}
+      onCancel={onCancel}
+      scrollLock={false}
+      footer={
+        <Space>
+          <Button autoFocus onClick={onCancel}>
+            {t('cancel')}
+          </Button>
+          <Button
+            danger
+            type="primary"
+            onClick={() => (reason.trim() ? onSubmit(reason.trim()) : setProblem(t('reasonRequired')))}
+          >
+            {action}
+          </Button>
+        </Space>
+      }
+    >
+      {help ? <p>{help}</p> : null}
+      <label htmlFor="merchant-reason">{label}</label>
+      <Input id="merchant-reason" value={reason} maxLength={256} onChange={(e) => setReason(e.target.value)} />
+      <Problem text={problem} />
+    </Modal>
+  );
+}
+
+function AddSubMerchant({
+  row,
+  onCancel,
+  onAdd,
+}: {
+  row: Row;
+  onCancel: () => void;
+  onAdd: (subMerchantId: string, subAppId: string) => Promise<void>;
+}) {
+  const [subMerchantId, setSubMerchantId] = useState('');
+  const [subAppId, setSubAppId] = useState('');
+  const [problem, setProblem] = useState<string | null>(null);
+  return (
+    <Modal
+      open
+      title={`${t('addSubMerchant')} ${targetName(row.channel, row.account)}`}
+      onCancel={onCancel}
+      scrollLock={false}
+      footer={
+        <Space>
+          <Button onClick={onCancel}>{t('cancel')}</Button>
+          <Button
+            type="primary"
+            onClick={() =>
+              subMerchantId.trim()
+                ? void onAdd(subMerchantId.trim(), subAppId.trim())
+                : setProblem(t('subMerchantRequired'))
+            }
+          >
+            {t('addSubMerchant')}
+          </Button>
+        </Space>
+      }
+    >
+      <p>
+        <label htmlFor="sub-merchant-id">{t('subMerchantId')}</label>
+        <Input
+          id="sub-merchant-id"
+          value={subMerchantId}
+          maxLength={64}
+          onChange={(e) => setSubMerchantId(e.target.value)}
+        />
+      </p>
+      <p>
+        <label htmlFor="sub-app-id">{t('subAppId')}</label>
+        <Input id="sub-app-id" value={subAppId} maxLength={64} onChange={(e) => setSubAppId(e.target.value)} />
+      </p>
+      <Problem text={problem} />
+    </Modal>
+  );
+}
+
+/** A candidate platform key or certificate tried against an account's recent notifications: four counts, nothing changed. */
+function KeyDryRun({ accounts }: { accounts: Account[] }) {
+  const disabled = !canAct(useOperator());
+  const [target, setTarget] = useState(accounts[0] ? `${accounts[0].channel}:${accounts[0].account}` : '');
+  const [kind, setKind] = useState(KEY_KINDS[0]);
+  const [pem, setPem] = useState('');
+  const [since, setSince] = useState<Dayjs | null>(null);
+  const [report, setReport] = useState<DryRunReport | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+  const submit = async (event: React.FormEvent) => {
+    event.preventDefault();
+    setReport(null);
+    setProblem(null);
+    if (!pem.trim()) return setProblem(t('candidateRequired'));
+    const [channel, account] = [target.slice(0, target.indexOf(':')), target.slice(target.indexOf(':') + 1)];
+    try {
+      setReport(
+        await post<DryRunReport>(`${accountPath(channel, account)}/key-dry-run`, {
+          kind,
+          candidatePem: pem.trim(),
+          ...(since ? { since: since.toISOString() } : {}),
+        }),
+      );
+    } catch (error) {
+      setProblem((error as ApiError).message);
+    }
+  };
+  return (
+    <section className="card" aria-labelledby="key-dry-run">
+      <h2 id="key-dry-run">{t('keyDryRun')}</h2>
+      <p className="help">{t('keyDryRunHelp')}</p>
+      <form className="filters" onSubmit={(e) => void submit(e)}>
+        <span className="field">
+          <label htmlFor="dry-run-account">{t('account')}</label>
+          <Select
+            id="dry-run-account"
+            value={target}
+            onChange={setTarget}
+            disabled={disabled}
+            popupMatchSelectWidth={false}
+            className="select"
+            options={accounts.map((a) => ({
+              value: `${a.channel}:${a.account}`,
+              label: targetName(a.channel, a.account),
+            }))}
+          />
+        </span>
+        <span className="field">
+          <label htmlFor="dry-run-kind">{t('keyKind')}</label>
+          <Select
+            id="dry-run-kind"
+            value={kind}
+            onChange={setKind}
+            disabled={disabled}
+            popupMatchSelectWidth={false}
+            className="select"
+            options={KEY_KINDS.map((k) => ({ value: k, label: codeLabel(k, lang()) }))}
+          />
+        </span>
+        <span className="field">
+          <label htmlFor="dry-run-since">{t('dryRunSince')}</label>
+          <DatePicker
+            id="dry-run-since"
+            showTime={{ format: 'HH:mm' }}
+            needConfirm={false}
+            format={`${dayFormat()} HH:mm`}
+            value={since}
+            disabled={disabled}
+            onChange={setSince}
+          />
+        </span>
+        <span className="field wide">
+          <label htmlFor="dry-run-pem">{t('candidatePem')}</label>
+          <Input.TextArea
+            id="dry-run-pem"
+            rows={4}
+            value={pem}
+            disabled={disabled}
+            spellCheck={false}
+            placeholder="-----BEGIN PUBLIC KEY-----"
+            onChange={(e) => setPem(e.target.value)}
+          />
+        </span>
+        <Button type="primary" htmlType="submit" disabled={disabled}>
+          {t('runDryRun')}
+        </Button>
+      </form>
+      <Problem text={problem} />
+      {report ? (
+        <div role="status" data-testid="dry-run-report">
+          <Descriptions
+            size="small"
+            bordered
+            column={2}
+            items={[
+              { label: t('currentOnly'), children: <span data-testid="currentOnly">{report.currentOnly}</span> },
+              { label: t('candidateOnly'), children: <span data-testid="candidateOnly">{report.candidateOnly}</span> },
+              { label: t('both'), children: <span data-testid="both">{report.both}</span> },
+              { label: t('neither'), children: <span data-testid="neither">{report.neither}</span> },
+              { label: t('examined'), children: report.examined },
+              { label: t('since'), children: <Time iso={report.since} /> },
+              {
+                label: t('fingerprint'),
+                span: 2,
+                children: <Id value={report.candidateFingerprint} />,
+              },
+            ]}
+          />
+        </div>
+      ) : null}
+    </section>
+  );
+}
