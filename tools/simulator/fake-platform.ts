@@ -68,6 +68,9 @@ export interface FakePlatformOptions {
   extraRoutes?: (req: IncomingMessage, res: ServerResponse, body: string) => boolean;
 }
 
+/** The accounts of the channels this fake serves, as a key set's channels give them. */
+export type FakePlatformAccounts = Pick<FakePlatformOptions, 'wechatpay' | 'alipay'>;
+
 export class FakePlatform implements FakeLedger {
   /** Refund requests only; queries are in `queries`. */
   readonly calls: RecordedRefundCall[] = [];
