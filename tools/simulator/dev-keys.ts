@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { UsageError } from './cli';
-import { randomAlphanumeric } from './platform-signers';
+import { randomAlphanumeric } from './signing';
 
 const DESCRIPTION_FILE = 'keys.json';
 

@@ -31,7 +31,7 @@ import {
   TradeCallBehaviour,
   TradeParams,
 } from './fake-api';
-import { randomAlphanumeric } from './platform-signers';
+import { randomAlphanumeric } from './signing';
 import { FakeWechatpayApi, FakeWechatpayMerchant } from './wechatpay/fake-wechatpay-api';
 
 export type {
@@ -412,7 +412,7 @@ export class FakePlatform implements FakeLedger {
   }
 
   private api(channel: FakeChannel): FakeChannelApi {
-    return channel === 'WECHATPAY' ? this.wechatpay : this.alipay;
+    return this.channelApis.find((api) => api.channel === channel)!;
   }
 
   /** What a trade call answered, for RecordedTradeCall.answered. */

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ChannelKeySet } from '../channel-simulator';
 import { DevKeys, writeSecret } from '../dev-keys';
-import { generateRsaKeyPair } from '../platform-signers';
+import { generateRsaKeyPair } from '../signing';
 import { DevAlipayCertMode, writeDevAlipayCertMode } from './alipay-cert-keys';
 
 export interface AlipayDevKeys {

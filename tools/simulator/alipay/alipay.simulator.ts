@@ -6,7 +6,7 @@ import { KeyObject, randomBytes } from 'node:crypto';
 import { ChannelSimulator, failReason, formDelivery, paymentSummary, refundSummary } from '../channel-simulator';
 import type { DevKeys } from '../dev-keys';
 import { fakePlatformSide } from '../fake-platform-side';
-import { alipayDelivery, alipayRefundParams, alipayTradeParams, yuan } from '../platform-signers';
+import { alipayDelivery, alipayRefundParams, alipayTradeParams, yuan } from './alipay-signer';
 import { alipayCertDelivery } from './alipay-cert-keys';
 import { alipayKeySet, alipayPlatformKey } from './alipay-dev-keys';
 

@@ -11,7 +11,7 @@ import {
   WechatpayRefundParams,
   wechatpayTransaction,
   WechatpayTransactionParams,
-} from '../platform-signers';
+} from './wechatpay-signer';
 import { wechatpayPartnerRefund, wechatpayPartnerTransaction } from './partner-resources';
 import { KEY_SET_DIALECTS } from './wechatpay-dev-keys';
 

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { UsageError } from '../cli';
 import { ChannelKeySet, OptionValues } from '../channel-simulator';
 import { DevKeys, writeSecret } from '../dev-keys';
-import { generateRsaKeyPair, randomAlphanumeric } from '../platform-signers';
+import { generateRsaKeyPair, randomAlphanumeric } from '../signing';
 
 export interface WechatpayDevKeys {
   mchid: string;

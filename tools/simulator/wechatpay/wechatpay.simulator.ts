@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { UsageError } from '../cli';
 import { ChannelSimulator, OptionValues, paymentSummary, refundSummary } from '../channel-simulator';
 import { fakePlatformSide } from '../fake-platform-side';
-import { wechatpayDelivery, WechatpaySigner } from '../platform-signers';
+import { wechatpayDelivery, WechatpaySigner } from './wechatpay-signer';
 import type { DevKeys } from '../dev-keys';
 import { wechatpayDialect, wechatpayPaymentResource, wechatpayRefundResource } from './partner-dialect';
 import { dialectOption, signTypeOption, v2PaymentDelivery, v2RefundDelivery } from './v2/v2-simulation';
