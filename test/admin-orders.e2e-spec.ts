@@ -212,15 +212,23 @@ describe('GET /admin/deliveries/:id/decrypted', () => {
     expect(await count(pool, 'SELECT COUNT(*) FROM admin_audit WHERE id > ?', [before])).toBe(1);
   });
 
-  it('should answer 404 for a delivery with nothing encrypted, or none, and 401 without a token', async () => {
+  it('should answer one 404 DeliveryNotFound for a delivery with nothing encrypted, its bytes pruned, or none, and 401 without a token', async () => {
     const tradeNo = uniqueId('A');
     const form = client.alipayPayment({ outTradeNo: mine.alipay, tradeNo, totalAmount: '2000.00' });
     expect((await client.postAlipay(form)).status).toBe(200);
     const alipay = await deliveryOf(tradeNo);
+    const pruned = await deliveryOf(paidBy.paid2);
+    await pool.query('UPDATE callback_delivery SET raw_pruned_at = NOW(3) WHERE id = ?', [pruned]);
+    const notFound = async (id: string) => {
+      const answer = await read(`/admin/deliveries/${id}/decrypted`, platforms.admins.admin);
+      return { status: answer.status, error: answer.json<{ error: string }>().error };
+    };
 
-    expect((await read(`/admin/deliveries/${alipay}/decrypted`, platforms.admins.admin)).status).toBe(404);
-    expect((await read('/admin/deliveries/999999999999/decrypted', platforms.admins.admin)).status).toBe(404);
-    expect((await read('/admin/deliveries/x/decrypted', platforms.admins.admin)).status).toBe(404);
+    const none = { status: 404, error: 'DeliveryNotFound' };
+    expect(await notFound(alipay)).toEqual(none);
+    expect(await notFound(pruned)).toEqual(none);
+    expect(await notFound('999999999999')).toEqual(none);
+    expect(await notFound('x')).toEqual(none);
     expect((await client.admin('GET', `/admin/deliveries/${alipay}/decrypted`, undefined)).status).toBe(401);
   });
 });

@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
 import { Pool, RowDataPacket } from 'mysql2/promise';
+import { CHANNELS } from '../tools/simulator/channels';
 import { eventually } from './support/eventually';
 import { CliRun, PlatformProcess, runSimulator } from './support/simulator-process';
 import { freePort, SimulatorSuite, startSimulatorSuite } from './support/simulator-suite';
@@ -47,12 +48,12 @@ function adminToken(): string {
 }
 
 describe('simulate init', () => {
-  it('should write a key set and an .env.local that enable both channels, the order API and two admins', async () => {
+  it('should write a key set and an .env.local that enable every channel, the order API and two admins', async () => {
     const env = parseEnv(readFileSync(join(dir, '.env.local'), 'utf8'));
     expect(env.WECHATPAY_MERCHANT_PRIVATE_KEY_PATH).toBe(join(keysDir, 'wechatpay-merchant-key.pem'));
     expect(env.ALIPAY_APP_PRIVATE_KEY_PATH).toBe(join(keysDir, 'alipay-app-key.pem'));
     expect(env.ADMIN_TOKENS?.split(',').map((entry) => entry.split(':')[2])).toEqual(['admin', 'admin']);
-    for (const channel of ['wechatpay', 'alipay']) {
+    for (const channel of CHANNELS) {
       const answer = await fetch(`${app.url}/notify/${channel}`, { method: 'POST' });
       expect(answer.status).not.toBe(503); // a disabled channel answers 503
     }
@@ -389,7 +390,7 @@ describe('simulate platform and refund-notice', () => {
 });
 
 describe('npm run drill', () => {
-  it.each(['wechatpay', 'alipay', 'unionpay'])(
+  it.each(CHANNELS)(
     'should run the duplicate-payment procedure on %s to the anomaly RESOLVED, and print the checklist',
     async (channel) => {
       const run = await runSimulator(['--keys', keysDir, '--target', app.url, '--channel', channel], 'drill');

@@ -268,20 +268,20 @@ export class AdminQueries {
 
   /**
    * A delivery's encrypted part (WeChat Pay APIv3's resource), decrypted by its channel: exact for
-   * an admin, the payer masked for a viewer. 404 for a delivery with nothing encrypted or its bytes pruned.
+   * an admin, the payer masked for a viewer. One 404, DeliveryNotFound, whenever there is nothing to
+   * open: no such delivery, its bytes pruned by retention, or nothing encrypted in it; the message says which.
    */
   async decryptedContent(id: string, role: AdminRole): Promise<DecryptedContentView> {
     const db = await this.reporting.dataSource();
     const delivery = /^[1-9]\d{0,18}$/.test(id) ? await db.getRepository(CallbackDelivery).findOneBy({ id }) : null;
-    if (!delivery) throw new DomainError('DeliveryNotFound', `delivery ${id.slice(0, 32)} not found`);
-    if (delivery.rawPrunedAt) {
-      throw new DomainError('DeliveryNotFound', `delivery ${id}'s bytes were pruned by retention`);
-    }
+    const nothingToOpen = (why: string) => new DomainError('DeliveryNotFound', `delivery ${id.slice(0, 32)} ${why}`);
+    if (!delivery) throw nothingToOpen('not found');
+    if (delivery.rawPrunedAt) throw nothingToOpen('has its bytes pruned by retention');
     const masked = role !== AdminRole.Admin;
     const content = this.channels
       .get(delivery.channel)
       ?.decryptedContent?.({ body: delivery.rawBody, headers: delivery.headers }, { masked });
-    if (!content) throw new DomainError('NotFound', `delivery ${id} has nothing encrypted (${delivery.channel})`);
+    if (!content) throw nothingToOpen(`has nothing encrypted (${delivery.channel})`);
     return { deliveryId: delivery.id, channel: delivery.channel, masked, content };
   }
 

@@ -19,6 +19,15 @@ export interface PlatformReply {
   body?: string | object;
 }
 
+/**
+ * The failure reply of a form-posting platform (Alipay, UnionPay): `fail` as plain text, the reason in
+ * X-Fail-Reason (printable ASCII, at most 200 characters, for the operator reading the platform's log).
+ */
+export function plainTextFailure(status: number, message: string): PlatformReply {
+  const reason = message.replace(/[^\x20-\x7e]/g, '?').slice(0, 200);
+  return { status, headers: { 'content-type': 'text/plain; charset=utf-8', 'x-fail-reason': reason }, body: 'fail' };
+}
+
 /** One notification endpoint of a channel, POST /notify/<notifyPath>: how it verifies and how it answers. */
 export interface NotifyEndpoint {
   readonly channel: Channel;

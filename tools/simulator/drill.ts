@@ -6,13 +6,13 @@
 import { randomInt } from 'node:crypto';
 import { formatMinor, json, parseCommand, print, UnreachableError, UsageError } from './cli';
 import { DevKeys, loadDevKeys } from './dev-keys';
-import { channelOption, message, registerOrder } from './order.command';
+import { message, registerOrder } from './order.command';
+import { channelOption, CHANNELS } from './channels';
 import { deliver, newTransactionId, paymentNotification, printAck, SimulatedChannel } from './notifications';
 import { sendRefundNotice } from './refund-notice.command';
 import { runCli } from './simulate';
 
-export const DRILL_USAGE =
-  'drill [--target URL] [--keys .simulator] [--channel wechatpay|alipay|unionpay] [--wait-seconds 30]';
+export const DRILL_USAGE = `drill [--target URL] [--keys .simulator] [--channel ${CHANNELS.join('|')}] [--wait-seconds 30]`;
 
 interface Step {
   title: string;
@@ -36,7 +36,7 @@ interface Drill {
 
 export async function drill(args: string[]): Promise<number> {
   const { values } = parseCommand(args, {
-    channel: { type: 'string', default: 'wechatpay' },
+    channel: { type: 'string', default: CHANNELS[0] },
     'wait-seconds': { type: 'string', default: '30' },
   });
   const waitSeconds = Number(values['wait-seconds']);

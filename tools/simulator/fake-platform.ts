@@ -31,7 +31,7 @@ import {
   TradeCallBehaviour,
   TradeParams,
 } from './fake-api';
-import { randomAlphanumeric } from './platform-signers';
+import { randomAlphanumeric } from './signing';
 import { FakeWechatpayApi, FakeWechatpayMerchant } from './wechatpay/fake-wechatpay-api';
 
 export type {
@@ -67,6 +67,9 @@ export interface FakePlatformOptions {
   /** Answers requests for paths the platform does not serve (the simulator's own endpoints); true when it did. */
   extraRoutes?: (req: IncomingMessage, res: ServerResponse, body: string) => boolean;
 }
+
+/** The accounts of the channels this fake serves, as a key set's channels give them. */
+export type FakePlatformAccounts = Pick<FakePlatformOptions, 'wechatpay' | 'alipay'>;
 
 export class FakePlatform implements FakeLedger {
   /** Refund requests only; queries are in `queries`. */
@@ -409,7 +412,7 @@ export class FakePlatform implements FakeLedger {
   }
 
   private api(channel: FakeChannel): FakeChannelApi {
-    return channel === 'WECHATPAY' ? this.wechatpay : this.alipay;
+    return this.channelApis.find((api) => api.channel === channel)!;
   }
 
   /** What a trade call answered, for RecordedTradeCall.answered. */

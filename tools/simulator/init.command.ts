@@ -11,11 +11,21 @@ import {
 } from './cli';
 import { DEFAULT_DATABASE_URL } from '../../src/platform/config/database.config';
 import { DEFAULT_METRICS_PORT } from '../../src/platform/config/server.config';
-import { addAlipayCertMode, createDevKeys, envFileText, keysExist, writeSecret } from './dev-keys';
-import { DEV_SUB_MCHIDS, Dialect, DIALECTS } from './wechatpay/partner-dialect';
+import { createDevKeys, envFileText, keysExist, tokenEnvironment, writeSecret } from './dev-keys';
+import {
+  channelOptions,
+  channelsEnvironment,
+  channelUsage,
+  checkChannelOptions,
+  CHANNEL_SIMULATORS,
+  commandParts,
+  createChannelKeys,
+} from './channels';
 
-export const INIT_USAGE =
-  'init [--keys .simulator] [--env-local .env.local] [--port 3000] [--metrics-port 9464] [--database payments] [--platform-port 3100] [--dialect v3|partner] [--alipay-cert] [--force]';
+/** Each channel's options of `init` (WeChat Pay's --dialect, Alipay's --alipay-cert …). */
+const CHANNEL_PARTS = commandParts((channel) => channel.keySet.init);
+
+export const INIT_USAGE = `init [--keys .simulator] [--env-local .env.local] [--port 3000] [--metrics-port 9464] [--database payments] [--platform-port 3100]${channelUsage(CHANNEL_PARTS)} [--force]`;
 
 /** The database and management port of a checkout whose service listens on `port`, unless given. */
 export function checkoutDefaults(port: number): { database: string; metricsPort: number } {
@@ -32,7 +42,8 @@ export const APPROVAL_THRESHOLD = 100_000;
 
 /**
  * Writes a new key set and the `.env.local` that configures the service with it; refuses to overwrite either.
- * --alipay-cert: Alipay in certificate mode (a test root, the Alipay and app certificates) instead of its public key.
+ * The channels' own options say how their keys are made (WeChat Pay's --dialect partner: a service provider's;
+ * Alipay's --alipay-cert: certificate mode).
  */
 export async function init(args: string[]): Promise<number> {
   const { values } = parseCommand(args, {
@@ -41,10 +52,9 @@ export async function init(args: string[]): Promise<number> {
     database: { type: 'string' },
     'platform-port': { type: 'string', default: String(DEFAULT_PLATFORM_PORT) },
     force: { type: 'boolean', default: false },
-    dialect: { type: 'string', default: 'v3' },
-    'alipay-cert': { type: 'boolean', default: false },
+    ...channelOptions(CHANNEL_PARTS),
   });
-  if (!DIALECTS.includes(values.dialect as Dialect)) throw new UsageError(`--dialect must be ${DIALECTS.join(' or ')}`);
+  checkChannelOptions(CHANNEL_PARTS, values);
   const port = positiveInteger(values.port, 'port')!;
   const platformPort = positiveInteger(values['platform-port'], 'platform-port')!;
   if (port > 65535 || platformPort > 65535) throw new UsageError('--port and --platform-port must be at most 65535');
@@ -64,10 +74,7 @@ export async function init(args: string[]): Promise<number> {
   if (!values.force && (keysExist(values.keys) || existsSync(envFile))) {
     throw new UsageError(`${values.keys} or ${envFile} exists already; pass --force to replace both`);
   }
-  const created = createDevKeys(values.keys, platformPort, {
-    subMchids: values.dialect === 'partner' ? DEV_SUB_MCHIDS : undefined,
-  });
-  const keys = values['alipay-cert'] ? await addAlipayCertMode(created) : created;
+  const keys = await createDevKeys(values.keys, platformPort, (dir) => createChannelKeys(dir, values));
   writeSecret(
     envFile,
     envFileText(keys, {
@@ -79,21 +86,12 @@ export async function init(args: string[]): Promise<number> {
       REFUND_APPROVAL_THRESHOLD: String(APPROVAL_THRESHOLD),
       // Development: webhook endpoints on this machine (http://127.0.0.1:…) are allowed.
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      ...tokenEnvironment(keys),
+      ...channelsEnvironment(keys, port),
     }),
   );
   print(`key set written to ${keys.dir}:`);
-  print(
-    `  WeChat Pay  mchid ${keys.wechatpay.mchid}, platform key ${keys.wechatpay.publicKeyId}, APIv3 key, merchant key`,
-  );
-  if (keys.wechatpay.subMchids) {
-    print(`              a service provider (partner mode) for sub-merchants ${keys.wechatpay.subMchids.join(', ')}`);
-  }
-  print(`  Alipay      app ${keys.alipay.appId}, Alipay key pair, app key pair`);
-  if (keys.alipay.certMode) {
-    const { alipayCertSn, appCertSn, rootCertSn } = keys.alipay.certMode;
-    print(`              certificate mode: alipay_cert_sn ${alipayCertSn}, app_cert_sn ${appCertSn},`);
-    print(`              alipay_root_cert_sn ${rootCertSn} (a test root made now)`);
-  }
+  for (const channel of CHANNEL_SIMULATORS) channel.keySet.describe(keys).forEach((line) => print(line));
   print(`  tokens      INTERNAL_API_TOKEN, admins ${keys.admins.map((admin) => admin.id).join(' and ')}`);
   print(
     `service configuration written to ${envFile}: PORT ${port}, METRICS_PORT ${metricsPort}, DATABASE_URL ${databaseUrl.toString()},`,
@@ -107,7 +105,7 @@ export async function init(args: string[]): Promise<number> {
   print(
     `  npm run simulate -- platform            # the fake platform APIs on 127.0.0.1:${platformPort} (the key set's)`,
   );
-  print(`  npm run start:local                      # the service with both channels enabled, on port ${port}`);
+  print(`  npm run start:local                      # the service with every channel enabled, on port ${port}`);
   print('  npm run simulate -- tokens              # the order API and admin tokens');
   return 0;
 }

@@ -1,15 +1,14 @@
 import { formatMinor, json, onePositional, parseCommand, positiveInteger, print, UsageError } from './cli';
 import { DevKeys, loadDevKeys } from './dev-keys';
-import { CHANNELS, SimulatedChannel } from './notifications';
-import { txnTime } from './unionpay/unionpay-signer';
+import type { SimulatedChannel } from './channel-simulator';
+import { channelOption, channelSimulator, CHANNELS } from './channels';
 
-export const ORDER_USAGE =
-  'order <orderNo> --amount FEN [--channel wechatpay|alipay|unionpay] [--channel-order-time yyyyMMddHHmmss] [--target URL]';
+export const ORDER_USAGE = `order <orderNo> --amount FEN [--channel ${CHANNELS.join('|')}] [--channel-order-time yyyyMMddHHmmss] [--target URL]`;
 
 /**
- * Registers an order through the internal API, as the order service would. A UnionPay order gets
- * the time its consumption is sent (txnTime, now in Beijing) unless --channel-order-time names one;
- * `pay` then sends its notification with that txnTime.
+ * Registers an order through the internal API, as the order service would. An order for a channel that finds its
+ * trades by the time they were sent (UnionPay's txnTime) gets that time, now, unless --channel-order-time names one;
+ * `pay` then sends its notification with it.
  */
 export async function order(args: string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, {
@@ -32,7 +31,7 @@ export async function order(args: string[]): Promise<number> {
 
 /**
  * POST /payment-orders; prints the answer; true when the order is registered (now or before, identically).
- * A UnionPay order is registered with its consumption's txnTime (now in Beijing) unless one is given.
+ * The channel's default channelOrderTime (UnionPay's txnTime, now in Beijing) unless one is given.
  */
 export async function registerOrder(
   keys: DevKeys,
@@ -40,7 +39,9 @@ export async function registerOrder(
   o: { orderNo: string; amount: number; channel?: SimulatedChannel; channelOrderTime?: string },
   quiet = false,
 ): Promise<boolean> {
-  const channelOrderTime = o.channelOrderTime ?? (o.channel === 'unionpay' ? txnTime() : undefined);
+  const channelOrderTime =
+    o.channelOrderTime ??
+    (o.channel === undefined ? undefined : channelSimulator(o.channel).defaultChannelOrderTime?.());
   const answer = await json(`${target}/payment-orders`, 'POST', keys.internalApiToken, {
     orderNo: o.orderNo,
     userId: 'simulator',
@@ -66,7 +67,7 @@ export async function orderAmount(keys: DevKeys, target: string, orderNo: string
   return undefined;
 }
 
-/** The time the order was registered as sent to its channel (UnionPay's txnTime), when the service knows one. */
+/** The time the order was registered as sent to its channel (channelOrderTime), when the service knows one. */
 export async function orderChannelTime(keys: DevKeys, target: string, orderNo: string): Promise<string | undefined> {
   const answer = await json(`${target}/payment-orders/${encodeURIComponent(orderNo)}`, 'GET', keys.internalApiToken);
   const said = answer.status === 200 ? answer.json.channelOrderTime : undefined;
@@ -82,13 +83,6 @@ export async function printOrderStatus(keys: DevKeys, target: string, orderNo: s
     // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the service's JSON fields, printed as they came
     `order ${orderNo} is ${String(status)}${transactionId ? `, paid by transaction ${String(transactionId)}` : ''}`,
   );
-}
-
-export function channelOption(value: string | undefined): SimulatedChannel {
-  if (!CHANNELS.includes(value as SimulatedChannel)) {
-    throw new UsageError(`--channel must be ${CHANNELS.join(' or ')}, got "${value ?? ''}"`);
-  }
-  return value as SimulatedChannel;
 }
 
 export function message(answer: { json: Record<string, unknown>; body: string }): string {

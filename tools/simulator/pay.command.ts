@@ -1,16 +1,21 @@
 import { http, json, onePositional, parseCommand, positiveInteger, print, UnreachableError, UsageError } from './cli';
 import { DevKeys, loadDevKeys } from './dev-keys';
-import { channelOption, message, orderAmount, orderChannelTime, printOrderStatus } from './order.command';
-import { Ack, deliver, newTransactionId, paymentNotification, printAck, SimulatedChannel } from './notifications';
-import { wechatpayDialect } from './wechatpay/partner-dialect';
-import { dialectOption, signTypeOption, v2PaymentDelivery } from './wechatpay/v2/v2-simulation';
+import { message, orderAmount, orderChannelTime, printOrderStatus } from './order.command';
+import { Ack, deliver, printAck } from './notifications';
+import { ChannelSimulator, PaymentParams } from './channel-simulator';
+import {
+  channelOptions,
+  channelSimulator,
+  channelUsage,
+  CHANNELS,
+  checkChannelOptions,
+  commandParts,
+} from './channels';
 
-export const PAY_USAGE =
-  'pay <orderNo> --channel wechatpay|alipay|unionpay [--amount FEN] [--times N] [--concurrent] [--status S] [--transaction ID] [--dialect v3|partner|v2] [--sub-mchid ID] [--sign-type MD5|HMAC-SHA256]';
+/** Each channel's options of `pay` (WeChat Pay's --dialect, --sub-mchid, --sign-type …). */
+const CHANNEL_PARTS = commandParts((channel) => channel.pay);
 
-const PAYING_STATUSES = new Set(['SUCCESS', 'TRADE_SUCCESS', 'TRADE_FINISHED', '00', 'A6']);
-/** Each channel's paying status: WeChat trade_state, Alipay trade_status, UnionPay respCode. */
-const DEFAULT_STATUS = { wechatpay: 'SUCCESS', alipay: 'TRADE_SUCCESS', unionpay: '00' } as const;
+export const PAY_USAGE = `pay <orderNo> --channel ${CHANNELS.join('|')} [--amount FEN] [--times N] [--concurrent] [--status S] [--transaction ID]${channelUsage(CHANNEL_PARTS)}`;
 
 /**
  * Pays an order at the channel: one new transaction (or --transaction), its notification delivered --times times,
@@ -24,88 +29,70 @@ export async function pay(args: string[]): Promise<number> {
     concurrent: { type: 'boolean', default: false },
     status: { type: 'string' },
     transaction: { type: 'string' },
-    dialect: { type: 'string' },
-    'sub-mchid': { type: 'string' },
-    'sign-type': { type: 'string' },
+    ...channelOptions(CHANNEL_PARTS),
   });
   const orderNo = onePositional(positionals, 'order number');
-  const channel = channelOption(values.channel);
-  // v2 is its own notification endpoint; v3 and partner are the APIv3 dialects of the key set.
-  const dialect = values.dialect === 'v2' ? dialectOption(values.dialect, channel) : undefined;
-  const signType = signTypeOption(values['sign-type']);
+  const channel = channelSimulator(values.channel);
+  checkChannelOptions(CHANNEL_PARTS, values, channel.name);
   const times = positiveInteger(values.times, 'times')!;
   if (times > 100) throw new UsageError('--times is at most 100 (the platforms deliver up to 8 times)');
   const keys = loadDevKeys(values.keys);
-  if (channel !== 'wechatpay' && (values.dialect !== undefined || values['sub-mchid'] !== undefined)) {
-    throw new UsageError('--dialect and --sub-mchid are WeChat Pay options');
-  }
-  const { subMchid } =
-    channel === 'wechatpay' && dialect !== 'v2'
-      ? wechatpayDialect(keys, values.dialect, values['sub-mchid'])
-      : { subMchid: undefined };
+  const target = values.target;
+  const prepared = await channel.pay?.prepare?.({
+    keys,
+    values,
+    orderChannelTime: () => orderChannelTime(keys, target, orderNo),
+  });
   // A payment the service created at the platform is paid as its buyer would, and notified where it was told.
   // A form or orderStr the service signed reaches the platform only when the buyer brings it: brought first.
   const created =
     (await createdTrade(keys, channel, orderNo)) ??
-    ((await bringBuyerRequest(keys, values.target, orderNo)) ? await createdTrade(keys, channel, orderNo) : undefined);
+    ((await bringBuyerRequest(keys, channel, target, orderNo))
+      ? await createdTrade(keys, channel, orderNo)
+      : undefined);
   if (created) {
-    print(`the buyer ${BUYER_ACTIONS[created.tradeType] ?? 'pays'} (${created.tradeType}, ${created.merchantId})`);
+    print(
+      `the buyer ${channel.buyerActions[created.tradeType] ?? 'pays'} (${created.tradeType}, ${created.merchantId})`,
+    );
     print(`  the service gave the platform notify_url ${created.notifyUrl}`);
   }
-  const target = values.target;
   const amount =
-    positiveInteger(values.amount, 'amount') ?? created?.amount ?? (await orderAmount(keys, values.target, orderNo));
+    positiveInteger(values.amount, 'amount') ?? created?.amount ?? (await orderAmount(keys, target, orderNo));
   if (amount === undefined) return 1;
-  const status = values.status ?? DEFAULT_STATUS[channel];
-  // UnionPay: the consumption's txnTime is the one the order was registered with (channelOrderTime), so the
-  // service's queryTrans finds it; now when the order has none.
-  const txnTime = channel === 'unionpay' ? await orderChannelTime(keys, values.target, orderNo) : undefined;
-  const payment = {
+  const status = values.status ?? channel.payingStatus;
+  const payment: PaymentParams = {
     orderNo,
     amount,
     status,
     // Alipay gives a trade its trade_no when it is created; the payment keeps it.
-    transactionId: values.transaction ?? created?.transactionId ?? newTransactionId(channel),
-    subMchid,
-    txnTime,
+    transactionId: values.transaction ?? created?.transactionId ?? channel.newTransactionId(),
+    ...prepared?.params,
   };
-  // WeChat Pay v2: an XML result_code, signed with the APIv2 key, at /notify/wechatpay-v2.
-  const sign = () =>
-    dialect === 'v2' ? v2PaymentDelivery(keys, payment, signType) : paymentNotification(keys, channel, payment);
+  const sign = () => prepared?.sign?.(payment) ?? channel.paymentNotification(keys, payment);
   const notification = sign();
   print(
     `${notification.summary}  → ${target}, ${times} ${times === 1 ? 'delivery' : 'deliveries'}${values.concurrent ? ' at once' : ''}`,
   );
-  if (PAYING_STATUSES.has(status)) await tellPlatform(keys, channel, payment);
+  if (channel.payingStatuses.includes(status)) await tellPlatform(keys, channel, payment);
   // Each delivery signed afresh, as the platforms sign their retries (WeChat Pay: a new timestamp and nonce).
-  const acks = await deliverTimes(times, values.concurrent, () => deliver(target, sign()));
+  const acks = await deliverTimes(times, values.concurrent === true, () => deliver(target, sign()));
   acks.forEach((ack, i) => printAck(i + 1, ack));
-  if (acks.some((ack) => ack.acked)) await printOutcome(keys, values.target, orderNo, payment.transactionId);
-  await printOrderStatus(keys, values.target, orderNo);
+  if (acks.some((ack) => ack.acked)) await printOutcome(keys, target, orderNo, payment.transactionId);
+  await printOrderStatus(keys, target, orderNo);
   return acks.every((ack) => ack.acked) ? 0 : 1;
 }
-
-/** What the buyer does with what the service gave it, per trade type the platform was asked for. */
-const BUYER_ACTIONS: Record<string, string> = {
-  jsapi: 'confirms the prepay in WeChat (wx.requestPayment)',
-  app: 'confirms the prepay in the app',
-  native: 'scans the code_url',
-  h5: 'opens the h5_url',
-  'alipay.trade.page.pay': 'posts the page pay form to Alipay and pays at the cashier',
-  'alipay.trade.wap.pay': 'posts the wap pay form to Alipay and pays at the cashier',
-  'alipay.trade.app.pay': "takes the orderStr to Alipay in the app (the SDK's payOrder)",
-  'alipay.trade.precreate': 'scans the qr_code',
-  'alipay.trade.create': 'pays in the mini-program (my.tradePay with the trade_no)',
-  frontTrans: 'posts the consumption form to UnionPay and pays',
-  appTrans: "pays with the tn in the app (UnionPay's startPay)",
-};
 
 /**
  * The buyer's side of a payment the service signed without calling the platform (Alipay page, wap and app pay,
  * UnionPay's front consumption): the form posted, or the orderStr taken, to the platform, as the browser or the
  * SDK does, so that the platform opens the trade. Read from the admin order view; false when there is none.
  */
-async function bringBuyerRequest(keys: DevKeys, target: string, orderNo: string): Promise<boolean> {
+async function bringBuyerRequest(
+  keys: DevKeys,
+  channel: ChannelSimulator,
+  target: string,
+  orderNo: string,
+): Promise<boolean> {
   let view;
   try {
     view = await json(`${target}/admin/orders/${encodeURIComponent(orderNo)}`, 'GET', keys.admins[0]?.token);
@@ -117,9 +104,7 @@ async function bringBuyerRequest(keys: DevKeys, target: string, orderNo: string)
     ?.buyer;
   const request = buyer?.form
     ? { url: buyer.form.action, body: new URLSearchParams(buyer.params).toString() }
-    : buyer?.params.orderStr
-      ? { url: `http://127.0.0.1:${keys.platformPort}/gateway.do`, body: buyer.params.orderStr }
-      : undefined;
+    : buyer && channel.buyerRequest?.(keys, buyer.params);
   if (!request) return false;
   try {
     const answer = await http(request.url, {
@@ -144,14 +129,14 @@ interface BuyerParameters {
 /** The trade the service created at the running platform server for the order, if any. */
 async function createdTrade(
   keys: DevKeys,
-  channel: SimulatedChannel,
+  channel: ChannelSimulator,
   orderNo: string,
 ): Promise<
   { amount: number; tradeType: string; notifyUrl: string; merchantId: string; transactionId?: string } | undefined
 > {
   try {
     const answer = await json(
-      `http://127.0.0.1:${keys.platformPort}/simulator/created/${encodeURIComponent(orderNo)}?channel=${channel}`,
+      `http://127.0.0.1:${keys.platformPort}/simulator/created/${encodeURIComponent(orderNo)}?channel=${channel.name}`,
       'GET',
       undefined,
     );
@@ -178,16 +163,12 @@ async function deliverTimes(times: number, concurrent: boolean, send: () => Prom
 }
 
 /** The platform server, when it runs, learns the trade: its queries then answer it paid, its refunds find the order. */
-async function tellPlatform(
-  keys: DevKeys,
-  channel: SimulatedChannel,
-  payment: { orderNo: string; transactionId: string; amount: number; subMchid?: string; txnTime?: string },
-): Promise<void> {
+async function tellPlatform(keys: DevKeys, channel: ChannelSimulator, payment: PaymentParams): Promise<void> {
   try {
     await http(`http://127.0.0.1:${keys.platformPort}/simulator/trades`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ channel, ...payment }),
+      body: JSON.stringify({ channel: channel.name, ...payment }),
     });
   } catch (error) {
     if (!(error instanceof UnreachableError)) throw error;

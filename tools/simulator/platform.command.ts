@@ -1,22 +1,23 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { formatMinor, parseCommand, positiveInteger, print, UsageError } from './cli';
-import { fakePlatformAccounts, loadDevKeys } from './dev-keys';
-import { FakeChannel, FakePlatform, RefundBehaviour } from './fake-platform';
-import { SimulatedUnionpayGateway, startUnionpayGateway } from './unionpay/unionpay-dev-keys';
+import { ChannelPlatform, ToldTrade } from './channel-simulator';
+import { CHANNEL_SIMULATORS, CHANNELS, fakePlatformAccounts } from './channels';
+import { loadDevKeys } from './dev-keys';
+import { FakePlatform, RefundBehaviour } from './fake-platform';
 
 export const PLATFORM_USAGE =
   "platform [--port N (default: the key set's, set by init --platform-port, 3100 unless given)] [--refunds processing|success]";
 
 const REFUND_BEHAVIOURS = ['processing', 'success'];
-const CHANNEL_IDS: Record<string, FakeChannel> = { wechatpay: 'WECHATPAY', alipay: 'ALIPAY' };
 const SETTLED_STATUSES = ['SUCCESS', 'CLOSED', 'ABNORMAL'] as const;
 const LOG_INTERVAL_MS = 200;
 
 /**
  * Serves the platforms' APIs the service calls (WeChat Pay refunds, refund and trade queries, closes; the Alipay
- * gateway), verifying the service's signatures and signing every answer with the key set's platform keys, until
- * interrupted. WeChat refunds are answered PROCESSING by default, as WeChat does: `simulate refund-notice` then
- * settles them. Its own endpoints under /simulator/ let the other commands tell it about trades and ask about refunds.
+ * gateway; UnionPay's gateway on the port + 1), each channel's side by its ChannelSimulator, verifying the service's
+ * signatures and signing every answer with the key set's platform keys, until interrupted. WeChat refunds are
+ * answered PROCESSING by default, as WeChat does: `simulate refund-notice` then settles them. Its own endpoints
+ * under /simulator/ let the other commands tell it about trades and ask about refunds.
  */
 export async function platform(args: string[]): Promise<number> {
   const { values } = parseCommand(args, {
@@ -35,39 +36,29 @@ export async function platform(args: string[]): Promise<number> {
     defaultRefund: values.refunds as RefundBehaviour,
     extraRoutes: (req, res, body) => control.route(req, res, body),
   });
-  control.fake = fake;
-  control.unionpay = await startUnionpayGateway(keys.dir, port);
-  print(
-    `platform listening on ${fake.url}  (WeChat Pay API ${fake.wechatpayBaseUrl}, Alipay gateway ${fake.alipayGatewayUrl})`,
-  );
-  if (control.unionpay) print(`UnionPay gateway on ${control.unionpay.url}`);
+  for (const channel of CHANNEL_SIMULATORS) {
+    const side = await channel.startPlatform({ keys, port, fake });
+    if (side) control.sides.set(channel.name, side);
+  }
+  const sides = [...control.sides.values()];
+  print(`platform listening on ${fake.url}  (${sides.map((side) => side.description).join(', ')})`);
   print(`refunds answered ${values.refunds}; Ctrl-C to stop`);
-  const logger = setInterval(() => logNewCalls(fake, control.unionpay), LOG_INTERVAL_MS);
+  const logger = setInterval(() => logNewCalls(fake, sides), LOG_INTERVAL_MS);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
   });
   clearInterval(logger);
   await fake.close();
-  await control.unionpay?.close();
+  for (const side of sides) await side.close?.();
   print('platform stopped');
   return 0;
 }
 
-interface KnownTrade {
-  channel: FakeChannel;
-  orderNo: string;
-  transactionId: string;
-  amount: number;
-  /** WeChat partner key set: the sub-merchant paid. */
-  subMchid?: string;
-}
-
-/** POST /simulator/trades, GET /simulator/refunds/{refundNo}, POST /simulator/refunds/{refundNo}/settle. */
+/** POST /simulator/trades, GET /simulator/created/{orderNo}, GET /simulator/refunds/{refundNo}, POST …/settle. */
 class SimulatorEndpoints {
-  fake!: FakePlatform;
-  unionpay?: SimulatedUnionpayGateway;
-  private readonly trades = new Map<string, KnownTrade>();
+  /** Each channel's side of the platform, by channel name. */
+  readonly sides = new Map<string, ChannelPlatform>();
 
   route(req: IncomingMessage, res: ServerResponse, body: string): boolean {
     const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
@@ -85,77 +76,37 @@ class SimulatorEndpoints {
 
   /** A payment `simulate pay` made: queries of its order answer it paid. */
   private recordTrade(res: ServerResponse, body: string): void {
-    const trade = parseObject(body) as Partial<Omit<KnownTrade, 'channel'> & { channel: string }>;
-    if (trade.channel === 'unionpay' && this.unionpay?.recordTrade(trade)) return send(res, 204);
-    const channel = CHANNEL_IDS[trade.channel ?? ''];
-    if (!channel || !trade.orderNo || !trade.transactionId || !Number.isSafeInteger(trade.amount)) {
-      return send(res, 400, { message: 'expected {channel: wechatpay|alipay, orderNo, transactionId, amount}' });
+    const trade = parseObject(body) as ToldTrade & { channel?: unknown };
+    const side = typeof trade.channel === 'string' ? this.sides.get(trade.channel) : undefined;
+    if (!side?.recordTrade(trade)) {
+      return send(res, 400, { message: `expected {channel: ${CHANNELS.join('|')}, orderNo, transactionId, amount}` });
     }
-    const subMchid = typeof trade.subMchid === 'string' ? trade.subMchid : undefined;
-    const known = {
-      channel,
-      orderNo: trade.orderNo,
-      transactionId: trade.transactionId,
-      amount: trade.amount!,
-      subMchid,
-    };
-    this.trades.set(`${channel} ${known.transactionId}`, known);
-    this.fake.payTrade({
-      channel,
-      outTradeNo: known.orderNo,
-      amount: known.amount,
-      transactionId: known.transactionId,
-      subMerchantId: subMchid,
-    });
     send(res, 204);
   }
 
   /** GET /simulator/created/{orderNo}?channel=: the trade the service created for the order (its create call), to pay. */
   private describeCreated(res: ServerResponse, orderNo: string, url: string): void {
-    const channelName = new URL(url, 'http://127.0.0.1').searchParams.get('channel') ?? '';
-    const consumption = channelName === 'unionpay' ? this.unionpay?.describeCreated(orderNo) : undefined;
-    if (consumption) return send(res, 200, consumption);
-    const channel = CHANNEL_IDS[channelName];
-    const trade = channel && this.fake.trade(channel, orderNo);
-    if (!trade?.created) return send(res, 404, { message: `the service created no trade for ${orderNo} here` });
-    send(res, 200, {
-      orderNo,
-      amount: trade.amount,
-      state: trade.state,
-      merchantId: trade.merchantId,
-      subMchid: trade.subMerchantId,
-      tradeType: trade.created.tradeType,
-      notifyUrl: trade.created.notifyUrl,
-      // Alipay's trade_no, which a trade has from its creation (WeChat Pay's comes with the payment).
-      transactionId: trade.channel === 'ALIPAY' ? trade.transactionId : undefined,
-    });
+    const channel = new URL(url, 'http://127.0.0.1').searchParams.get('channel') ?? '';
+    const created = this.sides.get(channel)?.describeCreated(orderNo);
+    if (!created) return send(res, 404, { message: `the service created no trade for ${orderNo} here` });
+    send(res, 200, created);
   }
 
   /** What a refund notification needs: the refund as the service asked for it, and its trade when known. */
   private describeRefund(res: ServerResponse, refundNo: string): void {
-    const unionpayRefund = this.unionpay?.describeRefund(refundNo);
-    if (unionpayRefund) return send(res, 200, unionpayRefund);
-    const call = this.fake.calls.filter((c) => c.refundNo === refundNo && !c.behaviour.startsWith('reject')).pop();
-    if (!call) return send(res, 404, { message: `the service has asked for no refund ${refundNo} here` });
-    const trade = this.trades.get(`${call.channel} ${call.transactionId}`);
-    send(res, 200, {
-      channel: call.channel === 'WECHATPAY' ? 'wechatpay' : 'alipay',
-      refundNo,
-      transactionId: call.transactionId,
-      amount: call.amount,
-      orderNo: trade?.orderNo,
-      total: trade?.amount,
-      channelRefundId: this.fake.wechatpayRefundId(refundNo),
-      subMchid: call.subMerchantId,
-    });
+    for (const side of this.sides.values()) {
+      const described = side.describeRefund(refundNo);
+      if (described) return send(res, 200, described);
+    }
+    send(res, 404, { message: `the service has asked for no refund ${refundNo} here` });
   }
 
-  /** WeChat's queries of the refund then report the status the notification gives. */
+  /** The channel's queries of the refund then report the status the notification gives. */
   private settle(res: ServerResponse, refundNo: string, body: string): void {
     const { status } = parseObject(body) as { status?: unknown };
     const settled = SETTLED_STATUSES.find((s) => s === status);
     if (!settled) return send(res, 400, { message: `status must be one of ${SETTLED_STATUSES.join(', ')}` });
-    if (this.fake.wechatpayRefundId(refundNo)) this.fake.settle(refundNo, settled);
+    for (const side of this.sides.values()) side.settle?.(refundNo, settled);
     send(res, 204);
   }
 }
@@ -173,9 +124,10 @@ function send(res: ServerResponse, status: number, payload?: object): void {
   res.writeHead(status, { 'content-type': 'application/json' }).end(payload ? JSON.stringify(payload) : undefined);
 }
 
-const logged = { calls: 0, queries: 0, tradeCalls: 0, createCalls: 0, refused: 0, unionpayRefunds: 0 };
+const logged = { calls: 0, queries: 0, tradeCalls: 0, createCalls: 0, refused: 0 };
 
-function logNewCalls(fake: FakePlatform, unionpay: SimulatedUnionpayGateway | undefined): void {
+/** What the shared fake platform received since the last call, then each channel's own (a gateway of its own). */
+function logNewCalls(fake: FakePlatform, sides: ChannelPlatform[]): void {
   for (const call of fake.calls.slice(logged.calls)) {
     print(
       `refund ${call.refundNo}  ${call.channel} ${call.transactionId}  ${formatMinor(call.amount)}  → ${call.behaviour}`,
@@ -195,18 +147,12 @@ function logNewCalls(fake: FakePlatform, unionpay: SimulatedUnionpayGateway | un
     );
   }
   for (const refusal of fake.refusedRequests.slice(logged.refused)) print(`REFUSED ${refusal.path}: ${refusal.reason}`);
-  const unionpayRefunds = unionpay?.refunds ?? [];
-  for (const refund of unionpayRefunds.slice(logged.unionpayRefunds)) {
-    print(
-      `refund ${refund.orderId}  UNIONPAY ${refund.origQryId}  ${formatMinor(refund.txnAmt)}  → respCode ${refund.respCode}`,
-    );
-  }
+  for (const side of sides) side.newLogLines?.().forEach((line) => print(line));
   Object.assign(logged, {
     calls: fake.calls.length,
     queries: fake.queries.length,
     tradeCalls: fake.tradeCalls.length,
     createCalls: fake.createCalls.length,
     refused: fake.refusedRequests.length,
-    unionpayRefunds: unionpayRefunds.length,
   });
 }

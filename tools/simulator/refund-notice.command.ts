@@ -1,12 +1,16 @@
 import { json, onePositional, parseCommand, print, UsageError } from './cli';
 import { DevKeys, loadDevKeys } from './dev-keys';
-import { Ack, deliver, printAck, refundNotification, SimulatedChannel } from './notifications';
-import { Dialect, dialectOption, v2RefundDelivery } from './wechatpay/v2/v2-simulation';
+import { Ack, deliver, printAck } from './notifications';
+import { OptionValues, SimulatedChannel } from './channel-simulator';
+import { channelOptions, channelSimulator, channelUsage, checkChannelOptions, commandParts } from './channels';
 
-export const REFUND_NOTICE_USAGE =
-  'refund-notice <refundNo> [--status SUCCESS|CLOSED|ABNORMAL] [--order ORDER_NO] [--dialect v3|v2]';
+/** Each channel's options of `refund-notice` (WeChat Pay's --dialect …). */
+const CHANNEL_PARTS = commandParts((channel) => channel.refundNotice);
 
-const WECHATPAY_REFUND_STATUSES = ['SUCCESS', 'CLOSED', 'ABNORMAL'];
+export const REFUND_NOTICE_USAGE = `refund-notice <refundNo> [--status SUCCESS|CLOSED|ABNORMAL] [--order ORDER_NO]${channelUsage(CHANNEL_PARTS)}`;
+
+/** The refund's outcome, which each channel says in its own words. */
+const REFUND_STATUSES = ['SUCCESS', 'CLOSED', 'ABNORMAL'];
 
 interface PlatformRefund {
   channel: SimulatedChannel;
@@ -27,15 +31,16 @@ export async function refundNotice(args: string[]): Promise<number> {
   const { values, positionals } = parseCommand(args, {
     status: { type: 'string', default: 'SUCCESS' },
     order: { type: 'string' },
-    dialect: { type: 'string' },
+    ...channelOptions(CHANNEL_PARTS),
   });
   const refundNo = onePositional(positionals, 'refund number');
-  if (!WECHATPAY_REFUND_STATUSES.includes(values.status)) {
-    throw new UsageError(`--status must be one of ${WECHATPAY_REFUND_STATUSES.join(', ')}, got "${values.status}"`);
+  const status = values.status;
+  if (!REFUND_STATUSES.includes(status)) {
+    throw new UsageError(`--status must be one of ${REFUND_STATUSES.join(', ')}, got "${status}"`);
   }
-  const dialect = dialectOption(values.dialect, 'wechatpay');
+  checkChannelOptions(CHANNEL_PARTS, values);
   const keys = loadDevKeys(values.keys);
-  const ack = await sendRefundNotice(keys, values.target, refundNo, values.status, values.order, dialect);
+  const ack = await sendRefundNotice(keys, values.target, refundNo, status, values.order, values);
   return ack?.acked ? 0 : 1;
 }
 
@@ -46,7 +51,8 @@ export async function sendRefundNotice(
   refundNo: string,
   status: string,
   orderOption?: string,
-  dialect: Dialect = 'v3',
+  /** The command's options, the channels' among them (WeChat Pay's --dialect v2). */
+  values: OptionValues = {},
 ): Promise<Ack | undefined> {
   const platformUrl = `http://127.0.0.1:${keys.platformPort}/simulator/refunds/${encodeURIComponent(refundNo)}`;
   const known = await json(platformUrl, 'GET', undefined);
@@ -58,24 +64,27 @@ export async function sendRefundNotice(
     return undefined;
   }
   const refund = known.json as unknown as PlatformRefund;
-  if (refund.channel === 'alipay' && status !== 'SUCCESS') {
-    throw new UsageError('Alipay notifies only refunds that succeeded: --status SUCCESS');
-  }
+  const channel = channelSimulator(refund.channel);
+  const refusal = channel.refundStatusRefusal?.(status);
+  if (refusal) throw new UsageError(refusal);
+  checkChannelOptions(CHANNEL_PARTS, values, channel.name);
   const orderNo = orderOption ?? refund.orderNo;
   if (!orderNo) throw new UsageError(`the platform does not know the order of refund ${refundNo}: pass --order`);
   await json(`${platformUrl}/settle`, 'POST', undefined, { status });
-  if (dialect === 'v2' && refund.channel !== 'wechatpay') throw new UsageError('--dialect v2 is WeChat Pay only');
-  const notify = dialect === 'v2' ? v2RefundDelivery : refundNotification;
-  const notification = notify(keys, refund.channel, {
-    orderNo,
-    transactionId: refund.transactionId,
-    refundNo,
-    channelRefundId: refund.channelRefundId ?? `5000${Date.now()}`,
-    amount: refund.amount,
-    total: refund.total ?? refund.amount,
-    status,
-    subMchid: refund.subMchid,
-  });
+  const notification = channel.refundNotification(
+    keys,
+    {
+      orderNo,
+      transactionId: refund.transactionId,
+      refundNo,
+      channelRefundId: refund.channelRefundId ?? `5000${Date.now()}`,
+      amount: refund.amount,
+      total: refund.total ?? refund.amount,
+      status,
+      subMchid: refund.subMchid,
+    },
+    values,
+  );
   print(`${notification.summary}  → ${target}`);
   const ack = await deliver(target, notification);
   printAck(1, ack);

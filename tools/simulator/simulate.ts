@@ -1,6 +1,7 @@
 /**
- * `npm run simulate -- <command>`: WeChat Pay and Alipay as a person plays them against a local service, with a
- * local key set. One file per command; they share cli.ts (options, bounded HTTP, output) and notifications.ts.
+ * `npm run simulate -- <command>`: the payment channels as a person plays them against a local service, with a
+ * local key set. One file per command; they share cli.ts (options, bounded HTTP, output) and notifications.ts, and
+ * ask each channel (channels.ts, one folder each) for what is its own.
  */
 import { asksForHelp, COMMON_USAGE, isHelpWord, print, UnreachableError, UsageError } from './cli';
 import { init, INIT_USAGE } from './init.command';

@@ -10,7 +10,7 @@ export const STORM_USAGE = 'storm --orders N [--concurrency 16]';
 const DELIVERY_WEIGHTS = [15, 20, 25, 20, 10, 5, 3, 2];
 
 /**
- * Registers N orders, pays each once (alternately WeChat Pay and Alipay) and delivers every payment 1 to 8 times,
+ * Registers N orders, pays each once (by each channel in turn) and delivers every payment 1 to 8 times,
  * shuffled, N at a time; then asks the service whether every order is PAID.
  */
 export async function storm(args: string[]): Promise<number> {

@@ -13,7 +13,7 @@ import { formatYuan, parseDecimalAmount } from '../../domain/money';
 import { Channel, RawDelivery, VerifiedNotification } from '../../domain/notification';
 import { BillDate, BillDownload } from '../../domain/bill';
 import { entriesThenRemove } from '../bill-file';
-import { PaymentChannel, PlatformReply } from '../payment-channel';
+import { PaymentChannel, plainTextFailure, PlatformReply } from '../payment-channel';
 import { parseAlipayBill } from './alipay.bill';
 import { AlipayClient, isFailure, METHODS } from './alipay.client';
 import { ALIPAY_PAYMENT_METHODS, alipayPaymentRefusal, createAlipayPayment } from './alipay.payments';
@@ -69,12 +69,7 @@ export class AlipayChannel implements PaymentChannel {
   }
 
   failureReply(status: number, message: string): PlatformReply {
-    const reason = message.replace(/[^\x20-\x7e]/g, '?').slice(0, 200);
-    return {
-      status,
-      headers: { 'content-type': 'text/plain; charset=utf-8', 'x-fail-reason': reason },
-      body: 'fail',
-    };
+    return plainTextFailure(status, message);
   }
 
   maskPayer(rawBody: Buffer): Buffer {

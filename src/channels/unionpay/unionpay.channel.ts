@@ -12,7 +12,7 @@ import {
 import { DomainError } from '../../domain/domain-error';
 import { Channel, RawDelivery, VerifiedNotification } from '../../domain/notification';
 import { entriesThenRemove } from '../bill-file';
-import { PaymentChannel, PlatformReply } from '../payment-channel';
+import { PaymentChannel, plainTextFailure, PlatformReply } from '../payment-channel';
 import { parseUnionpayBill, saveFileContent } from './unionpay.bill';
 import { isFailure, UnionpayClient } from './unionpay.client';
 import { formatTxnTime, parseTxnTime } from './unionpay.message';
@@ -93,12 +93,7 @@ export class UnionpayChannel implements PaymentChannel {
 
   /** Anything but 200 makes UnionPay deliver again later. */
   failureReply(status: number, message: string): PlatformReply {
-    const reason = message.replace(/[^\x20-\x7e]/g, '?').slice(0, 200);
-    return {
-      status: status === 200 ? 500 : status,
-      headers: { 'content-type': 'text/plain; charset=utf-8', 'x-fail-reason': reason },
-      body: 'fail',
-    };
+    return plainTextFailure(status === 200 ? 500 : status, message);
   }
 
   orderNoRefusal(orderNo: string): string | undefined {

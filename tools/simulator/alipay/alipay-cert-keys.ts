@@ -11,7 +11,7 @@ import { createHash, createPublicKey, KeyObject, randomBytes, sign, webcrypto } 
 import { writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import * as x509 from '@peculiar/x509';
-import { generateRsaKeyPair, RsaKeyPair } from '../platform-signers';
+import { generateRsaKeyPair, RsaKeyPair } from '../signing';
 
 x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
 

@@ -19,7 +19,8 @@ import {
   Refusal,
   Tampering,
 } from '../fake-api';
-import { beijingDateTime, yuan } from '../platform-signers';
+import { beijingDateTime } from '../signing';
+import { yuan } from './alipay-signer';
 import {
   ALIPAY_BUYER_METHODS,
   ALIPAY_CASHIER_PATH,

@@ -11,7 +11,8 @@ import { KeyObject } from 'node:crypto';
 import { ServerResponse } from 'node:http';
 import { alipayCertDelivery } from './alipay-cert-keys';
 import { FakeLedger, FakeTrade, isNonEmptyString, parseJsonObject, Refusal } from '../fake-api';
-import { alipayDelivery, alipayTradeParams, beijingDateTime, yuan } from '../platform-signers';
+import { beijingDateTime } from '../signing';
+import { alipayDelivery, alipayTradeParams, yuan } from './alipay-signer';
 
 export const ALIPAY_PRECREATE_METHOD = 'alipay.trade.precreate';
 export const ALIPAY_CREATE_METHOD = 'alipay.trade.create';

@@ -6,7 +6,8 @@
 import { createPrivateKey, KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEFAULT_SERVICE_PORT } from '../cli';
+import { DEFAULT_SERVICE_PORT, formatMinor } from '../cli';
+import type { ChannelPlatform, ToldTrade } from '../channel-simulator';
 import { FakeUnionpayGateway, RecordedUnionpayRefund } from './fake-unionpay-gateway';
 import { generateUnionpayKeySet } from './unionpay-keys';
 import { newQueryId, signUnionpay, unionpayConsumeFields, unionpayForm, unionpayRefundFields } from './unionpay-signer';
@@ -145,7 +146,9 @@ export async function startUnionpayGateway(
 }
 
 /** The gateway as the platform command's /simulator/ endpoints use it. */
-export class SimulatedUnionpayGateway {
+export class SimulatedUnionpayGateway implements ChannelPlatform {
+  private logged = 0;
+
   constructor(
     private readonly gateway: FakeUnionpayGateway,
     private readonly merId: string,
@@ -155,8 +158,12 @@ export class SimulatedUnionpayGateway {
     return this.gateway.url;
   }
 
+  get description(): string {
+    return `UnionPay gateway ${this.url}`;
+  }
+
   /** A payment `simulate pay` made: queryTrans of its order, under the payment's txnTime, answers it paid. */
-  recordTrade(trade: { orderNo?: unknown; transactionId?: unknown; amount?: unknown; txnTime?: unknown }): boolean {
+  recordTrade(trade: ToldTrade): boolean {
     if (typeof trade.orderNo !== 'string' || typeof trade.transactionId !== 'string') return false;
     if (!Number.isSafeInteger(trade.amount)) return false;
     this.gateway.putTrade({
@@ -183,9 +190,19 @@ export class SimulatedUnionpayGateway {
     };
   }
 
-  /** The refunds the service asked for here, oldest first (the platform command prints them). */
+  /** The refunds the service asked for here, oldest first. */
   get refunds(): readonly RecordedUnionpayRefund[] {
     return this.gateway.refunds;
+  }
+
+  /** The refunds asked for since the last call, a line each, as the platform command prints them. */
+  newLogLines(): string[] {
+    const fresh = this.gateway.refunds.slice(this.logged);
+    this.logged = this.gateway.refunds.length;
+    return fresh.map(
+      (refund) =>
+        `refund ${refund.orderId}  UNIONPAY ${refund.origQryId}  ${formatMinor(refund.txnAmt)}  → respCode ${refund.respCode}`,
+    );
   }
 
   /** What `simulate refund-notice` needs of a refund the service asked for here. */

@@ -21,7 +21,8 @@ import {
   Tampering,
   base64,
 } from '../fake-api';
-import { beijingRfc3339, randomAlphanumeric, signWechatpayBody } from '../platform-signers';
+import { beijingRfc3339, randomAlphanumeric } from '../signing';
+import { signWechatpayBody } from './wechatpay-signer';
 import {
   parseWechatpayCreate,
   WECHATPAY_CREATE_PATH,

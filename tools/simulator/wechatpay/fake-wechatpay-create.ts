@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { FakeTrade, isNonEmptyString, isPositiveInteger, parseJsonObject, randomDigits, Refusal } from '../fake-api';
-import { randomAlphanumeric } from '../platform-signers';
+import { randomAlphanumeric } from '../signing';
 import { checkSubMchid, PartnerMerchant } from './fake-wechatpay-partner';
 
 /** `/v3/pay/transactions/{type}` and `/v3/pay/partner/transactions/{type}`. */

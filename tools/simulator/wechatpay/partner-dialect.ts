@@ -11,13 +11,12 @@ import {
   WechatpayRefundParams,
   wechatpayTransaction,
   WechatpayTransactionParams,
-} from '../platform-signers';
+} from './wechatpay-signer';
 import { wechatpayPartnerRefund, wechatpayPartnerTransaction } from './partner-resources';
+import { KEY_SET_DIALECTS } from './wechatpay-dev-keys';
 
-/** The sub-merchants of a partner key set. */
-export const DEV_SUB_MCHIDS = ['1900000111', '1900000112'];
-export const DIALECTS = ['v3', 'partner'] as const;
-export type Dialect = (typeof DIALECTS)[number];
+const DIALECTS = KEY_SET_DIALECTS;
+type Dialect = (typeof DIALECTS)[number];
 
 export function isPartnerKeySet(keys: DevKeys): boolean {
   return (keys.wechatpay.subMchids?.length ?? 0) > 0;

@@ -3,7 +3,7 @@
  * `sp_mchid`, `sp_appid`, `sub_mchid` and `sub_appid` where a direct merchant's carry `mchid` and `appid`. The
  * envelope, its encryption and its signature are APIv3's (platform-signers.ts), with the provider's keys.
  */
-import { beijingRfc3339 } from '../platform-signers';
+import { beijingRfc3339 } from '../signing';
 
 export interface PartnerNames {
   spMchid: string;

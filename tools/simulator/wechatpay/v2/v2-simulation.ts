@@ -1,8 +1,13 @@
 import { UsageError } from '../../cli';
-import { DevKeys } from '../../dev-keys';
-import { Notification, PaymentParams, RefundNoticeParams, SimulatedChannel } from '../../notifications';
+import type { DevKeys } from '../../dev-keys';
+import {
+  Notification,
+  PaymentParams,
+  paymentSummary,
+  RefundNoticeParams,
+  refundSummary,
+} from '../../channel-simulator';
 import { readSignType, V2SignType } from '../../../../src/channels/wechatpay/v2/wechatpay-v2.sign';
-import { formatMinor } from '../../cli';
 import { v2PaymentNotification, v2RefundNotification } from './v2-notifications';
 
 /** The endpoint v2's XML notifications go to. */
@@ -53,7 +58,7 @@ export function v2PaymentDelivery(keys: DevKeys, p: PaymentParams, signType: V2S
     apiV2Key(keys),
     signType,
   );
-  const summary = `${p.orderNo}  transaction ${p.transactionId}  ${formatMinor(p.amount)} CNY`;
+  const summary = paymentSummary(p);
   return {
     channel: 'wechatpay',
     notifyPath: V2_NOTIFY_PATH,
@@ -64,7 +69,7 @@ export function v2PaymentDelivery(keys: DevKeys, p: PaymentParams, signType: V2S
 }
 
 /** A v2 refund result: req_info encrypted with MD5(APIv2 key). --status SUCCESS, CHANGE or REFUNDCLOSE. */
-export function v2RefundDelivery(keys: DevKeys, _channel: SimulatedChannel, p: RefundNoticeParams): Notification {
+export function v2RefundDelivery(keys: DevKeys, p: RefundNoticeParams): Notification {
   const status = ({ SUCCESS: 'SUCCESS', ABNORMAL: 'CHANGE', CLOSED: 'REFUNDCLOSE' } as const)[
     p.status as 'SUCCESS' | 'ABNORMAL' | 'CLOSED'
   ];
@@ -83,7 +88,7 @@ export function v2RefundDelivery(keys: DevKeys, _channel: SimulatedChannel, p: R
     },
     apiV2Key(keys),
   );
-  const summary = `refund ${p.refundNo}  ${formatMinor(p.amount)} CNY of ${p.orderNo} (transaction ${p.transactionId})`;
+  const summary = refundSummary(p);
   return {
     channel: 'wechatpay',
     notifyPath: V2_NOTIFY_PATH,
