@@ -68,29 +68,34 @@ export class WebhookDeliveries {
    * Writes one delivery per (event, enabled endpoint that wants its type) for a batch of outbox
    * events not fanned out yet, and marks them, in one transaction. The rows are locked SKIP LOCKED
    * and the deliveries unique per (endpoint, event): replicas never write one twice. Returns the
-   * number of events fanned out. With no endpoint enabled, the events are only marked: their
-   * payloads are not read.
+   * number of events fanned out. With no endpoint enabled it reads no event and marks none, and it
+   * takes no event of a type no enabled endpoint wants: the relay marks such an event fanned out
+   * when it publishes it, in the same UPDATE (OutboxRepository.wantedByNoWebhook).
    */
   async fanOut(limit: number): Promise<number> {
     return this.txHost.withTransaction(async () => {
       const endpoints = await this.activeEndpoints();
+      // Without an enabled endpoint there is nothing to write and nothing is marked: the relay marks
+      // each event it publishes fanned out in its own UPDATE when no endpoint wants it.
+      if (endpoints.length === 0) return 0;
+      // Nor does it take an event of a type no endpoint wants: the relay marks that one too.
+      const types = endpoints.some((e) => e.eventTypes === null)
+        ? undefined
+        : [...new Set(endpoints.flatMap((e) => e.eventTypes ?? []))];
+      if (types?.length === 0) return 0;
       const events: Row[] = await this.txHost.tx.query(
-        `SELECT id${endpoints.length > 0 ? ', payload' : ''} FROM outbox_event WHERE webhooks_fanned_out_at IS NULL
+        `SELECT id, payload FROM outbox_event WHERE webhooks_fanned_out_at IS NULL${types ? ' AND type IN (?)' : ''}
          ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
-        [limit],
+        types ? [types, limit] : [limit],
       );
       if (events.length === 0) return 0;
       const now = new Date();
-      // Without endpoints the payloads were not read: nothing is written, the events are only marked.
-      const rows =
-        endpoints.length === 0
-          ? []
-          : events.flatMap((row) => {
-              const event = parseJson<PaymentEvent>(row.payload);
-              return endpoints
-                .filter((e) => e.eventTypes === null || e.eventTypes.includes(event.type))
-                .map((e) => [e.id, event.eventId, event.type, event.orderNo, messageBody(event), now, now]);
-            });
+      const rows = events.flatMap((row) => {
+        const event = parseJson<PaymentEvent>(row.payload);
+        return endpoints
+          .filter((e) => e.eventTypes === null || e.eventTypes.includes(event.type))
+          .map((e) => [e.id, event.eventId, event.type, event.orderNo, messageBody(event), now, now]);
+      });
       if (rows.length > 0) {
         await this.txHost.tx.query(
           `INSERT IGNORE INTO webhook_delivery
