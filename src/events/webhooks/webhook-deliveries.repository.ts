@@ -68,34 +68,41 @@ export class WebhookDeliveries {
    * Writes one delivery per (event, enabled endpoint that wants its type) for a batch of outbox
    * events not fanned out yet, and marks them, in one transaction. The rows are locked SKIP LOCKED
    * and the deliveries unique per (endpoint, event): replicas never write one twice. Returns the
-   * number of events fanned out. With no endpoint enabled it reads no event and marks none, and it
-   * takes no event of a type no enabled endpoint wants: the relay marks such an event fanned out
-   * when it publishes it, in the same UPDATE (OutboxRepository.wantedByNoWebhook).
+   * number of events fanned out. It leaves an event of a type no enabled endpoint wants (every
+   * event, while none is enabled) to the relay, which marks it fanned out when it publishes it, in
+   * the same UPDATE (OutboxRepository.wantedByNoWebhook); it marks one only if the relay is done
+   * with it and did not.
    */
   async fanOut(limit: number): Promise<number> {
     return this.txHost.withTransaction(async () => {
       const endpoints = await this.activeEndpoints();
-      // Without an enabled endpoint there is nothing to write and nothing is marked: the relay marks
-      // each event it publishes fanned out in its own UPDATE when no endpoint wants it.
-      if (endpoints.length === 0) return 0;
-      // Nor does it take an event of a type no endpoint wants: the relay marks that one too.
+      // An event of a type no enabled endpoint wants (every event, while none is enabled) is left to
+      // the relay, which marks it fanned out in the UPDATE that marks it published: this takes it
+      // only once the relay is done with it without marking it (published or dead-lettered by an
+      // earlier build, or wanted by an endpoint disabled since), to mark it, writing nothing.
       const types = endpoints.some((e) => e.eventTypes === null)
         ? undefined
         : [...new Set(endpoints.flatMap((e) => e.eventTypes ?? []))];
-      if (types?.length === 0) return 0;
+      const relayDone = '(published_at IS NOT NULL OR dead_lettered_at IS NOT NULL)';
       const events: Row[] = await this.txHost.tx.query(
-        `SELECT id, payload FROM outbox_event WHERE webhooks_fanned_out_at IS NULL${types ? ' AND type IN (?)' : ''}
+        `SELECT id${endpoints.length > 0 ? ', payload' : ''} FROM outbox_event WHERE webhooks_fanned_out_at IS NULL${
+          types === undefined ? '' : types.length > 0 ? ` AND (type IN (?) OR ${relayDone})` : ` AND ${relayDone}`
+        }
          ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
-        types ? [types, limit] : [limit],
+        types !== undefined && types.length > 0 ? [types, limit] : [limit],
       );
       if (events.length === 0) return 0;
       const now = new Date();
-      const rows = events.flatMap((row) => {
-        const event = parseJson<PaymentEvent>(row.payload);
-        return endpoints
-          .filter((e) => e.eventTypes === null || e.eventTypes.includes(event.type))
-          .map((e) => [e.id, event.eventId, event.type, event.orderNo, messageBody(event), now, now]);
-      });
+      // Without endpoints the payloads were not read: nothing is written, the events are only marked.
+      const rows =
+        endpoints.length === 0
+          ? []
+          : events.flatMap((row) => {
+              const event = parseJson<PaymentEvent>(row.payload);
+              return endpoints
+                .filter((e) => e.eventTypes === null || e.eventTypes.includes(event.type))
+                .map((e) => [e.id, event.eventId, event.type, event.orderNo, messageBody(event), now, now]);
+            });
       if (rows.length > 0) {
         await this.txHost.tx.query(
           `INSERT IGNORE INTO webhook_delivery
