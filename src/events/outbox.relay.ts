@@ -12,7 +12,9 @@ import { OutboxRepository } from './outbox.repository';
  * LOCKED and stays locked while it is published, so no two relays ever hold the same row; a row
  * is marked published only after the destination confirmed it. An instance that dies mid-batch
  * leaves its rows unpublished (the transaction rolls back) and another relay publishes them
- * again: delivery is at least once, and consumers deduplicate by eventId.
+ * again: delivery is at least once, and consumers deduplicate by eventId. An event that no enabled
+ * webhook endpoint wants is marked fanned out by the same UPDATE (the fan-out has nothing to write
+ * for it and leaves it alone): one UPDATE of the row for both.
  */
 @Injectable()
 export class OutboxRelay extends PollingWorker {
@@ -36,12 +38,16 @@ export class OutboxRelay extends PollingWorker {
     if (!this.publisher.isAvailable()) return false;
     return this.txHost.withTransaction(async () => {
       const batch = await this.outbox.claimDue(this.config.batchSize);
+      const noWebhook = await this.outbox.wantedByNoWebhook(batch);
       const results = await this.publisher.publishAll(batch.map((claimed) => claimed.event));
-      await this.outbox.markPublished(batch.filter((_, i) => results[i].status === 'fulfilled').map((c) => c.id));
+      await this.outbox.markPublished(
+        batch.filter((_, i) => results[i].status === 'fulfilled').map((c) => c.id),
+        noWebhook,
+      );
       for (const [i, result] of results.entries()) {
         if (result.status === 'fulfilled' || this.isOutage(result.reason)) continue;
         this.logger.warn(`publishing event ${batch[i].event.eventId} failed: ${(result.reason as Error)?.message}`);
-        await this.outbox.markFailed(batch[i], result.reason);
+        await this.outbox.markFailed(batch[i], result.reason, noWebhook.has(batch[i].id));
       }
       return batch.length === this.config.batchSize && results.every((r) => r.status === 'fulfilled');
     });

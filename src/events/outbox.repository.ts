@@ -61,22 +61,66 @@ export class OutboxRepository {
     }));
   }
 
-  async markPublished(ids: string[]): Promise<void> {
-    if (ids.length === 0) return;
-    await this.txHost.tx.query('UPDATE outbox_event SET published_at = ? WHERE id IN (?)', [new Date(), ids]);
+  /**
+   * Which of the claimed events no enabled webhook endpoint wants (by its event types), read in the
+   * relay's transaction after the claim: the webhook fan-out has nothing to write for them, so the
+   * relay's own UPDATE marks them fanned out too, and the fan-out never touches them. The events were
+   * committed before this read; an endpoint enabled after it was not enabled when they committed.
+   */
+  async wantedByNoWebhook(claimed: ClaimedEvent[]): Promise<Set<string>> {
+    if (claimed.length === 0) return new Set();
+    const endpoints: Array<{ event_types: string[] | string | null }> = await this.txHost.tx.query(
+      'SELECT event_types FROM webhook_endpoint WHERE enabled = 1',
+    );
+    // MariaDB's JSON is LONGTEXT underneath: mysql2 hands it back as text there.
+    const wanted = endpoints.map((e) =>
+      typeof e.event_types === 'string' ? (JSON.parse(e.event_types) as string[] | null) : e.event_types,
+    );
+    return new Set(
+      claimed.filter((c) => !wanted.some((types) => types === null || types.includes(c.event.type))).map((c) => c.id),
+    );
   }
 
-  async markFailed(claimed: ClaimedEvent, error: unknown): Promise<void> {
+  /**
+   * Marks the events published, in one UPDATE; those in `fannedOut` (wanted by no webhook endpoint)
+   * are marked fanned out by the same UPDATE, unless the fan-out marked them before.
+   */
+  async markPublished(ids: string[], fannedOut: Set<string> = new Set()): Promise<void> {
+    if (ids.length === 0) return;
+    const now = new Date();
+    const alsoFannedOut = ids.filter((id) => fannedOut.has(id));
+    if (alsoFannedOut.length === 0) {
+      await this.txHost.tx.query('UPDATE outbox_event SET published_at = ? WHERE id IN (?)', [now, ids]);
+    } else if (alsoFannedOut.length === ids.length) {
+      await this.txHost.tx.query(
+        'UPDATE outbox_event SET published_at = ?, webhooks_fanned_out_at = COALESCE(webhooks_fanned_out_at, ?) WHERE id IN (?)',
+        [now, now, ids],
+      );
+    } else {
+      await this.txHost.tx.query(
+        `UPDATE outbox_event SET published_at = ?,
+           webhooks_fanned_out_at = IF(id IN (?), COALESCE(webhooks_fanned_out_at, ?), webhooks_fanned_out_at)
+         WHERE id IN (?)`,
+        [now, alsoFannedOut, now, ids],
+      );
+    }
+  }
+
+  /** Counts a failed attempt; an event wanted by no webhook endpoint is marked fanned out by the same UPDATE. */
+  async markFailed(claimed: ClaimedEvent, error: unknown, fannedOut = false): Promise<void> {
     const attempts = claimed.attempts + 1;
     const now = new Date();
     const deadLettered = attempts >= this.config.outboxMaxAttempts;
     await this.txHost.tx.query(
-      'UPDATE outbox_event SET attempts = ?, last_error = ?, next_attempt_at = ?, dead_lettered_at = ? WHERE id = ?',
+      `UPDATE outbox_event SET attempts = ?, last_error = ?, next_attempt_at = ?, dead_lettered_at = ?${
+        fannedOut ? ', webhooks_fanned_out_at = COALESCE(webhooks_fanned_out_at, ?)' : ''
+      } WHERE id = ?`,
       [
         attempts,
         errorText(error),
         new Date(now.getTime() + retryDelayMs(this.config, attempts)),
         deadLettered ? now : null,
+        ...(fannedOut ? [now] : []),
         claimed.id,
       ],
     );

@@ -1,9 +1,11 @@
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { PlatformReply } from '../../src/channels/payment-channel';
+import { OutboxRelay } from '../../src/events/outbox.relay';
 import { ExchangeTap, TEST_RABBITMQ_URL, testExchange } from '../support/amqp-tap';
 import { eventually, sleep } from '../support/eventually';
 import { IntakeInstance } from '../support/medium-intake';
 import { TcpProxy } from '../support/tcp-proxy';
+import { roundsFrom } from '../support/worker-rounds';
 import {
   count,
   createTestPlatforms,
@@ -263,8 +265,9 @@ describe('when the broker stalls (connected, but nothing confirmed)', () => {
     proxy.stall();
     const answers = await Promise.all(payments.map((p, i) => deliver(running, p, i)));
     expect(answers.filter((a) => !isAck(a))).toEqual([]);
-    // Many publish timeouts long, yet short of the heartbeat noticing: the relay keeps trying a "connected" broker.
-    await sleep(2500);
+    // Whole relay rounds begun with the events committed, each of whose publishes timed out against the
+    // "connected" broker: a relay that counted them has made attempts (and dead-lettered) by then.
+    await roundsFrom(running.ctx.get(OutboxRelay))('the events were committed');
     const during = await running.readiness();
     expect([during.ready, during.details.rabbitmq.status]).toEqual([true, 'up']);
     const [rows] = await pool.query<RowDataPacket[]>(

@@ -6,7 +6,7 @@ import { CommittedPayments } from '../../src/payments/idempotency/committed-paym
 import { CommittedPaymentsCache } from '../../src/payments/idempotency/committed-payments.cache';
 import { FAST_PATH_HITS, REDIS_ERRORS } from '../../src/payments/idempotency/fast-path-metrics';
 import { FastPathRedis } from '../../src/payments/idempotency/fast-path-redis';
-import { eventually, sleep } from '../support/eventually';
+import { eventually } from '../support/eventually';
 import { freeFixedPort } from '../support/payment-storm';
 import { RedisServer } from '../support/redis-server';
 import { uniqueId } from '../support/test-app';
@@ -97,6 +97,10 @@ describe(CommittedPayments.name, () => {
     expect(ttl).toBeLessThanOrEqual(48 * 3600);
   });
 
+  /** The MGETs the server has answered: a waiter's reads of a payment's keys. */
+  const mgets = async () =>
+    Number(/cmdstat_mget:calls=(\d+)/.exec(String(await server.command('INFO', 'commandstats')))?.[1] ?? 0);
+
   it('should make a repeat on another replica wait for the first delivery, and learn its commit', async () => {
     const p = payment();
     const first = await a.sut.claimFirst(p);
@@ -104,9 +108,11 @@ describe(CommittedPayments.name, () => {
     const repeat = await b.sut.claimFirst(p);
     expect(repeat.heldElsewhere).toBe(true);
 
+    const polledBefore = await mgets();
     let settled = false;
     const waited = b.sut.waitForFirst(p).finally(() => (settled = true));
-    await sleep(200);
+    // The waiter has read the payment's keys twice and found the first delivery still in flight.
+    await eventually('two reads of the keys by the waiter', async () => (await mgets()) >= polledBefore + 2);
     expect(settled).toBe(false);
     await a.sut.markCommitted(p);
     await first.release();

@@ -11,9 +11,12 @@ import {
   testExchange,
 } from '../support/amqp-tap';
 import { Readiness } from '../../src/platform/health/readiness';
-import { eventually, sleep } from '../support/eventually';
+import { OutboxRelay } from '../../src/events/outbox.relay';
+import { eventually } from '../support/eventually';
+import { handledEverythingBefore } from '../support/handlers-drained';
 import { createMediumModule, MediumContext } from '../support/medium';
 import {
+  EFFECT_TABLES,
   effectCounts,
   expectOneEffectPerOrder,
   MediumNotify,
@@ -34,6 +37,7 @@ import {
   uniqueId,
 } from '../support/test-app';
 import { useOwnDatabase } from '../support/test-database';
+import { roundsFrom } from '../support/worker-rounds';
 
 /**
  * The after-payment events through the real RabbitMQ, without HTTP: payments delivered to the
@@ -44,13 +48,6 @@ import { useOwnDatabase } from '../support/test-database';
  * the notify use case's replies, the broker gauge is read from the process's registry.
  */
 const EVENT_KEYS = ['amount', 'channel', 'currency', 'eventId', 'occurredAt', 'orderNo', 'transactionId', 'type'];
-/** Long enough for a relay or consumer that would duplicate something to have done it. */
-const SETTLE_MS = 1000;
-/**
- * Longer than the publisher's confirm timeout (5 s): a relay that published into the outage would
- * by then have seen its publishes fail and counted attempts.
- */
-const OUTAGE_MS = 6500;
 
 const newPayments = (n: number, prefix: string) => stormPayments(n, prefix, 1000);
 
@@ -76,6 +73,28 @@ const instance = (env: Record<string, string>, examples = true) => createMediumM
 
 /** What /health/ready answers on the management port: whether the instance is ready, and the report. */
 const readinessReport = (ctx: MediumContext) => ctx.get(Readiness).report();
+
+/**
+ * Waits until nothing more of the events of `orderNos` can still arrive anywhere: every one marked
+ * published, then whole rounds of every relay begun after that (no relay claims a published row,
+ * and one that held one of them when they were all marked has published its copy by the end of
+ * its round), then a marker payment paid after them, through the tap (its queue hands messages over
+ * in order) and through every handler (handledEverythingBefore).
+ */
+async function nothingMoreOnItsWay(instances: MediumContext[], tap: ExchangeTap, orderNos: string[]): Promise<void> {
+  const unpublished = 'SELECT COUNT(*) FROM outbox_event WHERE order_no IN (?) AND published_at IS NULL';
+  await eventually(
+    'every event marked published',
+    async () => (await count(pool, unpublished, [orderNos])) === 0,
+    60000,
+  );
+  await roundsFrom(...instances.map((ctx) => ctx.get(OutboxRelay)))('every event was marked published');
+  const [marker] = newPayments(1, 'M');
+  await notify.registerAll(instances[0], [marker]);
+  expect(refusals(await notify.payAll([instances[0]], [marker]))).toEqual([]);
+  await tap.waitFor(() => messagesFor(tap, [marker.orderNo]).length > 0, 60000, 'the marker event at the tap');
+  await handledEverythingBefore(instances, pool, marker.orderNo, EFFECT_TABLES);
+}
 
 const brokerStatus = async (ctx: MediumContext) => (await readinessReport(ctx)).report.details.rabbitmq?.status;
 
@@ -237,7 +256,7 @@ describe('with two instances', () => {
       async () => Object.values(await effectCounts(pool, orderNos)).every((n) => n >= 500),
       120000,
     );
-    await sleep(SETTLE_MS);
+    await nothingMoreOnItsWay(instances, tap, orderNos);
 
     const messages = messagesFor(tap, orderNos);
     const ids = new Set(messages.map((m) => m.messageId));
@@ -338,7 +357,7 @@ describe('with two instances', () => {
       async () => Object.values(await effectCounts(pool, orderNos)).every((n) => n >= ORDERS * EVENTS_PER_ORDER),
       120000,
     );
-    await sleep(SETTLE_MS);
+    await nothingMoreOnItsWay(instances, tap, orderNos);
 
     const arrived = messagesFor(tap, orderNos);
     expect(arrived.length).toBe(ORDERS * EVENTS_PER_ORDER);
@@ -402,8 +421,9 @@ describe('while the broker is unreachable', () => {
     ).toBe(50);
     const eventIdByOrder = await outboxEventIds(pool, orderNos);
 
-    // Give the relay time to wrongly count the outage as failed attempts, had it tried to publish.
-    await sleep(OUTAGE_MS);
+    // Whole relay rounds begun with the events committed: a relay that published into the outage has
+    // seen its publishes fail (the confirm timeout) and counted attempts by then.
+    await roundsFrom(ctx!.get(OutboxRelay))('the events were committed');
     const [waiting] = await pool.query<RowDataPacket[]>(
       `SELECT COUNT(*) AS n, SUM(published_at IS NULL) AS unpublished, SUM(attempts = 0) AS unattempted,
               SUM(dead_lettered_at IS NULL) AS alive, SUM(last_error IS NULL) AS without_error
@@ -434,7 +454,7 @@ describe('while the broker is unreachable', () => {
       async () => Object.values(await effectCounts(pool, orderNos)).every((n) => n >= 50),
       60000,
     );
-    await sleep(SETTLE_MS);
+    await nothingMoreOnItsWay([ctx!], tap, orderNos);
 
     const ids = new Set(messagesFor(tap, orderNos).map((m) => m.messageId));
     expect([...ids].sort()).toEqual([...eventIdByOrder.values()].sort());
@@ -498,7 +518,7 @@ describe('when the broker is lost while the channels are being set up', () => {
       async () => Object.values(await effectCounts(pool, orderNos)).every((n) => n >= 10),
       30000,
     );
-    await sleep(SETTLE_MS);
+    await nothingMoreOnItsWay([ctx], tap, orderNos);
     expect(await effectCounts(pool, orderNos)).toEqual({ points_grant: 10, coupon_issue: 10, shipment_request: 10 });
     await expectOneEffectPerOrder(pool, eventIdByOrder);
   });
@@ -558,7 +578,7 @@ describe('when events wait for a broker no handler has subscribed on yet', () =>
       async () => Object.values(await effectCounts(pool, orderNos)).every((n) => n >= 30),
       30000,
     );
-    await sleep(SETTLE_MS);
+    await nothingMoreOnItsWay(instances, tap, orderNos);
     expect(await effectCounts(pool, orderNos)).toEqual({ points_grant: 30, coupon_issue: 30, shipment_request: 30 });
     await expectOneEffectPerOrder(pool, eventIdByOrder);
   });

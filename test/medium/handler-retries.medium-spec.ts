@@ -17,7 +17,7 @@ import {
   TEST_RABBITMQ_URL,
   testExchange,
 } from '../support/amqp-tap';
-import { eventually, sleep } from '../support/eventually';
+import { eventually } from '../support/eventually';
 import { Factories } from '../support/factories';
 import { createMediumModule, MediumContext } from '../support/medium';
 import { count, createTestPlatforms, notificationsOnly, testDatabasePool, TestPlatforms } from '../support/test-app';
@@ -31,6 +31,7 @@ import {
   TEST_HANDLER_EFFECT_TABLE,
 } from '../support/test-handlers';
 import { roundsFrom } from '../support/worker-rounds';
+import { handledEverythingBefore } from '../support/handlers-drained';
 
 /**
  * Event handlers retried on transient failures and dead-lettered after HANDLER_MAX_ATTEMPTS, as
@@ -42,8 +43,6 @@ import { roundsFrom } from '../support/worker-rounds';
  */
 const EXAMPLE_EFFECT_TABLES = ['points_grant', 'coupon_issue', 'shipment_request'];
 const TEST_CONSUMERS = [FlakyHandler.CONSUMER, BrokenHandler.CONSUMER];
-/** Well above RETRY_MAX_DELAY_MS plus a poll interval: long enough for any retry that is still due to run. */
-const SETTLE_MS = 1000;
 
 let platforms: TestPlatforms;
 let pool: Pool;
@@ -204,8 +203,11 @@ describe.each(MODES)('handler retries and dead letters ($mode)', ({ broker }) =>
           ])) === 0 &&
           (await exampleEffectsComplete(orderNos)),
       );
-      // Nothing may still be on its way: a late retry or redelivery would show up within this.
-      await sleep(SETTLE_MS);
+      // Nothing may still be on its way: a late retry has run once the retry worker finished a whole
+      // round after the last retry row was gone, and a redelivery is handled before a payment made now.
+      await roundsFrom(ctx.get(HandlerRetryWorker))('the last retry row was gone');
+      const [marker] = (await payOrders(ctx, 1)).keys();
+      await handledEverythingBefore([ctx], pool, marker, [...EXAMPLE_EFFECT_TABLES, TEST_HANDLER_EFFECT_TABLE]);
 
       expect(await effectsPerOrder(TEST_HANDLER_EFFECT_TABLE, orderNos, FlakyHandler.CONSUMER)).toEqual(once(orderNos));
       // Exactly three: the first delivery (relay or queue) fails and parks the event in handler_retry,

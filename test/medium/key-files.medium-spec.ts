@@ -8,9 +8,9 @@ import { register } from 'prom-client';
 import { AdminModule } from '../../src/admin/admin.module';
 import { OperationsOverviewQuery } from '../../src/admin/operations-overview';
 import { Channel } from '../../src/domain/notification';
+import { ChannelKeyFiles } from '../../src/payments/credentials/channel-key-files';
 import { NotifyModule } from '../../src/intake/notify.module';
 import { OrderModule } from '../../src/order/order.module';
-import { WATCHED_FILE_CHECK_MS } from '../../src/platform/config/watched-files';
 import { AuditLog } from '../../src/operators/audit/audit-log';
 import { PlatformKeyDryRun } from '../../src/payments/merchants/platform-key-dry-run';
 import {
@@ -20,12 +20,13 @@ import {
   generateRsaKeyPair,
   yuan,
 } from '../../tools/simulator/platform-signers';
-import { eventually, sleep } from '../support/eventually';
+import { eventually } from '../support/eventually';
 import { MediumContext } from '../support/medium';
 import { FORM, receive } from '../support/medium-intake';
 import { domainFailure, MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { metricValue } from '../support/order-effects';
 import { createTestPlatforms, TestPlatforms, uniqueId } from '../support/test-app';
+import { roundsFrom } from '../support/worker-rounds';
 
 /**
  * The channels' key and certificate files as a Kubernetes Secret mounts them (each file a symbolic
@@ -172,8 +173,9 @@ describe('channel key files re-read while the service runs', () => {
         expect(message).toContain(join(secret, 'alipay-pub.pem'));
         expect(message).not.toContain('THIS-IS-NOT-A-KEY');
       }
-      // The keys in use stay: the current key still pays, on both replicas, for as long as the file is wrong.
-      await sleep(2 * WATCHED_FILE_CHECK_MS);
+      // The keys in use stay: the current key still pays, on both replicas, for as long as the file is
+      // wrong, after whole rounds of each replica's file check begun once it had been refused.
+      await roundsFrom(...setup.replicas.map((ctx) => ctx.get(ChannelKeyFiles)))('the corrupt file was refused');
       await paysOnEveryReplica(alipay.privateKey);
 
       const fixed = generateRsaKeyPair();

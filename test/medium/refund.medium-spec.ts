@@ -1,15 +1,19 @@
 import { Pool } from 'mysql2/promise';
+import { register } from 'prom-client';
 import { AdminQueries } from '../../src/admin/admin-queries';
 import { DomainError } from '../../src/domain/domain-error';
 import { Channel } from '../../src/domain/notification';
+import { REFUND_CALLS_TOTAL } from '../../src/platform/metrics/metrics.module';
+import { RefundRetryWorker } from '../../src/refund/refund-retry.worker';
 import { FakePlatform } from '../../tools/simulator/fake-platform';
-import { sleep, waitFor } from '../support/eventually';
+import { waitFor } from '../support/eventually';
 import { Factories } from '../support/factories';
 import { MediumContext } from '../support/medium';
 import { MediumSuite, startMediumSuite } from '../support/medium-suite';
-import { OrderEffects } from '../support/order-effects';
+import { metricValue, OrderEffects } from '../support/order-effects';
 import { count as countRows, uniqueId } from '../support/test-app';
 import { RefundEffects } from '../support/refund-effects';
+import { roundsFrom } from '../support/worker-rounds';
 
 /**
  * Refunds as services: the emergency-refund service, the executor and its retry worker, and
@@ -59,6 +63,10 @@ async function failure(work: Promise<unknown>): Promise<{ code: string; status: 
 }
 
 const count = (sql: string, params: unknown[]) => countRows(pool, sql, params);
+
+/** Refund calls the service has had an answer to (or a timeout for), as its counter says. */
+const refundCallsAnswered = async () =>
+  metricValue(await register.metrics(), REFUND_CALLS_TOTAL, { channel: Channel.Alipay, request: 'refund' });
 
 describe('emergency refund of a duplicate payment', () => {
   it('should answer the same refund again later, without calling the channel again', async () => {
@@ -253,6 +261,7 @@ describe('refund notifications', () => {
     fake.script(refundNo, 'timeout');
     await make.refund({ orderNo, transactionId: paidBy, refundNo });
     await waitFor('the channel call', () => fake.callsFor(refundNo) === 1);
+    const answeredBefore = await refundCallsAnswered();
 
     const notice = make.alipayRefundNotification({ orderNo, transactionId: paidBy, refundNo, total: 600, refund: 600 });
     const outcomes = await Promise.all(Array.from({ length: 5 }, () => make.settle(notice)));
@@ -260,8 +269,14 @@ describe('refund notifications', () => {
     expect(outcomes.sort()).toEqual(['DUPLICATE', 'DUPLICATE', 'DUPLICATE', 'DUPLICATE', 'REFUND_SUCCEEDED']);
     expect(await refunds.row(refundNo)).toMatchObject({ status: 'SUCCEEDED' });
     expect(await orders.status(orderNo)).toBe('REFUNDED');
-    // The timed-out call is not sent again: the refund is final.
-    await sleep(REFUND_TIMEOUT_MS + 1500);
+    // The timed-out call is not sent again: the refund is final. Once the call's timeout has been
+    // counted (its answer recorded, or not) and the refund's next attempt time, whatever it now is,
+    // has passed, whole rounds of the retry worker would have sent it again.
+    await waitFor('the timed-out call to be answered', async () => (await refundCallsAnswered()) > answeredBefore);
+    const { next_attempt_at: nextAttemptAt } = (await refunds.row(refundNo))!;
+    const dueAt = nextAttemptAt ? new Date(nextAttemptAt as string).getTime() : 0;
+    await waitFor('the refund to be due again, were it still to be sent', () => Date.now() > dueAt, 30_000);
+    await roundsFrom(ctx.get(RefundRetryWorker))('the refund was due again');
     expect(fake.callsFor(refundNo)).toBe(1);
     expect(await refunds.row(refundNo)).toMatchObject({ status: 'SUCCEEDED', attempts: 1 });
   });

@@ -68,16 +68,28 @@ export class WebhookDeliveries {
    * Writes one delivery per (event, enabled endpoint that wants its type) for a batch of outbox
    * events not fanned out yet, and marks them, in one transaction. The rows are locked SKIP LOCKED
    * and the deliveries unique per (endpoint, event): replicas never write one twice. Returns the
-   * number of events fanned out. With no endpoint enabled, the events are only marked: their
-   * payloads are not read.
+   * number of events fanned out. It leaves an event of a type no enabled endpoint wants (every
+   * event, while none is enabled) to the relay, which marks it fanned out when it publishes it, in
+   * the same UPDATE (OutboxRepository.wantedByNoWebhook); it marks one only if the relay is done
+   * with it and did not.
    */
   async fanOut(limit: number): Promise<number> {
     return this.txHost.withTransaction(async () => {
       const endpoints = await this.activeEndpoints();
+      // An event of a type no enabled endpoint wants (every event, while none is enabled) is left to
+      // the relay, which marks it fanned out in the UPDATE that marks it published: this takes it
+      // only once the relay is done with it without marking it (published or dead-lettered by an
+      // earlier build, or wanted by an endpoint disabled since), to mark it, writing nothing.
+      const types = endpoints.some((e) => e.eventTypes === null)
+        ? undefined
+        : [...new Set(endpoints.flatMap((e) => e.eventTypes ?? []))];
+      const relayDone = '(published_at IS NOT NULL OR dead_lettered_at IS NOT NULL)';
       const events: Row[] = await this.txHost.tx.query(
-        `SELECT id${endpoints.length > 0 ? ', payload' : ''} FROM outbox_event WHERE webhooks_fanned_out_at IS NULL
+        `SELECT id${endpoints.length > 0 ? ', payload' : ''} FROM outbox_event WHERE webhooks_fanned_out_at IS NULL${
+          types === undefined ? '' : types.length > 0 ? ` AND (type IN (?) OR ${relayDone})` : ` AND ${relayDone}`
+        }
          ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED`,
-        [limit],
+        types !== undefined && types.length > 0 ? [types, limit] : [limit],
       );
       if (events.length === 0) return 0;
       const now = new Date();
