@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
@@ -28,6 +28,8 @@ export interface DirectoryKey {
   pem: string;
   keyId?: string;
   beside?: { pem?: string; keyId?: string };
+  /** When a second admin approved it: a key file changed after that takes its place again (the newer wins). */
+  activatedAt: Date;
 }
 
 /** A certificate the service holds, and when it expires. */
@@ -53,7 +55,7 @@ export class ChannelKeyFiles extends PollingWorker {
   /** The sub-merchants the merchant directory added, by channel: every rebuild takes them. */
   private readonly added = new Map<string, readonly AddedSubMerchant[]>();
   /** The platform keys the merchant directory activated, by channel, as the files every rebuild takes. */
-  private readonly keys = new Map<string, readonly DirectoryKeyFile[]>();
+  private readonly keys = new Map<string, readonly DirectoryKey[]>();
   /** A private directory for the directory keys' PEMs, which the channels read as files. */
   private keyDir: string | undefined;
 
@@ -124,7 +126,7 @@ export class ChannelKeyFiles extends PollingWorker {
   applySubMerchants(channel: string, added: readonly AddedSubMerchant[], dryRun = false): void {
     const build = this.builds.find((b) => b.channel === channel);
     if (!build) return;
-    const adapter = build.build(added, this.keys.get(channel));
+    const adapter = build.build(added, this.inForce(build, this.keys.get(channel)));
     if (dryRun) return;
     this.channels.replace(adapter);
     this.added.set(channel, added);
@@ -139,11 +141,27 @@ export class ChannelKeyFiles extends PollingWorker {
   applyDirectoryKeys(channel: string, keys: readonly DirectoryKey[], dryRun = false): void {
     const build = this.builds.find((b) => b.channel === channel);
     if (!build) return;
-    const files = keys.map((key) => this.filesOf(key));
-    const adapter = build.build(this.added.get(channel), files);
+    const adapter = build.build(this.added.get(channel), this.inForce(build, keys));
     if (dryRun) return;
     this.channels.replace(adapter);
-    this.keys.set(channel, files);
+    this.keys.set(channel, keys);
+  }
+
+  /**
+   * The directory keys as files, each in place of its key file unless that file changed after the
+   * key's activation: whichever changed last, the file or the directory, is what verifies.
+   */
+  private inForce(build: ChannelBuild, keys: readonly DirectoryKey[] | undefined): DirectoryKeyFile[] {
+    return (keys ?? []).flatMap((key) => {
+      const newer = build.files.find(
+        (f) => f.account === key.account && f.kind === key.kind && modifiedAt(f.path) > key.activatedAt.getTime(),
+      );
+      if (!newer) return [this.filesOf(key)];
+      this.logger.warn(
+        `${build.channel} ${key.kind} of ${key.account}: ${newer.path} changed after the directory's key was activated; the file's key verifies`,
+      );
+      return [];
+    });
   }
 
   /** Whether the channel has a key file of `kind` for the account, which a directory key can take the place of. */
@@ -170,7 +188,7 @@ export class ChannelKeyFiles extends PollingWorker {
 
   /** The channel's adapter built again from its files and put in place; its certificates' expiries. */
   private rebuild(build: ChannelBuild): CredentialExpiry[] {
-    const adapter = build.build(this.added.get(build.channel), this.keys.get(build.channel));
+    const adapter = build.build(this.added.get(build.channel), this.inForce(build, this.keys.get(build.channel)));
     this.channels.replace(adapter);
     return certificateExpiries(build.files);
   }
@@ -182,5 +200,14 @@ export class ChannelKeyFiles extends PollingWorker {
       this.expiry.set({ channel, account: e.account, kind: e.kind }, Math.floor(e.validTo.getTime() / 1000));
     }
     this.held.set(channel, expiries);
+  }
+}
+
+/** A file's modification time through symbolic links (a Secret's `..data`); 0 when it cannot be read. */
+function modifiedAt(path: string): number {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return 0;
   }
 }

@@ -124,6 +124,7 @@ export function keysAt(state: DirectoryState, now: number): Map<string, Director
       account: key.account,
       kind: key.kind,
       pem: key.pem,
+      activatedAt: key.activatedAt,
       ...(key.keyId ? { keyId: key.keyId } : {}),
     };
     if (now < key.overlapUntil.getTime()) {

@@ -198,7 +198,13 @@ export class MerchantChanges {
       (k) => k.channel === target.channel && !(k.account === target.account && k.kind === candidate.kind),
     );
     const before = this.directory.current.platformKeys.get(keyTarget(target.channel, target.account, candidate.kind));
-    const key = { account: target.account, kind: candidate.kind, pem: candidate.pem, keyId: candidate.keyId };
+    const key = {
+      account: target.account,
+      kind: candidate.kind,
+      pem: candidate.pem,
+      keyId: candidate.keyId,
+      activatedAt: new Date(),
+    };
     const alone = others.map(inForce);
     try {
       this.keyFiles.applyDirectoryKeys(target.channel, [...alone, key], true);
@@ -316,7 +322,8 @@ export class MerchantChanges {
 }
 
 function inForce(key: ActivatedKey) {
-  return { account: key.account, kind: key.kind, pem: key.pem, ...(key.keyId ? { keyId: key.keyId } : {}) };
+  const { account, kind, pem, activatedAt } = key;
+  return { account, kind, pem, activatedAt, ...(key.keyId ? { keyId: key.keyId } : {}) };
 }
 
 function describe({ channel, account, subMerchantId }: MerchantTarget): string {
