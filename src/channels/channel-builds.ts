@@ -18,9 +18,14 @@ export interface ChannelBuild {
   build(added?: readonly AddedSubMerchant[], keys?: readonly DirectoryKeyFile[]): PaymentChannel;
   /**
    * An adapter for a dry run, never put in place: verifying at `clock`'s time (a stored delivery's),
-   * with one key file replaced when told (a candidate key).
+   * with the directory's keys in force, and one key file replaced when told (a candidate key).
    */
-  trial(clock: Clock, added: readonly AddedSubMerchant[], replaced?: ReplacedFile): PaymentChannel;
+  trial(
+    clock: Clock,
+    added: readonly AddedSubMerchant[],
+    replaced?: ReplacedFile,
+    keys?: readonly DirectoryKeyFile[],
+  ): PaymentChannel;
 }
 
 export const CHANNEL_BUILDS = Symbol('CHANNEL_BUILDS');

@@ -35,8 +35,9 @@ const channelOptions = CHANNEL_REGISTRATIONS.map((r) =>
             takesSubMerchants: r.withSubMerchants !== undefined,
             build: (added = [], keys = []) =>
               r.create(withAdded(withDirectoryKeys(options[i], r.accounts.idField, keys), added), calls, clock),
-            trial: (trialClock, added, replaced) => {
-              const base = replaced ? withFileReplaced(options[i], r.accounts.idField, replaced) : options[i];
+            trial: (trialClock, added, replaced, keys = []) => {
+              const inForce = withDirectoryKeys(options[i], r.accounts.idField, keys);
+              const base = replaced ? withFileReplaced(inForce, r.accounts.idField, replaced) : inForce;
               return r.create(withAdded(base, added), calls, trialClock);
             },
           };

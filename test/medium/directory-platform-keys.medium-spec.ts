@@ -235,6 +235,10 @@ describe('a platform key rotated through the merchant directory', () => {
     });
     await paysOnEveryReplica(next.privateKey);
     await refusedOnEveryReplica(current.privateKey);
+
+    // A dry run compares a candidate with the key in force, the directory's: the new key's notifications
+    // (2 refused before the approval, 2 paid in the window, 2 after) verify under both, the old key's under neither.
+    expect(await dryRun(next.publicKeyPem)).toMatchObject({ currentOnly: 0, candidateOnly: 0, both: 6 });
     current = next;
   });
 

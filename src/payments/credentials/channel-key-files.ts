@@ -164,6 +164,12 @@ export class ChannelKeyFiles extends PollingWorker {
     });
   }
 
+  /** The platform keys of the directory the channel verifies with now, as files: what a dry run compares a candidate with. */
+  directoryKeyFiles(channel: string): DirectoryKeyFile[] {
+    const build = this.builds.find((b) => b.channel === channel);
+    return build ? this.inForce(build, this.keys.get(channel)) : [];
+  }
+
   /** Whether the channel has a key file of `kind` for the account, which a directory key can take the place of. */
   hasKeyFile(channel: string, account: string, kind: string): boolean {
     return this.builds.some(

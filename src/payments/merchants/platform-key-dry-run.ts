@@ -10,6 +10,7 @@ import { DomainError } from '../../domain/domain-error';
 import { TransactionRunner } from '../../platform/transaction/transaction.runner';
 import { CallbackRecordRepository, StoredDelivery } from '../idempotency/callback-record.repository';
 import { RefusedNotificationRepository } from '../refused-notification/refused-notification.repository';
+import { ChannelKeyFiles } from '../credentials/channel-key-files';
 import { MerchantAction } from './merchant-change.entity';
 import { MerchantChangeRepository } from './merchant-change.repository';
 import { MerchantDirectory } from './merchant-directory';
@@ -67,6 +68,7 @@ export class PlatformKeyDryRun {
     private readonly directory: MerchantDirectory,
     private readonly transactions: TransactionRunner,
     private readonly changes: MerchantChangeRepository,
+    private readonly keyFiles: ChannelKeyFiles,
   ) {}
 
   @Transactional(Propagation.Never)
@@ -91,8 +93,12 @@ export class PlatformKeyDryRun {
       let at = 0;
       const clock = () => at;
       const added = this.directory.current.subMerchants.get(candidate.channel) ?? [];
-      const current = build.trial(clock, added);
-      const tried = trial(() => build.trial(clock, added, { account: candidate.account, kind: candidate.kind, path }));
+      // The current keys are the channel's in force, the directory's with them; the candidate takes the place of the account's of that kind.
+      const keys = this.keyFiles.directoryKeyFiles(candidate.channel);
+      const others = keys.filter((k) => !(k.account === candidate.account && k.kind === candidate.kind));
+      const current = build.trial(clock, added, undefined, keys);
+      const replaced = { account: candidate.account, kind: candidate.kind, path };
+      const tried = trial(() => build.trial(clock, added, replaced, others));
       return count(stored, candidate.account, current, tried, (receivedAt) => (at = receivedAt.getTime()));
     });
     const report = {
