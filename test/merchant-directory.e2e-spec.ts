@@ -1,4 +1,5 @@
 import { Pool, RowDataPacket } from 'mysql2/promise';
+import { generateRsaKeyPair } from '../tools/simulator/platform-signers';
 import { eventually } from './support/eventually';
 import { useOwnDatabase } from './support/test-database';
 import {
@@ -50,6 +51,14 @@ async function audits(action: string): Promise<Array<{ operator_id: string; resu
 
 async function changeCount(): Promise<number> {
   const [rows] = await pool.query<RowDataPacket[]>('SELECT COUNT(*) AS n FROM merchant_change');
+  return Number(rows[0].n);
+}
+
+/** The changes but the dry runs' records. */
+async function proposalCount(): Promise<number> {
+  const [rows] = await pool.query<RowDataPacket[]>(
+    "SELECT COUNT(*) AS n FROM merchant_change WHERE action <> 'KEY_DRY_RUN'",
+  );
   return Number(rows[0].n);
 }
 
@@ -122,5 +131,70 @@ describe('the merchant directory over the admin API', () => {
       'alice',
       'alice',
     ]);
+  });
+
+  it("should propose a platform key only after its dry run, refuse bad input writing only the refusal's audit, and activate it with another admin's approval", async () => {
+    const { admin, admin2, viewer } = platforms.admins;
+    const appId = platforms.alipay.appId;
+    const path = `/admin/merchants/ALIPAY/${appId}`;
+    const next = generateRsaKeyPair();
+    const body = { kind: 'publicKey', candidatePem: next.publicKeyPem, overlapSeconds: 3600 };
+    const before = await proposalCount();
+
+    expect((await client.admin('POST', `${path}/platform-keys`, viewer, body)).status).toBe(403);
+    const untried = await client.admin('POST', `${path}/platform-keys`, admin, body);
+    expect(untried.status).toBe(409);
+    expect(untried.json<{ error: string }>().error).toBe('DryRunRequired');
+    for (const bad of [
+      { ...body, candidatePem: '-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n' },
+      { ...body, kind: 'rootCert' },
+      { ...body, overlapSeconds: 7 * 24 * 3600 + 1 },
+      { ...body, overlapSeconds: -1 },
+      { ...body, overlapSeconds: 1.5 },
+      { kind: 'publicKey' },
+    ]) {
+      expect((await client.admin('POST', `${path}/platform-keys`, admin, bad)).status).toBe(400);
+    }
+    expect(
+      (await client.admin('POST', '/admin/merchants/ALIPAY/2021000000000000/platform-keys', admin, body)).status,
+    ).toBe(404);
+    // WeChat Pay names its public key by an id: a new key needs its own.
+    const wechatpay = `/admin/merchants/WECHATPAY/${platforms.wechatpay.mchid}`;
+    const wechatKey = { kind: 'publicKey', candidatePem: generateRsaKeyPair().publicKeyPem };
+    expect((await client.admin('POST', `${wechatpay}/key-dry-run`, admin, wechatKey)).status).toBe(200);
+    expect((await client.admin('POST', `${wechatpay}/platform-keys`, admin, wechatKey)).status).toBe(400);
+    expect(await proposalCount()).toBe(before);
+    expect((await audits('PLATFORM_KEY_PROPOSE_REFUSED')).map((a) => a.operator_id)).toEqual([
+      'victor',
+      ...Array<string>(9).fill('alice'),
+    ]);
+    expect(await audits('PLATFORM_KEY_PROPOSED')).toEqual([]);
+
+    const tried = { kind: body.kind, candidatePem: body.candidatePem };
+    expect((await client.admin('POST', `${path}/key-dry-run`, admin, tried)).status).toBe(200);
+    const proposed = await client.admin('POST', `${path}/platform-keys`, admin, body);
+    expect(proposed.status).toBe(202);
+    const { id, candidateFingerprint } = proposed.json<{ id: string; candidateFingerprint: string }>();
+    expect(await audits('PLATFORM_KEY_PROPOSED')).toEqual([
+      { operator_id: 'alice', result: { changeId: id, action: 'PLATFORM_KEY_PROPOSED' } },
+    ]);
+
+    expect((await client.admin('POST', `/admin/merchant-changes/${id}/approve`, admin)).status).toBe(403);
+    expect((await client.admin('POST', `/admin/merchant-changes/${id}/approve`, admin2)).status).toBe(200);
+    await eventually('the directory to hold the key', async () => {
+      const listed = (await client.admin('GET', '/admin/merchants', viewer)).json<{
+        platformKeys: Array<{ account: string; kind: string; fingerprint: string; previousFingerprint: null }>;
+      }>();
+      return listed.platformKeys.some(
+        (k) => k.account === appId && k.kind === 'publicKey' && k.fingerprint === candidateFingerprint,
+      );
+    });
+    // The overlap window: the key in force still pays.
+    const orderNo = uniqueId('MDK');
+    expect((await client.registerOrder({ orderNo, amount: 100 })).status).toBe(201);
+    const paid = await client.postAlipay(
+      client.alipayPayment({ outTradeNo: orderNo, tradeNo: uniqueId('T'), totalAmount: '1.00' }),
+    );
+    expect(paid.body).toBe('success');
   });
 });

@@ -82,6 +82,7 @@ describe('OpenAPI', () => {
           'POST /admin/merchants/{channel}/{account}/disable',
           'POST /admin/merchants/{channel}/{account}/enable',
           'POST /admin/merchants/{channel}/{account}/key-dry-run',
+          'POST /admin/merchants/{channel}/{account}/platform-keys',
           'POST /admin/merchants/{channel}/{account}/sub-merchants',
           'POST /admin/webhook-endpoints',
           'GET /admin/webhook-endpoints',

@@ -153,12 +153,14 @@ export const CODE_LABELS: Labels = {
   MERCHANT_CHANGE_APPROVED: { en: 'Merchant change approved', zh: '批准商户变更' },
   MERCHANT_CHANGE_REJECTED: { en: 'Merchant change rejected', zh: '驳回商户变更' },
   PLATFORM_KEY_DRY_RUN: { en: 'Platform key dry run', zh: '平台密钥试验证' },
+  PLATFORM_KEY_PROPOSED: { en: 'Platform key activation proposed', zh: '提议启用平台密钥' },
   MERCHANT_SUB_MERCHANT_ADD_REFUSED: { en: 'Sub-merchant addition refused', zh: '添加子商户被拒' },
   MERCHANT_DISABLE_REFUSED: { en: 'Disabling refused', zh: '停用商户被拒' },
   MERCHANT_ENABLE_REFUSED: { en: 'Enabling refused', zh: '启用商户被拒' },
   MERCHANT_CHANGE_APPROVE_REFUSED: { en: 'Merchant change approval refused', zh: '批准商户变更被拒' },
   MERCHANT_CHANGE_REJECT_REFUSED: { en: 'Merchant change rejection refused', zh: '驳回商户变更被拒' },
   PLATFORM_KEY_DRY_RUN_REFUSED: { en: 'Platform key dry run refused', zh: '平台密钥试验证被拒' },
+  PLATFORM_KEY_PROPOSE_REFUSED: { en: 'Platform key activation refused', zh: '启用平台密钥被拒' },
 };
 
 /** A code's label in `lang`; the code itself when the catalogue has none (the unit test keeps that from happening). */

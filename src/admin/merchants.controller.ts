@@ -21,6 +21,7 @@ import {
   MerchantDirectoryView,
   MerchantHistoryQueryDto,
   MerchantTargetDto,
+  ProposePlatformKeyDto,
 } from './dto/merchant.dto';
 
 const HISTORY_PAGE = 100;
@@ -72,6 +73,7 @@ export class MerchantsController {
       kind: dto.kind,
       pem: dto.candidatePem,
       since: dto.since ? new Date(dto.since) : undefined,
+      operatorId: operator.operatorId,
     };
     return this.dryRuns.run(candidate, (report) =>
       this.audit.record({
@@ -85,18 +87,69 @@ export class MerchantsController {
     );
   }
 
+  @Post('merchants/:channel/:account/platform-keys')
+  @HttpCode(202)
+  @ApiOperation({
+    summary:
+      'Propose to activate a candidate platform key or certificate tried in a dry run within 24 h; another admin approves, then both keys verify for the overlap window (admin)',
+  })
+  @ApiCreatedResponse({ type: MerchantChangeView })
+  @ApiErrors(
+    [400, 'a malformed body, an overlap out of bounds, or a candidate that is no key or certificate the channel takes'],
+    [403, 'a viewer token'],
+    [404, 'no such key file of the account'],
+    [409, 'DryRunRequired: no dry run of this candidate for the account and kind in the last 24 h'],
+  )
+  @AdminAccess(AdminRole.Admin)
+  @AuditedWrite('PLATFORM_KEY_PROPOSE', merchantTarget)
+  @UseInterceptors(AuditRefusals)
+  proposePlatformKey(
+    @Param('channel') channel: string,
+    @Param('account') account: string,
+    @Body() dto: ProposePlatformKeyDto,
+    @CurrentOperator() operator: AuthenticatedOperator,
+  ): Promise<MerchantChange> {
+    const proposal = { kind: dto.kind, pem: dto.candidatePem, keyId: dto.keyId, overlapSeconds: dto.overlapSeconds };
+    return this.merchants.proposePlatformKey({ channel, account }, proposal, operator.operatorId, (change) =>
+      this.audit.record({
+        operatorId: operator.operatorId,
+        action: 'PLATFORM_KEY_PROPOSED',
+        target: `merchant:${channel}:${account}`,
+        // The candidate is public material; the audit keeps its fingerprint, the change row its text.
+        requestBody: {
+          kind: dto.kind,
+          keyId: dto.keyId ?? null,
+          overlapSeconds: change.overlapSeconds,
+          candidateFingerprint: change.candidateFingerprint,
+        },
+        result: { changeId: change.id, action: change.action },
+      }),
+    );
+  }
+
   @Get('merchants')
   @ApiOperation({ summary: 'Every account with its sub-merchants, what is disabled, the proposals waiting (viewer)' })
   @ApiOkResponse({ type: MerchantDirectoryView })
   @AdminAccess(AdminRole.Viewer)
   @UseInterceptors(OperatorReadLimit)
   list(): MerchantDirectoryView {
-    const { version, pending } = this.directory.current;
+    const { version, pending, platformKeys } = this.directory.current;
     return {
       version,
       applyWithinMs: MerchantChanges.applyWithinMs,
       accounts: this.merchants.list(),
       pending: [...pending],
+      platformKeys: [...platformKeys.values()].map((k) => ({
+        channel: k.channel,
+        account: k.account,
+        kind: k.kind,
+        fingerprint: k.fingerprint,
+        keyId: k.keyId,
+        changeId: k.changeId,
+        activatedAt: k.activatedAt.toISOString(),
+        overlapUntil: k.overlapUntil.toISOString(),
+        previousFingerprint: k.previous?.fingerprint ?? null,
+      })),
     };
   }
 

@@ -1,6 +1,6 @@
 import { Channel, Clock } from '../domain/notification';
 import { AddedSubMerchant } from './channel-registration';
-import { CredentialFile, ReplacedFile } from './credential-files';
+import { CredentialFile, DirectoryKeyFile, ReplacedFile } from './credential-files';
 import { PaymentChannel } from './payment-channel';
 
 /** How a channel's adapter is built from its options, again whenever its key files or its sub-merchants change. */
@@ -11,15 +11,21 @@ export interface ChannelBuild {
   /** Whether it takes sub-merchants from the merchant directory (a service provider's). */
   readonly takesSubMerchants: boolean;
   /**
-   * A new adapter, every file read and checked again, with the sub-merchants the directory added;
-   * throws a ConfigurationError naming the file and what is wrong.
+   * A new adapter, every file read and checked again, with the sub-merchants the directory added
+   * and the platform keys it activated (in place of an account's key file, or beside the key in
+   * force during an overlap window); throws a ConfigurationError naming the file and what is wrong.
    */
-  build(added?: readonly AddedSubMerchant[]): PaymentChannel;
+  build(added?: readonly AddedSubMerchant[], keys?: readonly DirectoryKeyFile[]): PaymentChannel;
   /**
    * An adapter for a dry run, never put in place: verifying at `clock`'s time (a stored delivery's),
-   * with one key file replaced when told (a candidate key).
+   * with the directory's keys in force, and one key file replaced when told (a candidate key).
    */
-  trial(clock: Clock, added: readonly AddedSubMerchant[], replaced?: ReplacedFile): PaymentChannel;
+  trial(
+    clock: Clock,
+    added: readonly AddedSubMerchant[],
+    replaced?: ReplacedFile,
+    keys?: readonly DirectoryKeyFile[],
+  ): PaymentChannel;
 }
 
 export const CHANNEL_BUILDS = Symbol('CHANNEL_BUILDS');

@@ -4,7 +4,7 @@ import { Clock, CLOCK } from '../domain/notification';
 import { ChannelBuild, CHANNEL_BUILDS } from './channel-builds';
 import { AddedSubMerchant } from './channel-registration';
 import { channelCallsConfig } from './channel-calls.config';
-import { credentialFilesOf, withFileReplaced } from './credential-files';
+import { credentialFilesOf, withDirectoryKeys, withFileReplaced } from './credential-files';
 import { PAYMENT_CHANNELS } from './payment-channel';
 import { PaymentChannels } from './payment-channels';
 import { verificationClock } from './verification-clock';
@@ -33,9 +33,11 @@ const channelOptions = CHANNEL_REGISTRATIONS.map((r) =>
             channel: r.channel,
             files: credentialFilesOf(options[i], r.accounts.idField),
             takesSubMerchants: r.withSubMerchants !== undefined,
-            build: (added = []) => r.create(withAdded(options[i], added), calls, clock),
-            trial: (trialClock, added, replaced) => {
-              const base = replaced ? withFileReplaced(options[i], r.accounts.idField, replaced) : options[i];
+            build: (added = [], keys = []) =>
+              r.create(withAdded(withDirectoryKeys(options[i], r.accounts.idField, keys), added), calls, clock),
+            trial: (trialClock, added, replaced, keys = []) => {
+              const inForce = withDirectoryKeys(options[i], r.accounts.idField, keys);
+              const base = replaced ? withFileReplaced(inForce, r.accounts.idField, replaced) : inForce;
               return r.create(withAdded(base, added), calls, trialClock);
             },
           };

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import forge from 'node-forge';
-import { certificateExpiries, credentialFilesOf } from './credential-files';
+import { certificateExpiries, credentialFilesOf, withDirectoryKeys } from './credential-files';
 
 /** A self-signed certificate valid until `notAfter`, as PEM, and as a PKCS#12 file with its key. */
 function certificate(notAfter: Date, password = 'pw'): { pem: string; p12: Buffer } {
@@ -53,6 +53,55 @@ describe('credentialFilesOf', () => {
       { path: '/k/unionpay-root.cer', account: '', kind: 'rootCert' },
       { path: '/k/ca.pem', account: '', kind: 'apiV2Ca' },
     ]);
+  });
+});
+
+describe('withDirectoryKeys', () => {
+  const options = {
+    accounts: [
+      {
+        mchid: '1900009191',
+        publicKey: { id: 'PUB_KEY_ID_1', path: '/k/pub.pem' },
+        platformCertPaths: ['/k/a.pem', '/k/b.pem'],
+      },
+      { mchid: '1900009292', publicKeyPath: '/k/alipay.pem', certificates: { publicCertPaths: ['/k/c.crt'] } },
+    ],
+  };
+
+  it("should put a directory key in place of the account's file, or beside the key in force during its window", () => {
+    const sut = withDirectoryKeys(options, 'mchid', [
+      { account: '1900009191', kind: 'publicKey', path: '/d/next.pem', keyId: 'PUB_KEY_ID_2', beside: {} },
+      { account: '1900009191', kind: 'platformCert', path: '/d/cert.pem' },
+      { account: '1900009292', kind: 'publicKey', path: '/d/alipay-next.pem', beside: { path: '/d/alipay-prev.pem' } },
+      { account: '1900009292', kind: 'publicCert', path: '/d/c2.crt', beside: {} },
+    ]);
+    expect(sut).toEqual({
+      accounts: [
+        {
+          mchid: '1900009191',
+          publicKey: { id: 'PUB_KEY_ID_1', path: '/k/pub.pem' },
+          nextPublicKey: { id: 'PUB_KEY_ID_2', path: '/d/next.pem' },
+          platformCertPaths: ['/d/cert.pem'],
+        },
+        {
+          mchid: '1900009292',
+          publicKeyPath: '/d/alipay-prev.pem',
+          nextPublicKeyPath: '/d/alipay-next.pem',
+          certificates: { publicCertPaths: ['/k/c.crt', '/d/c2.crt'] },
+        },
+      ],
+    });
+    // The options themselves are left as they were.
+    expect(options.accounts[1].publicKeyPath).toBe('/k/alipay.pem');
+  });
+
+  it('should refuse a key for a file the account does not have, and a key id for a file named by none', () => {
+    expect(() =>
+      withDirectoryKeys(options, 'mchid', [{ account: '1900009191', kind: 'publicCert', path: '/d/x' }]),
+    ).toThrow('account 1900009191 has no publicCert file');
+    expect(() =>
+      withDirectoryKeys(options, 'mchid', [{ account: '1900009292', kind: 'publicKey', path: '/d/x', keyId: 'ID' }]),
+    ).toThrow('is named by no key id');
   });
 });
 

@@ -63,6 +63,90 @@ export function withFileReplaced<T>(options: T, idField: string, replaced: Repla
 }
 
 /**
+ * A platform key or certificate the merchant directory activated for an account (ChannelKeyFiles
+ * keeps a private copy of its PEM at `path`): in place of the account's key file of `kind`, or,
+ * during its overlap window (`beside`), beside the key in force before it, which is the key file's
+ * own (no `beside.path`) or an earlier directory key's.
+ */
+export interface DirectoryKeyFile {
+  account: string;
+  kind: string;
+  path: string;
+  /** The id the platform names the key by (an option's `id` beside its `path`: WeChat Pay's public key id). */
+  keyId?: string;
+  beside?: { path?: string; keyId?: string };
+}
+
+/**
+ * A copy of the options with the directory's keys in place: an account's file of `kind` replaced
+ * by the key's (a list of files by that one), or, during an overlap window, the key added beside
+ * the one in force: a list takes one more file; a single file (`publicKeyPath`) gets a sibling
+ * option `next…` (`nextPublicKeyPath`, `nextPublicKey: {id, path}`) that the channel verifies
+ * with too. A ConfigurationError when the account has no such file, or a key id is given for a
+ * file that has none.
+ */
+export function withDirectoryKeys<T>(options: T, idField: string, keys: readonly DirectoryKeyFile[]): T {
+  return keys.reduce((current, key) => withDirectoryKey(current, idField, key), options);
+}
+
+function withDirectoryKey<T>(options: T, idField: string, key: DirectoryKeyFile): T {
+  let found = false;
+  const next = (name: string) => `next${name[0].toUpperCase()}${name.slice(1)}`;
+  const named = (field: Record<string, unknown>, path: string | undefined, keyId: string | undefined) => {
+    if (keyId !== undefined && typeof field.id !== 'string') {
+      throw new ConfigurationError(`the ${key.kind} of account ${key.account} is named by no key id`);
+    }
+    return { ...field, ...(path ? { path } : {}), ...(keyId ? { id: keyId } : {}) };
+  };
+  const walk = (value: unknown, account: string, name: string): unknown => {
+    if (Array.isArray(value)) {
+      if (name !== 'accounts') return value;
+      return value.map((entry) => {
+        const id = (entry as Record<string, unknown>)[idField];
+        return walk(entry, typeof id === 'string' ? id : '', '');
+      });
+    }
+    if (typeof value !== 'object' || value === null) return value;
+    const copy: Record<string, unknown> = {};
+    for (const [option, field] of Object.entries(value)) {
+      if (account !== key.account) {
+        copy[option] = walk(field, account, option);
+        continue;
+      }
+      const kind = PATH_OPTION.exec(option)?.[1];
+      const current =
+        typeof field === 'object' && field !== null && !Array.isArray(field)
+          ? (field as Record<string, unknown>)
+          : undefined;
+      if (option === key.kind && current && typeof current.path === 'string') {
+        // A key with its id: `publicKey: {id, path}`.
+        if (key.beside) {
+          copy[option] = named(current, key.beside.path, key.beside.keyId);
+          copy[next(option)] = named(current, key.path, key.keyId);
+        } else copy[option] = named(current, key.path, key.keyId);
+        found = true;
+      } else if (kind === key.kind && (typeof field === 'string' || Array.isArray(field))) {
+        if (key.keyId !== undefined) {
+          throw new ConfigurationError(`the ${key.kind} of account ${key.account} is named by no key id`);
+        }
+        if (Array.isArray(field)) {
+          const inForce: unknown[] = key.beside?.path ? [key.beside.path] : field;
+          copy[option] = key.beside ? [...inForce, key.path] : [key.path];
+        } else if (key.beside) {
+          copy[option] = key.beside.path ?? field;
+          copy[next(option)] = key.path;
+        } else copy[option] = key.path;
+        found = true;
+      } else copy[option] = walk(field, account, option);
+    }
+    return copy;
+  };
+  const copy = walk(options, '', '') as T;
+  if (!found) throw new ConfigurationError(`account ${key.account} has no ${key.kind} file`);
+  return copy;
+}
+
+/**
  * Every file a channel's options name: the options whose name ends in Path or Paths (`appPrivateKeyPath`,
  * `platformCertPaths`), or an object's `path` (`publicKey: {id, path}`, `signCert: {path, password}`,
  * named after the object). Read from the options the adapter was built from, so that a channel adds a

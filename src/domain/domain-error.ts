@@ -20,6 +20,7 @@ export const ErrorCode = {
   OverRefund: { status: 422 },
   AnomalyConflict: { status: 409 },
   MerchantConflict: { status: 409 },
+  DryRunRequired: { status: 409 },
   RefundChannelUnavailable: { status: 503 },
   ChannelDisabled: { status: 503 },
   FeatureDisabled: { status: 503 },

@@ -237,14 +237,16 @@ describe('channel key files re-read while the service runs', () => {
     const dryRun = (pem: string, kind = 'publicKey') =>
       setup.ctx
         .get(PlatformKeyDryRun)
-        .run({ channel: Channel.Alipay, account: platforms.alipay.appId, kind, pem, since }, (report) =>
-          setup.ctx.get(AuditLog).record({
-            operatorId: 'alice',
-            action: 'PLATFORM_KEY_DRY_RUN',
-            target: `merchant:${Channel.Alipay}:${platforms.alipay.appId}`,
-            requestBody: { kind, candidateFingerprint: report.candidateFingerprint },
-            result: report,
-          }),
+        .run(
+          { channel: Channel.Alipay, account: platforms.alipay.appId, kind, pem, since, operatorId: 'alice' },
+          (report) =>
+            setup.ctx.get(AuditLog).record({
+              operatorId: 'alice',
+              action: 'PLATFORM_KEY_DRY_RUN',
+              target: `merchant:${Channel.Alipay}:${platforms.alipay.appId}`,
+              requestBody: { kind, candidateFingerprint: report.candidateFingerprint },
+              result: report,
+            }),
         );
     expect(await dryRun(next.publicKeyPem)).toMatchObject({
       examined: 5,

@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsISO8601, IsString, Length, Matches } from 'class-validator';
+import { IsIn, IsInt, IsISO8601, IsString, Length, Matches, Max, Min } from 'class-validator';
 import { OptionalField } from '../../platform/http/optional';
 import { MerchantAction } from '../../payments/merchants/merchant-change.entity';
+import { MAX_OVERLAP_SECONDS, PLATFORM_KEY_KINDS } from '../../payments/merchants/merchant-changes';
 
 const ID = /^[A-Za-z0-9_\-]{1,64}$/;
 
@@ -51,6 +52,16 @@ export class MerchantChangeView {
   decidesChangeId: string | null;
   @ApiProperty() operatorId: string;
   @ApiProperty({ nullable: true, type: String }) reason: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'KEY_DRY_RUN, PLATFORM_KEY_PROPOSED: the key file' })
+  keyKind: string | null;
+  @ApiProperty({ nullable: true, type: String, description: "PLATFORM_KEY_PROPOSED: the key's id, if it has one" })
+  keyId: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'PLATFORM_KEY_PROPOSED: the candidate, PEM (public)' })
+  candidatePem: string | null;
+  @ApiProperty({ nullable: true, type: String, description: "SHA-256 of the candidate's SubjectPublicKeyInfo, hex" })
+  candidateFingerprint: string | null;
+  @ApiProperty({ nullable: true, type: Number, description: 'PLATFORM_KEY_PROPOSED: the overlap window, seconds' })
+  overlapSeconds: number | null;
   @ApiProperty() createdAt: Date;
 }
 
@@ -68,6 +79,20 @@ export class ListedAccountView {
   @ApiProperty({ type: [ListedSubMerchantView] }) subMerchants: ListedSubMerchantView[];
 }
 
+export class ActivatedKeyView {
+  @ApiProperty() channel: string;
+  @ApiProperty() account: string;
+  @ApiProperty({ description: 'The key file it takes the place of: publicKey, platformCert, publicCert' }) kind: string;
+  @ApiProperty({ description: 'SHA-256 of its SubjectPublicKeyInfo, hex' }) fingerprint: string;
+  @ApiProperty({ nullable: true, type: String }) keyId: string | null;
+  @ApiProperty({ description: 'The approval' }) changeId: string;
+  @ApiProperty() activatedAt: string;
+  @ApiProperty({ description: 'Until then the key before it (previousFingerprint, or the file) verifies beside it' })
+  overlapUntil: string;
+  @ApiProperty({ nullable: true, type: String, description: "null: the key file's" })
+  previousFingerprint: string | null;
+}
+
 export class MerchantDirectoryView {
   @ApiProperty({ description: 'The version every replica applies within applyWithinMs (the last change id)' })
   version: string;
@@ -75,6 +100,8 @@ export class MerchantDirectoryView {
   @ApiProperty({ type: [ListedAccountView] }) accounts: ListedAccountView[];
   @ApiProperty({ type: [MerchantChangeView], description: 'Proposals waiting for a second admin' })
   pending: MerchantChangeView[];
+  @ApiProperty({ type: [ActivatedKeyView], description: 'Platform keys and certificates the directory activated' })
+  platformKeys: ActivatedKeyView[];
 }
 
 export class MerchantHistoryQueryDto {
@@ -104,6 +131,38 @@ export class KeyDryRunDto {
   @OptionalField()
   @IsISO8601({ strict: true }, { message: 'since must be an ISO 8601 time' })
   since?: string;
+}
+
+/** A candidate platform key or certificate to activate, after its dry run. */
+export class ProposePlatformKeyDto {
+  @ApiProperty({ enum: PLATFORM_KEY_KINDS, description: "The account's key file it takes the place of" })
+  @IsIn(PLATFORM_KEY_KINDS, { message: `kind must be one of ${PLATFORM_KEY_KINDS.join(', ')}` })
+  kind: string;
+
+  @ApiProperty({ description: 'The candidate, PEM: a public key or a certificate, the one the dry run tried' })
+  @IsString()
+  @Length(1, 65536, { message: 'candidatePem must be 1 to 65536 characters' })
+  candidatePem: string;
+
+  @ApiPropertyOptional({
+    example: 'PUB_KEY_ID_0112345678202412010000000000000000',
+    description: "The new key's id, for a key named by one (WeChat Pay's public key mode, where it is required)",
+  })
+  @OptionalField()
+  @IsString()
+  @Matches(/^[A-Za-z0-9_\-]{1,64}$/, { message: 'keyId must be 1 to 64 letters, digits, _ or -' })
+  keyId?: string;
+
+  @ApiPropertyOptional({
+    minimum: 0,
+    maximum: MAX_OVERLAP_SECONDS,
+    description: 'How long after the approval the current key still verifies beside the candidate; 86400 unless given',
+  })
+  @OptionalField()
+  @IsInt({ message: 'overlapSeconds must be a whole number of seconds' })
+  @Min(0, { message: `overlapSeconds must be 0 to ${MAX_OVERLAP_SECONDS}` })
+  @Max(MAX_OVERLAP_SECONDS, { message: `overlapSeconds must be 0 to ${MAX_OVERLAP_SECONDS}` })
+  overlapSeconds?: number;
 }
 
 export class DryRunReportView {

@@ -98,6 +98,11 @@ export interface AlipayConfig {
   appId: string;
   /** Public key mode: the bare Alipay public key. */
   publicKeyPath?: string;
+  /**
+   * A platform key the merchant directory activated, verifying beside publicKeyPath's during its
+   * overlap window (never configured: ChannelKeyFiles sets it, see withDirectoryKeys).
+   */
+  nextPublicKeyPath?: string;
   /** Certificate mode (公钥证书). */
   certificates?: AlipayCertPaths & { validateChain: boolean };
   sellerId?: string;

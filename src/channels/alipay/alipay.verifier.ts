@@ -213,8 +213,12 @@ function loadApp(account: AlipayConfig, now: Date): AlipayApp {
       certMode: { rootCertSn: certMode.rootCertSn, appCertSn: certMode.appCertSn },
     };
   }
-  const publicKey = loadPublicKey(account.publicKeyPath ?? '', 'ALIPAY_PUBLIC_KEY_PATH');
-  return { account, keys: [{ publicKey, name: `SHA-256 ${fingerprintOf(publicKey)}` }] };
+  const paths = [account.publicKeyPath ?? '', ...(account.nextPublicKeyPath ? [account.nextPublicKeyPath] : [])];
+  const keys = paths.map((path) => {
+    const publicKey = loadPublicKey(path, 'ALIPAY_PUBLIC_KEY_PATH');
+    return { publicKey, name: `SHA-256 ${fingerprintOf(publicKey)}` };
+  });
+  return { account, keys };
 }
 
 /**

@@ -102,6 +102,11 @@ export interface WechatpayConfig {
   apiV2Key?: string;
   /** Platform public key mode: the key id WeChat sends as Wechatpay-Serial. */
   publicKey?: { id: string; path: string };
+  /**
+   * A platform public key the merchant directory activated, with its own id, verifying beside
+   * publicKey during its overlap window (never configured: ChannelKeyFiles sets it).
+   */
+  nextPublicKey?: { id: string; path: string };
   /** Platform certificate mode; several at once during rotation. */
   platformCertPaths: string[];
   /** Service-provider (partner) mode: the sub_mchids it collects for; empty or absent: a direct merchant. */

@@ -87,6 +87,14 @@ export class WechatpayVerifier {
     if (account.publicKey) {
       add(account.publicKey.id, loadPublicKey(account.publicKey.path, 'WECHATPAY_PUBLIC_KEY_PATH'));
     }
+    if (account.nextPublicKey) {
+      if (account.nextPublicKey.id === account.publicKey?.id) {
+        throw new ConfigurationError(
+          `Invalid configuration: the next platform public key of mchid ${account.mchid} needs an id of its own (not ${account.publicKey.id})`,
+        );
+      }
+      add(account.nextPublicKey.id, loadPublicKey(account.nextPublicKey.path, 'WECHATPAY_PUBLIC_KEY_PATH'));
+    }
     for (const path of account.platformCertPaths) {
       const cert = loadCertificate(path, 'WECHATPAY_PLATFORM_CERT_PATHS');
       if (cert.validTo.getTime() < this.now()) {

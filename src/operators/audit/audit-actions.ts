@@ -21,6 +21,7 @@ export const AUDITED_WRITES = [
   'MERCHANT_CHANGE_APPROVE',
   'MERCHANT_CHANGE_REJECT',
   'PLATFORM_KEY_DRY_RUN',
+  'PLATFORM_KEY_PROPOSE',
 ] as const;
 
 export const AUDIT_ACTIONS: readonly string[] = [
@@ -50,5 +51,6 @@ export const AUDIT_ACTIONS: readonly string[] = [
   'MERCHANT_CHANGE_APPROVED',
   'MERCHANT_CHANGE_REJECTED',
   'PLATFORM_KEY_DRY_RUN',
+  'PLATFORM_KEY_PROPOSED',
   ...AUDITED_WRITES.map((action) => `${action}_REFUSED`),
 ];

@@ -1,9 +1,13 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { Counter, Gauge } from 'prom-client';
 import { ChannelBuild, CHANNEL_BUILDS } from '../../channels/channel-builds';
 import { AddedSubMerchant } from '../../channels/channel-registration';
-import { certificateExpiries, CredentialExpiry } from '../../channels/credential-files';
+import { certificateExpiries, CredentialExpiry, DirectoryKeyFile } from '../../channels/credential-files';
 import { PaymentChannels } from '../../channels/payment-channels';
 import { PollingWorker } from '../../platform/lifecycle/polling-worker';
 import {
@@ -12,6 +16,21 @@ import {
   CREDENTIAL_RELOADS_TOTAL,
 } from '../../platform/metrics/metrics.module';
 import { WATCHED_FILE_CHECK_MS, WatchedFiles } from '../../platform/config/watched-files';
+
+/**
+ * A platform key or certificate the merchant directory activated for an account, as PEM (public
+ * material): in place of the account's key file of `kind`, or during its overlap window beside the
+ * key in force before it (the file's, or an earlier directory key's).
+ */
+export interface DirectoryKey {
+  account: string;
+  kind: string;
+  pem: string;
+  keyId?: string;
+  beside?: { pem?: string; keyId?: string };
+  /** When a second admin approved it: a key file changed after that takes its place again (the newer wins). */
+  activatedAt: Date;
+}
 
 /** A certificate the service holds, and when it expires. */
 export interface HeldCredential extends CredentialExpiry {
@@ -35,6 +54,10 @@ export class ChannelKeyFiles extends PollingWorker {
   private readonly held = new Map<string, CredentialExpiry[]>();
   /** The sub-merchants the merchant directory added, by channel: every rebuild takes them. */
   private readonly added = new Map<string, readonly AddedSubMerchant[]>();
+  /** The platform keys the merchant directory activated, by channel, as the files every rebuild takes. */
+  private readonly keys = new Map<string, readonly DirectoryKey[]>();
+  /** A private directory for the directory keys' PEMs, which the channels read as files. */
+  private keyDir: string | undefined;
 
   constructor(
     @Inject(CHANNEL_BUILDS) private readonly builds: ChannelBuild[],
@@ -103,15 +126,75 @@ export class ChannelKeyFiles extends PollingWorker {
   applySubMerchants(channel: string, added: readonly AddedSubMerchant[], dryRun = false): void {
     const build = this.builds.find((b) => b.channel === channel);
     if (!build) return;
-    const adapter = build.build(added);
+    const adapter = build.build(added, this.inForce(build, this.keys.get(channel)));
     if (dryRun) return;
     this.channels.replace(adapter);
     this.added.set(channel, added);
   }
 
+  /**
+   * The channel built again with the platform keys the merchant directory holds for it, and put
+   * in place; throws a ConfigurationError (a PEM that is no key, a certificate outside the chain,
+   * an account without such a key file), and keeps the adapter in use. With `dryRun`, only
+   * checks that they would build.
+   */
+  applyDirectoryKeys(channel: string, keys: readonly DirectoryKey[], dryRun = false): void {
+    const build = this.builds.find((b) => b.channel === channel);
+    if (!build) return;
+    const adapter = build.build(this.added.get(channel), this.inForce(build, keys));
+    if (dryRun) return;
+    this.channels.replace(adapter);
+    this.keys.set(channel, keys);
+  }
+
+  /**
+   * The directory keys as files, each in place of its key file unless that file changed after the
+   * key's activation: whichever changed last, the file or the directory, is what verifies.
+   */
+  private inForce(build: ChannelBuild, keys: readonly DirectoryKey[] | undefined): DirectoryKeyFile[] {
+    return (keys ?? []).flatMap((key) => {
+      const newer = build.files.find(
+        (f) => f.account === key.account && f.kind === key.kind && modifiedAt(f.path) > key.activatedAt.getTime(),
+      );
+      if (!newer) return [this.filesOf(key)];
+      this.logger.warn(
+        `${build.channel} ${key.kind} of ${key.account}: ${newer.path} changed after the directory's key was activated; the file's key verifies`,
+      );
+      return [];
+    });
+  }
+
+  /** The platform keys of the directory the channel verifies with now, as files: what a dry run compares a candidate with. */
+  directoryKeyFiles(channel: string): DirectoryKeyFile[] {
+    const build = this.builds.find((b) => b.channel === channel);
+    return build ? this.inForce(build, this.keys.get(channel)) : [];
+  }
+
+  /** Whether the channel has a key file of `kind` for the account, which a directory key can take the place of. */
+  hasKeyFile(channel: string, account: string, kind: string): boolean {
+    return this.builds.some(
+      (b) => b.channel === channel && b.files.some((f) => f.account === account && f.kind === kind),
+    );
+  }
+
+  private filesOf(key: DirectoryKey): DirectoryKeyFile {
+    const file = { account: key.account, kind: key.kind, path: this.pemFile(key.pem), keyId: key.keyId };
+    if (!key.beside) return file;
+    const beside = { path: key.beside.pem ? this.pemFile(key.beside.pem) : undefined, keyId: key.beside.keyId };
+    return { ...file, beside };
+  }
+
+  /** The PEM's private copy, named by its digest: written once, read by every build that takes it. */
+  private pemFile(pem: string): string {
+    this.keyDir ??= mkdtempSync(join(tmpdir(), 'pcs-directory-keys-'));
+    const path = join(this.keyDir, `${createHash('sha256').update(pem, 'utf8').digest('hex')}.pem`);
+    writeFileSync(path, pem, { mode: 0o600 });
+    return path;
+  }
+
   /** The channel's adapter built again from its files and put in place; its certificates' expiries. */
   private rebuild(build: ChannelBuild): CredentialExpiry[] {
-    const adapter = build.build(this.added.get(build.channel));
+    const adapter = build.build(this.added.get(build.channel), this.inForce(build, this.keys.get(build.channel)));
     this.channels.replace(adapter);
     return certificateExpiries(build.files);
   }
@@ -123,5 +206,14 @@ export class ChannelKeyFiles extends PollingWorker {
       this.expiry.set({ channel, account: e.account, kind: e.kind }, Math.floor(e.validTo.getTime() / 1000));
     }
     this.held.set(channel, expiries);
+  }
+}
+
+/** A file's modification time through symbolic links (a Secret's `..data`); 0 when it cannot be read. */
+function modifiedAt(path: string): number {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return 0;
   }
 }

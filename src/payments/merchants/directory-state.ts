@@ -1,4 +1,5 @@
 import { AddedSubMerchant } from '../../channels/channel-registration';
+import { DirectoryKey } from '../credentials/channel-key-files';
 import { MerchantAction, MerchantChange } from './merchant-change.entity';
 
 /** The merchant directory as the changes made it: what is disabled, the sub-merchants added, the proposals waiting. */
@@ -8,8 +9,27 @@ export interface DirectoryState {
   disabled: ReadonlySet<string>;
   /** By channel: the sub-merchants operators added. */
   subMerchants: ReadonlyMap<string, readonly AddedSubMerchant[]>;
-  /** DISABLE_PROPOSED changes no one has decided yet. */
+  /** DISABLE_PROPOSED and PLATFORM_KEY_PROPOSED changes no one has decided yet. */
   pending: readonly MerchantChange[];
+  /** By keyTarget(): the platform key or certificate last activated for an account's key file. */
+  platformKeys: ReadonlyMap<string, ActivatedKey>;
+}
+
+/** A platform key or certificate a second admin approved: in place of the account's key file of `kind`. */
+export interface ActivatedKey {
+  channel: string;
+  account: string;
+  kind: string;
+  pem: string;
+  fingerprint: string;
+  keyId: string | null;
+  /** The approval's change id and time. */
+  changeId: string;
+  activatedAt: Date;
+  /** Until then, the key in force before it verifies beside it. */
+  overlapUntil: Date;
+  /** The key in force before it: an earlier activation's, or (undefined) the key file's. */
+  previous?: { pem: string; fingerprint: string; keyId: string | null };
 }
 
 export const EMPTY_DIRECTORY: DirectoryState = {
@@ -17,7 +37,13 @@ export const EMPTY_DIRECTORY: DirectoryState = {
   disabled: new Set(),
   subMerchants: new Map(),
   pending: [],
+  platformKeys: new Map(),
 };
+
+/** An account's key file of `kind`, as one key. */
+export function keyTarget(channel: string, account: string, kind: string): string {
+  return `${channel}\u0000${account}\u0000${kind}`;
+}
 
 /** An account ('' sub-merchant) or one of its sub-merchants, as one key. */
 export function targetKey(channel: string, account: string, subMerchant = ''): string {
@@ -29,6 +55,7 @@ export function replayChanges(changes: readonly MerchantChange[]): DirectoryStat
   const disabled = new Set<string>();
   const subMerchants = new Map<string, AddedSubMerchant[]>();
   const pending = new Map<string, MerchantChange>();
+  const platformKeys = new Map<string, ActivatedKey>();
   let version = '0';
   for (const change of changes) {
     version = change.id;
@@ -47,15 +74,67 @@ export function replayChanges(changes: readonly MerchantChange[]): DirectoryStat
         disabled.delete(key);
         break;
       case MerchantAction.DisableProposed:
+      case MerchantAction.PlatformKeyProposed:
         pending.set(change.id, change);
         break;
-      case MerchantAction.Approved:
-        if (change.decidesChangeId && pending.delete(change.decidesChangeId)) disabled.add(key);
+      case MerchantAction.Approved: {
+        const proposal = change.decidesChangeId ? pending.get(change.decidesChangeId) : undefined;
+        if (!proposal) break;
+        pending.delete(proposal.id);
+        if (proposal.action === MerchantAction.DisableProposed) disabled.add(key);
+        else activate(platformKeys, proposal, change);
+        break;
+      }
+      case MerchantAction.KeyDryRun:
+        // A candidate tried: it changes nothing.
         break;
       case MerchantAction.Rejected:
         if (change.decidesChangeId) pending.delete(change.decidesChangeId);
         break;
     }
   }
-  return { version, disabled, subMerchants, pending: [...pending.values()] };
+  return { version, disabled, subMerchants, pending: [...pending.values()], platformKeys };
+}
+
+function activate(keys: Map<string, ActivatedKey>, proposal: MerchantChange, approval: MerchantChange): void {
+  const kind = proposal.keyKind ?? '';
+  const target = keyTarget(proposal.channel, proposal.accountId, kind);
+  const before = keys.get(target);
+  const activatedAt = new Date(approval.createdAt);
+  keys.set(target, {
+    channel: proposal.channel,
+    account: proposal.accountId,
+    kind,
+    pem: proposal.candidatePem ?? '',
+    fingerprint: proposal.candidateFingerprint ?? '',
+    keyId: proposal.keyId,
+    changeId: approval.id,
+    activatedAt,
+    overlapUntil: new Date(activatedAt.getTime() + (proposal.overlapSeconds ?? 0) * 1000),
+    ...(before ? { previous: { pem: before.pem, fingerprint: before.fingerprint, keyId: before.keyId } } : {}),
+  });
+}
+
+/** The channels' directory keys at `now`: each with the key before it beside it while its overlap window lasts. */
+export function keysAt(state: DirectoryState, now: number): Map<string, DirectoryKey[]> {
+  const byChannel = new Map<string, DirectoryKey[]>();
+  for (const key of state.platformKeys.values()) {
+    const list = byChannel.get(key.channel) ?? [];
+    const inForce = {
+      account: key.account,
+      kind: key.kind,
+      pem: key.pem,
+      activatedAt: key.activatedAt,
+      ...(key.keyId ? { keyId: key.keyId } : {}),
+    };
+    if (now < key.overlapUntil.getTime()) {
+      const previous = key.previous;
+      list.push({
+        ...inForce,
+        beside: previous ? { pem: previous.pem, ...(previous.keyId ? { keyId: previous.keyId } : {}) } : {},
+      });
+    } else list.push(inForce);
+    byChannel.set(key.channel, list);
+  }
+  return byChannel;
 }

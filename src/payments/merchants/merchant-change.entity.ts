@@ -2,16 +2,26 @@ import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
 /**
  * What an operator did to the merchant directory. SUB_MERCHANT_ADDED and ENABLED apply at once;
- * DISABLE_PROPOSED applies only once another admin's APPROVED row decides it (REJECTED: never).
+ * DISABLE_PROPOSED and PLATFORM_KEY_PROPOSED apply only once another admin's APPROVED row decides
+ * them (REJECTED: never). KEY_DRY_RUN changes nothing: it records that a candidate key was tried,
+ * which a PLATFORM_KEY_PROPOSED of that candidate needs.
  */
 export const MerchantAction = {
   SubMerchantAdded: 'SUB_MERCHANT_ADDED',
   Enabled: 'ENABLED',
   DisableProposed: 'DISABLE_PROPOSED',
+  KeyDryRun: 'KEY_DRY_RUN',
+  PlatformKeyProposed: 'PLATFORM_KEY_PROPOSED',
   Approved: 'APPROVED',
   Rejected: 'REJECTED',
 } as const;
 export type MerchantAction = (typeof MerchantAction)[keyof typeof MerchantAction];
+
+/** The proposals a second admin decides. */
+export const PROPOSALS: readonly MerchantAction[] = [
+  MerchantAction.DisableProposed,
+  MerchantAction.PlatformKeyProposed,
+];
 
 /**
  * The merchant directory's history, append-only: a row is never updated or deleted, and the
@@ -21,6 +31,7 @@ export type MerchantAction = (typeof MerchantAction)[keyof typeof MerchantAction
  */
 @Entity('merchant_change')
 @Index('uq_merchant_change_decides', ['decidesChangeId'], { unique: true })
+@Index('ix_merchant_change_fingerprint', ['candidateFingerprint', 'id'])
 export class MerchantChange {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id: string;
@@ -44,7 +55,30 @@ export class MerchantChange {
   @Column({ name: 'sub_app_id', type: 'varchar', length: 64, nullable: true })
   subAppId: string | null;
 
-  /** APPROVED, REJECTED: the DISABLE_PROPOSED row decided. */
+  /** KEY_DRY_RUN, PLATFORM_KEY_PROPOSED: the key file option tried or replaced (publicKey, platformCert, publicCert). */
+  @Column({ name: 'key_kind', type: 'varchar', length: 32, nullable: true })
+  keyKind: string | null;
+
+  /** PLATFORM_KEY_PROPOSED: the id the platform names the candidate key by (WeChat Pay's public key id), if it has one. */
+  @Column({ name: 'key_id', type: 'varchar', length: 64, nullable: true })
+  keyId: string | null;
+
+  /**
+   * PLATFORM_KEY_PROPOSED: the candidate platform public key or certificate, PEM. Public material:
+   * the platform publishes it; no private key is ever stored.
+   */
+  @Column({ name: 'candidate_pem', type: 'text', nullable: true })
+  candidatePem: string | null;
+
+  /** KEY_DRY_RUN, PLATFORM_KEY_PROPOSED: SHA-256 of the candidate's SubjectPublicKeyInfo, hex. */
+  @Column({ name: 'candidate_fingerprint', type: 'char', length: 64, nullable: true })
+  candidateFingerprint: string | null;
+
+  /** PLATFORM_KEY_PROPOSED: how long after the approval the current key verifies beside the candidate. */
+  @Column({ name: 'overlap_seconds', type: 'int', nullable: true })
+  overlapSeconds: number | null;
+
+  /** APPROVED, REJECTED: the proposal (DISABLE_PROPOSED, PLATFORM_KEY_PROPOSED) decided. */
   @Column({ name: 'decides_change_id', type: 'bigint', nullable: true })
   decidesChangeId: string | null;
 

@@ -3,10 +3,15 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { DataSource } from 'typeorm';
 import { isDuplicateKey, WriteResult } from '../../platform/database/sql';
-import { MerchantAction, MerchantChange, MerchantDecision } from './merchant-change.entity';
+import { MerchantAction, MerchantChange, MerchantDecision, PROPOSALS } from './merchant-change.entity';
 
 export type NewMerchantChange = Pick<MerchantChange, 'channel' | 'accountId' | 'subMerchantId' | 'action'> &
-  Partial<Pick<MerchantChange, 'subAppId' | 'reason'>> & { operatorId: string };
+  Partial<
+    Pick<
+      MerchantChange,
+      'subAppId' | 'reason' | 'keyKind' | 'keyId' | 'candidatePem' | 'candidateFingerprint' | 'overlapSeconds'
+    >
+  > & { operatorId: string };
 
 /** What a decision on a proposal came to: written, or why not. */
 export type Decision = 'DECIDED' | 'ALREADY_DECIDED' | 'NOT_DECIDABLE';
@@ -44,13 +49,44 @@ export class MerchantChangeRepository {
   }
 
   async append(change: NewMerchantChange): Promise<MerchantChange> {
-    const row = { subAppId: null, reason: null, decidesChangeId: null, createdAt: new Date(), ...change };
+    const row = {
+      subAppId: null,
+      reason: null,
+      decidesChangeId: null,
+      keyKind: null,
+      keyId: null,
+      candidatePem: null,
+      candidateFingerprint: null,
+      overlapSeconds: null,
+      createdAt: new Date(),
+      ...change,
+    };
     const { identifiers } = await this.repo.insert(row);
     return { ...row, id: String(identifiers[0].id) };
   }
 
   /**
-   * Decides a DISABLE_PROPOSED change in one conditional insert: APPROVED only by another operator
+   * Whether a dry run of the candidate (its fingerprint) for the account's key file of `kind` was
+   * recorded since `since`.
+   */
+  async dryRunSince(
+    target: { channel: string; account: string; kind: string; fingerprint: string },
+    since: Date,
+  ): Promise<boolean> {
+    const found = await this.repo
+      .createQueryBuilder('c')
+      .where('c.candidate_fingerprint = :fingerprint AND c.action = :action', {
+        fingerprint: target.fingerprint,
+        action: MerchantAction.KeyDryRun,
+      })
+      .andWhere('c.channel = :channel AND c.account_id = :account AND c.key_kind = :kind', target)
+      .andWhere('c.created_at >= :since', { since })
+      .getCount();
+    return found > 0;
+  }
+
+  /**
+   * Decides a proposal (DISABLE_PROPOSED, PLATFORM_KEY_PROPOSED) in one conditional insert: APPROVED only by another operator
    * than the proposer, REJECTED by anyone. The unique key on decides_change_id lets one decision of
    * several concurrent ones through.
    */
@@ -59,14 +95,16 @@ export class MerchantChangeRepository {
     try {
       const result: WriteResult = await this.txHost.tx.query(
         `INSERT INTO merchant_change (channel, account_id, sub_merchant_id, action, sub_app_id, decides_change_id, operator_id, reason, created_at)
-         SELECT channel, account_id, sub_merchant_id, ?, NULL, id, ?, ?, NOW(3) FROM merchant_change
-         WHERE id = ? AND action = ? ${otherOperator}`,
+         SELECT channel, account_id, sub_merchant_id, ?, NULL, id, ?, ?, ? FROM merchant_change
+         WHERE id = ? AND action IN (?) ${otherOperator}`,
         [
           action,
           operatorId,
           reason ?? null,
+          // The app's clock, as every timestamp (a platform key's overlap window starts then), not the server's zone.
+          new Date(),
           changeId,
-          MerchantAction.DisableProposed,
+          PROPOSALS,
           ...(otherOperator ? [operatorId] : []),
         ],
       );

@@ -3,7 +3,9 @@ import { Propagation, Transactional } from '@nestjs-cls/transactional';
 import { PaymentChannels } from '../../channels/payment-channels';
 import { DomainError } from '../../domain/domain-error';
 import { ChannelKeyFiles } from '../credentials/channel-key-files';
-import { MerchantAction, MerchantChange, MerchantDecision } from './merchant-change.entity';
+import { MerchantAction, MerchantChange, MerchantDecision, PROPOSALS } from './merchant-change.entity';
+import { ActivatedKey, keyTarget } from './directory-state';
+import { fingerprintOf } from './platform-key-dry-run';
 import { MerchantChangeRepository } from './merchant-change.repository';
 import { DIRECTORY_POLL_MS, MerchantDirectory } from './merchant-directory';
 import { TransactionRunner } from '../../platform/transaction/transaction.runner';
@@ -17,6 +19,24 @@ export interface MerchantTarget {
   account: string;
   /** Absent: the account itself. */
   subMerchantId?: string;
+}
+
+/** The key files a platform key or certificate of the directory can take the place of. */
+export const PLATFORM_KEY_KINDS = ['publicKey', 'platformCert', 'publicCert'] as const;
+/** How long the key in force verifies beside an activated candidate unless told; and at most. */
+export const DEFAULT_OVERLAP_SECONDS = 24 * 3600;
+export const MAX_OVERLAP_SECONDS = 7 * 24 * 3600;
+/** How recent the candidate's dry run must be for it to be proposed. */
+export const DRY_RUN_VALID_MS = 24 * 3600_000;
+
+/** A candidate platform key or certificate to activate for an account's key file of `kind`. */
+export interface PlatformKeyProposal {
+  kind: string;
+  /** PEM: a public key or a certificate. */
+  pem: string;
+  /** The id the platform names the key by, for a key file with one (WeChat Pay's public key id). */
+  keyId?: string;
+  overlapSeconds?: number;
 }
 
 /** An account as the directory lists it: from the configuration (the bootstrap), with what operators changed. */
@@ -120,6 +140,84 @@ export class MerchantChanges {
     return this.commit(() => this.changes.append(change), alongside);
   }
 
+  /**
+   * A proposal to activate a candidate platform key or certificate for the account's key file of
+   * `kind`: refused unless a dry run of the same candidate (its fingerprint) for that account and
+   * kind was recorded within DRY_RUN_VALID_MS, and unless the channel builds with it, both beside
+   * the key in force and alone. Nothing changes until another admin approves it; then every
+   * replica verifies the account's notifications with both keys for the overlap window, and with
+   * the candidate alone after it.
+   */
+  @Transactional(Propagation.Never)
+  async proposePlatformKey(
+    target: Pick<MerchantTarget, 'channel' | 'account'>,
+    proposal: PlatformKeyProposal,
+    operatorId: string,
+    alongside?: Alongside,
+  ): Promise<MerchantChange> {
+    await this.directory.refresh();
+    this.accountOf(target);
+    const { kind, pem, keyId } = proposal;
+    const overlapSeconds = proposal.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS;
+    if (!(PLATFORM_KEY_KINDS as readonly string[]).includes(kind)) {
+      throw new DomainError('MalformedRequest', `kind must be one of ${PLATFORM_KEY_KINDS.join(', ')}`);
+    }
+    if (!Number.isInteger(overlapSeconds) || overlapSeconds < 0 || overlapSeconds > MAX_OVERLAP_SECONDS) {
+      throw new DomainError('MalformedRequest', `overlapSeconds must be 0 to ${MAX_OVERLAP_SECONDS}`);
+    }
+    if (!this.keyFiles.hasKeyFile(target.channel, target.account, kind)) {
+      throw new DomainError('NotFound', `no ${kind} file of account ${target.account} (${target.channel})`);
+    }
+    const fingerprint = fingerprintOf(pem);
+    const since = new Date(Date.now() - DRY_RUN_VALID_MS);
+    if (!(await this.changes.dryRunSince({ ...target, kind, fingerprint }, since))) {
+      throw new DomainError(
+        'DryRunRequired',
+        `no dry run of candidate ${fingerprint} for the ${kind} of ${target.account} (${target.channel}) in the last ${DRY_RUN_VALID_MS / 3600_000} h: run POST /admin/merchants/${target.channel}/${target.account}/key-dry-run first`,
+      );
+    }
+    this.checkBuilds(target, { kind, pem, keyId });
+    const change = {
+      channel: target.channel,
+      accountId: target.account,
+      subMerchantId: '',
+      action: MerchantAction.PlatformKeyProposed,
+      keyKind: kind,
+      keyId: keyId ?? null,
+      candidatePem: pem,
+      candidateFingerprint: fingerprint,
+      overlapSeconds,
+      operatorId,
+    };
+    return this.commit(() => this.changes.append(change), alongside);
+  }
+
+  /** The channel built with the candidate beside the key in force (the window), and alone (after it); a 400 when it refuses. */
+  private checkBuilds(target: Pick<MerchantTarget, 'channel' | 'account'>, candidate: PlatformKeyProposal): void {
+    const others = [...this.directory.current.platformKeys.values()].filter(
+      (k) => k.channel === target.channel && !(k.account === target.account && k.kind === candidate.kind),
+    );
+    const before = this.directory.current.platformKeys.get(keyTarget(target.channel, target.account, candidate.kind));
+    const key = {
+      account: target.account,
+      kind: candidate.kind,
+      pem: candidate.pem,
+      keyId: candidate.keyId,
+      activatedAt: new Date(),
+    };
+    const alone = others.map(inForce);
+    try {
+      this.keyFiles.applyDirectoryKeys(target.channel, [...alone, key], true);
+      const beside = before ? { pem: before.pem, ...(before.keyId ? { keyId: before.keyId } : {}) } : {};
+      this.keyFiles.applyDirectoryKeys(target.channel, [...alone, { ...key, beside }], true);
+    } catch (error) {
+      throw new DomainError(
+        'MalformedRequest',
+        `the candidate is refused: ${(error as Error).message.replace(/^Invalid configuration:\s*/, '')}`,
+      );
+    }
+  }
+
   /** Enables a disabled account or sub-merchant again, at once: it stops no payment. */
   @Transactional(Propagation.Never)
   async enable(target: MerchantTarget, operatorId: string, alongside?: Alongside): Promise<MerchantChange> {
@@ -198,7 +296,7 @@ export class MerchantChanges {
     if (!proposal) throw new DomainError('NotFound', `no merchant change ${changeId}`);
     if (decision === 'ALREADY_DECIDED')
       throw new DomainError('MerchantConflict', `change ${changeId} is decided already`);
-    if (proposal.action !== MerchantAction.DisableProposed) {
+    if (!PROPOSALS.includes(proposal.action)) {
       throw new DomainError('MerchantConflict', `change ${changeId} is no proposal to decide`);
     }
     throw new DomainError(
@@ -221,6 +319,11 @@ export class MerchantChanges {
       throw new DomainError('NotFound', `no sub-merchant ${target.subMerchantId} of ${target.account}`);
     }
   }
+}
+
+function inForce(key: ActivatedKey) {
+  const { account, kind, pem, activatedAt } = key;
+  return { account, kind, pem, activatedAt, ...(key.keyId ? { keyId: key.keyId } : {}) };
 }
 
 function describe({ channel, account, subMerchantId }: MerchantTarget): string {

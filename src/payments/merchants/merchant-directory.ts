@@ -4,7 +4,15 @@ import { VerifiedNotification } from '../../domain/notification';
 import { PollingWorker } from '../../platform/lifecycle/polling-worker';
 import { ChannelKeyFiles } from '../credentials/channel-key-files';
 import { MerchantChangeRepository } from './merchant-change.repository';
-import { DirectoryState, EMPTY_DIRECTORY, replayChanges, targetKey } from './directory-state';
+import { DirectoryState, EMPTY_DIRECTORY, keysAt, replayChanges, targetKey } from './directory-state';
+
+/** The time the directory judges a platform key's overlap window by: the replica's clock. */
+@Injectable()
+export class DirectoryClock {
+  now(): number {
+    return Date.now();
+  }
+}
 
 /** How often every replica asks whether the directory changed: a change applies everywhere within about this. */
 export const DIRECTORY_POLL_MS = 1000;
@@ -22,10 +30,13 @@ export const DIRECTORY_POLL_MS = 1000;
 export class MerchantDirectory extends PollingWorker implements OnModuleInit {
   protected readonly logger = new Logger(MerchantDirectory.name);
   private state: DirectoryState = EMPTY_DIRECTORY;
+  /** By channel: the directory keys put in place last (their fingerprints and phases), to build a channel again only when they change. */
+  private readonly appliedKeys = new Map<string, string>();
 
   constructor(
     private readonly changes: MerchantChangeRepository,
     private readonly keyFiles: ChannelKeyFiles,
+    private readonly clock: DirectoryClock,
   ) {
     super();
   }
@@ -82,8 +93,13 @@ export class MerchantDirectory extends PollingWorker implements OnModuleInit {
     await this.pollOnce();
   }
 
-  /** Reads the directory again when its version moved; never goes back to an older version than it holds. */
+  /**
+   * Reads the directory again when its version moved; never goes back to an older version than it
+   * holds. Before the query, and without the database, an overlap window that ended takes its old
+   * key away.
+   */
   protected async pollOnce(): Promise<boolean> {
+    this.applyKeys();
     const version = await this.changes.version();
     if (version === this.state.version) return false;
     const next = replayChanges(await this.changes.all());
@@ -97,8 +113,41 @@ export class MerchantDirectory extends PollingWorker implements OnModuleInit {
       }
     }
     this.state = next;
+    this.applyKeys();
     return false;
   }
+
+  /** Builds again each channel whose directory keys, or their overlap windows, changed since it was built. */
+  private applyKeys(): void {
+    const now = this.clock.now();
+    const keys = keysAt(this.state, now);
+    for (const channel of new Set([...keys.keys(), ...this.appliedKeys.keys()])) {
+      const inForce = keys.get(channel) ?? [];
+      const stamp = JSON.stringify(inForce);
+      if (stamp === (this.appliedKeys.get(channel) ?? '[]')) continue;
+      try {
+        this.keyFiles.applyDirectoryKeys(channel, inForce);
+        this.appliedKeys.set(channel, stamp);
+        this.logger.log(`${channel} platform keys of the directory applied: ${describeKeys(this.state, channel, now)}`);
+      } catch (error) {
+        // The channel keeps the adapter it has; tried again once the keys change. The log says why.
+        this.appliedKeys.set(channel, stamp);
+        this.logger.error(`${channel} platform keys of the directory not applied: ${(error as Error).message}`);
+      }
+    }
+  }
+}
+
+/** Which keys a channel verifies with, by fingerprint (never the key itself). */
+function describeKeys(state: DirectoryState, channel: string, now: number): string {
+  return [...state.platformKeys.values()]
+    .filter((k) => k.channel === channel)
+    .map((k) =>
+      now < k.overlapUntil.getTime()
+        ? `${k.account} ${k.kind} ${k.fingerprint.slice(0, 16)} beside ${k.previous?.fingerprint.slice(0, 16) ?? 'the file'} until ${k.overlapUntil.toISOString()}`
+        : `${k.account} ${k.kind} ${k.fingerprint.slice(0, 16)} alone`,
+    )
+    .join('; ');
 }
 
 function sameSubMerchants(a: readonly { subMerchantId: string; account: string; subAppId?: string }[], b: typeof a) {

@@ -3,7 +3,7 @@ import { ChannelsModule } from '../../channels/channels.module';
 import { CredentialsModule } from '../credentials/credentials.module';
 import { MerchantChangeRepository } from './merchant-change.repository';
 import { MerchantChanges } from './merchant-changes';
-import { MerchantDirectory } from './merchant-directory';
+import { DirectoryClock, MerchantDirectory } from './merchant-directory';
 import { PlatformKeyDryRun } from './platform-key-dry-run';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { RefusedNotificationModule } from '../refused-notification/refused-notification.module';
@@ -11,7 +11,7 @@ import { RefusedNotificationModule } from '../refused-notification/refused-notif
 /** The merchant directory: what operators add, disable and enable at runtime, beside the configuration's accounts. */
 @Module({
   imports: [ChannelsModule, CredentialsModule, IdempotencyModule, RefusedNotificationModule],
-  providers: [MerchantChangeRepository, MerchantDirectory, MerchantChanges, PlatformKeyDryRun],
-  exports: [MerchantDirectory, MerchantChanges, PlatformKeyDryRun],
+  providers: [MerchantChangeRepository, DirectoryClock, MerchantDirectory, MerchantChanges, PlatformKeyDryRun],
+  exports: [DirectoryClock, MerchantDirectory, MerchantChanges, PlatformKeyDryRun],
 })
 export class MerchantsModule {}

@@ -10,6 +10,9 @@ import { DomainError } from '../../domain/domain-error';
 import { TransactionRunner } from '../../platform/transaction/transaction.runner';
 import { CallbackRecordRepository, StoredDelivery } from '../idempotency/callback-record.repository';
 import { RefusedNotificationRepository } from '../refused-notification/refused-notification.repository';
+import { ChannelKeyFiles } from '../credentials/channel-key-files';
+import { MerchantAction } from './merchant-change.entity';
+import { MerchantChangeRepository } from './merchant-change.repository';
 import { MerchantDirectory } from './merchant-directory';
 
 /** How many stored deliveries, and refused ones, a dry run reads at most. */
@@ -25,6 +28,8 @@ export interface PlatformKeyCandidate {
   /** The candidate, PEM: a public key or a certificate. Public material only. */
   pem: string;
   since?: Date;
+  /** Who ran it: the dry run is recorded (KEY_DRY_RUN) in the directory's history under their name. */
+  operatorId: string;
 }
 
 /** What a candidate key would do to the account's recent notifications, before anything changes. */
@@ -50,7 +55,9 @@ export interface DryRunReport {
  * deliveries kept with their bytes, and the refused ones kept) verified again, each at the time it
  * arrived, by the channel as configured and by the channel with the candidate in place of the
  * account's key file. Nothing is put in place; the candidate's file lives in a private temporary
- * directory for the run only. Audited, in a transaction of its own, through `alongside`.
+ * directory for the run only. Recorded in the directory's history (KEY_DRY_RUN, with the
+ * candidate's fingerprint: what a proposal to activate it needs) and audited, in a transaction of
+ * its own, through `alongside`.
  */
 @Injectable()
 export class PlatformKeyDryRun {
@@ -60,6 +67,8 @@ export class PlatformKeyDryRun {
     private readonly refused: RefusedNotificationRepository,
     private readonly directory: MerchantDirectory,
     private readonly transactions: TransactionRunner,
+    private readonly changes: MerchantChangeRepository,
+    private readonly keyFiles: ChannelKeyFiles,
   ) {}
 
   @Transactional(Propagation.Never)
@@ -84,8 +93,12 @@ export class PlatformKeyDryRun {
       let at = 0;
       const clock = () => at;
       const added = this.directory.current.subMerchants.get(candidate.channel) ?? [];
-      const current = build.trial(clock, added);
-      const tried = trial(() => build.trial(clock, added, { account: candidate.account, kind: candidate.kind, path }));
+      // The current keys are the channel's in force, the directory's with them; the candidate takes the place of the account's of that kind.
+      const keys = this.keyFiles.directoryKeyFiles(candidate.channel);
+      const others = keys.filter((k) => !(k.account === candidate.account && k.kind === candidate.kind));
+      const current = build.trial(clock, added, undefined, keys);
+      const replaced = { account: candidate.account, kind: candidate.kind, path };
+      const tried = trial(() => build.trial(clock, added, replaced, others));
       return count(stored, candidate.account, current, tried, (receivedAt) => (at = receivedAt.getTime()));
     });
     const report = {
@@ -97,7 +110,19 @@ export class PlatformKeyDryRun {
       examined: stored.length,
       ...counts,
     };
-    await this.transactions.run(async () => alongside?.(report));
+    // The record a proposal to activate this candidate needs (proposePlatformKey), with the audit row.
+    await this.transactions.run(async () => {
+      await this.changes.append({
+        channel: candidate.channel,
+        accountId: candidate.account,
+        subMerchantId: '',
+        action: MerchantAction.KeyDryRun,
+        keyKind: candidate.kind,
+        candidateFingerprint: fingerprint,
+        operatorId: candidate.operatorId,
+      });
+      await alongside?.(report);
+    });
     return report;
   }
 
@@ -152,7 +177,8 @@ function verifiedFor(channel: PaymentChannel, delivery: StoredDelivery): string 
   }
 }
 
-function fingerprintOf(pem: string): string {
+/** SHA-256 of a PEM public key's or certificate's SubjectPublicKeyInfo, hex; a 400 for anything else. */
+export function fingerprintOf(pem: string): string {
   try {
     const key = createPublicKey(pem);
     return createHash('sha256')
