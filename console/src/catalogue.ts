@@ -107,6 +107,7 @@ export const CODE_LABELS: Labels = {
   DISABLE_PROPOSED: { en: 'Disabling proposed', zh: '提议停用' },
   ENABLED: { en: 'Enabled', zh: '已启用' },
   APPROVED: { en: 'Approved', zh: '已批准' },
+  KEY_DRY_RUN: { en: 'Key dry run', zh: '密钥试验证' },
   // Key and certificate files (key dry runs, GET /admin/overview's expiringCredentials)
   publicKey: { en: 'Platform public key', zh: '平台公钥' },
   platformCert: { en: 'Platform certificate', zh: '平台证书' },
