@@ -20,6 +20,7 @@ import { AdminController } from './admin.controller';
 import { AnomalyResolutionController } from './anomaly-resolution.controller';
 import { AdminQueries } from './admin-queries';
 import { DatabaseGauges } from './database-gauges';
+import { DeadLetterReplay } from './dead-letter-replay';
 import { VocabularyController } from './vocabulary.controller';
 import { CredentialsModule } from '../payments/credentials/credentials.module';
 import { MerchantsModule } from '../payments/merchants/merchants.module';
@@ -53,6 +54,7 @@ import { MerchantsController } from './merchants.controller';
     AdminQueries,
     OperationsOverviewQuery,
     DatabaseGauges,
+    DeadLetterReplay,
     RefusedNotificationQueries,
     RefusedNotificationReverification,
   ],

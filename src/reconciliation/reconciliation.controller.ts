@@ -1,8 +1,8 @@
 import { FastifyRequest } from 'fastify';
-import { Body, Controller, Get, HttpCode, Param, Post, Query, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminAccess, AuthenticatedOperator, CurrentOperator } from '../operators/admin-auth.guard';
-import { AuditedWrite, AuditRefusals } from '../operators/audit/audited-write';
+import { AuditedWrite } from '../operators/audit/audited-write';
 import { ApiErrors } from '../platform/http/error.view';
 import { AdminRole } from '../operators/admin.config';
 import { billDateOf, isBillDate, shiftBillDate } from '../domain/bill';
@@ -65,7 +65,6 @@ export class ReconciliationController {
   @HttpCode(202)
   @AdminAccess(AdminRole.Admin)
   @AuditedWrite('RECONCILE', runTarget)
-  @UseInterceptors(AuditRefusals)
   @ApiOperation({ summary: 'Reconcile a day now, in the background; audited (admin)' })
   @ApiAcceptedResponse({ description: '{runs: [{channel, merchantId, date, started}]}' })
   @ApiErrors(
