@@ -30,7 +30,10 @@ export interface AuditedWriteSpec {
  * write route and fails on one without it.
  */
 export const AuditedWrite = (action: string, target: (request: FastifyRequest) => string) =>
-  applyDecorators(SetMetadata(AUDITED_KEY, { action, target } satisfies AuditedWriteSpec), UseInterceptors(AuditRefusals));
+  applyDecorators(
+    SetMetadata(AUDITED_KEY, { action, target } satisfies AuditedWriteSpec),
+    UseInterceptors(AuditRefusals),
+  );
 
 export function auditedWriteOf(reflector: Reflector, context: ExecutionContext): AuditedWriteSpec | undefined {
   return reflector.get<AuditedWriteSpec>(AUDITED_KEY, context.getHandler());
