@@ -502,7 +502,7 @@ describe('reconciliation per sub-merchant', () => {
 
     // What POST /admin/reconciliations/wechatpay/:date/run starts (claimed here, run in the background).
     const started = await ctx.inContext(() =>
-      ctx.get(ReconciliationService).startForOperator('WECHATPAY', date, {}, 'alice'),
+      ctx.get(ReconciliationService).startForOperator('WECHATPAY', date, {}),
     );
 
     expect(started).toEqual([
