@@ -13,7 +13,7 @@ import { ApiErrors } from '../platform/http/error.view';
 import { AdminRole } from '../operators/admin.config';
 import { Refunds } from '../refund/refunds';
 import { AdminAccess, AuthenticatedOperator, CurrentOperator } from '../operators/admin-auth.guard';
-import { AdminQueries, CallbackStatsView } from './admin-queries';
+import { AdminQueries, CallbackStatsView } from './admin.queries';
 import { AuditLog } from '../operators/audit/audit-log';
 import { AuditedWrite } from '../operators/audit/audited-write';
 import { ordersCsv } from './orders-csv';

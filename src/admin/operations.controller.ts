@@ -13,7 +13,7 @@ import { AuditLog } from '../operators/audit/audit-log';
 import { AuditedWrite } from '../operators/audit/audited-write';
 import { DeadLetterReplay, Replayed } from './dead-letter-replay';
 import { AnomalyView, toAnomalyView } from './dto/admin-views';
-import { OperationsOverview, OperationsOverviewQuery } from './operations-overview';
+import { OperationsOverview, OperationsOverviewQuery } from './operations-overview.queries';
 
 const ID = /^[1-9]\d{0,18}$/;
 const TRANSACTION_ID = /^[\x21-\x7e]{1,64}$/;

@@ -1,5 +1,5 @@
 import { Pool } from 'mysql2/promise';
-import { AdminQueries } from '../../src/admin/admin-queries';
+import { AdminQueries } from '../../src/admin/admin.queries';
 import { DomainError } from '../../src/domain/domain-error';
 import { Channel } from '../../src/domain/notification';
 import { FakePlatform } from '../../tools/simulator/fake-platform';

@@ -15,7 +15,7 @@ import {
   RefusedNotificationView,
   ReverificationView,
 } from './refused-notification.dto';
-import { RefusedNotificationQueries } from './refused-notification-queries';
+import { RefusedNotificationQueries } from './refused-notification.queries';
 import { RefusedNotificationReverification } from './refused-notification-reverification';
 
 /**
