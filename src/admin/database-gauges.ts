@@ -124,7 +124,7 @@ export class DatabaseGauges implements OnModuleInit, OnModuleDestroy {
 
   /** One query for all gauges of a scrape: their collect() calls start together and share it. */
   snapshot(): Promise<OperationsSnapshot | undefined> {
-    this.inFlight ??= this.query()
+    this.inFlight ??= this.readSnapshot()
       .catch((error: Error) => {
         this.logger.warn(`gauges not read: ${error.message}`);
         return undefined;
@@ -133,7 +133,7 @@ export class DatabaseGauges implements OnModuleInit, OnModuleDestroy {
     return this.inFlight;
   }
 
-  private async query(): Promise<OperationsSnapshot> {
+  private async readSnapshot(): Promise<OperationsSnapshot> {
     return toSnapshot(await snapshotRows(this.reporting), Date.now());
   }
 
