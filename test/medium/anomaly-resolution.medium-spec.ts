@@ -66,7 +66,7 @@ function audited<T extends PaymentAnomaly | { anomaly: PaymentAnomaly }>(
 
 const accepted: ResolutionRequest = { reason: ResolutionReason.AcceptedAsPaid, note: 'the merchant keeps it' };
 const resolve = (id: string, operatorId: string, request: ResolutionRequest = accepted, replica = 0) =>
-  audited(
+  audited<{ anomaly: PaymentAnomaly; created: boolean }>(
     replica,
     operatorId,
     id,
@@ -74,7 +74,7 @@ const resolve = (id: string, operatorId: string, request: ResolutionRequest = ac
     (r, alongside) => r.request(id, request, operatorId, alongside),
   );
 const approve = (id: string, operatorId: string, replica = 0) =>
-  audited(
+  audited<PaymentAnomaly>(
     replica,
     operatorId,
     id,
@@ -82,7 +82,7 @@ const approve = (id: string, operatorId: string, replica = 0) =>
     (r, alongside) => r.approve(id, operatorId, alongside),
   );
 const reject = (id: string, operatorId: string) =>
-  audited(
+  audited<{ withdrawn: PaymentAnomaly; anomaly: PaymentAnomaly }>(
     0,
     operatorId,
     id,
