@@ -343,19 +343,23 @@ const SUCCESSES: Record<string, SuccessCase> = {
   'POST /admin/merchants/:channel/:account/key-dry-run': {
     status: 200,
     action: 'PLATFORM_KEY_DRY_RUN',
-    prepare: async () => {
+    prepare: () => {
       const body = { kind: 'publicKey', candidatePem: readFileSync(platforms.env.ALIPAY_PUBLIC_KEY_PATH, 'utf8') };
       // A dry run changes nothing: its audit row is all its transaction holds.
-      return { path: `/admin/merchants/ALIPAY/${platforms.alipay.appId}/key-dry-run`, body, state: merchantChanges };
+      return Promise.resolve({
+        path: `/admin/merchants/ALIPAY/${platforms.alipay.appId}/key-dry-run`,
+        body,
+        state: merchantChanges,
+      });
     },
   },
   'POST /admin/merchants/:channel/:account/sub-merchants': {
     status: 201,
     action: 'MERCHANT_SUB_MERCHANT_ADDED',
-    prepare: async () => {
+    prepare: () => {
       const subMerchantId = `18${String(Date.now()).slice(-6)}`;
       const path = `${merchantPath}/${platforms.wechatpay.mchid}/sub-merchants`;
-      return { path, body: { subMerchantId }, state: merchantChanges };
+      return Promise.resolve({ path, body: { subMerchantId }, state: merchantChanges });
     },
   },
   'POST /admin/merchants/:channel/:account/disable': {
@@ -397,10 +401,10 @@ const SUCCESSES: Record<string, SuccessCase> = {
   'POST /admin/webhook-endpoints': {
     status: 201,
     action: 'WEBHOOK_ENDPOINT_CREATED',
-    prepare: async () => {
+    prepare: () => {
       const url = `https://127.0.0.1:9/${randomUUID()}`;
       const state = () => one('SELECT id FROM webhook_endpoint WHERE url = ?', [url]);
-      return { path: '/admin/webhook-endpoints', body: { url }, state };
+      return Promise.resolve({ path: '/admin/webhook-endpoints', body: { url }, state });
     },
   },
   'PATCH /admin/webhook-endpoints/:id': {

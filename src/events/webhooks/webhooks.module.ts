@@ -16,7 +16,14 @@ import { WEBHOOK_GAUGES } from './webhook-gauges';
  */
 @Module({
   imports: [ConfigModule.forFeature(webhooksConfig)],
-  providers: [WebhookDeliveries, WebhookEndpointRepository, WebhookEndpoints, WebhookFanOut, WebhookDispatcher, ...WEBHOOK_GAUGES],
+  providers: [
+    WebhookDeliveries,
+    WebhookEndpointRepository,
+    WebhookEndpoints,
+    WebhookFanOut,
+    WebhookDispatcher,
+    ...WEBHOOK_GAUGES,
+  ],
   exports: [WebhookEndpoints],
 })
 export class WebhooksModule {}
