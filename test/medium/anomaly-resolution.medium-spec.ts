@@ -275,3 +275,14 @@ describe('at once', () => {
     }
   });
 });
+
+describe('its audit rows', () => {
+  it('should refuse an audit row outside a transaction, writing nothing, so that none commits apart from its change', async () => {
+    const target = `anomaly:${uniqueId('NT')}`;
+    const entry = { operatorId: 'alice', action: 'ANOMALY_RESOLVED', target, requestBody: null, result: null };
+
+    await expect(replicas[0].inContext(() => replicas[0].get(AuditLog).record(entry))).rejects.toThrow(/transaction/i);
+
+    expect(await count(pool, 'SELECT COUNT(*) AS n FROM admin_audit WHERE target = ?', [target])).toBe(0);
+  });
+});
