@@ -58,7 +58,7 @@ describe('the webhook endpoints admin API', () => {
     );
   });
 
-  it('should let admins write endpoints, viewers read them, audit every write and show the secret once', async () => {
+  it('should let admins write endpoints, viewers read them, audit every write and every refusal, and show the secret once', async () => {
     const url = 'http://127.0.0.1:9/hooks';
     const post = (path: string, token = admin(), body?: object) => client.admin('POST', path, token, body);
     expect((await post('/admin/webhook-endpoints', viewer(), { url })).status).toBe(403);
@@ -123,15 +123,30 @@ describe('the webhook endpoints admin API', () => {
       'SELECT operator_id, action, request_body, result FROM admin_audit WHERE target = ? ORDER BY id',
       [`webhook-endpoint:${created.id}`],
     );
-    expect(audit.map((a) => a.action)).toEqual([
-      'WEBHOOK_ENDPOINT_CREATED',
-      'WEBHOOK_ENDPOINT_UPDATED',
-      'WEBHOOK_SECRET_ROTATED',
-      'WEBHOOK_RESENT',
-      'WEBHOOK_RECOVERED',
-      'WEBHOOK_ENDPOINT_DELETED',
+    // Every write, and every refused one (each in a transaction of its own).
+    expect(audit.map((a) => `${a.operator_id} ${a.action}`)).toEqual([
+      'alice WEBHOOK_ENDPOINT_CREATED',
+      'alice WEBHOOK_ENDPOINT_UPDATED',
+      'alice WEBHOOK_ENDPOINT_UPDATE_REFUSED',
+      'alice WEBHOOK_ENDPOINT_UPDATE_REFUSED',
+      'alice WEBHOOK_SECRET_ROTATED',
+      'victor WEBHOOK_RESEND_REFUSED',
+      'alice WEBHOOK_RESENT',
+      'victor WEBHOOK_RECOVER_REFUSED',
+      'alice WEBHOOK_RECOVERED',
+      'victor WEBHOOK_ENDPOINT_DELETE_REFUSED',
+      'alice WEBHOOK_ENDPOINT_DELETED',
+      'alice WEBHOOK_ENDPOINT_DELETE_REFUSED',
     ]);
-    expect(audit.every((a) => a.operator_id === 'alice')).toBe(true);
+    // A refused creation names no endpoint yet.
+    const [refusedCreations] = await pool.query<Array<RowDataPacket & { action: string }>>(
+      `SELECT operator_id, action FROM admin_audit WHERE target = 'webhook-endpoint:new' ORDER BY id`,
+    );
+    expect(refusedCreations.slice(-3).map((a) => `${a.operator_id} ${a.action}`)).toEqual([
+      'victor WEBHOOK_ENDPOINT_CREATE_REFUSED',
+      'alice WEBHOOK_ENDPOINT_CREATE_REFUSED',
+      'alice WEBHOOK_ENDPOINT_CREATE_REFUSED',
+    ]);
     const audited = JSON.stringify(audit);
     expect(audited).not.toContain(created.secret);
     expect(audited).not.toContain(newSecret);

@@ -162,6 +162,12 @@ export const CODE_LABELS: Labels = {
   MERCHANT_CHANGE_REJECT_REFUSED: { en: 'Merchant change rejection refused', zh: '驳回商户变更被拒' },
   PLATFORM_KEY_DRY_RUN_REFUSED: { en: 'Platform key dry run refused', zh: '平台密钥试验证被拒' },
   PLATFORM_KEY_PROPOSE_REFUSED: { en: 'Platform key activation refused', zh: '启用平台密钥被拒' },
+  WEBHOOK_ENDPOINT_CREATE_REFUSED: { en: 'Webhook endpoint creation refused', zh: '创建 Webhook 端点被拒' },
+  WEBHOOK_ENDPOINT_UPDATE_REFUSED: { en: 'Webhook endpoint change refused', zh: '修改 Webhook 端点被拒' },
+  WEBHOOK_SECRET_ROTATE_REFUSED: { en: 'Webhook secret rotation refused', zh: '轮换 Webhook 密钥被拒' },
+  WEBHOOK_ENDPOINT_DELETE_REFUSED: { en: 'Webhook endpoint deletion refused', zh: '删除 Webhook 端点被拒' },
+  WEBHOOK_RESEND_REFUSED: { en: 'Webhook resend refused', zh: '重新发送 Webhook 被拒' },
+  WEBHOOK_RECOVER_REFUSED: { en: 'Webhook recovery refused', zh: '恢复 Webhook 消息被拒' },
 };
 
 /** A code's label in `lang`; the code itself when the catalogue has none (the unit test keeps that from happening). */

@@ -13,9 +13,9 @@ import { ApiErrors } from '../platform/http/error.view';
 import { AdminRole } from '../operators/admin.config';
 import { Refunds } from '../refund/refunds';
 import { AdminAccess, AuthenticatedOperator, CurrentOperator } from '../operators/admin-auth.guard';
-import { AdminQueries, CallbackStatsView } from './admin-queries';
+import { AdminQueries, CallbackStatsView } from './admin.queries';
 import { AuditLog } from '../operators/audit/audit-log';
-import { AuditedWrite, AuditRefusals } from '../operators/audit/audited-write';
+import { AuditedWrite } from '../operators/audit/audited-write';
 import { ordersCsv } from './orders-csv';
 import { OperatorReadLimit } from '../operators/operator-read-limit.interceptor';
 import {
@@ -118,7 +118,7 @@ export class AdminController {
   ): Promise<string> {
     const page = await this.queries.orders(query, MAX_CSV_ROWS);
     // A bulk export of orders is kept in the audit log: who took which rows out.
-    await this.audit.record({
+    await this.audit.recordAlone({
       operatorId: operator.operatorId,
       action: 'ORDERS_EXPORTED',
       target: 'orders',
@@ -159,7 +159,7 @@ export class AdminController {
     const view = await this.queries.delivery(id, operator.role);
     if (operator.role === AdminRole.Admin) {
       // An admin sees the payer's identifiers unmasked: who read which payload is kept.
-      await this.audit.record({
+      await this.audit.recordAlone({
         operatorId: operator.operatorId,
         action: 'PAYLOAD_READ_UNMASKED',
         target: `delivery:${id}`,
@@ -191,7 +191,7 @@ export class AdminController {
     const view = await this.queries.decryptedContent(id, operator.role);
     if (!view.masked) {
       // The plaintext holds the payer: who read which one is kept (the content itself is not).
-      await this.audit.record({
+      await this.audit.recordAlone({
         operatorId: operator.operatorId,
         action: 'RESOURCE_READ_DECRYPTED',
         target: `delivery:${id}`,
@@ -229,7 +229,6 @@ export class AdminController {
   @HttpCode(202)
   @AdminAccess(AdminRole.Admin)
   @AuditedWrite('EMERGENCY_REFUND', (request) => `order:${bodyField(request, 'orderNo')}`)
-  @UseInterceptors(AuditRefusals)
   async emergencyRefund(
     @Body() dto: EmergencyRefundDto,
     @CurrentOperator() operator: AuthenticatedOperator,
@@ -254,7 +253,6 @@ export class AdminController {
   @HttpCode(200)
   @AdminAccess(AdminRole.Admin)
   @AuditedWrite('REFUND_RESOLVE_OFFLINE', refundTarget)
-  @UseInterceptors(AuditRefusals)
   async resolveOffline(
     @Param('refundNo') refundNo: string,
     @Body() dto: ReasonDto,
@@ -280,7 +278,6 @@ export class AdminController {
   @HttpCode(200)
   @AdminAccess(AdminRole.Admin)
   @AuditedWrite('REFUND_APPROVE', refundTarget)
-  @UseInterceptors(AuditRefusals)
   async approve(
     @Param('refundNo') refundNo: string,
     @CurrentOperator() operator: AuthenticatedOperator,
@@ -305,7 +302,6 @@ export class AdminController {
   @HttpCode(200)
   @AdminAccess(AdminRole.Admin)
   @AuditedWrite('REFUND_REJECT', refundTarget)
-  @UseInterceptors(AuditRefusals)
   async reject(
     @Param('refundNo') refundNo: string,
     @Body() dto: ReasonDto,

@@ -11,15 +11,16 @@ import { NotifyModule } from '../intake/notify.module';
 import { RefusedNotificationModule } from '../payments/refused-notification/refused-notification.module';
 import { refusedNotificationsConfig } from '../payments/refused-notification/refused-notifications.config';
 import { RefusedNotificationsController } from './refused-notifications/refused-notifications.controller';
-import { RefusedNotificationQueries } from './refused-notifications/refused-notification-queries';
+import { RefusedNotificationQueries } from './refused-notifications/refused-notification.queries';
 import { RefusedNotificationReverification } from './refused-notifications/refused-notification-reverification';
 import { WebhookEndpointsController } from './webhook-endpoints.controller';
 import { OperationsController } from './operations.controller';
-import { OperationsOverviewQuery } from './operations-overview';
+import { OperationsOverviewQuery } from './operations-overview.queries';
 import { AdminController } from './admin.controller';
 import { AnomalyResolutionController } from './anomaly-resolution.controller';
-import { AdminQueries } from './admin-queries';
+import { AdminQueries } from './admin.queries';
 import { DatabaseGauges } from './database-gauges';
+import { DeadLetterReplay } from './dead-letter-replay';
 import { VocabularyController } from './vocabulary.controller';
 import { CredentialsModule } from '../payments/credentials/credentials.module';
 import { MerchantsModule } from '../payments/merchants/merchants.module';
@@ -53,6 +54,7 @@ import { MerchantsController } from './merchants.controller';
     AdminQueries,
     OperationsOverviewQuery,
     DatabaseGauges,
+    DeadLetterReplay,
     RefusedNotificationQueries,
     RefusedNotificationReverification,
   ],

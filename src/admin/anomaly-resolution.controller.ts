@@ -1,15 +1,14 @@
 import { FastifyRequest } from 'fastify';
-import { Body, Controller, Get, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
 import { DomainError } from '../domain/domain-error';
 import { AnomalyResolution } from '../payments/anomaly/anomaly-resolution';
 import { AdminRole } from '../operators/admin.config';
 import { ApiErrors } from '../platform/http/error.view';
-import { TransactionInterceptor } from '../platform/transaction/transaction.interceptor';
 import { AdminAccess, AuthenticatedOperator, CurrentOperator } from '../operators/admin-auth.guard';
 import { AuditLog } from '../operators/audit/audit-log';
-import { AuditedWrite, AuditRefusals } from '../operators/audit/audited-write';
+import { AuditedWrite } from '../operators/audit/audited-write';
 import { anomalyDecisions, AuditRow } from './anomaly-history.queries';
 import { ReasonDto, ResolveAnomalyDto } from './dto/admin-queries.dto';
 import { AnomalyView, toAnomalyView } from './dto/admin-views';
@@ -84,20 +83,25 @@ export class AnomalyResolutionController {
   @HttpCode(200)
   @AdminAccess(AdminRole.Admin)
   @AuditedWrite('ANOMALY_RESOLVE', anomalyTarget)
-  @UseInterceptors(AuditRefusals, TransactionInterceptor)
   async resolve(
     @Param('id') id: string,
     @Body() dto: ResolveAnomalyDto,
     @CurrentOperator() operator: AuthenticatedOperator,
   ): Promise<ResolvedAnomalyView> {
-    const { anomaly, created } = await this.resolution.request(knownId(id), dto, operator.operatorId);
-    await this.audit.record({
-      operatorId: operator.operatorId,
-      action: anomaly.status === 'RESOLVED' ? 'ANOMALY_RESOLVED' : 'ANOMALY_RESOLUTION_REQUESTED',
-      target: `anomaly:${id}`,
-      requestBody: dto,
-      result: { status: anomaly.status, resolution: anomaly.resolutionStatus, paidAmount: anomaly.paidAmount, created },
-    });
+    const { anomaly, created } = await this.resolution.request(knownId(id), dto, operator.operatorId, (done) =>
+      this.audit.record({
+        operatorId: operator.operatorId,
+        action: done.anomaly.status === 'RESOLVED' ? 'ANOMALY_RESOLVED' : 'ANOMALY_RESOLUTION_REQUESTED',
+        target: `anomaly:${id}`,
+        requestBody: dto,
+        result: {
+          status: done.anomaly.status,
+          resolution: done.anomaly.resolutionStatus,
+          paidAmount: done.anomaly.paidAmount,
+          created: done.created,
+        },
+      }),
+    );
     return { ...toAnomalyView(anomaly), created };
   }
 
@@ -108,16 +112,20 @@ export class AnomalyResolutionController {
   @HttpCode(200)
   @AdminAccess(AdminRole.Admin)
   @AuditedWrite('ANOMALY_RESOLUTION_APPROVE', anomalyTarget)
-  @UseInterceptors(AuditRefusals, TransactionInterceptor)
   async approve(@Param('id') id: string, @CurrentOperator() operator: AuthenticatedOperator): Promise<AnomalyView> {
-    const anomaly = await this.resolution.approve(knownId(id), operator.operatorId);
-    await this.audit.record({
-      operatorId: operator.operatorId,
-      action: 'ANOMALY_RESOLUTION_APPROVED',
-      target: `anomaly:${id}`,
-      requestBody: null,
-      result: { status: anomaly.status, reason: anomaly.resolutionReason, requestedBy: anomaly.resolutionRequestedBy },
-    });
+    const anomaly = await this.resolution.approve(knownId(id), operator.operatorId, (approved) =>
+      this.audit.record({
+        operatorId: operator.operatorId,
+        action: 'ANOMALY_RESOLUTION_APPROVED',
+        target: `anomaly:${id}`,
+        requestBody: null,
+        result: {
+          status: approved.status,
+          reason: approved.resolutionReason,
+          requestedBy: approved.resolutionRequestedBy,
+        },
+      }),
+    );
     return toAnomalyView(anomaly);
   }
 
@@ -128,20 +136,20 @@ export class AnomalyResolutionController {
   @HttpCode(200)
   @AdminAccess(AdminRole.Admin)
   @AuditedWrite('ANOMALY_RESOLUTION_REJECT', anomalyTarget)
-  @UseInterceptors(AuditRefusals, TransactionInterceptor)
   async reject(
     @Param('id') id: string,
     @Body() dto: ReasonDto,
     @CurrentOperator() operator: AuthenticatedOperator,
   ): Promise<AnomalyView> {
-    const { withdrawn, anomaly } = await this.resolution.reject(knownId(id));
-    await this.audit.record({
-      operatorId: operator.operatorId,
-      action: 'ANOMALY_RESOLUTION_REJECTED',
-      target: `anomaly:${id}`,
-      requestBody: dto,
-      result: { reason: withdrawn.resolutionReason, requestedBy: withdrawn.resolutionRequestedBy },
-    });
+    const { anomaly } = await this.resolution.reject(knownId(id), ({ withdrawn }) =>
+      this.audit.record({
+        operatorId: operator.operatorId,
+        action: 'ANOMALY_RESOLUTION_REJECTED',
+        target: `anomaly:${id}`,
+        requestBody: dto,
+        result: { reason: withdrawn.resolutionReason, requestedBy: withdrawn.resolutionRequestedBy },
+      }),
+    );
     return toAnomalyView(anomaly);
   }
 

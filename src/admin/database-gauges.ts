@@ -1,9 +1,9 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { Gauge, register } from 'prom-client';
 import { ReportingDatabase } from '../platform/database/reporting-database';
-import { AnomalyStatus, AnomalyType } from '../payments/anomaly/anomaly.entity';
-import { OPEN_REFUND_STATUSES, RefundStatus } from '../refund/refund.entity';
-import { scrapeQuery } from '../platform/metrics/scrape-query';
+import { AnomalyType } from '../payments/anomaly/anomaly.entity';
+import { RefundStatus } from '../refund/refund.entity';
+import { SnapshotRow, snapshotRows } from './database-gauges.queries';
 
 export interface OperationsSnapshot {
   outboxPending: number;
@@ -13,30 +13,6 @@ export interface OperationsSnapshot {
   refunds: Record<RefundStatus, number>;
   refundOldestOpenAgeSeconds: number;
 }
-
-interface Row {
-  metric: string;
-  label: string | null;
-  value: string | number;
-  oldest: Date | string | null;
-}
-
-// Each branch is served by an index: ix_outbox_event_unpublished (dead letters are never published),
-// ix_handler_retry_due, ix_payment_anomaly_status, ix_refund_due
-// (refunds are few: one per emergency or order refund).
-const SNAPSHOT_SQL = `
-  SELECT 'outbox_pending' AS metric, NULL AS label, COUNT(*) AS value, MIN(created_at) AS oldest
-    FROM outbox_event WHERE published_at IS NULL AND dead_lettered_at IS NULL
-  UNION ALL SELECT 'dead_letters', 'outbox', COUNT(*), NULL
-    FROM outbox_event WHERE published_at IS NULL AND dead_lettered_at IS NOT NULL
-  UNION ALL SELECT 'dead_letters', 'handler', COUNT(*), NULL
-    FROM handler_retry WHERE dead_lettered_at IS NOT NULL
-  UNION ALL SELECT 'open_anomalies', type, COUNT(*), NULL
-    FROM payment_anomaly WHERE status = '${AnomalyStatus.Open}' GROUP BY type
-  UNION ALL SELECT 'refunds', status, COUNT(*), NULL
-    FROM refund GROUP BY status
-  UNION ALL SELECT 'refund_oldest_open', NULL, COUNT(*), MIN(created_at)
-    FROM refund WHERE status IN (${OPEN_REFUND_STATUSES.map((s) => `'${s}'`).join(', ')})`;
 
 function ageSeconds(oldest: Date | string | null, now: number): number {
   return oldest === null ? 0 : Math.max(0, Math.round((now - new Date(oldest).getTime()) / 1000));
@@ -51,7 +27,7 @@ function zeroes<K extends string>(keys: readonly K[]): Record<K, number> {
 }
 
 /** Reads the snapshot's rows; pure, so that it can be unit-tested. */
-export function toSnapshot(rows: Row[], now: number): OperationsSnapshot {
+export function toSnapshot(rows: SnapshotRow[], now: number): OperationsSnapshot {
   const snapshot: OperationsSnapshot = {
     outboxPending: 0,
     outboxOldestPendingAgeSeconds: 0,
@@ -148,7 +124,7 @@ export class DatabaseGauges implements OnModuleInit, OnModuleDestroy {
 
   /** One query for all gauges of a scrape: their collect() calls start together and share it. */
   snapshot(): Promise<OperationsSnapshot | undefined> {
-    this.inFlight ??= this.query()
+    this.inFlight ??= this.readSnapshot()
       .catch((error: Error) => {
         this.logger.warn(`gauges not read: ${error.message}`);
         return undefined;
@@ -157,8 +133,8 @@ export class DatabaseGauges implements OnModuleInit, OnModuleDestroy {
     return this.inFlight;
   }
 
-  private async query(): Promise<OperationsSnapshot> {
-    return toSnapshot(await scrapeQuery<Row>(this.reporting, SNAPSHOT_SQL), Date.now());
+  private async readSnapshot(): Promise<OperationsSnapshot> {
+    return toSnapshot(await snapshotRows(this.reporting), Date.now());
   }
 
   private gauge(

@@ -4,7 +4,7 @@ import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags
 import { AdminAccess, AuthenticatedOperator, CurrentOperator } from '../operators/admin-auth.guard';
 import { AdminRole } from '../operators/admin.config';
 import { AuditLog } from '../operators/audit/audit-log';
-import { AuditedWrite, AuditRefusals } from '../operators/audit/audited-write';
+import { AuditedWrite } from '../operators/audit/audited-write';
 import { OperatorReadLimit } from '../operators/operator-read-limit.interceptor';
 import { MerchantChange } from '../payments/merchants/merchant-change.entity';
 import { MerchantChanges } from '../payments/merchants/merchant-changes';
@@ -60,7 +60,6 @@ export class MerchantsController {
   )
   @AdminAccess(AdminRole.Admin)
   @AuditedWrite('PLATFORM_KEY_DRY_RUN', merchantTarget)
-  @UseInterceptors(AuditRefusals)
   keyDryRun(
     @Param('channel') channel: string,
     @Param('account') account: string,
@@ -175,7 +174,6 @@ export class MerchantsController {
   )
   @AdminAccess(AdminRole.Admin)
   @AuditedWrite('MERCHANT_SUB_MERCHANT_ADD', merchantTarget)
-  @UseInterceptors(AuditRefusals)
   addSubMerchant(
     @Param('channel') channel: string,
     @Param('account') account: string,
@@ -200,7 +198,6 @@ export class MerchantsController {
   )
   @AdminAccess(AdminRole.Admin)
   @AuditedWrite('MERCHANT_DISABLE', merchantTarget)
-  @UseInterceptors(AuditRefusals)
   proposeDisable(
     @Param('channel') channel: string,
     @Param('account') account: string,
@@ -220,7 +217,6 @@ export class MerchantsController {
   @ApiErrors([403, 'a viewer token'], [404, 'unknown account or sub-merchant'], [409, 'not disabled'])
   @AdminAccess(AdminRole.Admin)
   @AuditedWrite('MERCHANT_ENABLE', merchantTarget)
-  @UseInterceptors(AuditRefusals)
   enable(
     @Param('channel') channel: string,
     @Param('account') account: string,
@@ -244,7 +240,6 @@ export class MerchantsController {
   )
   @AdminAccess(AdminRole.Admin)
   @AuditedWrite('MERCHANT_CHANGE_APPROVE', changeTarget)
-  @UseInterceptors(AuditRefusals)
   approve(@Param('id') id: string, @CurrentOperator() operator: AuthenticatedOperator): Promise<MerchantChange> {
     return this.merchants.approve(id, operator.operatorId, (change) =>
       this.record(operator, 'MERCHANT_CHANGE_APPROVED', null, change),
@@ -263,7 +258,6 @@ export class MerchantsController {
   )
   @AdminAccess(AdminRole.Admin)
   @AuditedWrite('MERCHANT_CHANGE_REJECT', changeTarget)
-  @UseInterceptors(AuditRefusals)
   reject(
     @Param('id') id: string,
     @Body() dto: ReasonDto,

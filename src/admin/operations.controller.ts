@@ -1,25 +1,22 @@
 import { FastifyRequest } from 'fastify';
-import { Controller, Get, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
-import { TransactionHost } from '@nestjs-cls/transactional';
 import { DataSource } from 'typeorm';
 import { PaymentAnomaly } from '../payments/anomaly/anomaly.entity';
 import { ApiErrors } from '../platform/http/error.view';
 import { AdminRole } from '../operators/admin.config';
 import { DomainError } from '../domain/domain-error';
-import { listDeadLetters, requeueDeadLetters } from '../events/dead-letters';
+import { listDeadLetters } from '../events/dead-letters';
 import { PaymentCallback } from '../payments/idempotency/payment-callback.entity';
-import { TransactionInterceptor } from '../platform/transaction/transaction.interceptor';
 import { AdminAccess, AuthenticatedOperator, CurrentOperator } from '../operators/admin-auth.guard';
 import { AuditLog } from '../operators/audit/audit-log';
-import { AuditedWrite, AuditRefusals } from '../operators/audit/audited-write';
+import { AuditedWrite } from '../operators/audit/audited-write';
+import { DeadLetterReplay, Replayed } from './dead-letter-replay';
 import { AnomalyView, toAnomalyView } from './dto/admin-views';
-import { OperationsOverview, OperationsOverviewQuery } from './operations-overview';
+import { OperationsOverview, OperationsOverviewQuery } from './operations-overview.queries';
 
 const ID = /^[1-9]\d{0,18}$/;
 const TRANSACTION_ID = /^[\x21-\x7e]{1,64}$/;
-const EVENT_ID = /^[\x21-\x7e]{1,64}$/;
 
 /** What the operator console needs beside the admin lists: who is signed in, the overview, look-ups and dead letters. */
 @ApiTags('admin')
@@ -33,7 +30,7 @@ export class OperationsController {
   constructor(
     private readonly db: DataSource,
     private readonly overviewQuery: OperationsOverviewQuery,
-    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly replays: DeadLetterReplay,
     private readonly audit: AuditLog,
   ) {}
 
@@ -92,21 +89,19 @@ export class OperationsController {
   @ApiErrors([403, 'a viewer token'], [404, 'no dead letter with that event id'])
   @AdminAccess(AdminRole.Admin)
   @AuditedWrite('DEAD_LETTER_REPLAY', eventTarget)
-  @UseInterceptors(AuditRefusals, TransactionInterceptor)
-  async replayDeadLetter(
+  replayDeadLetter(
     @Param('eventId') eventId: string,
     @CurrentOperator() operator: AuthenticatedOperator,
-  ): Promise<{ eventId: string; replayed: number }> {
-    const replayed = EVENT_ID.test(eventId) ? await requeueDeadLetters(this.txHost.tx, [eventId]) : 0;
-    if (replayed === 0) throw new DomainError('NotFound', `no dead letter ${eventId.slice(0, 64)}`);
-    await this.audit.record({
-      operatorId: operator.operatorId,
-      action: 'DEAD_LETTER_REPLAYED',
-      target: `event:${eventId}`,
-      requestBody: null,
-      result: { replayed },
-    });
-    return { eventId, replayed };
+  ): Promise<Replayed> {
+    return this.replays.replay(eventId, ({ replayed }) =>
+      this.audit.record({
+        operatorId: operator.operatorId,
+        action: 'DEAD_LETTER_REPLAYED',
+        target: `event:${eventId}`,
+        requestBody: null,
+        result: { replayed },
+      }),
+    );
   }
 }
 

@@ -1,11 +1,12 @@
+import { FastifyRequest } from 'fastify';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, UseInterceptors } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminAccess, AuthenticatedOperator, CurrentOperator } from '../operators/admin-auth.guard';
 import { AuditLog } from '../operators/audit/audit-log';
+import { AuditedWrite } from '../operators/audit/audited-write';
 import { OperatorReadLimit } from '../operators/operator-read-limit.interceptor';
 import { AdminRole } from '../operators/admin.config';
 import { ApiErrors } from '../platform/http/error.view';
-import { TransactionInterceptor } from '../platform/transaction/transaction.interceptor';
 import {
   AttemptQueryDto,
   CreateWebhookEndpointDto,
@@ -21,8 +22,9 @@ import {
 import { WebhookEndpoints } from '../events/webhooks/webhook-endpoints.service';
 
 /**
- * Webhook endpoints: viewers read, admins write; every write runs in one transaction with its
- * audit row. The signing secret is answered at creation and rotation only, and never audited.
+ * Webhook endpoints: viewers read, admins write; every write is its use case's (WebhookEndpoints),
+ * in one transaction with its audit row, and a refused write is audited too. The signing secret is
+ * answered at creation and rotation only, and never audited.
  */
 @ApiTags('admin')
 @ApiBearerAuth('admin')
@@ -42,14 +44,14 @@ export class WebhookEndpointsController {
   @ApiCreatedResponse({ type: WebhookEndpointSecretView })
   @ApiErrors([400, 'a malformed body, or a URL that is not https:// or names a private address'], [403, 'a viewer'])
   @AdminAccess(AdminRole.Admin)
-  @UseInterceptors(TransactionInterceptor)
-  async create(
+  @AuditedWrite('WEBHOOK_ENDPOINT_CREATE', createdTarget)
+  create(
     @Body() dto: CreateWebhookEndpointDto,
     @CurrentOperator() operator: AuthenticatedOperator,
   ): Promise<WebhookEndpointSecretView> {
-    const created = await this.endpoints.create(dto);
-    await this.record(operator, 'WEBHOOK_ENDPOINT_CREATED', created.id, dto, withoutSecret(created));
-    return created;
+    return this.endpoints.create(dto, (created) =>
+      this.record(operator, 'WEBHOOK_ENDPOINT_CREATED', created.id, dto, withoutSecret(created)),
+    );
   }
 
   @Get()
@@ -66,15 +68,15 @@ export class WebhookEndpointsController {
   @ApiOkResponse({ type: WebhookEndpointView })
   @ApiErrors([400, 'a malformed body'], [403, 'a viewer'], [404, 'unknown endpoint'])
   @AdminAccess(AdminRole.Admin)
-  @UseInterceptors(TransactionInterceptor)
-  async update(
+  @AuditedWrite('WEBHOOK_ENDPOINT_UPDATE', endpointTarget)
+  update(
     @Param('id') id: string,
     @Body() dto: UpdateWebhookEndpointDto,
     @CurrentOperator() operator: AuthenticatedOperator,
   ): Promise<WebhookEndpointView> {
-    const updated = await this.endpoints.update(id, dto);
-    await this.record(operator, 'WEBHOOK_ENDPOINT_UPDATED', id, dto, updated);
-    return updated;
+    return this.endpoints.update(id, dto, (updated) =>
+      this.record(operator, 'WEBHOOK_ENDPOINT_UPDATED', id, dto, updated),
+    );
   }
 
   @Post(':id/rotate-secret')
@@ -85,14 +87,14 @@ export class WebhookEndpointsController {
   @ApiOkResponse({ type: WebhookEndpointSecretView })
   @ApiErrors([403, 'a viewer'], [404, 'unknown endpoint'])
   @AdminAccess(AdminRole.Admin)
-  @UseInterceptors(TransactionInterceptor)
-  async rotateSecret(
+  @AuditedWrite('WEBHOOK_SECRET_ROTATE', endpointTarget)
+  rotateSecret(
     @Param('id') id: string,
     @CurrentOperator() operator: AuthenticatedOperator,
   ): Promise<WebhookEndpointSecretView> {
-    const rotated = await this.endpoints.rotateSecret(id);
-    await this.record(operator, 'WEBHOOK_SECRET_ROTATED', id, null, withoutSecret(rotated));
-    return rotated;
+    return this.endpoints.rotateSecret(id, (rotated) =>
+      this.record(operator, 'WEBHOOK_SECRET_ROTATED', id, null, withoutSecret(rotated)),
+    );
   }
 
   @Delete(':id')
@@ -100,14 +102,9 @@ export class WebhookEndpointsController {
   @ApiOkResponse({ type: WebhookEndpointView })
   @ApiErrors([403, 'a viewer'], [404, 'unknown endpoint'])
   @AdminAccess(AdminRole.Admin)
-  @UseInterceptors(TransactionInterceptor)
-  async remove(
-    @Param('id') id: string,
-    @CurrentOperator() operator: AuthenticatedOperator,
-  ): Promise<WebhookEndpointView> {
-    const removed = await this.endpoints.remove(id);
-    await this.record(operator, 'WEBHOOK_ENDPOINT_DELETED', id, null, removed);
-    return removed;
+  @AuditedWrite('WEBHOOK_ENDPOINT_DELETE', endpointTarget)
+  remove(@Param('id') id: string, @CurrentOperator() operator: AuthenticatedOperator): Promise<WebhookEndpointView> {
+    return this.endpoints.remove(id, (removed) => this.record(operator, 'WEBHOOK_ENDPOINT_DELETED', id, null, removed));
   }
 
   @Get(':id/attempts')
@@ -126,15 +123,13 @@ export class WebhookEndpointsController {
   @ApiOkResponse({ type: ResendView })
   @ApiErrors([403, 'a viewer'], [404, 'unknown endpoint or event'])
   @AdminAccess(AdminRole.Admin)
-  @UseInterceptors(TransactionInterceptor)
-  async resend(
+  @AuditedWrite('WEBHOOK_RESEND', endpointTarget)
+  resend(
     @Param('id') id: string,
     @Body() dto: ResendDto,
     @CurrentOperator() operator: AuthenticatedOperator,
   ): Promise<ResendView> {
-    const resent = await this.endpoints.resend(id, dto.eventId);
-    await this.record(operator, 'WEBHOOK_RESENT', id, dto, resent);
-    return resent;
+    return this.endpoints.resend(id, dto.eventId, (resent) => this.record(operator, 'WEBHOOK_RESENT', id, dto, resent));
   }
 
   @Post(':id/recover')
@@ -143,15 +138,15 @@ export class WebhookEndpointsController {
   @ApiOkResponse({ type: RecoverView })
   @ApiErrors([400, 'a malformed time'], [403, 'a viewer'], [404, 'unknown endpoint'])
   @AdminAccess(AdminRole.Admin)
-  @UseInterceptors(TransactionInterceptor)
-  async recover(
+  @AuditedWrite('WEBHOOK_RECOVER', endpointTarget)
+  recover(
     @Param('id') id: string,
     @Body() dto: RecoverDto,
     @CurrentOperator() operator: AuthenticatedOperator,
   ): Promise<RecoverView> {
-    const recovered = await this.endpoints.recover(id, new Date(dto.since));
-    await this.record(operator, 'WEBHOOK_RECOVERED', id, dto, recovered);
-    return recovered;
+    return this.endpoints.recover(id, new Date(dto.since), (recovered) =>
+      this.record(operator, 'WEBHOOK_RECOVERED', id, dto, recovered),
+    );
   }
 
   private record(
@@ -173,4 +168,13 @@ export class WebhookEndpointsController {
 
 function withoutSecret({ secret: _secret, ...view }: WebhookEndpointSecretView): WebhookEndpointView {
   return view;
+}
+
+/** A creation's refusal names no endpoint yet: its row's target is the collection. */
+function createdTarget(): string {
+  return 'webhook-endpoint:new';
+}
+
+function endpointTarget(request: FastifyRequest): string {
+  return `webhook-endpoint:${(request.params as { id?: string }).id ?? ''}`;
 }

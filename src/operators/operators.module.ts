@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { adminConfig } from './admin.config';
 import { AdminAuthGuard } from './admin-auth.guard';
+import { AdminAuditRepository } from './audit/admin-audit.repository';
 import { AuditLog } from './audit/audit-log';
 import { AuditRefusals } from './audit/audited-write';
 import { OperatorDirectory } from './operator-directory';
@@ -13,7 +14,7 @@ import { OperatorReadLimit } from './operator-read-limit.interceptor';
  */
 @Module({
   imports: [ConfigModule.forFeature(adminConfig)],
-  providers: [AdminAuthGuard, OperatorDirectory, OperatorReadLimit, AuditLog, AuditRefusals],
+  providers: [AdminAuthGuard, OperatorDirectory, OperatorReadLimit, AdminAuditRepository, AuditLog, AuditRefusals],
   exports: [AdminAuthGuard, OperatorDirectory, OperatorReadLimit, AuditLog, AuditRefusals, ConfigModule],
 })
 export class OperatorsModule {}

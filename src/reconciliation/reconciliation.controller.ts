@@ -1,8 +1,9 @@
 import { FastifyRequest } from 'fastify';
-import { Body, Controller, Get, HttpCode, Param, Post, Query, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminAccess, AuthenticatedOperator, CurrentOperator } from '../operators/admin-auth.guard';
-import { AuditedWrite, AuditRefusals } from '../operators/audit/audited-write';
+import { AuditLog } from '../operators/audit/audit-log';
+import { AuditedWrite } from '../operators/audit/audited-write';
 import { ApiErrors } from '../platform/http/error.view';
 import { AdminRole } from '../operators/admin.config';
 import { billDateOf, isBillDate, shiftBillDate } from '../domain/bill';
@@ -28,6 +29,7 @@ export class ReconciliationController {
     private readonly views: ReconciliationViews,
     private readonly reconciliation: ReconciliationService,
     private readonly channels: PaymentChannels,
+    private readonly audit: AuditLog,
   ) {}
 
   /** Runs with their counts per outcome; default the last 7 days. */
@@ -65,7 +67,6 @@ export class ReconciliationController {
   @HttpCode(202)
   @AdminAccess(AdminRole.Admin)
   @AuditedWrite('RECONCILE', runTarget)
-  @UseInterceptors(AuditRefusals)
   @ApiOperation({ summary: 'Reconcile a day now, in the background; audited (admin)' })
   @ApiAcceptedResponse({ description: '{runs: [{channel, merchantId, date, started}]}' })
   @ApiErrors(
@@ -87,7 +88,20 @@ export class ReconciliationController {
         `the bill of ${date} does not exist before the next day (Beijing time)`,
       );
     }
-    return { runs: await this.reconciliation.startForOperator(channel, date, dto, operator.operatorId) };
+    const runs = await this.reconciliation.startForOperator(channel, date, dto, (started) =>
+      this.audit.record({
+        operatorId: operator.operatorId,
+        action: 'RECONCILE',
+        target: `reconciliation:${channel}:${date}`,
+        requestBody: dto,
+        result: started.map(({ merchantId, subMerchantId, started }) => ({
+          merchantId,
+          ...(subMerchantId ? { subMerchantId } : {}),
+          started,
+        })),
+      }),
+    );
+    return { runs };
   }
 
   private channelId(param: string): string {

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
-import { AuditLog } from '../operators/audit/audit-log';
+import { Propagation, Transactional } from '@nestjs-cls/transactional';
 import { PaymentChannel } from '../channels/payment-channel';
 import { PaymentChannels } from '../channels/payment-channels';
 import { reconciliationConfig } from './reconciliation.config';
@@ -22,6 +22,15 @@ const MISSING_PAGE = 200;
 const MAX_WARN_LINES = 50;
 
 export type Progress = (message: string) => void;
+
+/** An operator's run of one account's bill, as started: whether it was claimed here. */
+export interface StartedRun {
+  channel: string;
+  merchantId: string;
+  subMerchantId?: string;
+  date: string;
+  started: boolean;
+}
 
 export interface RunReport {
   channel: string;
@@ -50,7 +59,6 @@ export class ReconciliationService {
     private readonly runs: ReconciliationRepository,
     private readonly transactions: TransactionRunner,
     private readonly queries: TradeQueryService,
-    private readonly audit: AuditLog,
     private readonly refunds: RefundSettlement,
   ) {}
 
@@ -91,15 +99,17 @@ export class ReconciliationService {
   }
 
   /**
-   * An operator's run of every account of the channel (or the one named): claimed and audited in one
-   * transaction, then run in the background; `started: false` where another instance holds the run.
+   * An operator's run of every account of the channel (or the one named): claimed in ONE
+   * transaction of its own (Propagation.Never) with the caller's audit row (alongside), then run in
+   * the background after the commit; `started: false` where another instance holds the run.
    */
+  @Transactional(Propagation.Never)
   async startForOperator(
     channel: string,
     billDate: string,
     request: { merchantId?: string },
-    operatorId: string,
-  ): Promise<Array<{ channel: string; merchantId: string; subMerchantId?: string; date: string; started: boolean }>> {
+    alongside?: (started: StartedRun[]) => Promise<void>,
+  ): Promise<StartedRun[]> {
     const targets = this.targets(channel, request.merchantId);
     if (targets.length === 0) {
       const account = request.merchantId ? ` ${request.merchantId}` : '';
@@ -115,30 +125,20 @@ export class ReconciliationService {
         const claim = await this.runs.claim(channel, merchantId, billDate, now, 'MANUAL', subMerchantId);
         taken.push({ merchantId, subMerchantId, claim });
       }
-      await this.audit.record({
-        operatorId,
-        action: 'RECONCILE',
-        target: `reconciliation:${channel}:${billDate}`,
-        requestBody: request,
-        result: taken.map(({ merchantId, subMerchantId, claim }) => ({
-          merchantId,
-          ...(subMerchantId ? { subMerchantId } : {}),
-          started: claim !== undefined,
-        })),
-      });
+      await alongside?.(
+        taken.map(({ merchantId, subMerchantId, claim }) =>
+          startedRun(channel, billDate, merchantId, subMerchantId, claim),
+        ),
+      );
       return taken;
     });
     for (const { claim } of claims) {
       // Runs on after the answer: its outcome is on the run (GET /admin/reconciliations/…) and in the log.
       if (claim) void this.execute(claim).catch((error: Error) => this.logger.error(`run failed: ${error.message}`));
     }
-    return claims.map(({ merchantId, subMerchantId, claim }) => ({
-      channel,
-      merchantId,
-      ...(subMerchantId ? { subMerchantId } : {}),
-      date: billDate,
-      started: claim !== undefined,
-    }));
+    return claims.map(({ merchantId, subMerchantId, claim }) =>
+      startedRun(channel, billDate, merchantId, subMerchantId, claim),
+    );
   }
 
   async execute(claim: RunClaim, progress: Progress = () => undefined): Promise<RunReport> {
@@ -396,4 +396,14 @@ export function describeCounts(counts: Record<string, number>): string {
   return Object.entries(counts)
     .map(([outcome, n]) => `${outcome}=${n}`)
     .join(' ');
+}
+
+function startedRun(
+  channel: string,
+  date: string,
+  merchantId: string,
+  subMerchantId: string,
+  claim: RunClaim | undefined,
+): StartedRun {
+  return { channel, merchantId, ...(subMerchantId ? { subMerchantId } : {}), date, started: claim !== undefined };
 }

@@ -67,7 +67,7 @@ export class RefundExecutor {
       });
       return this.record(refund, { outcome: 'RETRY', detail: unavailable });
     }
-    if (status !== RefundStatus.Pending) return this.record(refund, await this.query(channel, request));
+    if (status !== RefundStatus.Pending) return this.record(refund, await this.queryChannel(channel, request));
     if (refund.unconfirmedSend) return this.askBeforeSendingAgain(refund, channel, request);
     return this.send(refund, channel, request);
   }
@@ -78,7 +78,7 @@ export class RefundExecutor {
    * under the same refund number. A refused re-send with no refund at the channel was refused for good.
    */
   private async askBeforeSendingAgain(refund: Refund, channel: PaymentChannel, request: RefundRequest): Promise<void> {
-    const answer = await this.query(channel, request);
+    const answer = await this.queryChannel(channel, request);
     if (answer.outcome !== 'NOT_REFUNDED') return this.record(refund, answer);
     if (refund.unconfirmedSend === UnconfirmedSend.Refused) {
       return this.record(refund, { outcome: 'CLOSED', detail: refund.lastError ?? 'the channel refused it' });
@@ -98,7 +98,7 @@ export class RefundExecutor {
     return this.record(refund, answer);
   }
 
-  private async query(channel: PaymentChannel, request: RefundRequest): Promise<ChannelRefundResult> {
+  private async queryChannel(channel: PaymentChannel, request: RefundRequest): Promise<ChannelRefundResult> {
     const answer = await channel.queryRefund(request);
     this.calls.inc({ channel: channel.channel, request: 'query', outcome: answer.outcome });
     return answer;

@@ -1,6 +1,6 @@
 import { Pool } from 'mysql2/promise';
 import { AdminModule } from '../../src/admin/admin.module';
-import { AdminQueries, CallbackStatsRow } from '../../src/admin/admin-queries';
+import { AdminQueries, CallbackStatsRow } from '../../src/admin/admin.queries';
 import { AnomalyQueryDto, CallbackStatsQueryDto, OrderQueryDto } from '../../src/admin/dto/admin-queries.dto';
 import { AnomalyView, OrderListItemView, OrderPageView } from '../../src/admin/dto/admin-views';
 import { AnomalyType } from '../../src/payments/anomaly/anomaly.entity';

@@ -1,6 +1,6 @@
 import { Pool } from 'mysql2/promise';
 import { AdminModule } from '../../src/admin/admin.module';
-import { AdminQueries } from '../../src/admin/admin-queries';
+import { AdminQueries } from '../../src/admin/admin.queries';
 import { AnomalyView, OrderDetailView } from '../../src/admin/dto/admin-views';
 import { Channel } from '../../src/domain/notification';
 import { NotifyModule } from '../../src/intake/notify.module';

@@ -5,7 +5,6 @@ import { Channel } from '../../src/domain/notification';
 import { AnomalyResolution, ResolutionRequest } from '../../src/payments/anomaly/anomaly-resolution';
 import { PaymentAnomaly, ResolutionReason } from '../../src/payments/anomaly/anomaly.entity';
 import { AuditLog } from '../../src/operators/audit/audit-log';
-import { TransactionRunner } from '../../src/platform/transaction/transaction.runner';
 import { Refunds } from '../../src/refund/refunds';
 import { MediumContext } from '../support/medium';
 import { domainFailure, MediumSuite, startMediumSuite } from '../support/medium-suite';
@@ -43,55 +42,52 @@ async function duplicateAnomaly(amount: number, channel: Channel = Channel.Wecha
   return { orderNo, transactionId: duplicateBy, id: String(row.id) };
 }
 
-/** One step of the resolution and its audit row in one transaction, as the admin route runs it. */
+/** One step of the resolution, with its audit row in the step's own transaction, as the admin route runs it. */
 function audited<T extends PaymentAnomaly | { anomaly: PaymentAnomaly }>(
   replica: number,
   operatorId: string,
   id: string,
   action: (anomaly: PaymentAnomaly) => string,
-  step: (resolution: AnomalyResolution) => Promise<T>,
+  step: (resolution: AnomalyResolution, alongside: (result: T) => Promise<void>) => Promise<T>,
 ): Promise<T> {
   const ctx = replicas[replica];
-  return ctx.inContext(() =>
-    ctx.get(TransactionRunner).run(async () => {
-      const result = await step(ctx.get(AnomalyResolution));
-      const anomaly = result instanceof PaymentAnomaly ? result : result.anomaly;
-      await ctx.get(AuditLog).record({
-        operatorId,
-        action: action(anomaly),
-        target: `anomaly:${id}`,
-        requestBody: null,
-        result: { status: anomaly.status, resolution: anomaly.resolutionStatus },
-      });
-      return result;
-    }),
-  );
+  const alongside = async (result: T) => {
+    const anomaly = result instanceof PaymentAnomaly ? result : result.anomaly;
+    await ctx.get(AuditLog).record({
+      operatorId,
+      action: action(anomaly),
+      target: `anomaly:${id}`,
+      requestBody: null,
+      result: { status: anomaly.status, resolution: anomaly.resolutionStatus },
+    });
+  };
+  return ctx.inContext(() => step(ctx.get(AnomalyResolution), alongside));
 }
 
 const accepted: ResolutionRequest = { reason: ResolutionReason.AcceptedAsPaid, note: 'the merchant keeps it' };
 const resolve = (id: string, operatorId: string, request: ResolutionRequest = accepted, replica = 0) =>
-  audited(
+  audited<{ anomaly: PaymentAnomaly; created: boolean }>(
     replica,
     operatorId,
     id,
     (a) => (a.status === 'RESOLVED' ? 'ANOMALY_RESOLVED' : 'ANOMALY_RESOLUTION_REQUESTED'),
-    (r) => r.request(id, request, operatorId),
+    (r, alongside) => r.request(id, request, operatorId, alongside),
   );
 const approve = (id: string, operatorId: string, replica = 0) =>
-  audited(
+  audited<PaymentAnomaly>(
     replica,
     operatorId,
     id,
     () => 'ANOMALY_RESOLUTION_APPROVED',
-    (r) => r.approve(id, operatorId),
+    (r, alongside) => r.approve(id, operatorId, alongside),
   );
 const reject = (id: string, operatorId: string) =>
-  audited(
+  audited<{ withdrawn: PaymentAnomaly; anomaly: PaymentAnomaly }>(
     0,
     operatorId,
     id,
     () => 'ANOMALY_RESOLUTION_REJECTED',
-    (r) => r.reject(id),
+    (r, alongside) => r.reject(id, alongside),
   );
 const refund = (orderNo: string, transactionId: string, replica = 0) =>
   replicas[replica]
@@ -277,5 +273,16 @@ describe('at once', () => {
           : { resolution: null, refunds: 1, reserved: 1000, resolutions: 0 },
       );
     }
+  });
+});
+
+describe('its audit rows', () => {
+  it('should refuse an audit row outside a transaction, writing nothing, so that none commits apart from its change', async () => {
+    const target = `anomaly:${uniqueId('NT')}`;
+    const entry = { operatorId: 'alice', action: 'ANOMALY_RESOLVED', target, requestBody: null, result: null };
+
+    await expect(replicas[0].inContext(() => replicas[0].get(AuditLog).record(entry))).rejects.toThrow(/transaction/i);
+
+    expect(await count(pool, 'SELECT COUNT(*) AS n FROM admin_audit WHERE target = ?', [target])).toBe(0);
   });
 });

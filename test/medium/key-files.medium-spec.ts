@@ -6,7 +6,7 @@ import { Logger } from '@nestjs/common';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { register } from 'prom-client';
 import { AdminModule } from '../../src/admin/admin.module';
-import { OperationsOverviewQuery } from '../../src/admin/operations-overview';
+import { OperationsOverviewQuery } from '../../src/admin/operations-overview.queries';
 import { Channel } from '../../src/domain/notification';
 import { ChannelKeyFiles } from '../../src/payments/credentials/channel-key-files';
 import { NotifyModule } from '../../src/intake/notify.module';

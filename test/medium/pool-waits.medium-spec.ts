@@ -1,7 +1,7 @@
 import { Pool } from 'mysql2/promise';
 import { DataSource, QueryRunner } from 'typeorm';
 import { AdminModule } from '../../src/admin/admin.module';
-import { AdminQueries } from '../../src/admin/admin-queries';
+import { AdminQueries } from '../../src/admin/admin.queries';
 import { NotifyModule } from '../../src/intake/notify.module';
 import { OrderModule } from '../../src/order/order.module';
 import { SettlementModule } from '../../src/settlement/settlement.module';

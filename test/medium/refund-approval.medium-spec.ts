@@ -1,5 +1,5 @@
 import { Pool, RowDataPacket } from 'mysql2/promise';
-import { AdminQueries } from '../../src/admin/admin-queries';
+import { AdminQueries } from '../../src/admin/admin.queries';
 import { Channel } from '../../src/domain/notification';
 import { RefundStatus } from '../../src/refund/refund.entity';
 import { RefundRetryWorker } from '../../src/refund/refund-retry.worker';

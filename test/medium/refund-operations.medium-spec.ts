@@ -1,7 +1,7 @@
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { register } from 'prom-client';
 import { AdminModule } from '../../src/admin/admin.module';
-import { AdminQueries } from '../../src/admin/admin-queries';
+import { AdminQueries } from '../../src/admin/admin.queries';
 import { Channel } from '../../src/domain/notification';
 import { NotificationIntake } from '../../src/intake/notification-intake';
 import { OrderModule } from '../../src/order/order.module';

@@ -1,6 +1,6 @@
 import { Pool } from 'mysql2/promise';
 import { register } from 'prom-client';
-import { AdminQueries } from '../../src/admin/admin-queries';
+import { AdminQueries } from '../../src/admin/admin.queries';
 import { DomainError } from '../../src/domain/domain-error';
 import { Channel } from '../../src/domain/notification';
 import { REFUND_CALLS_TOTAL } from '../../src/platform/metrics/metrics.module';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { register as metricsRegistry } from 'prom-client';
 import { AdminModule } from '../../src/admin/admin.module';
-import { RefusedNotificationQueries } from '../../src/admin/refused-notifications/refused-notification-queries';
+import { RefusedNotificationQueries } from '../../src/admin/refused-notifications/refused-notification.queries';
 import { RefusedNotificationReverification } from '../../src/admin/refused-notifications/refused-notification-reverification';
 import { NotifyModule } from '../../src/intake/notify.module';
 import { AdminRole } from '../../src/operators/admin.config';

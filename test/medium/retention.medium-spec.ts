@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { AdminModule } from '../../src/admin/admin.module';
-import { AdminQueries } from '../../src/admin/admin-queries';
+import { AdminQueries } from '../../src/admin/admin.queries';
 import { PublishedEventsRetention } from '../../src/events/published-events.retention';
 import { ProcessedEventsRetention } from '../../src/events/subscribers/processed-events.retention';
 import { WebhooksModule } from '../../src/events/webhooks/webhooks.module';

@@ -4,7 +4,6 @@ import { EventType } from '../../src/events/payment-events';
 import { WebhookDispatcher } from '../../src/events/webhooks/webhook-dispatcher';
 import { WebhookEndpoints } from '../../src/events/webhooks/webhook-endpoints.service';
 import { WebhooksModule } from '../../src/events/webhooks/webhooks.module';
-import { TransactionRunner } from '../../src/platform/transaction/transaction.runner';
 import { eventually, sleep } from '../support/eventually';
 import { createMediumModule, MediumContext } from '../support/medium';
 import { MediumNotify, metricSample, notifyModules } from '../support/medium-events';
@@ -53,10 +52,10 @@ let notify: MediumNotify;
 let dropOwnDatabase: (() => Promise<void>) | undefined;
 const receivers: WebhookReceiver[] = [];
 
-/** An endpoint use case as its admin route runs it: in a transaction, in a context of its own. */
+/** An endpoint use case as its admin route calls it (each write opens its own transaction), in a context of its own. */
 function endpoints<T>(work: (endpoints: WebhookEndpoints) => Promise<T>, replica = 0): Promise<T> {
   const ctx = replicas[replica];
-  return ctx.inContext(() => ctx.get(TransactionRunner).run(() => work(ctx.get(WebhookEndpoints))));
+  return ctx.inContext(() => work(ctx.get(WebhookEndpoints)));
 }
 
 async function createEndpoint(

@@ -501,9 +501,7 @@ describe('reconciliation per sub-merchant', () => {
     fake.serveBill(`${SP_MCHID}/${SUB_B}`, date, { channel: 'WECHATPAY', csv: partnerBill([row(paidAtB)], SUB_B) });
 
     // What POST /admin/reconciliations/wechatpay/:date/run starts (claimed here, run in the background).
-    const started = await ctx.inContext(() =>
-      ctx.get(ReconciliationService).startForOperator('WECHATPAY', date, {}, 'alice'),
-    );
+    const started = await ctx.inContext(() => ctx.get(ReconciliationService).startForOperator('WECHATPAY', date, {}));
 
     expect(started).toEqual([
       { channel: 'WECHATPAY', merchantId: SP_MCHID, subMerchantId: SUB_A, date, started: true },

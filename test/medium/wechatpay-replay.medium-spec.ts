@@ -1,6 +1,6 @@
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { AdminModule } from '../../src/admin/admin.module';
-import { AdminQueries } from '../../src/admin/admin-queries';
+import { AdminQueries } from '../../src/admin/admin.queries';
 import { NotifyModule } from '../../src/intake/notify.module';
 import { OrderModule } from '../../src/order/order.module';
 import { TradeModule } from '../../src/trade/trade.module';

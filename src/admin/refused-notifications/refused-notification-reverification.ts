@@ -11,7 +11,7 @@ import { RefusedNotificationRepository } from '../../payments/refused-notificati
 import { RefusedNotifications } from '../../payments/refused-notification/refused-notifications';
 import { AuditLog } from '../../operators/audit/audit-log';
 import { ReverificationView, toSummaryView } from './refused-notification.dto';
-import { knownId } from './refused-notification-queries';
+import { knownId } from './refused-notification.queries';
 
 /**
  * An admin's second look at a kept refused notification, after fixing a key or registering the

@@ -5,7 +5,7 @@ import { AdminRole } from '../../operators/admin.config';
 import { ApiErrors } from '../../platform/http/error.view';
 import { AdminAccess, AuthenticatedOperator, CurrentOperator } from '../../operators/admin-auth.guard';
 import { AuditLog } from '../../operators/audit/audit-log';
-import { AuditedWrite, AuditRefusals } from '../../operators/audit/audited-write';
+import { AuditedWrite } from '../../operators/audit/audited-write';
 import { OperatorReadLimit } from '../../operators/operator-read-limit.interceptor';
 import {
   RefusedHoursQueryDto,
@@ -15,7 +15,7 @@ import {
   RefusedNotificationView,
   ReverificationView,
 } from './refused-notification.dto';
-import { RefusedNotificationQueries } from './refused-notification-queries';
+import { RefusedNotificationQueries } from './refused-notification.queries';
 import { RefusedNotificationReverification } from './refused-notification-reverification';
 
 /**
@@ -75,7 +75,7 @@ export class RefusedNotificationsController {
   ): Promise<RefusedNotificationView> {
     const view = await this.queries.one(id, operator.role);
     if (operator.role === AdminRole.Admin) {
-      await this.audit.record({
+      await this.audit.recordAlone({
         operatorId: operator.operatorId,
         action: 'PAYLOAD_READ_UNMASKED',
         target: `refused-notification:${id}`,
@@ -98,7 +98,6 @@ export class RefusedNotificationsController {
   @HttpCode(200)
   @AdminAccess(AdminRole.Admin)
   @AuditedWrite('REFUSED_NOTIFICATION_REVERIFY', refusedTarget)
-  @UseInterceptors(AuditRefusals)
   reverify(@Param('id') id: string, @CurrentOperator() operator: AuthenticatedOperator): Promise<ReverificationView> {
     return this.reverification.reverify(id, operator.operatorId);
   }

@@ -3,6 +3,7 @@ import { ConfigModule } from '@nestjs/config';
 import { webhooksConfig } from './webhooks.config';
 import { WebhookDeliveries } from './webhook-deliveries.repository';
 import { WebhookDispatcher } from './webhook-dispatcher';
+import { WebhookEndpointRepository } from './webhook-endpoint.repository';
 import { WebhookEndpoints } from './webhook-endpoints.service';
 import { WebhookFanOut } from './webhook-fan-out';
 import { WEBHOOK_GAUGES } from './webhook-gauges';
@@ -15,7 +16,14 @@ import { WEBHOOK_GAUGES } from './webhook-gauges';
  */
 @Module({
   imports: [ConfigModule.forFeature(webhooksConfig)],
-  providers: [WebhookDeliveries, WebhookEndpoints, WebhookFanOut, WebhookDispatcher, ...WEBHOOK_GAUGES],
+  providers: [
+    WebhookDeliveries,
+    WebhookEndpointRepository,
+    WebhookEndpoints,
+    WebhookFanOut,
+    WebhookDispatcher,
+    ...WEBHOOK_GAUGES,
+  ],
   exports: [WebhookEndpoints],
 })
 export class WebhooksModule {}

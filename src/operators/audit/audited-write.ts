@@ -1,4 +1,13 @@
-import { CallHandler, ExecutionContext, HttpException, Injectable, NestInterceptor, SetMetadata } from '@nestjs/common';
+import {
+  applyDecorators,
+  CallHandler,
+  ExecutionContext,
+  HttpException,
+  Injectable,
+  NestInterceptor,
+  SetMetadata,
+  UseInterceptors,
+} from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { FastifyRequest } from 'fastify';
 import { catchError, from, Observable, switchMap, throwError } from 'rxjs';
@@ -14,15 +23,23 @@ export interface AuditedWriteSpec {
   target(request: FastifyRequest): string;
 }
 
-/** Route decorator: a refusal of this write (a 4xx, the role check's 403 included) is audited too. */
+/**
+ * Route decorator of every admin write: its refusal (a 4xx: the role check's 403, a malformed
+ * body's 400, the use case's own) is audited as `<action>_REFUSED`, in a transaction of its own.
+ * What it did is audited by its use case, in the change's transaction. A test lists every admin
+ * write route and fails on one without it.
+ */
 export const AuditedWrite = (action: string, target: (request: FastifyRequest) => string) =>
-  SetMetadata(AUDITED_KEY, { action, target } satisfies AuditedWriteSpec);
+  applyDecorators(
+    SetMetadata(AUDITED_KEY, { action, target } satisfies AuditedWriteSpec),
+    UseInterceptors(AuditRefusals),
+  );
 
 export function auditedWriteOf(reflector: Reflector, context: ExecutionContext): AuditedWriteSpec | undefined {
   return reflector.get<AuditedWriteSpec>(AUDITED_KEY, context.getHandler());
 }
 
-/** A refused write's row: the operator, the target, the action refused and why (status, code, message). */
+/** A refused write's row, in a transaction of its own: the operator, the target, the action refused and why (status, code, message). */
 export function recordRefusal(
   audit: AuditLog,
   spec: AuditedWriteSpec,
@@ -32,7 +49,7 @@ export function recordRefusal(
 ): Promise<void> {
   const status = error instanceof DomainError ? error.status : error.getStatus();
   const code = error instanceof DomainError ? error.code : httpErrorCode(status);
-  return audit.record({
+  return audit.recordAlone({
     operatorId,
     action: `${spec.action}_REFUSED`,
     target: spec.target(request),
@@ -42,8 +59,9 @@ export function recordRefusal(
 }
 
 /**
- * Outermost on an audited write: when the write is refused (a 4xx), the transaction has rolled back
- * and this records the attempt in a transaction of its own, then lets the refusal through.
+ * On every audited write (put there by @AuditedWrite): when the write is refused (a 4xx), its use
+ * case's transaction has rolled back, and this records the attempt in a transaction of its own,
+ * then lets the refusal through.
  */
 @Injectable()
 export class AuditRefusals implements NestInterceptor {

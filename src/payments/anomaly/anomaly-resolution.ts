@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ConfigType } from '@nestjs/config';
-import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
-import { TransactionHost } from '@nestjs-cls/transactional';
+import { Propagation, Transactional } from '@nestjs-cls/transactional';
 import { DomainError } from '../../domain/domain-error';
 import { fourEyesConfig } from '../../operators/four-eyes.config';
-import { WriteResult } from '../../platform/database/sql';
+import { TransactionRunner } from '../../platform/transaction/transaction.runner';
 import { AnomalyStatus, PaymentAnomaly, ResolutionReason, ResolutionStatus } from './anomaly.entity';
+import { AnomalyResolutionRepository } from './anomaly-resolution.repository';
 
 export interface ResolutionRequest {
   reason: ResolutionReason;
@@ -14,21 +14,14 @@ export interface ResolutionRequest {
   note: string;
 }
 
-const RESOLUTION_COLUMNS = [
-  'resolution_status',
-  'resolution_reason',
-  'resolution_reference',
-  'resolution_note',
-  'resolution_requested_by',
-  'resolution_requested_at',
-  'resolution_reviewed_by',
-  'resolution_reviewed_at',
-];
+/** Written in the step's own transaction, after it (the admin route's audit row): both commit, or neither. */
+export type Alongside<T> = (result: T) => Promise<void>;
 
 /**
- * Closes an anomaly without a refund, in the caller's transaction. Every step is one conditional
- * UPDATE of the anomaly's row, so the row lock orders it against the others and against a refund
- * (EmergencyRefundService moves the anomaly to REFUNDING only while it has no resolution):
+ * Closes an anomaly without a refund. Each step is a use case that opens ONE transaction of its
+ * own (Propagation.Never), with the caller's audit row (alongside), and is one conditional UPDATE
+ * of the anomaly's row (AnomalyResolutionRepository), so the row lock orders it against the others
+ * and against a refund (EmergencyRefundService moves the anomaly to REFUNDING only while it has no resolution):
  * - request: an OPEN anomaly without a resolution gets one; below REFUND_APPROVAL_THRESHOLD (on the
  *   amount paid) it applies at once (RESOLVED), at or above it waits AWAITING_APPROVAL, the anomaly
  *   still OPEN but closed to refunds. The same request again changes nothing (idempotent);
@@ -38,99 +31,71 @@ const RESOLUTION_COLUMNS = [
 @Injectable()
 export class AnomalyResolution {
   constructor(
-    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly resolutions: AnomalyResolutionRepository,
+    private readonly transactions: TransactionRunner,
     @Inject(fourEyesConfig.KEY) private readonly config: ConfigType<typeof fourEyesConfig>,
   ) {}
 
-  async request(
+  @Transactional(Propagation.Never)
+  request(
     id: string,
     request: ResolutionRequest,
     operatorId: string,
+    alongside?: Alongside<{ anomaly: PaymentAnomaly; created: boolean }>,
   ): Promise<{ anomaly: PaymentAnomaly; created: boolean }> {
-    const now = new Date();
-    const threshold = this.config.approvalThreshold ?? null;
-    // The threshold is read against the row's own paid_amount, in the statement that claims it.
-    const waits = '(? IS NOT NULL AND paid_amount >= ?)';
-    const result: WriteResult = await this.txHost.tx.query(
-      `UPDATE payment_anomaly SET
-         resolution_status = IF(${waits}, ?, ?),
-         status = IF(${waits}, status, ?),
-         resolution_reason = ?, resolution_reference = ?, resolution_note = ?,
-         resolution_requested_by = ?, resolution_requested_at = ?, updated_at = ?
-       WHERE id = ? AND status = ? AND resolution_status IS NULL`,
-      [
-        threshold,
-        threshold,
-        ResolutionStatus.AwaitingApproval,
-        ResolutionStatus.Applied,
-        threshold,
-        threshold,
-        AnomalyStatus.Resolved,
-        request.reason,
-        request.reference ?? null,
-        request.note,
-        operatorId,
-        now,
-        now,
-        id,
-        AnomalyStatus.Open,
-      ],
-    );
-    const anomaly = await this.lockedOrNotFound(id);
-    if (result.affectedRows === 1) return { anomaly, created: true };
-    if (anomaly.resolutionStatus !== null && sameRequest(anomaly, request)) return { anomaly, created: false };
-    throw new DomainError('AnomalyConflict', unresolvableReason(anomaly));
+    return this.commit(async () => {
+      const claim = { reason: request.reason, reference: request.reference ?? null, note: request.note, operatorId };
+      const claimed = await this.resolutions.request(id, claim, this.config.approvalThreshold ?? null, new Date());
+      const anomaly = await this.lockedOrNotFound(id);
+      if (claimed) return { anomaly, created: true };
+      if (anomaly.resolutionStatus !== null && sameRequest(anomaly, request)) return { anomaly, created: false };
+      throw new DomainError('AnomalyConflict', unresolvableReason(anomaly));
+    }, alongside);
   }
 
-  async approve(id: string, operatorId: string): Promise<PaymentAnomaly> {
-    const now = new Date();
-    const result: WriteResult = await this.txHost.tx.query(
-      `UPDATE payment_anomaly SET resolution_status = ?, status = ?, resolution_reviewed_by = ?,
-         resolution_reviewed_at = ?, updated_at = ?
-       WHERE id = ? AND resolution_status = ? AND status = ? AND resolution_requested_by <> ?`,
-      [
-        ResolutionStatus.Applied,
-        AnomalyStatus.Resolved,
-        operatorId,
-        now,
-        now,
-        id,
-        ResolutionStatus.AwaitingApproval,
-        AnomalyStatus.Open,
-        operatorId,
-      ],
-    );
-    const anomaly = await this.lockedOrNotFound(id);
-    if (result.affectedRows === 1) return anomaly;
-    if (
-      anomaly.resolutionStatus === ResolutionStatus.AwaitingApproval &&
-      anomaly.resolutionRequestedBy === operatorId
-    ) {
-      throw new DomainError(
-        'Forbidden',
-        `operator ${operatorId} asked to resolve anomaly ${id} and cannot approve it; another admin must`,
-      );
-    }
-    throw notAwaiting(anomaly, 'approved');
+  @Transactional(Propagation.Never)
+  approve(id: string, operatorId: string, alongside?: Alongside<PaymentAnomaly>): Promise<PaymentAnomaly> {
+    return this.commit(async () => {
+      const approved = await this.resolutions.approve(id, operatorId, new Date());
+      const anomaly = await this.lockedOrNotFound(id);
+      if (approved) return anomaly;
+      if (
+        anomaly.resolutionStatus === ResolutionStatus.AwaitingApproval &&
+        anomaly.resolutionRequestedBy === operatorId
+      ) {
+        throw new DomainError(
+          'Forbidden',
+          `operator ${operatorId} asked to resolve anomaly ${id} and cannot approve it; another admin must`,
+        );
+      }
+      throw notAwaiting(anomaly, 'approved');
+    }, alongside);
   }
 
   /** Answers the anomaly as it was (`withdrawn`) and as it is now: OPEN to a refund or another resolution again. */
-  async reject(id: string): Promise<{ withdrawn: PaymentAnomaly; anomaly: PaymentAnomaly }> {
-    const before = await this.lockedOrNotFound(id);
-    if (before.resolutionStatus !== ResolutionStatus.AwaitingApproval) throw notAwaiting(before, 'rejected');
-    await this.txHost.tx.query(
-      `UPDATE payment_anomaly SET ${RESOLUTION_COLUMNS.map((c) => `${c} = NULL`).join(', ')}, updated_at = ?
-       WHERE id = ?`,
-      [new Date(), id],
-    );
-    return { withdrawn: before, anomaly: await this.lockedOrNotFound(id) };
+  @Transactional(Propagation.Never)
+  reject(
+    id: string,
+    alongside?: Alongside<{ withdrawn: PaymentAnomaly; anomaly: PaymentAnomaly }>,
+  ): Promise<{ withdrawn: PaymentAnomaly; anomaly: PaymentAnomaly }> {
+    return this.commit(async () => {
+      const before = await this.lockedOrNotFound(id);
+      if (before.resolutionStatus !== ResolutionStatus.AwaitingApproval) throw notAwaiting(before, 'rejected');
+      await this.resolutions.withdraw(id, new Date());
+      return { withdrawn: before, anomaly: await this.lockedOrNotFound(id) };
+    }, alongside);
   }
 
-  /** A locking read: it sees the latest committed row, whatever this transaction read before. */
+  private commit<T>(change: () => Promise<T>, alongside?: Alongside<T>): Promise<T> {
+    return this.transactions.run(async () => {
+      const result = await change();
+      await alongside?.(result);
+      return result;
+    });
+  }
+
   private async lockedOrNotFound(id: string): Promise<PaymentAnomaly> {
-    const anomaly = await this.txHost.tx
-      .getRepository(PaymentAnomaly)
-      .findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });
+    const anomaly = await this.resolutions.locked(id);
     if (!anomaly) throw new DomainError('NotFound', `anomaly ${id} not found`);
     return anomaly;
   }

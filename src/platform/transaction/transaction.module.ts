@@ -4,7 +4,6 @@ import { ClsPluginTransactional } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { ClsModule } from 'nestjs-cls';
 import { withoutClsEnhancers } from './cls-without-enhancers';
-import { TransactionInterceptor } from './transaction.interceptor';
 import { TransactionRunner } from './transaction.runner';
 
 @Global()
@@ -22,7 +21,7 @@ import { TransactionRunner } from './transaction.runner';
       }),
     ),
   ],
-  providers: [TransactionRunner, TransactionInterceptor],
-  exports: [TransactionRunner, TransactionInterceptor],
+  providers: [TransactionRunner],
+  exports: [TransactionRunner],
 })
 export class TransactionModule {}
