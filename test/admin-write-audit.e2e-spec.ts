@@ -345,12 +345,24 @@ const SUCCESSES: Record<string, SuccessCase> = {
     action: 'PLATFORM_KEY_DRY_RUN',
     prepare: () => {
       const body = { kind: 'publicKey', candidatePem: readFileSync(platforms.env.ALIPAY_PUBLIC_KEY_PATH, 'utf8') };
-      // A dry run changes nothing: its audit row is all its transaction holds.
+      // A dry run changes no key: its audit row and its KEY_DRY_RUN history row are all its transaction holds.
       return Promise.resolve({
         path: `/admin/merchants/ALIPAY/${platforms.alipay.appId}/key-dry-run`,
         body,
         state: merchantChanges,
       });
+    },
+  },
+  'POST /admin/merchants/:channel/:account/platform-keys': {
+    status: 202,
+    action: 'PLATFORM_KEY_PROPOSED',
+    prepare: async () => {
+      // A candidate is proposed only after a dry run of it: the dry run is part of the preparation.
+      const candidatePem = generateRsaKeyPair().publicKeyPem;
+      const account = `/admin/merchants/ALIPAY/${platforms.alipay.appId}`;
+      const body = { kind: 'publicKey', candidatePem };
+      expect((await client.admin('POST', `${account}/key-dry-run`, admin(), body)).status).toBe(200);
+      return { path: `${account}/platform-keys`, body, state: merchantChanges };
     },
   },
   'POST /admin/merchants/:channel/:account/sub-merchants': {

@@ -101,7 +101,6 @@ export class MerchantsController {
   )
   @AdminAccess(AdminRole.Admin)
   @AuditedWrite('PLATFORM_KEY_PROPOSE', merchantTarget)
-  @UseInterceptors(AuditRefusals)
   proposePlatformKey(
     @Param('channel') channel: string,
     @Param('account') account: string,
