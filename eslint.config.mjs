@@ -28,4 +28,23 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true }],
     },
   },
+  {
+    // SQL lives in repositories (`*.repository.ts`), read models (`*.queries.ts`), migrations and
+    // platform/database: everything else calls them. A method named `query` elsewhere is SQL to a reader.
+    files: ['src/**/*.ts'],
+    ignores: ['src/**/*.repository.ts', 'src/**/*.queries.ts', 'src/**/migrations/**', 'src/platform/database/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.property.name=/^(query|createQueryBuilder)$/]",
+          message: 'SQL belongs in a *.repository.ts or *.queries.ts (docs/development.md).',
+        },
+        {
+          selector: "CallExpression[callee.name='scrapeQuery']",
+          message: 'A scrape-time read is SQL: it belongs in a *.queries.ts.',
+        },
+      ],
+    },
+  },
 );

@@ -1,5 +1,5 @@
 import { ReportingDatabase } from '../platform/database/reporting-database';
-import { scrapeQuery } from '../platform/metrics/scrape-query';
+import { scrapeQuery } from '../platform/database/scrape-query';
 import { AnomalyStatus } from '../payments/anomaly/anomaly.entity';
 import { OPEN_REFUND_STATUSES } from '../refund/refund.entity';
 

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Propagation, Transactional, TransactionHost } from '@nestjs-cls/transactional';
 import { DomainError } from '../domain/domain-error';
-import { requeueDeadLetters } from '../events/dead-letters';
+import { requeueDeadLetters } from '../events/dead-letters.repository';
 import { TransactionRunner } from '../platform/transaction/transaction.runner';
 
 const EVENT_ID = /^[\x21-\x7e]{1,64}$/;

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AnomalyStatus } from '../payments/anomaly/anomaly.entity';
-import { countDeadLetters } from '../events/dead-letters';
+import { countDeadLetters } from '../events/dead-letters.queries';
 import { RefundStatus } from '../refund/refund.entity';
 import { DeliverySpool, SpoolStats } from '../intake/spool/delivery-spool';
 import { ChannelKeyFiles } from '../payments/credentials/channel-key-files';

@@ -6,7 +6,7 @@ import { PaymentAnomaly } from '../payments/anomaly/anomaly.entity';
 import { ApiErrors } from '../platform/http/error.view';
 import { AdminRole } from '../operators/admin.config';
 import { DomainError } from '../domain/domain-error';
-import { listDeadLetters } from '../events/dead-letters';
+import { listDeadLetters } from '../events/dead-letters.queries';
 import { PaymentCallback } from '../payments/idempotency/payment-callback.entity';
 import { AdminAccess, AuthenticatedOperator, CurrentOperator } from '../operators/admin-auth.guard';
 import { AuditLog } from '../operators/audit/audit-log';

@@ -9,13 +9,11 @@ import { EVENT_PUBLISHER } from './event-publisher';
 import { InProcessPublisher } from './in-process.publisher';
 import { OutboxRelay } from './outbox.relay';
 import { OutboxRepository } from './outbox.repository';
-import { OutboxWriter } from './outbox.writer';
 import { RabbitmqPublisher } from './rabbitmq.publisher';
 
 @Module({
   imports: [SubscribersModule],
   providers: [
-    OutboxWriter,
     OutboxRepository,
     OutboxRelay,
     {
@@ -32,6 +30,6 @@ import { RabbitmqPublisher } from './rabbitmq.publisher';
           : new InProcessPublisher(dispatcher),
     },
   ],
-  exports: [OutboxWriter, OutboxRepository],
+  exports: [OutboxRepository],
 })
 export class EventsModule {}

@@ -11,7 +11,7 @@ import { DomainError } from '../domain/domain-error';
 import { PaymentChannels } from '../channels/payment-channels';
 import { ReconciliationAccountDto, ReconciliationListQueryDto } from './dto/reconciliation-queries.dto';
 import { ReconciliationService } from './reconciliation.service';
-import { ReconciliationViews } from './reconciliation.views';
+import { ReconciliationViews } from './reconciliation-views.queries';
 
 /** At most this many days listed at once. */
 const MAX_LIST_DAYS = 366;

@@ -10,7 +10,7 @@ import { ReconciliationController } from './reconciliation.controller';
 import { ReconciliationRepository } from './reconciliation.repository';
 import { ReconciliationScheduler } from './reconciliation.scheduler';
 import { ReconciliationService } from './reconciliation.service';
-import { ReconciliationViews } from './reconciliation.views';
+import { ReconciliationViews } from './reconciliation-views.queries';
 
 /** Daily reconciliation of our payments and refunds with the channels' trade bills. */
 @Module({

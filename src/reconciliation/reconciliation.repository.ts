@@ -6,7 +6,7 @@ import { DataSource } from 'typeorm';
 import { ReportingDatabase } from '../platform/database/reporting-database';
 import { WriteResult } from '../platform/database/sql';
 import { BillLine, MalformedBillLine } from '../domain/bill';
-import { scrapeQuery } from '../platform/metrics/scrape-query';
+import { scrapeQuery } from '../platform/database/scrape-query';
 import { ItemOutcome } from './reconciliation-item.entity';
 import { ReconciliationRun, RunStatus } from './reconciliation-run.entity';
 import { RefundStatus } from '../refund/refund.entity';

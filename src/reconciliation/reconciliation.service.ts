@@ -276,7 +276,7 @@ export class ReconciliationService {
         ...(channelOrderTime ? { channelOrderTime } : {}),
         unavailable: channel.apiUnavailableReason(claim.merchantId),
       };
-      const { result, applied } = await this.queries.query(line.orderNo, target);
+      const { result, applied } = await this.queries.queryTrade(line.orderNo, target);
       if (result.outcome !== 'PAID' || !applied) {
         return {
           ...item,

@@ -4,7 +4,7 @@ import { RefundNotice, RefundNoticeStatus } from '../domain/notification';
 import { AnomalyStatus } from '../payments/anomaly/anomaly.entity';
 import { AnomalyRepository } from '../payments/anomaly/anomaly.repository';
 import { DomainError } from '../domain/domain-error';
-import { OutboxWriter } from '../events/outbox.writer';
+import { OutboxRepository } from '../events/outbox.repository';
 import { refundClosed, refundSucceeded } from '../events/payment-events';
 import { CallbackRecordRepository } from '../payments/idempotency/callback-record.repository';
 import { OrderEvent, OrderStatus } from '../order/order-status';
@@ -56,7 +56,7 @@ export class RefundSettlement {
     private readonly payments: CallbackRecordRepository,
     private readonly orders: PaymentOrderRepository,
     private readonly anomalies: AnomalyRepository,
-    private readonly outbox: OutboxWriter,
+    private readonly outbox: OutboxRepository,
     private readonly refundAnomalies: RefundAnomalyRepository,
   ) {}
 

@@ -3,7 +3,7 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { ReportingDatabase } from '../platform/database/reporting-database';
 import { isDuplicateKey, WriteResult } from '../platform/database/sql';
-import { scrapeQuery } from '../platform/metrics/scrape-query';
+import { scrapeQuery } from '../platform/database/scrape-query';
 import {
   IN_FLIGHT_REFUND_STATUSES,
   OPEN_REFUND_STATUSES,

@@ -59,12 +59,4 @@ export class TradeQueryService {
     await this.calls.record(orderNo, target, 'QUERY', 'PAID', applied, result.payment.transactionId);
     return { target, result, applied };
   }
-
-  /**
-   * @deprecated queryTrade's former name, left for src/reconciliation/reconciliation.service.ts
-   * until it calls queryTrade: a method named query reads as SQL.
-   */
-  query(orderNo: string, target: TradeTarget): Promise<TradeQueryReport> {
-    return this.queryTrade(orderNo, target);
-  }
 }

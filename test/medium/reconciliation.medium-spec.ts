@@ -5,7 +5,7 @@ import { Channel } from '../../src/domain/notification';
 import { OrderModule } from '../../src/order/order.module';
 import { ReconciliationModule } from '../../src/reconciliation/reconciliation.module';
 import { ReconciliationService } from '../../src/reconciliation/reconciliation.service';
-import { ReconciliationViews } from '../../src/reconciliation/reconciliation.views';
+import { ReconciliationViews } from '../../src/reconciliation/reconciliation-views.queries';
 import { SettlementModule } from '../../src/settlement/settlement.module';
 import { FakePlatform } from '../../tools/simulator/fake-platform';
 import { yuan } from '../../tools/simulator/platform-signers';

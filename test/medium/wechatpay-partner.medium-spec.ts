@@ -9,7 +9,7 @@ import { OrderModule } from '../../src/order/order.module';
 import { PaymentOrderService } from '../../src/order/payment-order.service';
 import { ReconciliationModule } from '../../src/reconciliation/reconciliation.module';
 import { ReconciliationService } from '../../src/reconciliation/reconciliation.service';
-import { ReconciliationViews } from '../../src/reconciliation/reconciliation.views';
+import { ReconciliationViews } from '../../src/reconciliation/reconciliation-views.queries';
 import { Refunds } from '../../src/refund/refunds';
 import { TradeCloseService } from '../../src/trade/trade-close.service';
 import { FakePlatform } from '../../tools/simulator/fake-platform';

@@ -1,5 +1,5 @@
-import { ReportingDatabase } from '../database/reporting-database';
-import { ServerFlavour } from '../database/server-flavour';
+import { ReportingDatabase } from './reporting-database';
+import { ServerFlavour } from './server-flavour';
 
 /** A scrape never waits on the database longer than this; a slower answer leaves the gauges out. */
 export const SCRAPE_QUERY_TIMEOUT_MS = 2000;
