@@ -5,8 +5,7 @@ import { Channel } from '../../src/domain/notification';
 import { FakePlatform } from '../../tools/simulator/fake-platform';
 import { sleep, waitFor } from '../support/eventually';
 import { Factories } from '../support/factories';
-import { MediumContext } from '../support/medium';
-import { MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { OrderEffects } from '../support/order-effects';
 import { count as countRows, uniqueId } from '../support/test-app';
 import { RefundEffects } from '../support/refund-effects';
@@ -18,7 +17,7 @@ import { RefundEffects } from '../support/refund-effects';
  * What only HTTP shows (status codes, auth, the audit row the admin route writes) is in
  * test/refunds.e2e-spec.ts.
  */
-let setup: MediumSuite;
+let setup: Medium;
 let fake: FakePlatform;
 let ctx: MediumContext;
 let make: Factories;
@@ -30,7 +29,7 @@ const REFUND_TIMEOUT_MS = 500;
 const PROCESSING_MAX_AGE_S = 3;
 
 beforeAll(async () => {
-  setup = await startMediumSuite(
+  setup = await startMedium(
     {
       REFUND_REQUEST_TIMEOUT_MS: String(REFUND_TIMEOUT_MS),
       REFUND_RETRY_BASE_DELAY_MS: '1000',

@@ -2,7 +2,7 @@
  * The notify route's use case without HTTP, for the medium suites about deliveries: a platform's
  * exact bytes and headers handed to NotificationIntake.receive (NotifyModule) as serveNotifyRoute
  * hands them over, the reply it gives back, the app's readiness composition, and the process's
- * metrics (the prom-client registry /metrics serves).
+ * metrics (the prom-client registry /metrics serves). A replica (medium.ts) delivers through these.
  */
 import { randomUUID } from 'node:crypto';
 import { register } from 'prom-client';
@@ -17,14 +17,12 @@ import { SpoolHealthIndicator } from '../../src/intake/spool/spool.health';
 import { SpoolModule } from '../../src/intake/spool/spool.module';
 import { OrderModule } from '../../src/order/order.module';
 import { HealthModule } from '../../src/platform/health/health.module';
-import { Readiness } from '../../src/platform/health/readiness';
 import { LifecycleModule } from '../../src/platform/lifecycle/lifecycle.module';
 import { yuan } from '../../tools/simulator/platform-signers';
-import { Factories } from './factories';
-import { createMediumModule, MediumContext } from './medium';
+import { MediumContext } from './medium';
 import { metricValue } from './order-effects';
-import { inParallel, StormPayment } from './payment-storm';
-import { SignedDeliveries, TestPlatforms } from './test-app';
+import { StormPayment } from './payment-storm';
+import { SignedDeliveries } from './test-app';
 
 export const FORM = 'application/x-www-form-urlencoded; charset=utf-8';
 
@@ -68,7 +66,7 @@ export async function receive(
 }
 
 /** One delivery of the payment, freshly signed, as the platform sends each retry. */
-function signedDelivery(signed: SignedDeliveries, p: StormPayment) {
+export function signedDelivery(signed: SignedDeliveries, p: StormPayment) {
   if (p.channel === Channel.Wechatpay) {
     const delivery = signed.wechatpayPayment({
       outTradeNo: p.orderNo,
@@ -115,6 +113,12 @@ export const INTAKE_MODULES = [
   }),
 ];
 
+// TEMPORARY (removed once every suite starts through startMedium)
+import { createMediumModule } from './medium';
+import { Factories } from './factories';
+import { inParallel } from './payment-storm';
+import { TestPlatforms } from './test-app';
+import { Readiness } from '../../src/platform/health/readiness';
 /** One instance of the service without HTTP: the notify use case, its orders, its readiness. */
 export class IntakeInstance {
   readonly make: Factories;
