@@ -12,7 +12,7 @@ import {
 } from '../support/amqp-tap';
 import { Readiness } from '../../src/platform/health/readiness';
 import { eventually, sleep } from '../support/eventually';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import {
   effectCounts,
   expectOneEffectPerOrder,
@@ -25,15 +25,7 @@ import {
 } from '../support/medium-events';
 import { stormPayments } from '../support/payment-storm';
 import { TcpProxy } from '../support/tcp-proxy';
-import {
-  count,
-  createTestPlatforms,
-  notificationsOnly,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from '../support/test-app';
-import { useOwnDatabase } from '../support/test-database';
+import { count, notificationsOnly, TestPlatforms, uniqueId } from '../support/test-app';
 
 /**
  * The after-payment events through the real RabbitMQ, without HTTP: payments delivered to the
@@ -54,10 +46,10 @@ const OUTAGE_MS = 6500;
 
 const newPayments = (n: number, prefix: string) => stormPayments(n, prefix, 1000);
 
+let medium: Medium;
 let platforms: TestPlatforms;
 let pool: Pool;
 let notify: MediumNotify;
-let dropOwnDatabase: (() => Promise<void>) | undefined;
 
 function eventsEnv(exchange: string, rabbitmqUrl: string): Record<string, string> {
   return {
@@ -72,7 +64,7 @@ function eventsEnv(exchange: string, rabbitmqUrl: string): Record<string, string
 }
 
 /** An instance: the order service, the notify use case, the relay, the example handlers and readiness. */
-const instance = (env: Record<string, string>, examples = true) => createMediumModule(intakeModules(examples), env);
+const instance = (env: Record<string, string>, examples = true) => medium.another(() => env, intakeModules(examples));
 
 /** What /health/ready answers on the management port: whether the instance is ready, and the report. */
 const readinessReport = (ctx: MediumContext) => ctx.get(Readiness).report();
@@ -168,14 +160,12 @@ class SetupCuttingProxy {
 
 beforeAll(async () => {
   // The relays and the handlers take every due event of the database: only this suite's.
-  dropOwnDatabase = await useOwnDatabase();
-  platforms = await createTestPlatforms();
-  pool = testDatabasePool();
+  medium = await startMedium({}, { fake: false, replicas: 0, ownDatabase: true });
+  ({ platforms, pool } = medium);
   notify = new MediumNotify(platforms);
 });
 afterAll(async () => {
-  await pool?.end();
-  await dropOwnDatabase?.();
+  await medium?.close();
 });
 
 /** Two instances sharing one database and one broker: each runs its relay and its consumers. */

@@ -277,15 +277,3 @@ function summary(result: unknown): unknown {
   const { refundNo, status, amount } = (refund ?? result) as { refundNo?: string; status?: string; amount?: number };
   return { refundNo, status, amount, created };
 }
-
-// TEMPORARY (removed once every suite starts through startMedium)
-export async function createMediumModule(imports: Import[], env: Record<string, string> = {}): Promise<MediumContext> {
-  const module = await startModule(imports, env);
-  const cls = module.get(ClsService);
-  return {
-    module,
-    get: <T>(type: Type<T>) => module.get(type, { strict: false }),
-    inContext: <T>(fn: () => Promise<T>) => cls.run(fn),
-    close: () => module.close(),
-  };
-}
