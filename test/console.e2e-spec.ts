@@ -365,7 +365,7 @@ describe('operators in the browser', () => {
     );
     expect(audits.map((a) => `${a.operator_id} ${a.action}`)).toEqual([
       'alice EMERGENCY_REFUND',
-      // Her attempt to approve her own refund, refused, is audited too (issue 35, item 7).
+      // Her attempt to approve her own refund, refused, is audited too.
       'alice REFUND_APPROVE_REFUSED',
       'bob REFUND_APPROVED',
     ]);
@@ -644,7 +644,7 @@ describe('operators in the browser', () => {
     );
     expect(status).toBe(403);
     expect(await refundsOf(duplicateBy)).toHaveLength(0);
-    // Issue 35, item 7: the refused attempt is audited, and nothing else of victor's.
+    // The refused attempt is audited, and nothing else of victor's.
     expect(
       await count(pool, "SELECT COUNT(*) FROM admin_audit WHERE operator_id = 'victor' AND id > ?", [auditedBefore]),
     ).toBe(1);
