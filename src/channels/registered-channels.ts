@@ -1,7 +1,9 @@
+import { getConfigToken } from '@nestjs/config';
 import { Channel } from '../domain/notification';
+import { ConfigurationPart } from '../platform/config/env-validation';
 import { readAccountsFile } from './accounts-file';
 import { alipayChannel } from './alipay/alipay.registration';
-import { loadChannelCallsConfig } from './channel-calls.config';
+import { channelCallsConfig, loadChannelCallsConfig } from './channel-calls.config';
 import { ChannelRegistration } from './channel-registration';
 import { unionpayChannel } from './unionpay/unionpay.registration';
 import { wechatpayChannel } from './wechatpay/wechatpay.registration';
@@ -17,13 +19,18 @@ export const PAYMENT_METHODS: readonly string[] = [
   ...new Set(CHANNEL_REGISTRATIONS.flatMap((r) => r.paymentMethods ?? [])),
 ];
 
-/** Each check validateConfiguration runs at start for the channels; each throws a ConfigurationError. */
-export const CHANNEL_CONFIGURATION: ReadonlyArray<(env: NodeJS.ProcessEnv) => unknown> = [
-  loadChannelCallsConfig,
-  (env) =>
-    readAccountsFile(
-      env,
-      CHANNEL_REGISTRATIONS.map((r) => r.accounts),
-    ),
-  ...CHANNEL_REGISTRATIONS.map((r) => (env: NodeJS.ProcessEnv) => r.loadOptions(env)),
+/** The channels' part of the configuration validateConfiguration checks at start; each load throws a ConfigurationError. */
+export const CHANNEL_CONFIGURATION: readonly ConfigurationPart[] = [
+  { token: channelCallsConfig.KEY, load: loadChannelCallsConfig },
+  {
+    load: (env) =>
+      readAccountsFile(
+        env,
+        CHANNEL_REGISTRATIONS.map((r) => r.accounts),
+      ),
+  },
+  ...CHANNEL_REGISTRATIONS.map((r) => ({
+    token: getConfigToken(`channel.${r.channel}`),
+    load: (env: NodeJS.ProcessEnv) => r.loadOptions(env),
+  })),
 ];

@@ -1,40 +1,47 @@
-import { loadOrderConfig } from '../order/order.config';
-import { loadRetentionConfig } from '../platform/config/retention.config';
-import { loadRefusedNotificationsConfig } from '../payments/refused-notification/refused-notifications.config';
-import { loadSpoolConfig } from '../platform/config/spool.config';
-import { loadRedisConfig } from '../payments/idempotency/redis.config';
-import { loadReconciliationConfig } from '../reconciliation/reconciliation.config';
-import { loadAdminOperators } from '../operators/admin.config';
+import { loadOrderConfig, orderConfig } from '../order/order.config';
+import { loadRetentionConfig, retentionConfig } from '../platform/config/retention.config';
+import {
+  loadRefusedNotificationsConfig,
+  refusedNotificationsConfig,
+} from '../payments/refused-notification/refused-notifications.config';
+import { loadSpoolConfig, spoolConfig } from '../platform/config/spool.config';
+import { loadRedisConfig, redisConfig } from '../payments/idempotency/redis.config';
+import { loadReconciliationConfig, reconciliationConfig } from '../reconciliation/reconciliation.config';
+import { adminConfig, loadAdminConfig } from '../operators/admin.config';
 import { CHANNEL_CONFIGURATION } from '../channels/registered-channels';
 import { loadConsoleConfig } from '../admin/console/console.config';
-import { loadDatabaseConfig } from '../platform/config/database.config';
-import { loadEventsConfig } from '../events/events.config';
+import { databaseConfig, loadDatabaseConfig } from '../platform/config/database.config';
+import { eventsConfig, loadEventsConfig } from '../events/events.config';
 import { loadLogLevel } from '../platform/config/logging.config';
-import { loadPaymentQueryConfig } from '../order/payment-query.config';
-import { loadRefundConfig } from '../refund/refund.config';
-import { loadFourEyesConfig } from '../operators/four-eyes.config';
-import { loadServerConfig } from '../platform/config/server.config';
-import { loadWebhooksConfig } from '../events/webhooks/webhooks.config';
-import { ConfigurationError } from '../platform/config/env-validation';
+import { loadPaymentQueryConfig, paymentQueryConfig } from '../order/payment-query.config';
+import { loadRefundConfig, refundConfig } from '../refund/refund.config';
+import { fourEyesConfig, loadFourEyesConfig } from '../operators/four-eyes.config';
+import { loadServerConfig, serverConfig } from '../platform/config/server.config';
+import { loadWebhooksConfig, webhooksConfig } from '../events/webhooks/webhooks.config';
+import { ConfigurationError, ConfigurationPart } from '../platform/config/env-validation';
 
-const NAMESPACES: Array<(env: NodeJS.ProcessEnv) => unknown> = [
-  loadServerConfig,
-  loadLogLevel,
-  loadDatabaseConfig,
-  loadEventsConfig,
-  loadWebhooksConfig,
+/**
+ * The whole configuration, each part read by its own loader: what start-up validates, and what the
+ * medium tests build their modules' configuration namespaces from (test/support/medium.ts).
+ */
+export const CONFIGURATION: readonly ConfigurationPart[] = [
+  { token: serverConfig.KEY, load: loadServerConfig },
+  { load: loadLogLevel },
+  { token: databaseConfig.KEY, load: loadDatabaseConfig },
+  { token: eventsConfig.KEY, load: loadEventsConfig },
+  { token: webhooksConfig.KEY, load: loadWebhooksConfig },
   ...CHANNEL_CONFIGURATION,
-  loadRefundConfig,
-  loadFourEyesConfig,
-  loadPaymentQueryConfig,
-  loadAdminOperators,
-  loadOrderConfig,
-  loadRetentionConfig,
-  loadRefusedNotificationsConfig,
-  loadSpoolConfig,
-  loadReconciliationConfig,
-  loadRedisConfig,
-  loadConsoleConfig,
+  { token: refundConfig.KEY, load: loadRefundConfig },
+  { token: fourEyesConfig.KEY, load: loadFourEyesConfig },
+  { token: paymentQueryConfig.KEY, load: loadPaymentQueryConfig },
+  { token: adminConfig.KEY, load: loadAdminConfig },
+  { token: orderConfig.KEY, load: loadOrderConfig },
+  { token: retentionConfig.KEY, load: loadRetentionConfig },
+  { token: refusedNotificationsConfig.KEY, load: loadRefusedNotificationsConfig },
+  { token: spoolConfig.KEY, load: loadSpoolConfig },
+  { token: reconciliationConfig.KEY, load: loadReconciliationConfig },
+  { token: redisConfig.KEY, load: loadRedisConfig },
+  { load: loadConsoleConfig },
 ];
 
 /**
@@ -42,7 +49,7 @@ const NAMESPACES: Array<(env: NodeJS.ProcessEnv) => unknown> = [
  * once, and never from inside the framework's start-up.
  */
 export function validateConfiguration(env: NodeJS.ProcessEnv = process.env): void {
-  const problems = NAMESPACES.flatMap((load) => {
+  const problems = CONFIGURATION.flatMap(({ load }) => {
     try {
       load(env);
       return [];

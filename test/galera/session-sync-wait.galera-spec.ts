@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { OrderModule } from '../../src/order/order.module';
 import { ReportingDatabase } from '../../src/platform/database/reporting-database';
 import { nodeDatabaseUrl } from '../support/galera-cluster';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 
 /**
  * A cluster whose other applications keep wsrep_sync_wait's global default of 0: the service starts
@@ -11,6 +11,7 @@ import { createMediumModule, MediumContext } from '../support/medium';
  */
 describe('a Galera node whose global wsrep_sync_wait is 0', () => {
   const NODE = 3;
+  let medium: Medium | undefined;
   let context: MediumContext | undefined;
 
   const setGlobalSyncWait = async (value: number) => {
@@ -25,12 +26,16 @@ describe('a Galera node whose global wsrep_sync_wait is 0', () => {
   beforeAll(() => setGlobalSyncWait(0));
 
   afterAll(async () => {
-    await context?.close();
+    await medium?.close();
     await setGlobalSyncWait(1);
   });
 
   it("should start on it, every session of both pools waiting for the cluster's commits", async () => {
-    context = await createMediumModule([OrderModule], { DATABASE_URL: nodeDatabaseUrl(NODE), DATABASE_POOL_SIZE: '4' });
+    medium = await startMedium(() => ({ DATABASE_URL: nodeDatabaseUrl(NODE), DATABASE_POOL_SIZE: '4' }), {
+      imports: [OrderModule],
+      fake: false,
+    });
+    context = medium.ctx;
     // Four at once take four connections of the pool: each one set up as it was opened.
     const sessions = await Promise.all(
       [1, 2, 3, 4].map(() =>

@@ -5,9 +5,9 @@ import { SettlementModule } from '../../src/settlement/settlement.module';
 import { TradeModule } from '../../src/trade/trade.module';
 import { Factories } from '../support/factories';
 import { nodeDatabaseUrl, syncedPool } from '../support/galera-cluster';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { inParallel, paymentEffects, stormPayments } from '../support/payment-storm';
-import { createTestPlatforms, notificationsOnly, TestPlatforms } from '../support/test-app';
+import { notificationsOnly, TestPlatforms } from '../support/test-app';
 
 /**
  * The settlement itself, without HTTP, on two Galera nodes at once: many payments, each settled
@@ -31,6 +31,7 @@ function isLockConflict(error: unknown): boolean {
 }
 
 describe('a payment settled on two Galera nodes at once', () => {
+  let medium: Medium;
   let platforms: TestPlatforms;
   let nodes: MediumContext[] = [];
   let pool: Pool;
@@ -51,16 +52,12 @@ describe('a payment settled on two Galera nodes at once', () => {
   }
 
   beforeAll(async () => {
-    platforms = await createTestPlatforms();
+    medium = await startMedium({}, { imports: [OrderModule, SettlementModule, TradeModule], fake: false, replicas: 0 });
+    platforms = medium.platforms;
     const env = { ...notificationsOnly(platforms.env), DATABASE_POOL_SIZE: '16' };
     // One after the other: the first applies the migrations, the second finds them applied.
     for (const node of [1, 2] as const) {
-      nodes.push(
-        await createMediumModule([OrderModule, SettlementModule, TradeModule], {
-          ...env,
-          DATABASE_URL: nodeDatabaseUrl(node),
-        }),
-      );
+      nodes.push(await medium.another(() => ({ ...env, DATABASE_URL: nodeDatabaseUrl(node) })));
     }
     pool = syncedPool(1);
   });
@@ -69,6 +66,7 @@ describe('a payment settled on two Galera nodes at once', () => {
     for (const node of nodes) await node.close();
     nodes = [];
     await pool?.end();
+    await medium?.close();
   });
 
   it('claims, pays and writes the event once per payment', async () => {

@@ -10,8 +10,7 @@ import { OrderStatus } from '../../src/order/order-status';
 import { SettlementModule } from '../../src/settlement/settlement.module';
 import { TradeModule } from '../../src/trade/trade.module';
 import { Factories, PaymentSpec } from '../support/factories';
-import { MediumContext } from '../support/medium';
-import { MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { count, notificationsOnly, uniqueId } from '../support/test-app';
 import { NOTIFY_TEST_CHANNELS, NotifyTestChannel } from '../support/notify-channels';
 
@@ -20,13 +19,13 @@ import { NOTIFY_TEST_CHANNELS, NotifyTestChannel } from '../support/notify-chann
  * reporting pool), on the real database without HTTP. The listing's answers over HTTP (its 400s, its default page, access control,
  * the order and delivery views, the statistics) are in test/admin-api.e2e-spec.ts.
  */
-let setup: MediumSuite;
+let setup: Medium;
 let ctx: MediumContext;
 let make: Factories;
 let pool: Pool;
 
 beforeAll(async () => {
-  setup = await startMediumSuite((p) => notificationsOnly(p.env), {
+  setup = await startMedium((p) => notificationsOnly(p.env), {
     imports: [OrderModule, SettlementModule, TradeModule, AdminModule],
     fake: false,
   });

@@ -10,8 +10,7 @@ import { SettlementModule } from '../../src/settlement/settlement.module';
 import { TradeModule } from '../../src/trade/trade.module';
 import { signWechatpayBody, yuan } from '../../tools/simulator/platform-signers';
 import { Factories } from '../support/factories';
-import { MediumContext } from '../support/medium';
-import { MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { IntakeReply, receive } from '../support/medium-intake';
 import { NotifyTestChannel, recentSecond } from '../support/notify-channels';
 import { count, notificationsOnly, TestPlatforms, uniqueId } from '../support/test-app';
@@ -23,14 +22,14 @@ import { count, notificationsOnly, TestPlatforms, uniqueId } from '../support/te
  * database without HTTP. Access
  * control, the 400s and 404s, and the audit of an admin's reads are in test/admin-api.e2e-spec.ts.
  */
-let setup: MediumSuite;
+let setup: Medium;
 let platforms: TestPlatforms;
 let ctx: MediumContext;
 let make: Factories;
 let pool: Pool;
 
 beforeAll(async () => {
-  setup = await startMediumSuite((p) => notificationsOnly(p.env), {
+  setup = await startMedium((p) => notificationsOnly(p.env), {
     imports: [OrderModule, SettlementModule, TradeModule, NotifyModule, AdminModule],
     fake: false,
   });

@@ -32,8 +32,7 @@ import {
 import { alipayBillDetail, alipayBillZip, beijingTime } from '../support/bill-files';
 import { eventually } from '../support/eventually';
 import { Factories } from '../support/factories';
-import { createMediumModule, MediumContext } from '../support/medium';
-import { MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { FORM, receive, Reply } from '../support/medium-dialects';
 import { OrderEffects } from '../support/order-effects';
 import { inParallel, paymentEffects, StormPayment } from '../support/payment-storm';
@@ -49,7 +48,7 @@ import { count, createTestPlatforms, fakePlatformOptions, TestPlatforms, uniqueI
 const STORM_PAYMENTS = 30;
 const DELIVERIES_PER_PAYMENT = 4;
 
-let setup: MediumSuite;
+let setup: Medium;
 let platforms: TestPlatforms;
 let root: TestCertificateAuthority;
 let keys: { old: RsaKeyPair; next: RsaKeyPair };
@@ -120,7 +119,7 @@ beforeAll(async () => {
     REFUND_POLL_INTERVAL_MS: '100',
   });
   // The payment-query and refund workers take every due row of their database: other suites' would come first.
-  setup = await startMediumSuite((_, apiEnv) => certEnvOf(apiEnv), {
+  setup = await startMedium((_, apiEnv) => certEnvOf(apiEnv), {
     imports: [OrderModule, NotifyModule, AdminModule, ReconciliationModule],
     platforms,
     fake: {
@@ -425,7 +424,7 @@ describe('API calls in certificate mode', () => {
 
   /** The Alipay channel of a module of its own, configured with `env`: the calls of another configuration. */
   async function alipayOf(env: Record<string, string>) {
-    const other = await createMediumModule([ChannelsModule], env);
+    const other = await setup.another(() => env, [ChannelsModule]);
     return { other, channel: other.get(PaymentChannels).all.find((c) => c.channel === 'ALIPAY')! };
   }
 

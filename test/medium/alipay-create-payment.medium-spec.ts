@@ -14,10 +14,14 @@ import { createAlipayCertKeySet, writeAlipayCertFiles } from '../../tools/simula
 import { FakeAlipayPayments } from '../../tools/simulator/alipay/fake-alipay-payments';
 import { FakeAlipayApp, FakePlatform } from '../../tools/simulator/fake-platform';
 import { beijingDateTime } from '../../tools/simulator/platform-signers';
+import {
+  createdOnceForConcurrentRequests,
+  refusedAgainWithoutSecondCall,
+  unavailableThenCreated,
+} from '../support/create-payment-cases';
 import { eventually } from '../support/eventually';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { FORM, receive } from '../support/medium-intake';
-import { domainFailure, MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { OrderEffects } from '../support/order-effects';
 import { fakePlatformOptions, TestPlatforms, uniqueId } from '../support/test-app';
 
@@ -37,7 +41,7 @@ const ENV = {
   REFUND_REQUEST_TIMEOUT_MS: '1000',
 };
 
-let setup: MediumSuite;
+let setup: Medium;
 let platforms: TestPlatforms;
 let fake: FakePlatform;
 let gateway: FakeAlipayPayments;
@@ -47,7 +51,7 @@ let effects: OrderEffects;
 let app: FakeAlipayApp;
 
 beforeAll(async () => {
-  setup = await startMediumSuite(ENV, {
+  setup = await startMedium(ENV, {
     imports: [OrderModule, SettlementModule, TradeModule, NotifyModule],
     fake: { hangMs: 2500 },
   });
@@ -74,6 +78,10 @@ function order(method: string, overrides: Partial<CreatePaymentOrderDto> = {}): 
 }
 
 const create = (dto: CreatePaymentOrderDto, on = ctx) => on.inContext(() => on.get(ChannelPayments).create(dto));
+const alipay = {
+  create: (dto: CreatePaymentOrderDto) => create(dto),
+  callsFor: (orderNo: string) => fake.createCallsFor(orderNo, 'ALIPAY'),
+};
 
 /** The order's expiry as Alipay's time_expire: whole seconds, Beijing time. */
 const timeExpire = (dto: CreatePaymentOrderDto) => beijingDateTime(new Date(dto.expiresAt!));
@@ -197,13 +205,11 @@ describe('precreate (QR)', () => {
   it('should precreate once for ten concurrent identical requests, each answered the same qr_code', async () => {
     const dto = order('QR');
 
-    const answers = await Promise.all(Array.from({ length: 10 }, () => create(dto)));
+    const { answers, call } = await createdOnceForConcurrentRequests(alipay, dto);
 
-    const calls = fake.createCallsFor(dto.orderNo, 'ALIPAY');
-    expect(calls).toHaveLength(1);
-    expect(calls[0].tradeType).toBe('alipay.trade.precreate');
-    expect(calls[0].request).toMatchObject({ app_id: platforms.alipay.appId, notify_url: NOTIFY_URL });
-    expect(calls[0].request.biz_content).toEqual({
+    expect(call.tradeType).toBe('alipay.trade.precreate');
+    expect(call.request).toMatchObject({ app_id: platforms.alipay.appId, notify_url: NOTIFY_URL });
+    expect(call.request.biz_content).toEqual({
       out_trade_no: dto.orderNo,
       total_amount: '12.34',
       subject: '测试商品 Order',
@@ -214,7 +220,6 @@ describe('precreate (QR)', () => {
       answers.map((a) => (JSON.parse(a.payment.buyer!) as { params: { qr_code: string } }).params.qr_code),
     );
     expect([...qrCodes]).toEqual([`${fake.url}/alipay/cashier/${gateway.tradeNoOf(dto.orderNo)!}`]);
-    expect(answers.filter((a) => a.created)).toHaveLength(1);
   });
 
   it('should settle once a payment the buyer makes by scanning the qr_code', async () => {
@@ -267,16 +272,13 @@ describe('mini-program (alipay.trade.create)', () => {
 describe('refusals and timeouts', () => {
   it("should answer Alipay's refusal as a 422 with its code, again without a second call", async () => {
     const dto = order('QR');
-    fake.scriptCreate(dto.orderNo, { reject: 'ACQ.TRADE_HAS_SUCCESS', message: '交易已被支付' });
 
-    const first = await domainFailure(create(dto));
-    const again = await domainFailure(create(dto));
-
-    for (const failure of [first, again]) {
-      expect(failure).toMatchObject({ code: 'ChannelRefused', status: 422 });
-      expect(failure.message).toContain('ACQ.TRADE_HAS_SUCCESS');
-    }
-    expect(fake.createCallsFor(dto.orderNo, 'ALIPAY')).toHaveLength(1);
+    await refusedAgainWithoutSecondCall(
+      alipay,
+      dto,
+      () => fake.scriptCreate(dto.orderNo, { reject: 'ACQ.TRADE_HAS_SUCCESS', message: '交易已被支付' }),
+      'ACQ.TRADE_HAS_SUCCESS',
+    );
   });
 
   it.each([
@@ -287,17 +289,14 @@ describe('refusals and timeouts', () => {
     'should answer 503 to %s, then send the same terms again: one trade at Alipay',
     async (_what, behaviour, second) => {
       const dto = order('MINI_PROGRAM', { payer: { buyerId: '2088102146225135' } });
-      fake.scriptCreate(dto.orderNo, behaviour);
 
-      const failure = await domainFailure(create(dto));
-      const { payment } = await create(dto);
+      const { payment, calls } = await unavailableThenCreated(alipay, dto, () =>
+        fake.scriptCreate(dto.orderNo, behaviour),
+      );
 
-      expect(failure).toMatchObject({ code: 'ChannelUnavailable', status: 503 });
-      const calls = fake.createCallsFor(dto.orderNo, 'ALIPAY');
       expect(calls.map((c) => c.answered)).toEqual([behaviour, second]);
       expect(calls[1].request.biz_content).toEqual(calls[0].request.biz_content);
       expect(calls[1].request.notify_url).toBe(calls[0].request.notify_url);
-      expect(payment.state).toBe('CREATED');
       expect(payment.channelTradeId).toBe(fake.trade('ALIPAY', dto.orderNo)!.transactionId);
     },
   );
@@ -340,15 +339,18 @@ describe('certificate mode', () => {
     };
     certFake = await FakePlatform.start({ ...fakePlatformOptions(platforms), alipay: certApp });
     const { ALIPAY_PUBLIC_KEY_PATH: _publicKeyMode, ...env } = platforms.env;
-    certCtx = await createMediumModule([OrderModule, SettlementModule, NotifyModule], {
-      ...env,
-      ...certFake.apiEnv,
-      ...ENV,
-      ALIPAY_PUBLIC_CERT_PATHS: paths.publicCertPath,
-      ALIPAY_ROOT_CERT_PATH: paths.rootCertPath,
-      ALIPAY_APP_CERT_PATH: paths.appCertPath,
-      SPOOL_DIR: mkdtempSync(join(tmpdir(), 'pcs-alipay-create-spool-')),
-    });
+    certCtx = await setup.another(
+      () => ({
+        ...env,
+        ...certFake.apiEnv,
+        ...ENV,
+        ALIPAY_PUBLIC_CERT_PATHS: paths.publicCertPath,
+        ALIPAY_ROOT_CERT_PATH: paths.rootCertPath,
+        ALIPAY_APP_CERT_PATH: paths.appCertPath,
+        SPOOL_DIR: mkdtempSync(join(tmpdir(), 'pcs-alipay-create-spool-')),
+      }),
+      [OrderModule, SettlementModule, NotifyModule],
+    );
   });
 
   afterAll(async () => {

@@ -6,8 +6,7 @@ import { AnomalyResolution, ResolutionRequest } from '../../src/payments/anomaly
 import { PaymentAnomaly, ResolutionReason } from '../../src/payments/anomaly/anomaly.entity';
 import { AuditLog } from '../../src/operators/audit/audit-log';
 import { Refunds } from '../../src/refund/refunds';
-import { MediumContext } from '../support/medium';
-import { domainFailure, MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { domainFailure, Medium, MediumContext, startMedium } from '../support/medium';
 import { count, uniqueId } from '../support/test-app';
 
 /**
@@ -18,13 +17,13 @@ import { count, uniqueId } from '../support/test-app';
  */
 const THRESHOLD = 5000;
 
-let setup: MediumSuite;
+let setup: Medium;
 let replicas: MediumContext[];
 let pool: Pool;
 
 beforeAll(async () => {
   // The refund worker takes every due refund of its database: other suites' would come first.
-  setup = await startMediumSuite(
+  setup = await startMedium(
     { REFUND_APPROVAL_THRESHOLD: String(THRESHOLD), REFUND_POLL_INTERVAL_MS: '50' },
     { ownDatabase: true, replicas: 2 },
   );

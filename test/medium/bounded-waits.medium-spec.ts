@@ -3,17 +3,11 @@ import { PlatformReply } from '../../src/channels/payment-channel';
 import { OutboxRelay } from '../../src/events/outbox.relay';
 import { ExchangeTap, TEST_RABBITMQ_URL, testExchange } from '../support/amqp-tap';
 import { eventually, sleep } from '../support/eventually';
-import { IntakeInstance } from '../support/medium-intake';
+import { Medium, Replica, startMedium } from '../support/medium';
+import { INTAKE_MODULES } from '../support/medium-intake';
 import { TcpProxy } from '../support/tcp-proxy';
 import { roundsFrom } from '../support/worker-rounds';
-import {
-  count,
-  createTestPlatforms,
-  notificationsOnly,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from '../support/test-app';
+import { count, notificationsOnly, uniqueId } from '../support/test-app';
 
 /**
  * The use cases' bounded waits when the database or the broker stalls (a network partition,
@@ -53,7 +47,7 @@ interface Payment {
   transactionId: string;
 }
 
-function deliver(instance: IntakeInstance, p: Payment, i: number): Promise<PlatformReply> {
+function deliver(instance: Replica, p: Payment, i: number): Promise<PlatformReply> {
   const { signed } = instance;
   return i % 2 === 0
     ? instance.wechatpay(
@@ -68,7 +62,7 @@ const isAck = (a: PlatformReply) => a.status === 204 || (a.status === 200 && a.b
  * Delivers as a platform does outside the stall under test: again after a 503, a few times. On a
  * loaded machine the tiny pool's 1 s query timeout can turn one delivery away.
  */
-async function deliverUntilAcked(instance: IntakeInstance, p: Payment, i: number): Promise<PlatformReply> {
+async function deliverUntilAcked(instance: Replica, p: Payment, i: number): Promise<PlatformReply> {
   let answer = await deliver(instance, p, i);
   for (let attempt = 1; attempt < 5 && answer.status === 503; attempt++) {
     await sleep(200);
@@ -78,7 +72,7 @@ async function deliverUntilAcked(instance: IntakeInstance, p: Payment, i: number
 }
 
 /** Registers an order as the order service would outside the stall under test: again after a timeout, a few times. */
-async function registerUntilCreated(instance: IntakeInstance, orderNo: string): Promise<void> {
+async function registerUntilCreated(instance: Replica, orderNo: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
       return void (await instance.make.order({ orderNo, amount: 1234 }));
@@ -89,30 +83,30 @@ async function registerUntilCreated(instance: IntakeInstance, orderNo: string): 
   }
 }
 
-let platforms: TestPlatforms;
+let medium: Medium;
 let pool: Pool;
 const databaseUrl = process.env.DATABASE_URL!;
 
 beforeAll(async () => {
-  platforms = await createTestPlatforms();
-  pool = testDatabasePool();
+  medium = await startMedium({}, { imports: INTAKE_MODULES, fake: false, replicas: 0 });
+  pool = medium.pool;
 });
 afterAll(async () => {
-  await pool?.end();
+  await medium?.close();
 });
 
 describe('when the database stalls (a network partition, through a TCP proxy)', () => {
   let proxy: TcpProxy;
-  let running: IntakeInstance;
+  let running: Replica;
 
   beforeAll(async () => {
     proxy = await proxyTo(databaseUrl, 3306);
-    running = await IntakeInstance.start(platforms, {
-      ...notificationsOnly(platforms.env),
+    running = await medium.another((p) => ({
+      ...notificationsOnly(p.env),
       DATABASE_URL: via(proxy, databaseUrl),
       ...TINY_POOL,
       HEALTH_CHECK_TIMEOUT_MS: '500',
-    });
+    }));
   });
   afterAll(async () => {
     proxy?.resume();
@@ -181,15 +175,15 @@ describe('when the database stalls under repeats of committed payments', () => {
   const STALL_MS = 8000;
   const PROBE_EVERY_MS = 100;
   let proxy: TcpProxy;
-  let running: IntakeInstance;
+  let running: Replica;
 
   beforeAll(async () => {
     proxy = await proxyTo(databaseUrl, 3306);
-    running = await IntakeInstance.start(platforms, {
-      ...notificationsOnly(platforms.env),
+    running = await medium.another((p) => ({
+      ...notificationsOnly(p.env),
       DATABASE_URL: via(proxy, databaseUrl),
       ...TINY_POOL,
-    });
+    }));
   });
   afterAll(async () => {
     proxy?.resume();
@@ -233,21 +227,21 @@ describe('when the broker stalls (connected, but nothing confirmed)', () => {
   let proxy: TcpProxy;
   let tap: ExchangeTap;
   let exchange: string;
-  let running: IntakeInstance;
+  let running: Replica;
 
   beforeAll(async () => {
     exchange = testExchange();
     tap = await ExchangeTap.bind(exchange);
     proxy = await proxyTo(TEST_RABBITMQ_URL, 5672);
-    running = await IntakeInstance.start(platforms, {
-      ...notificationsOnly(platforms.env),
+    running = await medium.another((p) => ({
+      ...notificationsOnly(p.env),
       RABBITMQ_URL: via(proxy, TEST_RABBITMQ_URL),
       RABBITMQ_EXCHANGE: exchange,
       RABBITMQ_PUBLISH_TIMEOUT_MS: '200',
       // A single counted attempt would dead-letter an event.
       OUTBOX_MAX_ATTEMPTS: '1',
       OUTBOX_POLL_INTERVAL_MS: '50',
-    });
+    }));
   });
   afterAll(async () => {
     proxy?.resume();
@@ -267,7 +261,7 @@ describe('when the broker stalls (connected, but nothing confirmed)', () => {
     expect(answers.filter((a) => !isAck(a))).toEqual([]);
     // Whole relay rounds begun with the events committed, each of whose publishes timed out against the
     // "connected" broker: a relay that counted them has made attempts (and dead-lettered) by then.
-    await roundsFrom(running.ctx.get(OutboxRelay))('the events were committed');
+    await roundsFrom(running.get(OutboxRelay))('the events were committed');
     const during = await running.readiness();
     expect([during.ready, during.details.rabbitmq.status]).toEqual([true, 'up']);
     const [rows] = await pool.query<RowDataPacket[]>(

@@ -10,8 +10,7 @@ import { TradeModule } from '../../src/trade/trade.module';
 import { FakePlatform } from '../../tools/simulator/fake-platform';
 import { eventually } from '../support/eventually';
 import { Factories } from '../support/factories';
-import { MediumContext } from '../support/medium';
-import { domainFailure, MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { domainFailure, Medium, MediumContext, startMedium } from '../support/medium';
 import { OrderEffects } from '../support/order-effects';
 import { count, TestPlatforms, uniqueId } from '../support/test-app';
 
@@ -22,7 +21,7 @@ import { count, TestPlatforms, uniqueId } from '../support/test-app';
  * merchant's key, one create call per order however many requests race, a refusal and a lost
  * answer are told apart, and an expired order is closed at the channel.
  */
-let setup: MediumSuite;
+let setup: Medium;
 let platforms: TestPlatforms;
 let fake: FakePlatform;
 let ctx: MediumContext;
@@ -39,7 +38,7 @@ const ENV = {
 };
 
 beforeAll(async () => {
-  setup = await startMediumSuite(ENV, {
+  setup = await startMedium(ENV, {
     imports: [OrderModule, SettlementModule, TradeModule],
     fake: { hangMs: 1500 },
     // The expiry worker closes every expired order of its database: another suite's would close this one's.

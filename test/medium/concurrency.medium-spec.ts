@@ -7,8 +7,7 @@ import { TradeCloseService } from '../../src/trade/trade-close.service';
 import { TradeModule } from '../../src/trade/trade.module';
 import { sleep } from '../support/eventually';
 import { Factories } from '../support/factories';
-import { MediumContext } from '../support/medium';
-import { MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { acked, Intake } from '../support/medium-notify';
 import { count, notificationsOnly, uniqueId } from '../support/test-app';
 
@@ -28,14 +27,14 @@ interface Payment {
  * sharing one database. A close's
  * outcome is the status the order API would answer (200, or its DomainError's 409).
  */
-let setup: MediumSuite;
+let setup: Medium;
 let replicas: MediumContext[];
 let intakes: Intake[];
 let make: Factories;
 let pool: Pool;
 
 beforeAll(async () => {
-  setup = await startMediumSuite((p) => notificationsOnly(p.env), {
+  setup = await startMedium((p) => notificationsOnly(p.env), {
     imports: [OrderModule, TradeModule, NotifyModule],
     fake: false,
     replicas: 2,

@@ -21,9 +21,8 @@ import {
   yuan,
 } from '../../tools/simulator/platform-signers';
 import { eventually } from '../support/eventually';
-import { MediumContext } from '../support/medium';
+import { domainFailure, Medium, MediumContext, startMedium } from '../support/medium';
 import { FORM, receive } from '../support/medium-intake';
-import { domainFailure, MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { createTestPlatforms, TestPlatforms, uniqueId } from '../support/test-app';
 
 /**
@@ -35,7 +34,7 @@ import { createTestPlatforms, TestPlatforms, uniqueId } from '../support/test-ap
 const MODULES = [OrderModule, NotifyModule, AdminModule];
 const OVERLAP_SECONDS = 3600;
 
-let setup: MediumSuite;
+let setup: Medium;
 let platforms: TestPlatforms;
 let pool: Pool;
 let keyFile: string;
@@ -48,7 +47,7 @@ beforeAll(async () => {
   current = generateRsaKeyPair();
   keyFile = join(mkdtempSync(join(tmpdir(), 'pcs-directory-key-')), 'alipay-pub.pem');
   writeFileSync(keyFile, current.publicKeyPem);
-  setup = await startMediumSuite(
+  setup = await startMedium(
     { ALIPAY_PUBLIC_KEY_PATH: keyFile },
     // A key activated here is the database's: it must not reach another suite's notifications.
     { imports: MODULES, fake: false, platforms, replicas: 2, ownDatabase: true },

@@ -14,7 +14,7 @@ import { Readiness } from '../../src/platform/health/readiness';
 import { OutboxRelay } from '../../src/events/outbox.relay';
 import { eventually } from '../support/eventually';
 import { handledEverythingBefore } from '../support/handlers-drained';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import {
   EFFECT_TABLES,
   effectCounts,
@@ -28,15 +28,7 @@ import {
 } from '../support/medium-events';
 import { stormPayments } from '../support/payment-storm';
 import { TcpProxy } from '../support/tcp-proxy';
-import {
-  count,
-  createTestPlatforms,
-  notificationsOnly,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from '../support/test-app';
-import { useOwnDatabase } from '../support/test-database';
+import { count, notificationsOnly, TestPlatforms, uniqueId } from '../support/test-app';
 import { roundsFrom } from '../support/worker-rounds';
 
 /**
@@ -51,10 +43,10 @@ const EVENT_KEYS = ['amount', 'channel', 'currency', 'eventId', 'occurredAt', 'o
 
 const newPayments = (n: number, prefix: string) => stormPayments(n, prefix, 1000);
 
+let medium: Medium;
 let platforms: TestPlatforms;
 let pool: Pool;
 let notify: MediumNotify;
-let dropOwnDatabase: (() => Promise<void>) | undefined;
 
 function eventsEnv(exchange: string, rabbitmqUrl: string): Record<string, string> {
   return {
@@ -69,7 +61,7 @@ function eventsEnv(exchange: string, rabbitmqUrl: string): Record<string, string
 }
 
 /** An instance: the order service, the notify use case, the relay, the example handlers and readiness. */
-const instance = (env: Record<string, string>, examples = true) => createMediumModule(intakeModules(examples), env);
+const instance = (env: Record<string, string>, examples = true) => medium.another(() => env, intakeModules(examples));
 
 /** What /health/ready answers on the management port: whether the instance is ready, and the report. */
 const readinessReport = (ctx: MediumContext) => ctx.get(Readiness).report();
@@ -187,14 +179,12 @@ class SetupCuttingProxy {
 
 beforeAll(async () => {
   // The relays and the handlers take every due event of the database: only this suite's.
-  dropOwnDatabase = await useOwnDatabase();
-  platforms = await createTestPlatforms();
-  pool = testDatabasePool();
+  medium = await startMedium({}, { fake: false, replicas: 0, ownDatabase: true });
+  ({ platforms, pool } = medium);
   notify = new MediumNotify(platforms);
 });
 afterAll(async () => {
-  await pool?.end();
-  await dropOwnDatabase?.();
+  await medium?.close();
 });
 
 /** Two instances sharing one database and one broker: each runs its relay and its consumers. */

@@ -19,9 +19,8 @@ import {
 } from '../support/amqp-tap';
 import { eventually } from '../support/eventually';
 import { Factories } from '../support/factories';
-import { createMediumModule, MediumContext } from '../support/medium';
-import { count, createTestPlatforms, notificationsOnly, testDatabasePool, TestPlatforms } from '../support/test-app';
-import { useOwnDatabase } from '../support/test-database';
+import { Medium, MediumContext, startMedium } from '../support/medium';
+import { count, notificationsOnly, TestPlatforms } from '../support/test-app';
 import {
   BrokenHandler,
   BrokenHandlerModule,
@@ -44,21 +43,19 @@ import { handledEverythingBefore } from '../support/handlers-drained';
 const EXAMPLE_EFFECT_TABLES = ['points_grant', 'coupon_issue', 'shipment_request'];
 const TEST_CONSUMERS = [FlakyHandler.CONSUMER, BrokenHandler.CONSUMER];
 
+let medium: Medium;
 let platforms: TestPlatforms;
 let pool: Pool;
-let dropOwnDatabase: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
   // The retry worker and the relay take every due row of the database: other suites' would come first.
-  dropOwnDatabase = await useOwnDatabase();
-  platforms = await createTestPlatforms();
-  pool = testDatabasePool();
+  medium = await startMedium({}, { fake: false, replicas: 0, ownDatabase: true });
+  ({ platforms, pool } = medium);
   await createTestHandlerEffectTable(pool);
 });
 
 afterAll(async () => {
-  await pool?.end();
-  await dropOwnDatabase?.();
+  await medium?.close();
 });
 
 /** `key → number of rows` for the rows of `sql`, which must select `k` and `n`. */
@@ -139,7 +136,7 @@ function retryEnv(extra: Record<string, string> = {}): Record<string, string> {
 
 /** The settlement, the relay and the handlers: the example ones (EXAMPLE_HANDLERS=true) and `handlers`. */
 const withHandlers = (handlers: Type, env: Record<string, string>) =>
-  createMediumModule([OrderModule, SettlementModule, AfterPaymentExamplesModule, handlers], env);
+  medium.another(() => env, [OrderModule, SettlementModule, AfterPaymentExamplesModule, handlers]);
 
 const MODES = [
   { mode: 'embedded', broker: false },
@@ -385,9 +382,9 @@ describe('dead-letters CLI', () => {
 
   beforeAll(async () => {
     BrokenHandler.broken = true;
-    ctx = await createMediumModule(
+    ctx = await medium.another(
+      () => retryEnv({ HANDLER_MAX_ATTEMPTS: '2' }),
       [OrderModule, SettlementModule, BrokenHandlerModule],
-      retryEnv({ HANDLER_MAX_ATTEMPTS: '2' }),
     );
     [[orderNo, eventId]] = [...(await payOrders(ctx, 1)).entries()];
     await eventually(

@@ -22,8 +22,7 @@ import {
 } from '../../tools/simulator/unionpay/unionpay-keys';
 import { signUnionpay, unionpayForm } from '../../tools/simulator/unionpay/unionpay-signer';
 import { hostileFormBodies, hostileJsonTexts, hostileXmlDocuments, seededRandom } from '../support/hostile-documents';
-import { MediumContext } from '../support/medium';
-import { MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { exposition, IntakeReply, receive } from '../support/medium-intake';
 import { count, TestPlatforms } from '../support/test-app';
 
@@ -39,7 +38,7 @@ const MER_ID = '777290058167151';
 const API_V2_KEY = randomAlphanumeric(32);
 const FORM = 'application/x-www-form-urlencoded; charset=utf-8';
 
-let setup: MediumSuite;
+let setup: Medium;
 let platforms: TestPlatforms;
 let unionpayKeys: UnionpayKeySet;
 let ctx: MediumContext;
@@ -48,7 +47,7 @@ let pool: Pool;
 beforeAll(async () => {
   unionpayKeys = generateUnionpayKeySet();
   const unionpayEnv = writeUnionpayKeySet(unionpayKeys, mkdtempSync(join(tmpdir(), 'pcs-hostile-')), MER_ID);
-  setup = await startMediumSuite(
+  setup = await startMedium(
     {
       ...unionpayEnv,
       UNIONPAY_BACK_URL: 'https://pay.example.com/notify/unionpay',

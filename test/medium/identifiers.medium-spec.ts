@@ -9,8 +9,7 @@ import { buildDataSourceOptions } from '../../src/platform/database/data-source-
 import { BinaryIdentifiers1796700000000 } from '../../src/platform/database/migrations/1796700000000-BinaryIdentifiers';
 import { yuan } from '../../tools/simulator/platform-signers';
 import { Factories } from '../support/factories';
-import { MediumContext } from '../support/medium';
-import { MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { Intake } from '../support/medium-notify';
 import { count, uniqueId } from '../support/test-app';
 import { assertTestDatabase, databaseUrl, TEST_DATABASE_PREFIX, withAdminConnection } from '../support/test-database';
@@ -33,14 +32,14 @@ const IDENTIFIER_COLUMNS = [
 ];
 const BINARY_NO_PAD = process.env.TEST_DATABASE_SERVER === 'mariadb' ? 'utf8mb4_nopad_bin' : 'utf8mb4_0900_bin';
 
-let setup: MediumSuite;
+let setup: Medium;
 let ctx: MediumContext;
 let make: Factories;
 let intake: Intake;
 let pool: Pool;
 
 beforeAll(async () => {
-  setup = await startMediumSuite({}, { imports: [OrderModule, NotifyModule], fake: false });
+  setup = await startMedium({}, { imports: [OrderModule, NotifyModule], fake: false });
   ({ ctx, make, pool } = setup);
   intake = new Intake(ctx);
 });

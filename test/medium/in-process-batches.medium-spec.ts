@@ -10,15 +10,8 @@ import { DeliveryOutcome } from '../../src/settlement/settlement.service';
 import { SettlementModule } from '../../src/settlement/settlement.module';
 import { eventually } from '../support/eventually';
 import { Factories } from '../support/factories';
-import { createMediumModule, MediumContext } from '../support/medium';
-import {
-  count,
-  createTestPlatforms,
-  notificationsOnly,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from '../support/test-app';
+import { Medium, MediumContext, startMedium } from '../support/medium';
+import { count, notificationsOnly, TestPlatforms, uniqueId } from '../support/test-app';
 import {
   createTestHandlerEffectTable,
   FlakyHandler,
@@ -36,24 +29,24 @@ import {
 const EXAMPLE_TABLES = ['points_grant', 'coupon_issue', 'shipment_request'];
 const EXAMPLE_CONSUMERS = ['grant-points', 'issue-coupon', 'request-shipment'];
 
+let medium: Medium;
 let platforms: TestPlatforms;
 let pool: Pool;
 
 beforeAll(async () => {
-  platforms = await createTestPlatforms();
-  pool = testDatabasePool();
+  medium = await startMedium({}, { fake: false, replicas: 0 });
+  ({ platforms, pool } = medium);
   await createTestHandlerEffectTable(pool);
 });
 afterAll(async () => {
-  await pool?.end();
+  await medium?.close();
 });
 
 function startWith(env: Record<string, string>, extra: Type[] = []): Promise<MediumContext> {
-  return createMediumModule([OrderModule, SettlementModule, AfterPaymentExamplesModule, ...extra], {
-    ...notificationsOnly(platforms.env),
-    EXAMPLE_HANDLERS: 'true',
-    ...env,
-  });
+  return medium.another(
+    (p) => ({ ...notificationsOnly(p.env), EXAMPLE_HANDLERS: 'true', ...env }),
+    [OrderModule, SettlementModule, AfterPaymentExamplesModule, ...extra],
+  );
 }
 
 /** Registers and pays `howMany` orders, 25 at a time, so that the outbox fills faster than one event per poll. */

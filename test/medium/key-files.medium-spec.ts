@@ -21,9 +21,8 @@ import {
   yuan,
 } from '../../tools/simulator/platform-signers';
 import { eventually } from '../support/eventually';
-import { MediumContext } from '../support/medium';
+import { domainFailure, Medium, MediumContext, startMedium } from '../support/medium';
 import { FORM, receive } from '../support/medium-intake';
-import { domainFailure, MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { metricValue } from '../support/order-effects';
 import { createTestPlatforms, TestPlatforms, uniqueId } from '../support/test-app';
 import { roundsFrom } from '../support/worker-rounds';
@@ -36,7 +35,7 @@ import { roundsFrom } from '../support/worker-rounds';
  */
 const MODULES = [OrderModule, NotifyModule, AdminModule];
 
-let setup: MediumSuite;
+let setup: Medium;
 let platforms: TestPlatforms;
 let pool: Pool;
 let secret: string;
@@ -63,7 +62,7 @@ beforeAll(async () => {
   certPem = await generateCertificate(generateRsaKeyPair(), 'AB01', { notAfter: new Date('2031-06-01T00:00:00Z') });
   rotateSecret({ 'alipay-pub.pem': alipay.publicKeyPem, 'wechatpay-cert.pem': certPem });
   for (const name of ['alipay-pub.pem', 'wechatpay-cert.pem']) symlinkSync(join('..data', name), join(secret, name));
-  setup = await startMediumSuite(
+  setup = await startMedium(
     {
       ALIPAY_PUBLIC_KEY_PATH: join(secret, 'alipay-pub.pem'),
       WECHATPAY_PLATFORM_CERT_PATHS: join(secret, 'wechatpay-cert.pem'),

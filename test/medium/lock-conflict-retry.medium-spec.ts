@@ -1,7 +1,8 @@
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { PlatformReply } from '../../src/channels/payment-channel';
-import { IntakeInstance } from '../support/medium-intake';
-import { count, createTestPlatforms, notificationsOnly, testDatabasePool, uniqueId } from '../support/test-app';
+import { INTAKE_MODULES } from '../support/medium-intake';
+import { Medium, Replica, startMedium } from '../support/medium';
+import { count, notificationsOnly, uniqueId } from '../support/test-app';
 
 /**
  * A lock conflict (InnoDB's deadlock victim, 1213, or a lock wait timeout, 1205) aborts a
@@ -11,21 +12,20 @@ import { count, createTestPlatforms, notificationsOnly, testDatabasePool, unique
  * writes no rollback undoes) and raises the error on the first `failures` attempts only. The
  * tests look at the reply, the rows and that count, whatever statements the service sends.
  */
-let instance: IntakeInstance;
+let medium: Medium;
+let instance: Replica;
 let pool: Pool;
 
 beforeAll(async () => {
-  const platforms = await createTestPlatforms();
-  instance = await IntakeInstance.start(platforms, notificationsOnly(platforms.env));
-  pool = testDatabasePool();
+  medium = await startMedium((p) => notificationsOnly(p.env), { imports: INTAKE_MODULES, fake: false });
+  ({ ctx: instance, pool } = medium);
   await pool.query(
     'CREATE TABLE test_conflict_attempt (order_no VARCHAR(64) PRIMARY KEY, attempts INT NOT NULL) ENGINE=MyISAM',
   );
 });
 afterAll(async () => {
   await pool?.query('DROP TABLE IF EXISTS test_conflict_attempt');
-  await instance?.close();
-  await pool?.end();
+  await medium?.close();
 });
 
 const CONFLICTS = {

@@ -17,8 +17,7 @@ import {
 } from '../../tools/simulator/platform-signers';
 import { eventually } from '../support/eventually';
 import { Factories } from '../support/factories';
-import { createMediumModule, MediumContext } from '../support/medium';
-import { MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { Intake } from '../support/medium-notify';
 import {
   accountsDocument,
@@ -43,7 +42,7 @@ import { createTestPlatforms, TestPlatforms, uniqueId } from '../support/test-ap
  * TradeCloseService. The configurations the service refuses to start with are in
  * test/merchant-accounts.e2e-spec.ts.
  */
-let setup: MediumSuite;
+let setup: Medium;
 let platforms: TestPlatforms;
 let wechatA: WechatpayTestAccount;
 let wechatB: WechatpayTestAccount;
@@ -73,7 +72,7 @@ beforeAll(async () => {
     REFUND_RETRY_BASE_DELAY_MS: '1000',
     REFUND_POLL_INTERVAL_MS: '100',
   };
-  setup = await startMediumSuite(
+  setup = await startMedium(
     (p, apiEnv) => ({
       ...withoutAccountVariables(p.env),
       ...apiEnv,
@@ -401,10 +400,13 @@ describe('the env shorthand', () => {
   it('should accept a second appid through WECHATPAY_APPIDS, and refuse an appid it does not list', async () => {
     const env = { ...platforms.env, ...baseEnv };
     delete env.WECHATPAY_APPID;
-    const shorthand = await createMediumModule(MODULES, {
-      ...env,
-      WECHATPAY_APPIDS: `${platforms.wechatpay.appid},${SECOND_APPID_OF_A}`,
-    });
+    const shorthand = await setup.another(
+      () => ({
+        ...env,
+        WECHATPAY_APPIDS: `${platforms.wechatpay.appid},${SECOND_APPID_OF_A}`,
+      }),
+      MODULES,
+    );
     try {
       const shorthandIntake = new Intake(shorthand);
       const viaSecond = await newOrder(800);

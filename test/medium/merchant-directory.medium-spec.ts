@@ -12,9 +12,8 @@ import { DIRECTORY_POLL_MS, MerchantDirectory } from '../../src/payments/merchan
 import { wechatpayDelivery } from '../../tools/simulator/platform-signers';
 import { wechatpayPartnerTransaction } from '../../tools/simulator/wechatpay/partner-resources';
 import { eventually } from '../support/eventually';
-import { MediumContext } from '../support/medium';
+import { domainFailure, Medium, MediumContext, startMedium } from '../support/medium';
 import { FORM, receive } from '../support/medium-intake';
-import { domainFailure, MediumSuite, startMediumSuite } from '../support/medium-suite';
 import { createWechatpayAccount, WechatpayTestAccount } from '../support/merchant-accounts';
 import { uniqueId } from '../support/test-app';
 
@@ -31,13 +30,13 @@ const SUB_A = '1900000109';
 const SUB_NEW = '1900000777';
 const SUB_APPID = 'wxd678efh567hg6999';
 
-let setup: MediumSuite;
+let setup: Medium;
 let provider: WechatpayTestAccount;
 let pool: Pool;
 
 beforeAll(async () => {
   provider = createWechatpayAccount(SP_MCHID, [SP_APPID]);
-  setup = await startMediumSuite(
+  setup = await startMedium(
     (platforms) => ({
       ...Object.fromEntries(Object.entries(platforms.env).filter(([name]) => !name.startsWith('WECHATPAY_'))),
       WECHATPAY_MCHID: SP_MCHID,

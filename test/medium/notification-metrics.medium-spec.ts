@@ -3,8 +3,7 @@ import { OrderModule } from '../../src/order/order.module';
 import { SettlementModule } from '../../src/settlement/settlement.module';
 import { TradeModule } from '../../src/trade/trade.module';
 import { Factories } from '../support/factories';
-import { MediumContext } from '../support/medium';
-import { MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { exposition, receive } from '../support/medium-intake';
 import { metricValue } from '../support/order-effects';
 import { notificationsOnly, uniqueId } from '../support/test-app';
@@ -14,12 +13,12 @@ import { notificationsOnly, uniqueId } from '../support/test-app';
  * serves (the scrape's format, the alert rules' metrics and the gauges stay in
  * test/operations-metrics.e2e-spec.ts).
  */
-let setup: MediumSuite;
+let setup: Medium;
 let ctx: MediumContext;
 let make: Factories;
 
 beforeAll(async () => {
-  setup = await startMediumSuite((p) => notificationsOnly(p.env), {
+  setup = await startMedium((p) => notificationsOnly(p.env), {
     imports: [OrderModule, SettlementModule, TradeModule, NotifyModule],
     fake: false,
   });

@@ -6,8 +6,8 @@ import { SettlementModule } from '../../src/settlement/settlement.module';
 import { ExchangeTap, testExchange, TEST_RABBITMQ_URL } from '../support/amqp-tap';
 import { eventually } from '../support/eventually';
 import { Factories } from '../support/factories';
-import { createMediumModule, MediumContext } from '../support/medium';
-import { createTestPlatforms, notificationsOnly, testDatabasePool, TestPlatforms } from '../support/test-app';
+import { Medium, MediumContext, startMedium } from '../support/medium';
+import { notificationsOnly, TestPlatforms } from '../support/test-app';
 import { roundsFrom } from '../support/worker-rounds';
 
 /**
@@ -17,6 +17,7 @@ import { roundsFrom } from '../support/worker-rounds';
  * The rest of the broker's story (handlers, outages at set-up, a relay killed mid-batch) is in
  * test/medium/event-delivery.medium-spec.ts and test/medium/relay-crash.medium-spec.ts.
  */
+let medium: Medium;
 let platforms: TestPlatforms;
 let pool: Pool;
 
@@ -58,12 +59,13 @@ async function tapHasEverythingConfirmedBefore(make: Factories, tap: ExchangeTap
 }
 
 beforeAll(async () => {
-  platforms = await createTestPlatforms();
-  pool = testDatabasePool();
+  medium = await startMedium({}, { fake: false, replicas: 0 });
+  platforms = medium.platforms;
+  pool = medium.pool;
 });
 
 afterAll(async () => {
-  await pool?.end();
+  await medium?.close();
 });
 
 describe('with two relays on one database', () => {
@@ -82,8 +84,8 @@ describe('with two relays on one database', () => {
       OUTBOX_BATCH_SIZE: '5',
       OUTBOX_POLL_INTERVAL_MS: '20',
     };
-    first = await createMediumModule([OrderModule, SettlementModule], env);
-    second = await createMediumModule([OrderModule, SettlementModule], env);
+    first = await medium.another(() => env, [OrderModule, SettlementModule]);
+    second = await medium.another(() => env, [OrderModule, SettlementModule]);
   });
 
   afterAll(async () => {
@@ -135,10 +137,13 @@ describe('while the broker is unreachable', () => {
       OUTBOX_POLL_INTERVAL_MS: '20',
     };
     // A loopback port nobody listens on.
-    away = await createMediumModule([OrderModule, SettlementModule], {
-      ...env,
-      RABBITMQ_URL: 'amqp://guest:guest@127.0.0.1:9',
-    });
+    away = await medium.another(
+      () => ({
+        ...env,
+        RABBITMQ_URL: 'amqp://guest:guest@127.0.0.1:9',
+      }),
+      [OrderModule, SettlementModule],
+    );
     const orderNos = await paidOrders(new Factories(away, platforms), 4);
 
     // Rounds that began with the events committed: a relay that counted the outage has made attempts by then.
@@ -151,7 +156,7 @@ describe('while the broker is unreachable', () => {
     await away.close();
     away = undefined;
     tap = await ExchangeTap.bind(exchange);
-    back = await createMediumModule([OrderModule, SettlementModule], { ...env, RABBITMQ_URL: TEST_RABBITMQ_URL });
+    back = await medium.another(() => ({ ...env, RABBITMQ_URL: TEST_RABBITMQ_URL }), [OrderModule, SettlementModule]);
 
     await eventually('the waiting events to be published', async () =>
       (await outboxRows(orderNos)).every((row) => row.published === 1),

@@ -13,8 +13,7 @@ import {
   wechatpayTransaction,
 } from '../../tools/simulator/platform-signers';
 import { Factories } from '../support/factories';
-import { MediumContext } from '../support/medium';
-import { MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import {
   alipayPaymentForm,
   Delivery,
@@ -33,7 +32,7 @@ import { notificationsOnly, TestPlatforms, uniqueId } from '../support/test-app'
  * failure format with the status), and what the delivery left in the database. The replies
  * as they go over the wire, and the order API, are in test/payment-outcomes.e2e-spec.ts.
  */
-let setup: MediumSuite;
+let setup: Medium;
 let platforms: TestPlatforms;
 let ctx: MediumContext;
 let make: Factories;
@@ -42,7 +41,7 @@ let pool: Pool;
 let db: PaymentEffects;
 
 beforeAll(async () => {
-  setup = await startMediumSuite((p) => notificationsOnly(p.env), {
+  setup = await startMedium((p) => notificationsOnly(p.env), {
     imports: [OrderModule, TradeModule, NotifyModule],
     fake: false,
   });

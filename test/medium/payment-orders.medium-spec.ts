@@ -7,8 +7,7 @@ import { SettlementModule } from '../../src/settlement/settlement.module';
 import { TradeCloseService } from '../../src/trade/trade-close.service';
 import { TradeModule } from '../../src/trade/trade.module';
 import { Factories } from '../support/factories';
-import { MediumContext } from '../support/medium';
-import { MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { PaymentEffects } from '../support/payment-effects';
 import { count, notificationsOnly, uniqueId } from '../support/test-app';
 
@@ -18,7 +17,7 @@ import { count, notificationsOnly, uniqueId } from '../support/test-app';
  * DomainError's `status`. The order API's status codes, bodies and auth are in
  * test/payment-outcomes.e2e-spec.ts.
  */
-let setup: MediumSuite;
+let setup: Medium;
 let ctx: MediumContext;
 let make: Factories;
 let pool: Pool;
@@ -26,7 +25,7 @@ let db: PaymentEffects;
 
 beforeAll(async () => {
   // USD too, so that a conflict on a different currency is reachable.
-  setup = await startMediumSuite((p) => ({ ...notificationsOnly(p.env), CURRENCIES: 'CNY,USD' }), {
+  setup = await startMedium((p) => ({ ...notificationsOnly(p.env), CURRENCIES: 'CNY,USD' }), {
     imports: [OrderModule, SettlementModule, TradeModule],
     fake: false,
   });

@@ -9,17 +9,10 @@ import { FakeChannel, FakePlatform, TradeCallBehaviour } from '../../tools/simul
 import { yuan } from '../../tools/simulator/platform-signers';
 import { eventually, sleep } from '../support/eventually';
 import { Factories } from '../support/factories';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { FORM, receive } from '../support/medium-intake';
 import { metricValue, OrderEffects } from '../support/order-effects';
-import {
-  createTestPlatforms,
-  fakePlatformOptions,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from '../support/test-app';
-import { useOwnDatabase } from '../support/test-database';
+import { TestPlatforms, uniqueId } from '../support/test-app';
 
 /**
  * The active query as a service: orders whose notification never arrives are asked about at the
@@ -33,6 +26,7 @@ import { useOwnDatabase } from '../support/test-database';
 const SCHEDULE_SECONDS = [1, 2, 3];
 const LAST_AGE_MS = SCHEDULE_SECONDS[SCHEDULE_SECONDS.length - 1] * 1000;
 
+let medium: Medium;
 let platforms: TestPlatforms;
 let fake: FakePlatform;
 let replicaA: MediumContext;
@@ -40,29 +34,26 @@ let replicaB: MediumContext;
 let make: Factories;
 let pool: Pool;
 let effects: OrderEffects;
-let dropOwnDatabase: (() => Promise<void>) | undefined;
 /** Set once the last case has stopped the two instances. */
 let replicasStopped = false;
 
 beforeAll(async () => {
   // The query worker asks about every due WAIT_PAY order of its database: other suites' would come first.
-  dropOwnDatabase = await useOwnDatabase();
-  platforms = await createTestPlatforms();
-  fake = await FakePlatform.start({ ...fakePlatformOptions(platforms), hangMs: 1500 });
   const env = {
-    ...platforms.env,
-    ...fake.apiEnv,
     PAYMENT_QUERY_SCHEDULE_SECONDS: SCHEDULE_SECONDS.join(','),
     PAYMENT_QUERY_POLL_INTERVAL_MS: '100',
     PAYMENT_QUERY_RATE_PER_SECOND: '1000',
     PAYMENT_QUERY_CONCURRENCY: '16',
     REFUND_REQUEST_TIMEOUT_MS: '1000',
   };
-  const modules = [OrderModule, SettlementModule, TradeModule, NotifyModule];
-  replicaA = await createMediumModule(modules, env);
-  replicaB = await createMediumModule(modules, env);
-  make = new Factories(replicaA, platforms);
-  pool = testDatabasePool();
+  medium = await startMedium(env, {
+    imports: [OrderModule, SettlementModule, TradeModule, NotifyModule],
+    fake: { hangMs: 1500 },
+    replicas: 2,
+    ownDatabase: true,
+  });
+  ({ platforms, fake, make, pool } = medium);
+  [replicaA, replicaB] = medium.replicas;
   effects = new OrderEffects(pool);
 });
 
@@ -71,9 +62,7 @@ afterAll(async () => {
     await replicaA?.close();
     await replicaB?.close();
   }
-  await fake?.close();
-  await pool?.end();
-  await dropOwnDatabase?.();
+  await medium?.close();
 });
 
 interface TestOrder {
@@ -427,7 +416,7 @@ describe('the query schedule after an outage', () => {
       PAYMENT_QUERY_CONCURRENCY: '16',
     };
     const modules = [OrderModule, SettlementModule, TradeModule];
-    running = await createMediumModule(modules, env);
+    running = await medium.another(() => env, modules);
     const orderNo = uniqueId('QB');
     await new Factories(running, platforms).order({ orderNo, amount: 600 });
     fake.openTrade({ channel: 'WECHATPAY', outTradeNo: orderNo, amount: 600 });
@@ -438,7 +427,7 @@ describe('the query schedule after an outage', () => {
     expect(fake.tradeCallsFor(orderNo)).toEqual([]);
 
     await untilAge(registeredAt, BACKLOG_SCHEDULE_SECONDS[2] + 0.5); // ages 2, 3 and 4 pass with no instance running
-    running = await createMediumModule(modules, env);
+    running = await medium.another(() => env, modules);
     await eventually(`the query of ${orderNo} after the outage`, () => fake.tradeQueriesFor(orderNo) >= 2, 30_000);
     await untilAge(registeredAt, BACKLOG_SCHEDULE_SECONDS[3] + 1.5);
 

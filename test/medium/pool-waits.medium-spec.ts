@@ -8,8 +8,7 @@ import { SettlementModule } from '../../src/settlement/settlement.module';
 import { TradeModule } from '../../src/trade/trade.module';
 import { sleep, waitFor } from '../support/eventually';
 import { Factories } from '../support/factories';
-import { MediumContext } from '../support/medium';
-import { MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { deliverPayment, exposition, IntakeReply, isAck } from '../support/medium-intake';
 import { metricValue } from '../support/order-effects';
 import { paymentEffects, StormPayment, stormPayments } from '../support/payment-storm';
@@ -26,13 +25,13 @@ const ACQUIRE_TIMEOUT_MS = 1500;
 const HELD_MS = 600;
 const notify = { pool: 'notify' };
 
-let setup: MediumSuite;
+let setup: Medium;
 let ctx: MediumContext;
 let make: Factories;
 let pool: Pool;
 
 beforeAll(async () => {
-  setup = await startMediumSuite(
+  setup = await startMedium(
     (p) => ({
       ...notificationsOnly(p.env),
       DATABASE_POOL_SIZE: String(POOL_SIZE),

@@ -12,8 +12,7 @@ import { yuan } from '../../tools/simulator/platform-signers';
 import { alipayBillDetail, alipayBillZip, beijingTime, BillRowSpec, wechatpayBill } from '../support/bill-files';
 import { eventually } from '../support/eventually';
 import { Factories } from '../support/factories';
-import { createMediumModule, MediumContext } from '../support/medium';
-import { MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { FORM } from '../support/medium-intake';
 import { metricValue, OrderEffects } from '../support/order-effects';
 import { count, TestPlatforms, uniqueId } from '../support/test-app';
@@ -29,7 +28,7 @@ import { count, TestPlatforms, uniqueId } from '../support/test-app';
  */
 const BOUNDARY_SECONDS = 300;
 
-let setup: MediumSuite;
+let setup: Medium;
 let platforms: TestPlatforms;
 let fake: FakePlatform;
 let replicaA: MediumContext;
@@ -50,7 +49,7 @@ beforeAll(async () => {
     RECONCILE_RETRY_SECONDS: '1',
     REFUND_POLL_INTERVAL_MS: '100',
   };
-  setup = await startMediumSuite(own, { imports: MODULES, replicas: 2, ownDatabase: true });
+  setup = await startMedium(own, { imports: MODULES, replicas: 2, ownDatabase: true });
   ({ platforms, fake, make, pool } = setup);
   [replicaA, replicaB] = setup.replicas;
   env = { ...platforms.env, ...fake.apiEnv, ...own };
@@ -418,7 +417,7 @@ describe('the reconciliation_discrepancies gauge, read from the database', () =>
 
     const ranIt = await scrapedDiscrepancies('WECHATPAY', wechatMchid());
     // An instance started after the runs above: nothing of them is in its memory, and it now reads the gauge.
-    startedAfter = await createMediumModule(MODULES, env);
+    startedAfter = await setup.another(() => env, MODULES);
     const fresh = await scrapedDiscrepancies('WECHATPAY', wechatMchid());
 
     expect(stored).toMatchObject({ AMOUNT_DIFFERS: 1, REFUND_MISSING_LOCAL: 1, MALFORMED: 1 });
@@ -577,12 +576,15 @@ describe('a bill that is not ready yet', () => {
     expect(await runRow('WECHATPAY', wechatMchid(), date)).toMatchObject({ status: 'NOT_READY', attempts: 1 });
     fake.serveBill(wechatMchid(), date, { channel: 'WECHATPAY', csv: wechatpayBill([line(matched)], wechatMchid()) });
     // A third instance with the daily schedule on (00:00: always past) and retries after a second.
-    const scheduled = await createMediumModule(MODULES, {
-      ...env,
-      RECONCILE_AT: '00:00',
-      RECONCILE_RETRY_SECONDS: '1',
-      RECONCILE_POLL_INTERVAL_MS: '200',
-    });
+    const scheduled = await setup.another(
+      () => ({
+        ...env,
+        RECONCILE_AT: '00:00',
+        RECONCILE_RETRY_SECONDS: '1',
+        RECONCILE_POLL_INTERVAL_MS: '200',
+      }),
+      MODULES,
+    );
     try {
       await eventually(
         `the run of ${date} to complete`,

@@ -3,11 +3,12 @@ import { PlatformReply } from '../../src/channels/payment-channel';
 import { FAST_PATH_HITS, REDIS_ERRORS } from '../../src/payments/idempotency/fast-path-metrics';
 import { FastPathRedis } from '../../src/payments/idempotency/fast-path-redis';
 import { eventually, sleep } from '../support/eventually';
-import { IntakeInstance, isAck, metric } from '../support/medium-intake';
+import { Medium, Replica, startMedium } from '../support/medium';
+import { INTAKE_MODULES, isAck, metric } from '../support/medium-intake';
 import { OrderEffects } from '../support/order-effects';
 import { freeFixedPort, inParallel, paymentEffects, StormPayment, stormPayments } from '../support/payment-storm';
 import { RedisServer } from '../support/redis-server';
-import { createTestPlatforms, notificationsOnly, TestPlatforms, testDatabasePool } from '../support/test-app';
+import { notificationsOnly } from '../support/test-app';
 
 /**
  * The Redis fast path over two instances sharing one database and one Redis (a redis-server of the
@@ -29,29 +30,31 @@ async function counters() {
   };
 }
 
-let platforms: TestPlatforms;
+let medium: Medium;
 let redis: RedisServer;
-let instances: IntakeInstance[];
+let instances: Replica[];
 let pool: Pool;
 let effects: OrderEffects;
 
-const redisConnected = (i: IntakeInstance) => i.ctx.get(FastPathRedis).connected;
+const redisConnected = (i: Replica) => i.get(FastPathRedis).connected;
 
 beforeAll(async () => {
-  platforms = await createTestPlatforms();
   redis = await RedisServer.start();
   // One garbage collection of a large test process can hold its event loop for more than 500 ms:
   // every command in flight would then time out, only costing hits, but failing the count of
   // errors. Only a real stall (SIGSTOP) lasts 3 s.
-  const env = { ...notificationsOnly(platforms.env), REDIS_URL: redis.url, REDIS_COMMAND_TIMEOUT_MS: '3000' };
-  instances = [await IntakeInstance.start(platforms, env), await IntakeInstance.start(platforms, env)];
-  pool = testDatabasePool();
+  const env = { REDIS_URL: redis.url, REDIS_COMMAND_TIMEOUT_MS: '3000' };
+  medium = await startMedium((p) => ({ ...notificationsOnly(p.env), ...env }), {
+    imports: INTAKE_MODULES,
+    fake: false,
+    replicas: 2,
+  });
+  ({ replicas: instances, pool } = medium);
   effects = new OrderEffects(pool);
   await eventually('both instances connected to Redis', () => instances.every(redisConnected), 10_000);
 });
 afterAll(async () => {
-  await Promise.all(instances?.map((i) => i.close()) ?? []);
-  await pool?.end();
+  await medium?.close();
   await redis?.stop();
 });
 
@@ -148,7 +151,7 @@ it('should pay every order exactly once when Redis stalls (SIGSTOP) in the middl
 
 it('should take every delivery when Redis is unreachable from the start', async () => {
   const nobody = `redis://127.0.0.1:${await freeFixedPort()}`;
-  const alone = await IntakeInstance.start(platforms, { ...notificationsOnly(platforms.env), REDIS_URL: nobody });
+  const alone = await medium.another((p) => ({ ...notificationsOnly(p.env), REDIS_URL: nobody }));
   try {
     const payments = stormPayments(20, 'RU');
     await alone.registerAll(payments);

@@ -7,8 +7,7 @@ import { Refunds } from '../../src/refund/refunds';
 import { FakePlatform } from '../../tools/simulator/fake-platform';
 import { eventually } from '../support/eventually';
 import { Factories } from '../support/factories';
-import { MediumContext } from '../support/medium';
-import { auditedAs, domainFailure, MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { auditedAs, domainFailure, Medium, MediumContext, startMedium } from '../support/medium';
 import { OrderEffects } from '../support/order-effects';
 import { RefundEffects } from '../support/refund-effects';
 import { count, uniqueId } from '../support/test-app';
@@ -24,7 +23,7 @@ import { roundsFrom } from '../support/worker-rounds';
 const THRESHOLD = 5000;
 const POLL_INTERVAL_MS = 50;
 
-let setup: MediumSuite;
+let setup: Medium;
 let fake: FakePlatform;
 let replicas: MediumContext[];
 let make: Factories;
@@ -34,7 +33,7 @@ let refunds: RefundEffects;
 
 beforeAll(async () => {
   // The refund worker takes every due refund of its database: other suites' would come first.
-  setup = await startMediumSuite(
+  setup = await startMedium(
     { REFUND_APPROVAL_THRESHOLD: String(THRESHOLD), REFUND_POLL_INTERVAL_MS: String(POLL_INTERVAL_MS) },
     { ownDatabase: true, replicas: 2 },
   );
@@ -403,14 +402,14 @@ describe('a refund of the order service with SHOP_REFUNDS_NEED_APPROVAL=true', (
     const { orderNo } = await strict.make.paidOrder(Channel.Wechatpay, 3 * THRESHOLD);
     const refundNo = uniqueId('SR');
 
-    const { refund, created } = await strict.ctx
+    const { refund, created } = await strict
       .get(Refunds)
       .requestFromShop(orderNo, { refundNo, amount: THRESHOLD, reason: 'returned by the buyer' });
 
     expect({ created, status: refund.status }).toEqual({ created: true, status: 'AWAITING_APPROVAL' });
-    await workersHadTheirRound(strict.ctx);
+    await workersHadTheirRound(strict);
     expect(fake.callsFor(refundNo)).toBe(0);
-    await strict.ctx.get(Refunds).reject(refundNo, 'alice', 'not returned yet');
+    await strict.get(Refunds).reject(refundNo, 'alice', 'not returned yet');
     expect((await refunds.row(refundNo))?.status).toBe('REJECTED');
     const [closed] = await pool.query<RowDataPacket[]>(
       "SELECT payload FROM outbox_event WHERE order_no = ? AND type = 'refund.closed'",

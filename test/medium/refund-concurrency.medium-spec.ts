@@ -4,7 +4,7 @@ import { DeliveryOutcome } from '../../src/settlement/settlement.service';
 import { FakePlatform, RefundBehaviour } from '../../tools/simulator/fake-platform';
 import { eventually, sleep } from '../support/eventually';
 import { Factories } from '../support/factories';
-import { MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { Medium, startMedium } from '../support/medium';
 import { uniqueId } from '../support/test-app';
 
 /**
@@ -16,13 +16,13 @@ import { uniqueId } from '../support/test-app';
  * refunds go through the refund use case and the notifications through the channels' verifiers and
  * settlement, as the admin and notify routes hand them over.
  */
-let setup: MediumSuite;
+let setup: Medium;
 let fake: FakePlatform;
 let pool: Pool;
 
 beforeAll(async () => {
   // The refund worker takes every due refund of its database: other suites' would come first.
-  setup = await startMediumSuite(
+  setup = await startMedium(
     { REFUND_RETRY_BASE_DELAY_MS: '150', REFUND_RETRY_MAX_DELAY_MS: '1000', REFUND_POLL_INTERVAL_MS: '50' },
     { ownDatabase: true, replicas: 2 },
   );

@@ -11,8 +11,7 @@ import { SettlementModule } from '../../src/settlement/settlement.module';
 import { FakePlatform } from '../../tools/simulator/fake-platform';
 import { sleep } from '../support/eventually';
 import { Factories } from '../support/factories';
-import { createMediumModule, MediumContext } from '../support/medium';
-import { auditedAs, domainFailure, MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { auditedAs, domainFailure, Medium, MediumContext, startMedium } from '../support/medium';
 import { OrderEffects } from '../support/order-effects';
 import { RefundEffects } from '../support/refund-effects';
 import { count, uniqueId } from '../support/test-app';
@@ -25,7 +24,7 @@ import { count, uniqueId } from '../support/test-app';
  */
 const PROCESSING_MAX_AGE_S = 3;
 
-let setup: MediumSuite;
+let setup: Medium;
 let fake: FakePlatform;
 let replicas: MediumContext[];
 let make: Factories;
@@ -35,7 +34,7 @@ let refunds: RefundEffects;
 
 beforeAll(async () => {
   // The gauge counts every refund of the database, and the refund worker takes every due one.
-  setup = await startMediumSuite(
+  setup = await startMedium(
     {
       REFUND_REQUEST_TIMEOUT_MS: '500',
       REFUND_RETRY_BASE_DELAY_MS: '1000',
@@ -141,10 +140,13 @@ describe('emergency refund of a duplicate payment', () => {
 describe('a channel without refund credentials', () => {
   it('should refuse the refund as RefundChannelUnavailable (503) and write nothing', async () => {
     const { ALIPAY_APP_PRIVATE_KEY_PATH: _unset, ...env } = setup.platforms.env;
-    const noAlipayRefunds = await createMediumModule([OrderModule, SettlementModule, AdminModule], {
-      ...env,
-      ALIPAY_GATEWAY_URL: fake.alipayGatewayUrl,
-    });
+    const noAlipayRefunds = await setup.another(
+      () => ({
+        ...env,
+        ALIPAY_GATEWAY_URL: fake.alipayGatewayUrl,
+      }),
+      [OrderModule, SettlementModule, AdminModule],
+    );
     try {
       const { orderNo, paidBy } = await new Factories(noAlipayRefunds, setup.platforms).paidOrder(Channel.Alipay, 4500);
 

@@ -7,8 +7,7 @@ import { Refund } from '../../src/refund/refund.entity';
 import { Refunds } from '../../src/refund/refunds';
 import { FakePlatform } from '../../tools/simulator/fake-platform';
 import { Factories } from '../support/factories';
-import { MediumContext } from '../support/medium';
-import { MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { OrderEffects } from '../support/order-effects';
 import { RefundEffects } from '../support/refund-effects';
 import { count as countRows, uniqueId } from '../support/test-app';
@@ -18,7 +17,7 @@ import { count as countRows, uniqueId } from '../support/test-app';
  * opens its one transaction, so what it writes commits together or not at all, and the channel
  * is called only for what committed.
  */
-let setup: MediumSuite;
+let setup: Medium;
 let fake: FakePlatform;
 let ctx: MediumContext;
 let make: Factories;
@@ -28,7 +27,7 @@ let refunds: RefundEffects;
 let sut: Refunds;
 
 beforeAll(async () => {
-  setup = await startMediumSuite({ REFUND_POLL_INTERVAL_MS: '100' });
+  setup = await startMedium({ REFUND_POLL_INTERVAL_MS: '100' });
   ({ fake, ctx, make, pool } = setup);
   orders = new OrderEffects(pool);
   refunds = new RefundEffects(pool);

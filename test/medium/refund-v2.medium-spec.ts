@@ -8,11 +8,10 @@ import { FakeWechatpayV2Api } from '../../tools/simulator/wechatpay/v2/fake-wech
 import { createV2TlsMaterial } from '../../tools/simulator/wechatpay/v2/v2-tls';
 import { waitFor } from '../support/eventually';
 import { Factories } from '../support/factories';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { OrderEffects } from '../support/order-effects';
 import { RefundEffects } from '../support/refund-effects';
-import { createTestPlatforms, notificationsOnly, testDatabasePool, uniqueId } from '../support/test-app';
-import { useOwnDatabase } from '../support/test-database';
+import { notificationsOnly, uniqueId } from '../support/test-app';
 
 /**
  * Refunds of a WeChat Pay account with only an APIv2 key (its API calls go to a local fake of APIv2
@@ -21,35 +20,38 @@ import { useOwnDatabase } from '../support/test-database';
  */
 const API_V2_KEY = randomAlphanumeric(32);
 
+let medium: Medium;
 let fake: FakeWechatpayV2Api;
 let ctx: MediumContext;
 let make: Factories;
 let pool: Pool;
 let orders: OrderEffects;
 let refunds: RefundEffects;
-let dropOwnDatabase: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
   // The refund worker takes every due refund in its database: other suites' would come first.
-  dropOwnDatabase = await useOwnDatabase();
-  const platforms = await createTestPlatforms();
+  medium = await startMedium({}, { fake: false, replicas: 0, ownDatabase: true });
+  const { platforms } = medium;
   const { mchid, appid } = platforms.wechatpay;
   const tls = createV2TlsMaterial(mchid);
   fake = await FakeWechatpayV2Api.start({ mchid, appid, apiV2Key: API_V2_KEY }, tls);
-  ctx = await createMediumModule([OrderModule, SettlementModule], {
-    // Without the merchant's APIv3 key, the account's API calls go to APIv2.
-    ...notificationsOnly(platforms.env),
-    WECHATPAY_APIV2_KEY: API_V2_KEY,
-    WECHATPAY_APIV2_CERT_PATH: tls.clientP12Path,
-    WECHATPAY_APIV2_CA_PATH: tls.serverCertPath,
-    WECHATPAY_API_BASE_URL: fake.url,
-    REFUND_REQUEST_TIMEOUT_MS: '2000',
-    REFUND_RETRY_BASE_DELAY_MS: '500',
-    REFUND_RETRY_MAX_DELAY_MS: '1000',
-    REFUND_POLL_INTERVAL_MS: '100',
-  });
+  ctx = await medium.another(
+    (p) => ({
+      // Without the merchant's APIv3 key, the account's API calls go to APIv2.
+      ...notificationsOnly(p.env),
+      WECHATPAY_APIV2_KEY: API_V2_KEY,
+      WECHATPAY_APIV2_CERT_PATH: tls.clientP12Path,
+      WECHATPAY_APIV2_CA_PATH: tls.serverCertPath,
+      WECHATPAY_API_BASE_URL: fake.url,
+      REFUND_REQUEST_TIMEOUT_MS: '2000',
+      REFUND_RETRY_BASE_DELAY_MS: '500',
+      REFUND_RETRY_MAX_DELAY_MS: '1000',
+      REFUND_POLL_INTERVAL_MS: '100',
+    }),
+    [OrderModule, SettlementModule],
+  );
   make = new Factories(ctx, platforms);
-  pool = testDatabasePool();
+  pool = medium.pool;
   orders = new OrderEffects(pool);
   refunds = new RefundEffects(pool);
 });
@@ -57,8 +59,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await ctx?.close();
   await fake?.close();
-  await pool?.end();
-  await dropOwnDatabase?.();
+  await medium?.close();
 });
 
 describe('an APIv2 refund the channel made, whose answer was lost', () => {

@@ -8,8 +8,7 @@ import { RefundRetryWorker } from '../../src/refund/refund-retry.worker';
 import { FakePlatform } from '../../tools/simulator/fake-platform';
 import { waitFor } from '../support/eventually';
 import { Factories } from '../support/factories';
-import { MediumContext } from '../support/medium';
-import { MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { metricValue, OrderEffects } from '../support/order-effects';
 import { count as countRows, uniqueId } from '../support/test-app';
 import { RefundEffects } from '../support/refund-effects';
@@ -22,7 +21,7 @@ import { roundsFrom } from '../support/worker-rounds';
  * What only HTTP shows (status codes, auth, the audit row the admin route writes) is in
  * test/refunds.e2e-spec.ts.
  */
-let setup: MediumSuite;
+let setup: Medium;
 let fake: FakePlatform;
 let ctx: MediumContext;
 let make: Factories;
@@ -34,7 +33,7 @@ const REFUND_TIMEOUT_MS = 500;
 const PROCESSING_MAX_AGE_S = 3;
 
 beforeAll(async () => {
-  setup = await startMediumSuite(
+  setup = await startMedium(
     {
       REFUND_REQUEST_TIMEOUT_MS: String(REFUND_TIMEOUT_MS),
       REFUND_RETRY_BASE_DELAY_MS: '1000',

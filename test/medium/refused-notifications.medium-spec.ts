@@ -24,8 +24,7 @@ import { RetentionModule } from '../../src/platform/retention/retention.module';
 import { alipayDelivery, alipayTradeParams, generateRsaKeyPair, yuan } from '../../tools/simulator/platform-signers';
 import { sleep } from '../support/eventually';
 import { Factories } from '../support/factories';
-import { createMediumModule, MediumContext } from '../support/medium';
-import { MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { FORM, receive } from '../support/medium-intake';
 import { metricValue } from '../support/order-effects';
 import { count, TestPlatforms, uniqueId } from '../support/test-app';
@@ -51,7 +50,7 @@ const MODULES = [
   RetentionModule.forRoot([RefusedNotificationsRetention, RefusedHoursRetention], [RefusedNotificationModule]),
 ];
 
-let setup: MediumSuite;
+let setup: Medium;
 let platforms: TestPlatforms;
 /** The platforms' keys as they should be. */
 let right: MediumContext;
@@ -62,15 +61,15 @@ let pool: Pool;
 
 beforeAll(async () => {
   // The hourly caps and their counts are per channel across the database, and retention prunes all of it.
-  setup = await startMediumSuite(RETENTION, { imports: MODULES, fake: false, ownDatabase: true });
+  setup = await startMedium(RETENTION, { imports: MODULES, fake: false, ownDatabase: true });
   ({ platforms, ctx: right, make, pool } = setup);
   const dir = mkdtempSync(join(tmpdir(), 'pcs-wrong-keys-'));
   writeFileSync(join(dir, 'wrong-pub.pem'), generateRsaKeyPair().publicKeyPem);
-  ({ ctx: wrong } = await setup.another({
+  wrong = await setup.another({
     ...RETENTION,
     WECHATPAY_PUBLIC_KEY_PATH: join(dir, 'wrong-pub.pem'),
     ALIPAY_PUBLIC_KEY_PATH: join(dir, 'wrong-pub.pem'),
-  }));
+  });
 });
 
 afterAll(() => setup?.close());
@@ -266,7 +265,7 @@ describe('refused notifications, kept', () => {
     const before = await hourRow();
     const cap = String(before.kept + 3);
     const capped = { ...platforms.env, ...RETENTION, REFUSED_NOTIFICATIONS_PER_HOUR: cap };
-    const instances = [await createMediumModule(MODULES, capped), await createMediumModule(MODULES, capped)];
+    const instances = [await setup.another(() => capped, MODULES), await setup.another(() => capped, MODULES)];
     try {
       const droppedBefore = await metric('refused_notifications_total', {
         channel: 'ALIPAY',

@@ -10,19 +10,11 @@ import {
 import { eventually } from '../support/eventually';
 import { handledEverythingBefore } from '../support/handlers-drained';
 import { InstanceProcess, startInstanceProcess } from '../support/instance-process';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { EFFECT_TABLES, MediumNotify, notifyModules } from '../support/medium-events';
 import { freeFixedPort, StormPayment } from '../support/payment-storm';
 import { TcpProxy } from '../support/tcp-proxy';
-import {
-  count,
-  createTestPlatforms,
-  notificationsOnly,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from '../support/test-app';
-import { useOwnDatabase } from '../support/test-database';
+import { count, notificationsOnly, TestPlatforms, uniqueId } from '../support/test-app';
 
 /**
  * An instance SIGKILLed in the middle of a relay batch. The relay and the example handlers run
@@ -37,6 +29,7 @@ const BATCH_SIZE = 50;
 /** Child processes killed before one of them dies holding a half-published batch; one nearly always suffices. */
 const MAX_KILL_ROUNDS = 5;
 
+let medium: Medium;
 let platforms: TestPlatforms;
 let pool: Pool;
 let notify: MediumNotify;
@@ -45,7 +38,6 @@ let tap: ExchangeTap;
 let proxy: TcpProxy;
 let child: InstanceProcess | undefined;
 let survivor: MediumContext | undefined;
-let dropOwnDatabase: (() => Promise<void>) | undefined;
 
 function instanceEnv(rabbitmqUrl: string): Record<string, string> {
   return {
@@ -79,9 +71,8 @@ async function payOrders(ctx: MediumContext, orderNos: string[]): Promise<void> 
 }
 
 beforeAll(async () => {
-  dropOwnDatabase = await useOwnDatabase();
-  platforms = await createTestPlatforms();
-  pool = testDatabasePool();
+  medium = await startMedium({}, { imports: notifyModules(), fake: false, replicas: 0, ownDatabase: true });
+  ({ platforms, pool } = medium);
   notify = new MediumNotify(platforms);
   exchange = testExchange();
   tap = await ExchangeTap.bind(exchange);
@@ -91,7 +82,7 @@ beforeAll(async () => {
 
   // The service has run against this broker before: its handler queues exist and are bound, as
   // in any deployment after the first, so every event published from now on reaches them.
-  const warmUp = await createMediumModule(notifyModules(), instanceEnv(TEST_RABBITMQ_URL));
+  const warmUp = await medium.another(() => instanceEnv(TEST_RABBITMQ_URL));
   try {
     await eventually(
       'the handler queues to be consumed',
@@ -120,8 +111,7 @@ afterAll(async () => {
   await proxy?.stop();
   await survivor?.close();
   await tap?.close(EXAMPLE_CONSUMERS);
-  await pool?.end();
-  await dropOwnDatabase?.();
+  await medium?.close();
 });
 
 /** Our events the tap has seen whose outbox row is not (or not yet) marked published. */
@@ -184,7 +174,7 @@ async function killMidBatch(running: InstanceProcess, eventIds: Set<string>): Pr
 it(`should lose none of ${ORDERS} events and duplicate no effect when the relaying instance is SIGKILLed`, async () => {
   // The backlog: payments accepted by an instance whose broker is unreachable (the proxy is not
   // listening yet), so every event waits in the outbox.
-  const accepting = await createMediumModule(notifyModules(), instanceEnv(brokerUrlVia(proxy.port)));
+  const accepting = await medium.another(() => instanceEnv(brokerUrlVia(proxy.port)));
   const orderNos = Array.from({ length: ORDERS }, () => uniqueId('K'));
   try {
     await payOrders(accepting, orderNos);
@@ -213,7 +203,7 @@ it(`should lose none of ${ORDERS} events and duplicate no effect when the relayi
   );
   expect(publishedAtKill).toBeLessThan(ORDERS);
 
-  survivor = await createMediumModule(notifyModules(), instanceEnv(TEST_RABBITMQ_URL));
+  survivor = await medium.another(() => instanceEnv(TEST_RABBITMQ_URL));
   const ids = [...eventIds];
   await eventually(
     'every event published and handled by every example handler',

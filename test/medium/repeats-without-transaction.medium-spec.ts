@@ -1,10 +1,11 @@
 import { Pool, RowDataPacket } from 'mysql2/promise';
 import { PlatformReply } from '../../src/channels/payment-channel';
 import { generateRsaKeyPair } from '../../tools/simulator/platform-signers';
-import { IntakeInstance } from '../support/medium-intake';
+import { Medium, Replica, startMedium } from '../support/medium';
+import { INTAKE_MODULES } from '../support/medium-intake';
 import { databaseProxy, databaseUrlVia } from '../support/payment-storm';
 import { TcpProxy } from '../support/tcp-proxy';
-import { count, createTestPlatforms, notificationsOnly, testDatabasePool, uniqueId } from '../support/test-app';
+import { count, notificationsOnly, uniqueId } from '../support/test-app';
 
 /**
  * A repeat of a payment a replica saw commit is recorded and acked without a transaction; a first
@@ -13,31 +14,32 @@ import { count, createTestPlatforms, notificationsOnly, testDatabasePool, unique
  * that reads the statements it sends: what counts is what went over the wire, whichever part of
  * the service sent it.
  */
-let running: IntakeInstance;
-let replica: IntakeInstance;
-const wireOf = new Map<IntakeInstance, TcpProxy>();
+let medium: Medium;
+let running: Replica;
+let replica: Replica;
+const wireOf = new Map<Replica, TcpProxy>();
 let pool: Pool;
 
 beforeAll(async () => {
-  const platforms = await createTestPlatforms();
+  medium = await startMedium({}, { imports: INTAKE_MODULES, fake: false, replicas: 0 });
   for (const which of ['running', 'replica'] as const) {
     const proxy = await databaseProxy();
-    const instance = await IntakeInstance.start(platforms, {
-      ...notificationsOnly(platforms.env),
+    const instance = await medium.another((p) => ({
+      ...notificationsOnly(p.env),
       DATABASE_URL: databaseUrlVia(proxy),
-    });
+    }));
     wireOf.set(instance, proxy);
     if (which === 'running') running = instance;
     else replica = instance;
   }
-  pool = testDatabasePool();
+  pool = medium.pool;
 });
 afterAll(async () => {
   for (const [instance, proxy] of wireOf) {
     await instance.close();
     await proxy.stop();
   }
-  await pool?.end();
+  await medium?.close();
 });
 
 const OPENS = /^\s*(START\s+TRANSACTION|BEGIN|XA\s+START|CALL)\b|\bautocommit\s*=\s*(0|OFF)\b/i;
@@ -49,7 +51,7 @@ const ENDS = /^\s*(COMMIT|ROLLBACK)\b/i;
  * to its COMMIT or ROLLBACK. The outbox relay's own rounds, which run beside the deliveries on the
  * same pool and touch nothing but the outbox, are left out.
  */
-function transactionsSent(instance: IntakeInstance): string[][] {
+function transactionsSent(instance: Replica): string[][] {
   const open = new Map<number, string[]>();
   const transactions: string[][] = [];
   for (const { connection, text } of wireOf.get(instance)!.commandsSent()) {
@@ -77,7 +79,7 @@ async function outcomes(transactionId: string): Promise<string[]> {
   return rows.map((r) => r.outcome);
 }
 
-const deliver = (to: IntakeInstance, orderNo: string, transactionId: string): Promise<PlatformReply> =>
+const deliver = (to: Replica, orderNo: string, transactionId: string): Promise<PlatformReply> =>
   to.wechatpay(to.signed.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 1500 }));
 
 /** A payment `running` has committed: one transaction went out for it. */

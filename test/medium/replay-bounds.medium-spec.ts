@@ -20,8 +20,7 @@ import {
   unionpayForm,
 } from '../../tools/simulator/unionpay/unionpay-signer';
 import { v2PaymentNotification } from '../../tools/simulator/wechatpay/v2/v2-notifications';
-import { MediumContext } from '../support/medium';
-import { MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { FORM_CONTENT_TYPE, Intake } from '../support/medium-notify';
 import { count, SignedDeliveries, TestPlatforms, uniqueId } from '../support/test-app';
 
@@ -35,7 +34,7 @@ const MER_ID = '777290058167151';
 const API_V2_KEY = randomAlphanumeric(32);
 const DAY_MS = 24 * 3600 * 1000;
 
-let setup: MediumSuite;
+let setup: Medium;
 let platforms: TestPlatforms;
 let signed: SignedDeliveries;
 let unionpayKeys: UnionpayKeySet;
@@ -46,7 +45,7 @@ let pool: Pool;
 beforeAll(async () => {
   unionpayKeys = generateUnionpayKeySet();
   const unionpayEnv = writeUnionpayKeySet(unionpayKeys, mkdtempSync(join(tmpdir(), 'pcs-replay-')), MER_ID);
-  setup = await startMediumSuite(
+  setup = await startMedium(
     {
       ...unionpayEnv,
       UNIONPAY_BACK_URL: 'https://pay.example.com/notify/unionpay',

@@ -16,19 +16,11 @@ import { RetentionModule } from '../../src/platform/retention/retention.module';
 import { RETENTION_REPOSITORIES } from '../../src/app.module';
 import { EXAMPLE_CONSUMERS } from '../support/amqp-tap';
 import { eventually, sleep } from '../support/eventually';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { MediumNotify, metricSample, notifyModules } from '../support/medium-events';
 import { isAck } from '../support/medium-intake';
 import { StormPayment, stormPayments } from '../support/payment-storm';
-import {
-  count,
-  createTestPlatforms,
-  notificationsOnly,
-  TestPlatforms,
-  testDatabasePool,
-  uniqueId,
-} from '../support/test-app';
-import { useOwnDatabase } from '../support/test-database';
+import { count, notificationsOnly, TestPlatforms, uniqueId } from '../support/test-app';
 
 /**
  * Retention as a service: the pruner's rounds (RetentionPruner, with the tasks app.module.ts
@@ -45,6 +37,7 @@ type Payment = StormPayment;
 
 const newPayments = (n: number, prefix: string) => stormPayments(n, prefix, 1000);
 
+let medium: Medium;
 let notify: MediumNotify;
 
 /** Registers each order, then delivers its payment `times` times at once; every delivery must be acked. */
@@ -65,7 +58,8 @@ async function pay(ctx: MediumContext, payments: Payment[], times: number): Prom
 
 /** An instance: the notify use case, the example handlers, the webhooks' fan-out, retention and the admin reads. */
 const instance = (env: Record<string, string>) =>
-  createMediumModule(
+  medium.another(
+    () => env,
     [
       ...notifyModules(),
       WebhooksModule,
@@ -82,7 +76,6 @@ const instance = (env: Record<string, string>) =>
         RETENTION_REPOSITORIES,
       ),
     ],
-    env,
   );
 
 /** Prunes as of `now` until a round finds nothing left; the counts are what this caller pruned. */
@@ -221,7 +214,6 @@ describe('retention', () => {
   let platforms: TestPlatforms;
   let instances: MediumContext[];
   let pool: Pool;
-  let dropOwnDatabase: (() => Promise<void>) | undefined;
 
   /** Instances that prune only when the test says: their own loop waits a day after its first, empty round. */
   // The example handlers write the processed_event rows that retention prunes.
@@ -234,16 +226,15 @@ describe('retention', () => {
   const prunerOf = (ctx: MediumContext) => ctx.get(RetentionPruner);
 
   beforeAll(async () => {
-    dropOwnDatabase = await useOwnDatabase();
-    platforms = await createTestPlatforms();
+    medium = await startMedium({}, { fake: false, replicas: 0, ownDatabase: true });
+    platforms = medium.platforms;
     notify = new MediumNotify(platforms);
     instances = [await instance(idleEnv()), await instance(idleEnv())];
-    pool = testDatabasePool();
+    pool = medium.pool;
   });
   afterAll(async () => {
     await Promise.all(instances?.map((i) => i.close()) ?? []);
-    await pool?.end();
-    await dropOwnDatabase?.();
+    await medium?.close();
   });
 
   it('should prune only what is older than its horizon, and never an unpublished event or a payment key', async () => {

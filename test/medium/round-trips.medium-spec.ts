@@ -7,9 +7,10 @@ import { Channel } from '../../src/domain/notification';
 import { DeliveryLog } from '../../src/payments/idempotency/delivery-log';
 import { OrderStatusChange } from '../../src/order/order-status-change.entity';
 import { requireTransactionAlive } from '../../src/platform/database/transaction-alive';
-import { IntakeInstance } from '../support/medium-intake';
+import { Medium, Replica, startMedium } from '../support/medium';
+import { INTAKE_MODULES } from '../support/medium-intake';
 import { SentCommands } from '../support/sent-commands';
-import { count, createTestPlatforms, notificationsOnly, testDatabasePool, uniqueId } from '../support/test-app';
+import { count, notificationsOnly, uniqueId } from '../support/test-app';
 
 /**
  * A new payment costs ONE round trip to the database: START TRANSACTION with the CALL of the payment
@@ -18,24 +19,22 @@ import { count, createTestPlatforms, notificationsOnly, testDatabasePool, unique
  * database (deliveries handed to NotificationIntake.receive, as the notify route hands them), and
  * checks the procedure's failure paths.
  */
-let running: IntakeInstance;
-let replica: IntakeInstance;
+let medium: Medium;
+let running: Replica;
+let replica: Replica;
 let sent: SentCommands;
 let replicaSent: SentCommands;
 let pool: Pool;
 
 beforeAll(async () => {
-  const platforms = await createTestPlatforms();
-  running = await IntakeInstance.start(platforms, notificationsOnly(platforms.env));
-  replica = await IntakeInstance.start(platforms, notificationsOnly(platforms.env));
-  sent = SentCommands.attachTo(running.ctx.get(DataSource));
-  replicaSent = SentCommands.attachTo(replica.ctx.get(DataSource));
-  pool = testDatabasePool();
+  medium = await startMedium((p) => notificationsOnly(p.env), { imports: INTAKE_MODULES, fake: false, replicas: 2 });
+  [running, replica] = medium.replicas;
+  sent = SentCommands.attachTo(running.get(DataSource));
+  replicaSent = SentCommands.attachTo(replica.get(DataSource));
+  pool = medium.pool;
 });
 afterAll(async () => {
-  await running?.close();
-  await replica?.close();
-  await pool?.end();
+  await medium?.close();
 });
 
 async function effects(orderNo: string, transactionId: string) {
@@ -66,7 +65,7 @@ async function newOrder(amount: number): Promise<{ orderNo: string; transactionI
   return { orderNo, transactionId: uniqueId('T') };
 }
 
-const wechatpay = (via: IntakeInstance, orderNo: string, transactionId: string, total: number) =>
+const wechatpay = (via: Replica, orderNo: string, transactionId: string, total: number) =>
   via.wechatpay(via.signed.wechatpayPayment({ outTradeNo: orderNo, transactionId, total }));
 
 describe('round trips of a payment', () => {
@@ -173,7 +172,7 @@ describe('round trips of a payment', () => {
   it("should split the delivery log's INSERTs by the bytes of the bodies, so that large bodies stay under max_allowed_packet", async () => {
     const { orderNo, transactionId } = await newOrder(1700);
     const delivery = running.signed.wechatpayPayment({ outTradeNo: orderNo, transactionId, total: 1700 });
-    const verified = running.ctx
+    const verified = running
       .get(PaymentChannels)
       .get(Channel.Wechatpay)!
       .verify({ headers: delivery.headers, body: Buffer.from(delivery.body, 'utf8') });
@@ -185,7 +184,7 @@ describe('round trips of a payment', () => {
     }));
     const sentBefore = sent.sent.length;
 
-    await Promise.all(large.map((notification) => running.ctx.get(DeliveryLog).record(notification, 'DUPLICATE')));
+    await Promise.all(large.map((notification) => running.get(DeliveryLog).record(notification, 'DUPLICATE')));
 
     const inserts = sent.sent.slice(sentBefore).filter((c) => c.text.startsWith('INSERT INTO callback_delivery'));
     expect(inserts.length).toBeGreaterThanOrEqual(3);
@@ -244,7 +243,7 @@ describe('START TRANSACTION with the first statement', () => {
 
   it("should send a transaction's first statement with its START TRANSACTION and answer it as if alone", async () => {
     const tag = marker();
-    const answers = await running.ctx.get(DataSource).transaction(async (manager) => ({
+    const answers = await running.get(DataSource).transaction(async (manager) => ({
       raw: (await manager.query('SELECT ? AS tag', [tag])) as unknown,
       structured: (await manager.getRepository(OrderStatusChange).findBy({ orderNo: tag })).length,
     }));
@@ -259,7 +258,7 @@ describe('START TRANSACTION with the first statement', () => {
 
   it('should keep the first statement inside the transaction: a rollback undoes it', async () => {
     const tag = marker();
-    const failure = await running.ctx
+    const failure = await running
       .get(DataSource)
       .transaction(async (manager) => {
         const written = await manager.query<{ affectedRows: number }>(
@@ -282,7 +281,7 @@ describe('START TRANSACTION with the first statement', () => {
     const insert = (tag: string) =>
       `INSERT INTO order_status_change (order_no, from_status, to_status, event, cause, changed_at)
        VALUES ('${tag}', NULL, 'WAIT_PAY', 'REGISTER', 'round-trips test', NOW(3))`;
-    const failure: unknown = await running.ctx
+    const failure: unknown = await running
       .get(DataSource)
       .transaction(async (manager) => {
         await manager.query(insert(kept));
@@ -304,7 +303,7 @@ describe('START TRANSACTION with the first statement', () => {
 
   it('should send nothing for a transaction that sends no statement', async () => {
     const [before, after] = [marker(), marker()];
-    const runner = running.ctx.get(DataSource).createQueryRunner();
+    const runner = running.get(DataSource).createQueryRunner();
     try {
       await runner.query(`SELECT '${before}'`);
       await runner.startTransaction();

@@ -7,7 +7,7 @@ import { buildExampleDataSourceOptions, EXAMPLE_ENTITIES } from '../../src/event
 import { ENTITIES } from '../../src/app.module';
 import { serverDataSourceOptions } from '../../src/platform/database/data-source-options';
 import { applyMigrationsLocked, migrationLockName } from '../../src/platform/database/migration-runner';
-import { createMediumModule } from '../support/medium';
+import { Medium, startMedium } from '../support/medium';
 import { assertTestDatabase, databaseUrl, TEST_DATABASE_PREFIX, withAdminConnection } from '../support/test-database';
 import { uniqueId } from '../support/test-app';
 
@@ -37,11 +37,19 @@ describe('schema migrations', () => {
       }
     };
 
-  beforeAll(() => withAdminConnection((conn) => conn.query(`CREATE DATABASE \`${name}\``)));
-  afterAll(() => withAdminConnection((conn) => conn.query(`DROP DATABASE IF EXISTS \`${name}\``)));
+  let medium: Medium;
+
+  beforeAll(async () => {
+    await withAdminConnection((conn) => conn.query(`CREATE DATABASE \`${name}\``));
+    medium = await startMedium({}, { imports: [], fake: false, replicas: 0 });
+  });
+  afterAll(async () => {
+    await medium?.close();
+    await withAdminConnection((conn) => conn.query(`DROP DATABASE IF EXISTS \`${name}\``));
+  });
 
   it('should apply the migrations once when several replicas start together', async () => {
-    const started = await Promise.allSettled([1, 2, 3].map(() => createMediumModule([], { DATABASE_URL: url })));
+    const started = await Promise.allSettled([1, 2, 3].map(() => medium.another(() => ({ DATABASE_URL: url }), [])));
     for (const s of started) if (s.status === 'fulfilled') await s.value.close();
     expect(started.map((s) => (s.status === 'rejected' ? String(s.reason) : 'started'))).toEqual(
       Array(3).fill('started'),
@@ -55,7 +63,7 @@ describe('schema migrations', () => {
   it('should compose the data source of replicas in one process once, without a duplicate-name warning', async () => {
     const warn = jest.spyOn(Logger.prototype, 'warn');
     try {
-      const replicas = await Promise.all([1, 2].map(() => createMediumModule([], { DATABASE_URL: url })));
+      const replicas = await Promise.all([1, 2].map(() => medium.another(() => ({ DATABASE_URL: url }), [])));
       for (const replica of replicas) await replica.close();
       expect(warn.mock.calls.map(([message]) => String(message)).filter((m) => /already registered/.test(m))).toEqual(
         [],

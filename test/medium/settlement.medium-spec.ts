@@ -4,7 +4,7 @@ import { OrderModule } from '../../src/order/order.module';
 import { SettlementModule } from '../../src/settlement/settlement.module';
 import { TradeModule } from '../../src/trade/trade.module';
 import { Factories } from '../support/factories';
-import { MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { Medium, startMedium } from '../support/medium';
 import { NotifyTestChannel } from '../support/notify-channels';
 import { PaymentEffects } from '../support/payment-effects';
 import { count, notificationsOnly, TestPlatforms, uniqueId } from '../support/test-app';
@@ -16,14 +16,14 @@ import { count, notificationsOnly, TestPlatforms, uniqueId } from '../support/te
  * platforms get, the refusals of bad signatures and the order API are in
  * test/payment-outcomes.e2e-spec.ts.
  */
-let setup: MediumSuite;
+let setup: Medium;
 let platforms: TestPlatforms;
 let make: Factories;
 let pool: Pool;
 let db: PaymentEffects;
 
 beforeAll(async () => {
-  setup = await startMediumSuite((p) => notificationsOnly(p.env), {
+  setup = await startMedium((p) => notificationsOnly(p.env), {
     imports: [OrderModule, SettlementModule, TradeModule],
     fake: false,
   });

@@ -3,8 +3,7 @@ import { Channel } from '../../src/domain/notification';
 import { Refunds } from '../../src/refund/refunds';
 import { FakePlatform } from '../../tools/simulator/fake-platform';
 import { Factories } from '../support/factories';
-import { MediumContext } from '../support/medium';
-import { domainFailure, MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { domainFailure, Medium, MediumContext, startMedium } from '../support/medium';
 import { OrderEffects } from '../support/order-effects';
 import { RefundEffects } from '../support/refund-effects';
 import { count, uniqueId } from '../support/test-app';
@@ -18,7 +17,7 @@ import { count, uniqueId } from '../support/test-app';
  */
 const THRESHOLD = 1000;
 
-let setup: MediumSuite;
+let setup: Medium;
 let fake: FakePlatform;
 let ctx: MediumContext;
 let make: Factories;
@@ -27,7 +26,7 @@ let orders: OrderEffects;
 let refunds: RefundEffects;
 
 beforeAll(async () => {
-  setup = await startMediumSuite({
+  setup = await startMedium({
     REFUND_APPROVAL_THRESHOLD: String(THRESHOLD),
     REFUND_RETRY_BASE_DELAY_MS: '500',
     REFUND_RETRY_MAX_DELAY_MS: '1000',

@@ -3,8 +3,7 @@ import { NotifyModule } from '../../src/intake/notify.module';
 import { OrderModule } from '../../src/order/order.module';
 import { alipayDelivery, alipayTradeParams, yuan } from '../../tools/simulator/platform-signers';
 import { Factories } from '../support/factories';
-import { MediumContext } from '../support/medium';
-import { MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { Intake, replyOf } from '../support/medium-notify';
 import { count, TestPlatforms, uniqueId } from '../support/test-app';
 
@@ -14,7 +13,7 @@ import { count, TestPlatforms, uniqueId } from '../support/test-app';
  * empty parameters. Through the notify route's use case (NotificationIntake), on the real
  * database.
  */
-let setup: MediumSuite;
+let setup: Medium;
 let platforms: TestPlatforms;
 let ctx: MediumContext;
 let make: Factories;
@@ -22,7 +21,7 @@ let intake: Intake;
 let pool: Pool;
 
 beforeAll(async () => {
-  setup = await startMediumSuite({}, { imports: [OrderModule, NotifyModule], fake: false });
+  setup = await startMedium({}, { imports: [OrderModule, NotifyModule], fake: false });
   ({ platforms, ctx, make, pool } = setup);
   intake = new Intake(ctx);
 });

@@ -5,7 +5,8 @@ import { createPool, Pool, RowDataPacket } from 'mysql2/promise';
 import { randomAlphanumeric } from '../../tools/simulator/platform-signers';
 import { v2PaymentNotification } from '../../tools/simulator/wechatpay/v2/v2-notifications';
 import { eventually, sleep } from '../support/eventually';
-import { IntakeInstance, isAck, metric } from '../support/medium-intake';
+import { Medium, Replica, startMedium } from '../support/medium';
+import { INTAKE_MODULES, isAck, metric } from '../support/medium-intake';
 import {
   databaseProxy,
   databaseUrlVia,
@@ -16,14 +17,7 @@ import {
 } from '../support/payment-storm';
 import { TcpProxy } from '../support/tcp-proxy';
 import { databaseUrl, TEST_DATABASE_PREFIX, withAdminConnection } from '../support/test-database';
-import {
-  count,
-  createTestPlatforms,
-  notificationsOnly,
-  testDatabasePool,
-  TestPlatforms,
-  uniqueId,
-} from '../support/test-app';
+import { count, notificationsOnly, TestPlatforms, uniqueId } from '../support/test-app';
 
 /**
  * The durable spool (SPOOL_DIR) as the notify use case and the replayer use it, without HTTP: the
@@ -36,21 +30,22 @@ const CUT_MS = 10_000;
 const API_V2_KEY = randomAlphanumeric(32);
 const V2_ACK = '<xml><return_code><![CDATA[SUCCESS]]></return_code><return_msg><![CDATA[OK]]></return_msg></xml>';
 
+let medium: Medium;
 let platforms: TestPlatforms;
 let pool: Pool;
 let proxy: TcpProxy;
-let instance: IntakeInstance | undefined;
+let instance: Replica | undefined;
 
 const newSpoolDir = () => mkdtempSync(join(tmpdir(), 'pcs-spool-'));
 
-function start(spoolDir: string | undefined, extra: Record<string, string> = {}): Promise<IntakeInstance> {
-  return IntakeInstance.start(platforms, {
-    ...notificationsOnly(platforms.env),
+function start(spoolDir: string | undefined, extra: Record<string, string> = {}): Promise<Replica> {
+  return medium.another((p) => ({
+    ...notificationsOnly(p.env),
     WECHATPAY_APIV2_KEY: API_V2_KEY,
     DATABASE_URL: databaseUrlVia(proxy),
     ...(spoolDir ? { SPOOL_DIR: spoolDir } : {}),
     ...extra,
-  });
+  }));
 }
 
 function segmentFiles(spoolDir: string): string[] {
@@ -62,8 +57,8 @@ function segmentFiles(spoolDir: string): string[] {
 const spooledAcks = () => metric('payment_notifications_total', { outcome: 'SPOOLED' });
 
 beforeAll(async () => {
-  platforms = await createTestPlatforms();
-  pool = testDatabasePool();
+  medium = await startMedium({}, { imports: INTAKE_MODULES, fake: false, replicas: 0 });
+  ({ platforms, pool } = medium);
   proxy = await databaseProxy();
 });
 afterEach(async () => {
@@ -75,7 +70,7 @@ afterEach(async () => {
 });
 afterAll(async () => {
   await proxy?.stop();
-  await pool?.end();
+  await medium?.close();
 });
 
 describe('the durable spool (SPOOL_DIR)', () => {
@@ -396,7 +391,7 @@ describe('WeChat Pay v2 notifications and the spool', () => {
       amount: 300 + i,
     }));
 
-  function deliverV2(app: IntakeInstance, p: StormPayment) {
+  function deliverV2(app: Replica, p: StormPayment) {
     const { wechatpay } = platforms;
     const xml = v2PaymentNotification(
       {

@@ -8,8 +8,7 @@ import { TradeCloseService } from '../../src/trade/trade-close.service';
 import { TradeModule } from '../../src/trade/trade.module';
 import { FakeChannel, FakePlatform, TradeCallBehaviour } from '../../tools/simulator/fake-platform';
 import { Factories } from '../support/factories';
-import { MediumContext } from '../support/medium';
-import { domainFailure, MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { domainFailure, Medium, MediumContext, startMedium } from '../support/medium';
 import { OrderEffects } from '../support/order-effects';
 import { notificationsOnly, TestPlatforms, uniqueId } from '../support/test-app';
 
@@ -20,7 +19,7 @@ import { notificationsOnly, TestPlatforms, uniqueId } from '../support/test-app'
  * verifies the merchant's request signatures and signs its answers; a second module runs without
  * API credentials. The status codes are in test/trade-close.e2e-spec.ts.
  */
-let setup: MediumSuite;
+let setup: Medium;
 let platforms: TestPlatforms;
 let fake: FakePlatform;
 let ctx: MediumContext;
@@ -37,12 +36,12 @@ const ENV = {
 };
 
 beforeAll(async () => {
-  setup = await startMediumSuite(ENV, {
+  setup = await startMedium(ENV, {
     imports: [OrderModule, SettlementModule, TradeModule],
     fake: { hangMs: 1500 },
   });
   ({ platforms, fake, ctx, make, pool } = setup);
-  ({ ctx: withoutApi } = await setup.another((p, apiEnv) => notificationsOnly({ ...p.env, ...apiEnv, ...ENV })));
+  withoutApi = await setup.another((p, apiEnv) => notificationsOnly({ ...p.env, ...apiEnv, ...ENV }));
   effects = new OrderEffects(pool);
 });
 

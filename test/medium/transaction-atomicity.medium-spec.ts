@@ -2,8 +2,9 @@ import { createConnection, Pool, RowDataPacket } from 'mysql2/promise';
 import { DataSource } from 'typeorm';
 import { PaymentNotification } from '../../src/domain/notification';
 import { PayProcedure } from '../../src/settlement/pay-procedure.repository';
-import { IntakeInstance } from '../support/medium-intake';
-import { count, createTestPlatforms, notificationsOnly, testDatabasePool, uniqueId } from '../support/test-app';
+import { Medium, Replica, startMedium } from '../support/medium';
+import { INTAKE_MODULES } from '../support/medium-intake';
+import { count, notificationsOnly, uniqueId } from '../support/test-app';
 
 /**
  * The dedup claim, the order's compare-and-set and the outbox insert must commit together or not at
@@ -11,20 +12,18 @@ import { count, createTestPlatforms, notificationsOnly, testDatabasePool, unique
  * itself fail or stall between the steps (a trigger, a row lock held by the test) and look at what
  * was kept; the platform's reply is NotificationIntake.receive's.
  */
-let running: IntakeInstance;
-let replica: IntakeInstance;
+let medium: Medium;
+let running: Replica;
+let replica: Replica;
 let pool: Pool;
 
 beforeAll(async () => {
-  const platforms = await createTestPlatforms();
-  running = await IntakeInstance.start(platforms, notificationsOnly(platforms.env));
-  replica = await IntakeInstance.start(platforms, notificationsOnly(platforms.env));
-  pool = testDatabasePool();
+  medium = await startMedium((p) => notificationsOnly(p.env), { imports: INTAKE_MODULES, fake: false, replicas: 2 });
+  [running, replica] = medium.replicas;
+  pool = medium.pool;
 });
 afterAll(async () => {
-  await running?.close();
-  await replica?.close();
-  await pool?.end();
+  await medium?.close();
 });
 
 async function effects(orderNo: string, transactionId: string) {
@@ -56,7 +55,7 @@ const failingFor = (statement: string, orderNo: string) =>
    IF NEW.order_no = '${orderNo}' THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'injected failure'; END IF`;
 const NOTHING_KEPT = { status: 'WAIT_PAY', claims: 0, deliveries: 0, events: 0 };
 
-const wechatpay = (via: IntakeInstance, orderNo: string, transactionId: string, total: number) =>
+const wechatpay = (via: Replica, orderNo: string, transactionId: string, total: number) =>
   via.wechatpay(via.signed.wechatpayPayment({ outTradeNo: orderNo, transactionId, total }));
 
 it('should keep nothing, and answer failure, when the order update fails after the dedup insert', async () => {
@@ -188,7 +187,7 @@ it('should refuse to apply a payment outside a transaction, instead of autocommi
   };
 
   // The decorator throws before the procedure is called: the async wrapper turns that into the rejection a caller awaits.
-  await expect(async () => running.ctx.get(PayProcedure).call(payment, { receivedAt: new Date() })).rejects.toThrow(
+  await expect(async () => running.get(PayProcedure).call(payment, { receivedAt: new Date() })).rejects.toThrow(
     /transaction/i,
   );
 
@@ -196,7 +195,7 @@ it('should refuse to apply a payment outside a transaction, instead of autocommi
 });
 
 it('should run every pooled connection at READ COMMITTED without a per-transaction SET', async () => {
-  const dataSource = running.ctx.get(DataSource);
+  const dataSource = running.get(DataSource);
   // Twenty at once, so that the pool hands out (and opens) many distinct connections.
   const levels = await Promise.all(
     Array.from({ length: 20 }, () =>

@@ -17,12 +17,16 @@ import {
   writeUnionpayKeySet,
 } from '../../tools/simulator/unionpay/unionpay-keys';
 import { txnTime, unionpaySignatureHolds } from '../../tools/simulator/unionpay/unionpay-signer';
+import {
+  createdOnceForConcurrentRequests,
+  refusedAgainWithoutSecondCall,
+  unavailableThenCreated,
+} from '../support/create-payment-cases';
 import { eventually } from '../support/eventually';
-import { createMediumModule, MediumContext } from '../support/medium';
 import { FORM, receive } from '../support/medium-intake';
-import { domainFailure } from '../support/medium-suite';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { OrderEffects } from '../support/order-effects';
-import { createTestPlatforms, testDatabasePool, uniqueId } from '../support/test-app';
+import { uniqueId } from '../support/test-app';
 
 /**
  * UnionPay payments created by the service (POST /payment-orders with method), as services on the real database
@@ -35,6 +39,7 @@ const MER_ID = '777290058167152';
 const PUBLIC_BASE_URL = 'https://pay.example.com';
 const BACK_URL = `${PUBLIC_BASE_URL}/notify/unionpay`;
 
+let medium: Medium;
 let keys: UnionpayKeySet;
 let fake: FakeUnionpayGateway;
 let ctx: MediumContext;
@@ -42,32 +47,32 @@ let pool: Pool;
 let effects: OrderEffects;
 
 beforeAll(async () => {
-  const platforms = await createTestPlatforms();
   keys = generateUnionpayKeySet();
   const unionpayEnv = writeUnionpayKeySet(keys, mkdtempSync(join(tmpdir(), 'pcs-unionpay-create-')), MER_ID);
   fake = await FakeUnionpayGateway.start({
     merchants: [{ merId: MER_ID, certificatePem: keys.merchant.pem }],
     signer: keys.unionpaySigner,
   });
-  ctx = await createMediumModule([OrderModule, SettlementModule, TradeModule, NotifyModule], {
-    ...platforms.env,
-    ...unionpayEnv,
-    ...fake.apiEnv,
-    PUBLIC_BASE_URL,
-    SPOOL_DIR: mkdtempSync(join(tmpdir(), 'pcs-unionpay-create-spool-')),
-    UNIONPAY_VALIDATE_CN: 'true',
-    PAYMENT_QUERY_SCHEDULE_SECONDS: '3600',
-    PAYMENT_QUERY_POLL_INTERVAL_MS: '100',
-    REFUND_REQUEST_TIMEOUT_MS: '1000',
-  });
-  pool = testDatabasePool();
+  medium = await startMedium(
+    {
+      ...unionpayEnv,
+      ...fake.apiEnv,
+      PUBLIC_BASE_URL,
+      SPOOL_DIR: mkdtempSync(join(tmpdir(), 'pcs-unionpay-create-spool-')),
+      UNIONPAY_VALIDATE_CN: 'true',
+      PAYMENT_QUERY_SCHEDULE_SECONDS: '3600',
+      PAYMENT_QUERY_POLL_INTERVAL_MS: '100',
+      REFUND_REQUEST_TIMEOUT_MS: '1000',
+    },
+    { imports: [OrderModule, SettlementModule, TradeModule, NotifyModule], fake: false },
+  );
+  ({ ctx, pool } = medium);
   effects = new OrderEffects(pool);
 });
 
 afterAll(async () => {
-  await ctx?.close();
+  await medium?.close();
   await fake?.close();
-  await pool?.end();
 });
 
 function order(method: string, overrides: Partial<CreatePaymentOrderDto> = {}): CreatePaymentOrderDto {
@@ -86,6 +91,7 @@ function order(method: string, overrides: Partial<CreatePaymentOrderDto> = {}): 
 }
 
 const create = (dto: CreatePaymentOrderDto) => ctx.inContext(() => ctx.get(ChannelPayments).create(dto));
+const unionpay = { create, callsFor: (orderNo: string) => fake.callsFor('appTrans', orderNo) };
 
 /** What UnionPay checks: signMethod 01 with the public key of the merchant's certificate. */
 const merchantSignatureHolds = (fields: Record<string, string>) =>
@@ -169,11 +175,9 @@ describe("the app's tn (appTransReq)", () => {
   it('should send one appTransReq for ten concurrent identical requests, each answered the same tn', async () => {
     const dto = order('APP');
 
-    const answers = await Promise.all(Array.from({ length: 10 }, () => create(dto)));
+    const { answers, call } = await createdOnceForConcurrentRequests(unionpay, dto);
 
-    const calls = fake.callsFor('appTrans', dto.orderNo);
-    expect(calls).toHaveLength(1);
-    expect(calls[0].fields).toMatchObject({
+    expect(call.fields).toMatchObject({
       txnType: '01',
       channelType: '08',
       merId: MER_ID,
@@ -184,7 +188,7 @@ describe("the app's tn (appTransReq)", () => {
       backUrl: BACK_URL,
       payTimeout: txnTime(new Date(dto.expiresAt!)),
     });
-    expect(calls[0].fields.frontUrl).toBeUndefined();
+    expect(call.fields.frontUrl).toBeUndefined();
     const tn = fake.consumptions.get(`${MER_ID} ${dto.orderNo}`)!.tn;
     expect(new Set(answers.map((a) => a.payment.buyer))).toEqual(new Set([JSON.stringify({ params: { tn } })]));
   });
@@ -204,16 +208,13 @@ describe("the app's tn (appTransReq)", () => {
 
   it("should answer UnionPay's refusal as a 422 with its respCode, again without a second call", async () => {
     const dto = order('APP');
-    fake.consumeBehaviours.push({ respCode: '61', respMsg: 'merchant not permitted' });
 
-    const first = await domainFailure(create(dto));
-    const again = await domainFailure(create(dto));
-
-    for (const failure of [first, again]) {
-      expect(failure).toMatchObject({ code: 'ChannelRefused', status: 422 });
-      expect(failure.message).toContain('61 merchant not permitted');
-    }
-    expect(fake.callsFor('appTrans', dto.orderNo)).toHaveLength(1);
+    await refusedAgainWithoutSecondCall(
+      unionpay,
+      dto,
+      () => fake.consumeBehaviours.push({ respCode: '61', respMsg: 'merchant not permitted' }),
+      '61 merchant not permitted',
+    );
   });
 
   it.each([
@@ -221,16 +222,11 @@ describe("the app's tn (appTransReq)", () => {
     ['an answer still pending (03)', { respCode: '03', respMsg: 'in process' }],
   ])('should answer 503 to %s, then send the very same request again and get the tn', async (_what, behaviour) => {
     const dto = order('APP');
-    fake.consumeBehaviours.push(behaviour);
 
-    const failure = await domainFailure(create(dto));
-    const { payment } = await create(dto);
+    const { calls } = await unavailableThenCreated(unionpay, dto, () => fake.consumeBehaviours.push(behaviour));
 
-    expect(failure).toMatchObject({ code: 'ChannelUnavailable', status: 503 });
-    const calls = fake.callsFor('appTrans', dto.orderNo);
     expect(calls).toHaveLength(2);
     expect(calls[1].fields).toEqual(calls[0].fields);
-    expect(payment.state).toBe('CREATED');
   });
 });
 

@@ -30,14 +30,13 @@ import {
   unionpayForm,
 } from '../../tools/simulator/unionpay/unionpay-signer';
 import { eventually } from '../support/eventually';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { failure, FORM, receive, Reply } from '../support/medium-dialects';
 import { OrderEffects } from '../support/order-effects';
 import { databaseProxy, databaseUrlVia, inParallel } from '../support/payment-storm';
 import { RefundEffects } from '../support/refund-effects';
 import { TcpProxy } from '../support/tcp-proxy';
-import { count as countRows, createTestPlatforms, testDatabasePool, uniqueId } from '../support/test-app';
-import { useOwnDatabase } from '../support/test-database';
+import { count as countRows, uniqueId } from '../support/test-app';
 
 /**
  * UnionPay (acp 5.1.0) as services on the real database, without HTTP: notifications signed with a
@@ -52,18 +51,15 @@ const ORDERS = 60;
 const DELIVERIES_PER_PAYMENT = 6;
 
 let keys: UnionpayKeySet;
+let medium: Medium;
 let fake: FakeUnionpayGateway;
 let proxy: TcpProxy;
 let ctx: MediumContext;
 let pool: Pool;
 let effects: OrderEffects;
 let refunds: RefundEffects;
-let dropOwnDatabase: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
-  // The payment-query and refund workers take every due row of their database: other suites' would come first.
-  dropOwnDatabase = await useOwnDatabase();
-  const platforms = await createTestPlatforms();
   keys = generateUnionpayKeySet();
   const unionpayEnv = writeUnionpayKeySet(keys, mkdtempSync(join(tmpdir(), 'pcs-unionpay-')), MER_ID);
   fake = await FakeUnionpayGateway.start({
@@ -71,20 +67,25 @@ beforeAll(async () => {
     signer: keys.unionpaySigner,
   });
   proxy = await databaseProxy();
-  ctx = await createMediumModule([OrderModule, NotifyModule, ReconciliationModule], {
-    ...platforms.env,
-    ...unionpayEnv,
-    ...fake.apiEnv,
-    DATABASE_URL: databaseUrlVia(proxy),
-    SPOOL_DIR: mkdtempSync(join(tmpdir(), 'pcs-unionpay-spool-')),
-    UNIONPAY_BACK_URL: 'https://pay.example.com/notify/unionpay',
-    UNIONPAY_VALIDATE_CN: 'true',
-    PAYMENT_QUERY_SCHEDULE_SECONDS: '5',
-    PAYMENT_QUERY_POLL_INTERVAL_MS: '200',
-    PAYMENT_QUERY_RATE_PER_SECOND: '1000',
-    REFUND_POLL_INTERVAL_MS: '200',
-  });
-  pool = testDatabasePool();
+  // The payment-query and refund workers take every due row of their database: other suites' would come first.
+  // The env is a function, read once that database of the suite's own is DATABASE_URL.
+  medium = await startMedium(
+    (p) => ({
+      ...p.env,
+      ...unionpayEnv,
+      ...fake.apiEnv,
+      DATABASE_URL: databaseUrlVia(proxy),
+      SPOOL_DIR: mkdtempSync(join(tmpdir(), 'pcs-unionpay-spool-')),
+      UNIONPAY_BACK_URL: 'https://pay.example.com/notify/unionpay',
+      UNIONPAY_VALIDATE_CN: 'true',
+      PAYMENT_QUERY_SCHEDULE_SECONDS: '5',
+      PAYMENT_QUERY_POLL_INTERVAL_MS: '200',
+      PAYMENT_QUERY_RATE_PER_SECOND: '1000',
+      REFUND_POLL_INTERVAL_MS: '200',
+    }),
+    { imports: [OrderModule, NotifyModule, ReconciliationModule], fake: false, ownDatabase: true },
+  );
+  ({ ctx, pool } = medium);
   effects = new OrderEffects(pool);
   refunds = new RefundEffects(pool);
 });
@@ -93,8 +94,7 @@ afterAll(async () => {
   await ctx?.close();
   await proxy?.stop();
   await fake?.close();
-  await pool?.end();
-  await dropOwnDatabase?.();
+  await medium?.close();
 });
 
 interface UnionpayPayment {

@@ -5,12 +5,11 @@ import { WebhookDispatcher } from '../../src/events/webhooks/webhook-dispatcher'
 import { WebhookEndpoints } from '../../src/events/webhooks/webhook-endpoints.service';
 import { WebhooksModule } from '../../src/events/webhooks/webhooks.module';
 import { eventually, sleep } from '../support/eventually';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { MediumNotify, metricSample, notifyModules } from '../support/medium-events';
 import { isAck } from '../support/medium-intake';
 import { inParallel, StormPayment, stormPayments } from '../support/payment-storm';
-import { count, createTestPlatforms, notificationsOnly, testDatabasePool, TestPlatforms } from '../support/test-app';
-import { useOwnDatabase } from '../support/test-database';
+import { count, notificationsOnly, TestPlatforms } from '../support/test-app';
 import { WebhookReceiver } from '../support/webhook-receiver';
 import { roundsOf } from '../support/worker-rounds';
 
@@ -45,11 +44,11 @@ interface AttemptRow {
   succeeded: number;
 }
 
+let medium: Medium;
 let platforms: TestPlatforms;
 let replicas: MediumContext[] = [];
 let pool: Pool;
 let notify: MediumNotify;
-let dropOwnDatabase: (() => Promise<void>) | undefined;
 const receivers: WebhookReceiver[] = [];
 
 /** An endpoint use case as its admin route calls it (each write opens its own transaction), in a context of its own. */
@@ -101,12 +100,8 @@ const metric = (name: string, endpointId: string) => metricSample(`${name}{endpo
 
 beforeAll(async () => {
   // The fan-out gives every enabled endpoint every event of the database: only this suite's.
-  dropOwnDatabase = await useOwnDatabase();
-  platforms = await createTestPlatforms();
-  pool = testDatabasePool();
-  notify = new MediumNotify(platforms);
-  const env = {
-    ...notificationsOnly(platforms.env),
+  const env = (p: TestPlatforms) => ({
+    ...notificationsOnly(p.env),
     WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
     WEBHOOK_RETRY_SCHEDULE_SECONDS: SCHEDULE_SECONDS.join(','),
     WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
@@ -114,16 +109,21 @@ beforeAll(async () => {
     WEBHOOK_ENDPOINT_CONCURRENCY: '4',
     WEBHOOK_DISABLE_AFTER_SECONDS: String(DISABLE_AFTER_SECONDS),
     OUTBOX_POLL_INTERVAL_MS: '50',
-  };
-  const modules = [...notifyModules(false), WebhooksModule];
-  replicas = [await createMediumModule(modules, env), await createMediumModule(modules, env)];
+  });
+  medium = await startMedium(env, {
+    imports: [...notifyModules(false), WebhooksModule],
+    fake: false,
+    replicas: 2,
+    ownDatabase: true,
+  });
+  ({ platforms, pool, replicas } = medium);
+  notify = new MediumNotify(platforms);
 });
 
 afterAll(async () => {
   await Promise.all(replicas.map((r) => r.close()));
   await Promise.all(receivers.map((r) => r.stop()));
-  await pool?.end();
-  await dropOwnDatabase?.();
+  await medium?.close();
 });
 
 it('should deliver every paid order to a flaky, slow, at first down endpoint and to a healthy one, each attempt sent once', async () => {

@@ -9,13 +9,12 @@ import { WebhooksModule } from '../../src/events/webhooks/webhooks.module';
 import { OutboxRelay } from '../../src/events/outbox.relay';
 import { TransactionRunner } from '../../src/platform/transaction/transaction.runner';
 import { eventually } from '../support/eventually';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { Medium, Replica, startMedium } from '../support/medium';
 import { MediumNotify, notifyModules } from '../support/medium-events';
 import { isAck } from '../support/medium-intake';
 import { StormPayment, stormPayments } from '../support/payment-storm';
 import { SentCommands } from '../support/sent-commands';
-import { count, createTestPlatforms, notificationsOnly, testDatabasePool, TestPlatforms } from '../support/test-app';
-import { useOwnDatabase } from '../support/test-database';
+import { count, notificationsOnly, TestPlatforms } from '../support/test-app';
 import { WebhookReceiver } from '../support/webhook-receiver';
 import { roundsFrom, roundsOf } from '../support/worker-rounds';
 
@@ -28,24 +27,26 @@ import { roundsFrom, roundsOf } from '../support/worker-rounds';
  * the driver sent (SentCommands). Webhook delivery itself is test/medium/webhook-delivery.medium-spec.ts.
  */
 let platforms: TestPlatforms;
-let ctx: MediumContext;
+let medium: Medium;
+let ctx: Replica;
 let pool: Pool;
 let notify: MediumNotify;
 let sent: SentCommands;
 let receiver: WebhookReceiver | undefined;
-let dropOwnDatabase: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
-  dropOwnDatabase = await useOwnDatabase();
-  platforms = await createTestPlatforms();
-  pool = testDatabasePool();
+  medium = await startMedium(
+    (p) => ({
+      ...notificationsOnly(p.env),
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      WEBHOOK_POLL_INTERVAL_MS: '50',
+      OUTBOX_POLL_INTERVAL_MS: '50',
+    }),
+    // The trigger counts every UPDATE of the database's outbox: only this suite's.
+    { imports: [...notifyModules(false), WebhooksModule], fake: false, ownDatabase: true },
+  );
+  ({ platforms, pool, ctx } = medium);
   notify = new MediumNotify(platforms);
-  ctx = await createMediumModule([...notifyModules(false), WebhooksModule], {
-    ...notificationsOnly(platforms.env),
-    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-    WEBHOOK_POLL_INTERVAL_MS: '50',
-    OUTBOX_POLL_INTERVAL_MS: '50',
-  });
   sent = SentCommands.attachTo(ctx.get(DataSource));
   await pool.query(
     'CREATE TABLE test_outbox_update (event_id VARCHAR(64) NOT NULL, published TINYINT, fanned_out TINYINT)',
@@ -58,10 +59,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await ctx?.close();
   await receiver?.stop();
-  await pool?.end();
-  await dropOwnDatabase?.();
+  await medium?.close();
 });
 
 /** Registers and pays the orders; answers their events' ids from the outbox. */

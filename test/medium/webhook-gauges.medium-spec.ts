@@ -3,29 +3,24 @@ import { Pool, ResultSetHeader } from 'mysql2/promise';
 import { register } from 'prom-client';
 import { WebhooksModule } from '../../src/events/webhooks/webhooks.module';
 import { ReportingDatabase } from '../../src/platform/database/reporting-database';
-import { createMediumModule, MediumContext } from '../support/medium';
-import { testDatabasePool } from '../support/test-app';
-import { useOwnDatabase } from '../support/test-database';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 
 /**
  * The webhook backlog's gauges on the real database: the pending count and the oldest pending age
  * come from one query per scrape, and each reports what the table holds.
  */
+let medium: Medium;
 let ctx: MediumContext;
 let pool: Pool;
-let dropOwnDatabase: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
   // The fan-out gives every enabled endpoint the events other suites left in a shared database.
-  dropOwnDatabase = await useOwnDatabase();
-  ctx = await createMediumModule([WebhooksModule]);
-  pool = testDatabasePool();
+  medium = await startMedium(() => ({}), { imports: [WebhooksModule], fake: false, ownDatabase: true });
+  ({ ctx, pool } = medium);
 });
 
 afterAll(async () => {
-  await ctx?.close();
-  await pool?.end();
-  await dropOwnDatabase?.();
+  await medium?.close();
 });
 
 const HOUR_MS = 3600_000;

@@ -17,8 +17,7 @@ import { generateRsaKeyPair, wechatpayDelivery, WechatpaySigner } from '../../to
 import { wechatpayPartnerTransaction } from '../../tools/simulator/wechatpay/partner-resources';
 import { BillRowSpec, beijingTime, wechatpayBill, wechatpayBillLine } from '../support/bill-files';
 import { eventually } from '../support/eventually';
-import { MediumContext } from '../support/medium';
-import { MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { failure, receive, Reply } from '../support/medium-dialects';
 import { createWechatpayAccount, WechatpayTestAccount } from '../support/merchant-accounts';
 import { OrderEffects } from '../support/order-effects';
@@ -39,7 +38,7 @@ const SUB_A = '1900000109';
 const SUB_B = '1900000110';
 const NOT_OURS = '1900000999';
 
-let setup: MediumSuite;
+let setup: Medium;
 let provider: WechatpayTestAccount;
 let fake: FakePlatform;
 let ctx: MediumContext;
@@ -49,7 +48,7 @@ let effects: OrderEffects;
 beforeAll(async () => {
   // The refund worker takes every due refund of its database: other suites' would come first.
   provider = createWechatpayAccount(SP_MCHID, [SP_APPID]);
-  setup = await startMediumSuite(
+  setup = await startMedium(
     (platforms, apiEnv) => ({
       ...Object.fromEntries(Object.entries(platforms.env).filter(([name]) => !name.startsWith('WECHATPAY_'))),
       ...apiEnv,

@@ -5,8 +5,7 @@ import { NotifyModule } from '../../src/intake/notify.module';
 import { OrderModule } from '../../src/order/order.module';
 import { TradeModule } from '../../src/trade/trade.module';
 import { Factories } from '../support/factories';
-import { MediumContext } from '../support/medium';
-import { MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { Intake } from '../support/medium-notify';
 import { count, notificationsOnly, uniqueId } from '../support/test-app';
 import { PlatformReply } from '../../src/channels/payment-channel';
@@ -26,14 +25,14 @@ const acked = (answer: PlatformReply) => answer.status === 204;
  * connection pool and memory, on one database): a replay, not a new delivery. Through the notify
  * route's use case.
  */
-let setup: MediumSuite;
+let setup: Medium;
 let replicas: MediumContext[];
 let intakes: Intake[];
 let make: Factories;
 let pool: Pool;
 
 beforeAll(async () => {
-  setup = await startMediumSuite((p) => notificationsOnly(p.env), {
+  setup = await startMedium((p) => notificationsOnly(p.env), {
     imports: [OrderModule, TradeModule, NotifyModule, AdminModule],
     fake: false,
     replicas: 2,

@@ -18,10 +18,9 @@ import { Refunds } from '../../src/refund/refunds';
 import { TradeCloseService } from '../../src/trade/trade-close.service';
 import { TradeModule } from '../../src/trade/trade.module';
 import { eventually } from '../support/eventually';
-import { createMediumModule, MediumContext } from '../support/medium';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { receive, XML } from '../support/medium-dialects';
-import { createTestPlatforms, testDatabasePool, uniqueId } from '../support/test-app';
-import { useOwnDatabase } from '../support/test-database';
+import { uniqueId } from '../support/test-app';
 
 /**
  * The API calls of an account with only an APIv2 key, against a local fake of WeChat Pay's APIv2
@@ -261,31 +260,31 @@ describe('creating a payment through APIv2 unifiedorder', () => {
 });
 
 describe('an account with only an APIv2 key, in the service', () => {
+  let medium: Medium;
   let ctx: MediumContext;
   let pool: Pool;
-  let dropOwnDatabase: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
     // The refund worker takes every due refund of its database: other suites' would come first.
-    dropOwnDatabase = await useOwnDatabase();
-    const platforms = await createTestPlatforms();
-    const notWechatpay = Object.fromEntries(Object.entries(platforms.env).filter(([k]) => !k.startsWith('WECHATPAY_')));
-    ctx = await createMediumModule([OrderModule, NotifyModule, AdminModule, TradeModule], {
-      ...notWechatpay,
-      WECHATPAY_MCHID: MCHID,
-      WECHATPAY_APPIDS: APPID,
-      WECHATPAY_APIV2_KEY: API_V2_KEY,
-      WECHATPAY_APIV2_CERT_PATH: tls.clientP12Path,
-      WECHATPAY_APIV2_CA_PATH: tls.serverCertPath,
-      WECHATPAY_API_BASE_URL: fake.url,
-      REFUND_POLL_INTERVAL_MS: '200',
-    });
-    pool = testDatabasePool();
+    const notWechatpay = (env: Record<string, string>) =>
+      Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith('WECHATPAY_')));
+    medium = await startMedium(
+      (p) => ({
+        ...notWechatpay(p.env),
+        WECHATPAY_MCHID: MCHID,
+        WECHATPAY_APPIDS: APPID,
+        WECHATPAY_APIV2_KEY: API_V2_KEY,
+        WECHATPAY_APIV2_CERT_PATH: tls.clientP12Path,
+        WECHATPAY_APIV2_CA_PATH: tls.serverCertPath,
+        WECHATPAY_API_BASE_URL: fake.url,
+        REFUND_POLL_INTERVAL_MS: '200',
+      }),
+      { imports: [OrderModule, NotifyModule, AdminModule, TradeModule], fake: false, ownDatabase: true },
+    );
+    ({ ctx, pool } = medium);
   });
   afterAll(async () => {
-    await ctx?.close();
-    await pool?.end();
-    await dropOwnDatabase?.();
+    await medium?.close();
   });
 
   const status = async (table: string, column: string, value: string) =>

@@ -14,8 +14,7 @@ import {
 } from '../../tools/simulator/wechatpay/v2/v2-notifications';
 import { eventually } from '../support/eventually';
 import { Factories } from '../support/factories';
-import { MediumContext } from '../support/medium';
-import { MediumSuite, startMediumSuite } from '../support/medium-suite';
+import { Medium, MediumContext, startMedium } from '../support/medium';
 import { receive, Reply, XML } from '../support/medium-dialects';
 import { inParallel, paymentEffects, StormPayment } from '../support/payment-storm';
 import { count as countRows, TestPlatforms, uniqueId } from '../support/test-app';
@@ -29,7 +28,7 @@ import { count as countRows, TestPlatforms, uniqueId } from '../support/test-app
 const ACK = '<xml><return_code><![CDATA[SUCCESS]]></return_code><return_msg><![CDATA[OK]]></return_msg></xml>';
 const API_V2_KEY = randomAlphanumeric(32);
 
-let setup: MediumSuite;
+let setup: Medium;
 let platforms: TestPlatforms;
 let fake: FakePlatform;
 let ctx: MediumContext;
@@ -38,7 +37,7 @@ let pool: Pool;
 
 beforeAll(async () => {
   // The refund worker takes every due refund of its database: other suites' would come first.
-  setup = await startMediumSuite(
+  setup = await startMedium(
     { WECHATPAY_APIV2_KEY: API_V2_KEY },
     { imports: [OrderModule, NotifyModule, AdminModule], ownDatabase: true },
   );

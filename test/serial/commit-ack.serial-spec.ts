@@ -1,10 +1,11 @@
 import { Connection, createConnection, Pool, RowDataPacket } from 'mysql2/promise';
 import { PlatformReply } from '../../src/channels/payment-channel';
 import { waitFor } from '../support/eventually';
-import { IntakeInstance } from '../support/medium-intake';
+import { Medium, Replica, startMedium } from '../support/medium';
+import { INTAKE_MODULES } from '../support/medium-intake';
 import { databaseProxy, databaseUrlVia } from '../support/payment-storm';
 import { TcpProxy } from '../support/tcp-proxy';
-import { count, createTestPlatforms, notificationsOnly, testDatabasePool, uniqueId } from '../support/test-app';
+import { count, notificationsOnly, uniqueId } from '../support/test-app';
 
 /**
  * The platform hears "success" only after the payment's COMMIT has succeeded. These tests hold the
@@ -16,23 +17,23 @@ import { count, createTestPlatforms, notificationsOnly, testDatabasePool, unique
  * commits on the same server: this suite runs alone, after the others (`npm run test:serial`, which
  * the README's test command, tools/test.sh, runs after `npm test`).
  */
-let instance: IntakeInstance;
+let medium: Medium;
+let instance: Replica;
 let proxy: TcpProxy;
 let pool: Pool;
 
 beforeAll(async () => {
-  const platforms = await createTestPlatforms();
   proxy = await databaseProxy();
-  instance = await IntakeInstance.start(platforms, {
-    ...notificationsOnly(platforms.env),
-    DATABASE_URL: databaseUrlVia(proxy),
+  medium = await startMedium((p) => ({ ...notificationsOnly(p.env), DATABASE_URL: databaseUrlVia(proxy) }), {
+    imports: INTAKE_MODULES,
+    fake: false,
   });
-  pool = testDatabasePool();
+  ({ ctx: instance, pool } = medium);
 });
 afterAll(async () => {
   await instance?.close();
   await proxy?.stop();
-  await pool?.end();
+  await medium?.close();
 });
 
 /** No transaction on the server can commit while this is held; statements, reads and writes, still run. */

@@ -1,4 +1,4 @@
-import { createMediumModule } from './medium';
+import { startMedium } from './medium';
 import { notifyModules } from './medium-events';
 
 /**
@@ -7,7 +7,8 @@ import { notifyModules } from './medium-events';
  * test can SIGKILL it; its configuration is the JSON map in MEDIUM_ENV.
  */
 async function main(): Promise<void> {
-  await createMediumModule(notifyModules(), JSON.parse(process.env.MEDIUM_ENV ?? '{}') as Record<string, string>);
+  const env = JSON.parse(process.env.MEDIUM_ENV ?? '{}') as Record<string, string>;
+  await startMedium(() => env, { imports: notifyModules(), fake: false });
   process.stdout.write('ready\n');
 }
 

@@ -10,7 +10,7 @@ export interface InstanceProcess {
 
 /**
  * Starts a medium instance (test/support/instance-main.ts) in a separate Node process on the
- * suite's database, configured by `env` as createMediumModule is; resolves once its module is
+ * suite's database, configured by `env` (the whole of it, as startMedium's `() => env`); resolves once its module is
  * initialized and its background workers run.
  */
 export async function startInstanceProcess(env: Record<string, string>): Promise<InstanceProcess> {

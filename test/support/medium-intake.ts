@@ -2,7 +2,7 @@
  * The notify route's use case without HTTP, for the medium suites about deliveries: a platform's
  * exact bytes and headers handed to NotificationIntake.receive (NotifyModule) as serveNotifyRoute
  * hands them over, the reply it gives back, the app's readiness composition, and the process's
- * metrics (the prom-client registry /metrics serves).
+ * metrics (the prom-client registry /metrics serves). A replica (medium.ts) delivers through these.
  */
 import { randomUUID } from 'node:crypto';
 import { register } from 'prom-client';
@@ -17,14 +17,12 @@ import { SpoolHealthIndicator } from '../../src/intake/spool/spool.health';
 import { SpoolModule } from '../../src/intake/spool/spool.module';
 import { OrderModule } from '../../src/order/order.module';
 import { HealthModule } from '../../src/platform/health/health.module';
-import { Readiness } from '../../src/platform/health/readiness';
 import { LifecycleModule } from '../../src/platform/lifecycle/lifecycle.module';
 import { yuan } from '../../tools/simulator/platform-signers';
-import { Factories } from './factories';
-import { createMediumModule, MediumContext } from './medium';
+import { MediumContext } from './medium';
 import { metricValue } from './order-effects';
-import { inParallel, StormPayment } from './payment-storm';
-import { SignedDeliveries, TestPlatforms } from './test-app';
+import { StormPayment } from './payment-storm';
+import { SignedDeliveries } from './test-app';
 
 export const FORM = 'application/x-www-form-urlencoded; charset=utf-8';
 
@@ -68,7 +66,7 @@ export async function receive(
 }
 
 /** One delivery of the payment, freshly signed, as the platform sends each retry. */
-function signedDelivery(signed: SignedDeliveries, p: StormPayment) {
+export function signedDelivery(signed: SignedDeliveries, p: StormPayment) {
   if (p.channel === Channel.Wechatpay) {
     const delivery = signed.wechatpayPayment({
       outTradeNo: p.orderNo,
@@ -114,59 +112,3 @@ export const INTAKE_MODULES = [
     outageCover: DeliverySpool,
   }),
 ];
-
-/** One instance of the service without HTTP: the notify use case, its orders, its readiness. */
-export class IntakeInstance {
-  readonly make: Factories;
-  readonly signed: SignedDeliveries;
-
-  constructor(
-    readonly ctx: MediumContext,
-    platforms: TestPlatforms,
-  ) {
-    this.make = new Factories(ctx, platforms);
-    this.signed = new SignedDeliveries(platforms);
-  }
-
-  static async start(platforms: TestPlatforms, env: Record<string, string>, extra: unknown[] = []) {
-    const imports = [...INTAKE_MODULES, ...extra] as Parameters<typeof createMediumModule>[0];
-    return new IntakeInstance(await createMediumModule(imports, env), platforms);
-  }
-
-  receive(notifyPath: string, headers: Record<string, string>, body: string): Promise<PlatformReply> {
-    return receivePlatformReply(this.ctx, notifyPath, headers, body);
-  }
-
-  wechatpay(delivery: { headers: Record<string, string>; body: string }): Promise<PlatformReply> {
-    return this.receive('wechatpay', delivery.headers, delivery.body);
-  }
-
-  alipay(form: string): Promise<PlatformReply> {
-    return this.receive('alipay', { 'content-type': FORM }, form);
-  }
-
-  deliver(p: StormPayment): Promise<PlatformReply> {
-    const { notifyPath, headers, body } = signedDelivery(this.signed, p);
-    return this.receive(notifyPath, headers, body);
-  }
-
-  async registerAll(payments: StormPayment[], concurrency = 10): Promise<void> {
-    await inParallel(payments, concurrency, async (p) => {
-      await this.make.order({ orderNo: p.orderNo, amount: p.amount });
-    });
-  }
-
-  /** /health/ready: whether the instance is ready, and its report's details. */
-  async readiness(): Promise<{ ready: boolean; details: Record<string, Record<string, unknown>> }> {
-    const { ready, report } = await this.ctx.get(Readiness).report();
-    return { ready, details: report.details };
-  }
-
-  async spool() {
-    return (await this.readiness()).details.spool;
-  }
-
-  close(): Promise<void> {
-    return this.ctx.close();
-  }
-}

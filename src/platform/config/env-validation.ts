@@ -2,6 +2,16 @@ import { plainToInstance } from 'class-transformer';
 import { IsIn, IsInt, Max, Min, validateSync } from 'class-validator';
 
 /** A configuration mistake: `problems` holds one sentence per bad variable, each naming it. */
+/**
+ * One part of the configuration: how it is read from the environment (throwing a
+ * ConfigurationError for a bad variable), and the token its module injects it under, when it is a
+ * namespace of the config module (none for what is only checked at start).
+ */
+export interface ConfigurationPart {
+  readonly token?: string | symbol;
+  readonly load: (env: NodeJS.ProcessEnv) => unknown;
+}
+
 export class ConfigurationError extends Error {
   readonly problems: string[];
 
