@@ -7,7 +7,6 @@ import { WebhookEndpoints } from '../../src/events/webhooks/webhook-endpoints.se
 import { WebhookFanOut } from '../../src/events/webhooks/webhook-fan-out';
 import { WebhooksModule } from '../../src/events/webhooks/webhooks.module';
 import { OutboxRelay } from '../../src/events/outbox.relay';
-import { TransactionRunner } from '../../src/platform/transaction/transaction.runner';
 import { eventually } from '../support/eventually';
 import { Medium, Replica, startMedium } from '../support/medium';
 import { MediumNotify, notifyModules } from '../support/medium-events';
@@ -74,9 +73,9 @@ async function payAll(payments: StormPayment[]): Promise<string[]> {
   return rows.map((r) => String(r.event_id));
 }
 
-/** An endpoint use case as its admin route runs it: in a transaction, in a context of its own. */
+/** An endpoint use case as its admin route runs it: in a context of its own (it opens its own transaction). */
 function createEndpoint(body: CreateWebhookEndpointDto) {
-  return ctx.inContext(() => ctx.get(TransactionRunner).run(() => ctx.get(WebhookEndpoints).create(body)));
+  return ctx.inContext(() => ctx.get(WebhookEndpoints).create(body));
 }
 
 /** Waits until the events are published and marked fanned out, then for whole rounds of the relay and the fan-out after that. */
