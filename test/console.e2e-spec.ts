@@ -1418,7 +1418,7 @@ describe('the merchant directory in the browser', () => {
     await bob.context.close();
   });
 
-  it('should dry-run a candidate platform key against the recent notifications and show how many verify under each, in English and in Chinese', async () => {
+  it("should dry-run a candidate platform key against the recent notifications, show how many verify under each, and activate the candidate tried once a second admin approves, its overlap's end listed, in English and in Chinese", async () => {
     // Notifications from the minute picked on: one signed with the current Alipay key (paid), one with the next (refused, kept).
     const since = new Date(Math.floor(Date.now() / 60_000) * 60_000);
     const next = generateRsaKeyPair();
@@ -1549,6 +1549,11 @@ describe('the merchant directory in the browser', () => {
       .getByRole('alert')
       .getByText(/the candidate is refused/)
       .waitFor();
+    const serious = (await accessibilityViolations(page)).filter((v) =>
+      ['serious', 'critical'].includes(v.impact ?? ''),
+    );
+    expect(serious).toEqual([]);
+    await screenshot(page, 'key-activation');
 
     // Bob approves it from the proposals: the key is listed with its overlap's end, never its PEM.
     const bob = await providerPage(platforms.admins.admin2);
@@ -1580,6 +1585,8 @@ describe('the merchant directory in the browser', () => {
     );
     await expect(activated.textContent()).resolves.toContain(en('publicKey'));
     await expect(keys.textContent()).resolves.not.toContain('BEGIN');
+    expect((await tablesFit(bob.page, 'Actions')).scrollsSideways).toBe(false);
+    await screenshot(bob.page, 'merchant-keys');
     const [audits] = await pool.query<RowDataPacket[]>(
       `SELECT operator_id, action, target FROM admin_audit
         WHERE action IN ('PLATFORM_KEY_PROPOSED', 'PLATFORM_KEY_PROPOSE_REFUSED', 'MERCHANT_CHANGE_APPROVED')

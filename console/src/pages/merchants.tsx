@@ -353,25 +353,22 @@ export function MerchantsPage({ route }: { route: Route }) {
               rowKey={(k) => `${k.channel}:${k.account}:${k.kind}`}
               rows={d.platformKeys ?? []}
               columns={[
-                {
-                  title: t('target'),
-                  render: (_, k) => (
-                    <>
-                      <Code value={k.channel} /> <Id value={k.account} />
-                    </>
-                  ),
-                },
+                { title: t('channel'), width: 110, render: (_, k) => <Code value={k.channel} /> },
+                { title: t('account'), width: 190, render: (_, k) => <Id value={k.account} /> },
                 { title: t('keyKind'), width: 170, render: (_, k) => <Code value={k.kind} /> },
                 {
                   title: t('keyFingerprint'),
-                  ellipsis: true,
                   render: (_, k) => (
                     <span data-testid="key-fingerprint">
                       <Id value={k.fingerprint} />
+                      {k.keyId ? (
+                        <small className="key-id">
+                          {t('keyId')} {k.keyId}
+                        </small>
+                      ) : null}
                     </span>
                   ),
                 },
-                { title: t('keyId'), width: 150, ellipsis: true, render: (_, k) => k.keyId ?? '—' },
                 { title: t('activeSince'), width: 200, render: (_, k) => <Time iso={k.activatedAt} /> },
                 {
                   title: t('overlapUntil'),
