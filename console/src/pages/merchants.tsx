@@ -354,8 +354,8 @@ export function MerchantsPage({ route }: { route: Route }) {
               rows={d.platformKeys ?? []}
               columns={[
                 { title: t('channel'), width: 110, render: (_, k) => <Code value={k.channel} /> },
-                { title: t('account'), width: 190, render: (_, k) => <Id value={k.account} /> },
-                { title: t('keyKind'), width: 170, render: (_, k) => <Code value={k.kind} /> },
+                { title: t('account'), width: 170, render: (_, k) => <Id value={k.account} /> },
+                { title: t('keyKind'), width: 160, render: (_, k) => <Code value={k.kind} /> },
                 {
                   title: t('keyFingerprint'),
                   render: (_, k) => (
