@@ -1418,7 +1418,7 @@ describe('the merchant directory in the browser', () => {
     await bob.context.close();
   });
 
-  it('should dry-run a candidate platform key against the recent notifications and show how many verify under each, in English and in Chinese', async () => {
+  it("should dry-run a candidate platform key against the recent notifications, show how many verify under each, and activate the candidate tried once a second admin approves, its overlap's end listed, in English and in Chinese", async () => {
     // Notifications from the minute picked on: one signed with the current Alipay key (paid), one with the next (refused, kept).
     const since = new Date(Math.floor(Date.now() / 60_000) * 60_000);
     const next = generateRsaKeyPair();
@@ -1494,12 +1494,111 @@ describe('the merchant directory in the browser', () => {
     await report.getByText('仅当前密钥').waitFor();
     // The last hour: the same two notifications, and whatever the channel received besides (neither).
     expect(await counts()).toEqual({ currentOnly: '1', candidateOnly: '1', both: '0' });
+    await page.getByRole('heading', { name: '提议启用' }).waitFor();
+    await expect(page.getByLabel('重叠期（小时，0 至 168）').inputValue()).resolves.toBe('24');
     await page.getByRole('button', { name: 'English' }).click();
     const [[audit]] = await pool.query<RowDataPacket[]>(
       "SELECT COUNT(*) AS n FROM admin_audit WHERE operator_id = 'alice' AND action = 'PLATFORM_KEY_DRY_RUN' AND target = ?",
       [`merchant:ALIPAY:${platforms.alipay.appId}`],
     );
     expect(Number(audit.n)).toBeGreaterThanOrEqual(2);
+
+    // Alice proposes the candidate tried (not what the form holds since) with a two-hour overlap.
+    const appId = platforms.alipay.appId;
+    const candidateField = page.getByLabel('Candidate (PEM: a public key or a certificate)');
+    await choose(page, 'dry-run-account', `Alipay ${appId}`);
+    await candidateField.fill(next.publicKeyPem);
+    await page.getByRole('button', { name: 'Run the dry run' }).click();
+    await report.waitFor();
+    await candidateField.fill('edited after the dry run');
+    expect(await page.getByLabel("The new key's id (PUB_KEY_ID_…)").count()).toBe(0);
+    const overlap = page.getByLabel('Overlap (hours, 0 to 168)');
+    await expect(overlap.inputValue()).resolves.toBe('24');
+    await overlap.fill('2');
+    const proposing = page.waitForRequest((r) => r.url().endsWith('/platform-keys'));
+    await page.getByRole('button', { name: 'Propose activation' }).click();
+    expect((await proposing).postDataJSON()).toEqual({
+      kind: 'publicKey',
+      candidatePem: next.publicKeyPem.trim(),
+      overlapSeconds: 7200,
+    });
+    await page
+      .getByRole('status')
+      .getByText(`Activation proposed: waiting for another admin: Alipay ${appId}`)
+      .waitFor();
+    const [[proposed]] = await pool.query<RowDataPacket[]>(
+      "SELECT id, candidate_fingerprint FROM merchant_change WHERE action = 'PLATFORM_KEY_PROPOSED' AND account_id = ? ORDER BY id DESC LIMIT 1",
+      [appId],
+    );
+    const fingerprint = String(proposed.candidate_fingerprint);
+    const waiting = page
+      .getByRole('table', { name: 'Waiting for a second admin' })
+      .getByRole('row', { name: new RegExp(`Approve #${proposed.id}`) });
+    await waiting.getByText(en('PLATFORM_KEY_PROPOSED')).waitFor();
+    await expect(waiting.textContent()).resolves.toContain(fingerprint);
+    await expect(waiting.textContent()).resolves.not.toContain('BEGIN PUBLIC KEY');
+
+    // WeChat Pay names its public key by an id: the field is offered, and the server's refusal without one is shown.
+    await choose(page, 'dry-run-account', `WeChat Pay ${PROVIDER}`);
+    await candidateField.fill(generateRsaKeyPair().publicKeyPem);
+    await page.getByRole('button', { name: 'Run the dry run' }).click();
+    await report.waitFor();
+    await page.getByLabel("The new key's id (PUB_KEY_ID_…)").waitFor();
+    await page.getByRole('button', { name: 'Propose activation' }).click();
+    await page
+      .getByRole('alert')
+      .getByText(/the candidate is refused/)
+      .waitFor();
+    const serious = (await accessibilityViolations(page)).filter((v) =>
+      ['serious', 'critical'].includes(v.impact ?? ''),
+    );
+    expect(serious).toEqual([]);
+    await screenshot(page, 'key-activation');
+
+    // Bob approves it from the proposals: the key is listed with its overlap's end, never its PEM.
+    const bob = await providerPage(platforms.admins.admin2);
+    await bob.page
+      .getByRole('table', { name: 'Waiting for a second admin' })
+      .getByRole('button', { name: `Approve #${proposed.id}` })
+      .click();
+    await bob.page
+      .getByRole('dialog', { name: 'Approve this change' })
+      .getByRole('button', { name: 'Approve' })
+      .click();
+    const keys = bob.page.getByRole('table', { name: 'Platform keys activated through the directory' });
+    const activated = keys.getByRole('row', { name: new RegExp(fingerprint) });
+    await activated.waitFor();
+    const listed = (await providerClient.admin('GET', '/admin/merchants', platforms.admins.viewer)).json<{
+      platformKeys: Array<{
+        account: string;
+        kind: string;
+        fingerprint: string;
+        activatedAt: string;
+        overlapUntil: string;
+      }>;
+    }>();
+    const key = listed.platformKeys.find((k) => k.fingerprint === fingerprint);
+    expect(key).toMatchObject({ account: appId, kind: 'publicKey' });
+    expect(Date.parse(key!.overlapUntil) - Date.parse(key!.activatedAt)).toBe(7200_000);
+    await expect(activated.getByTestId('overlap-until').locator('time').getAttribute('datetime')).resolves.toBe(
+      key!.overlapUntil,
+    );
+    await expect(activated.textContent()).resolves.toContain(en('publicKey'));
+    await expect(keys.textContent()).resolves.not.toContain('BEGIN');
+    expect((await tablesFit(bob.page, 'Actions')).scrollsSideways).toBe(false);
+    await screenshot(bob.page, 'merchant-keys');
+    const [audits] = await pool.query<RowDataPacket[]>(
+      `SELECT operator_id, action, target FROM admin_audit
+        WHERE action IN ('PLATFORM_KEY_PROPOSED', 'PLATFORM_KEY_PROPOSE_REFUSED', 'MERCHANT_CHANGE_APPROVED')
+          AND target IN (?, ?, ?) ORDER BY id`,
+      [`merchant:ALIPAY:${appId}`, `merchant:WECHATPAY:${PROVIDER}`, `merchant-change:${proposed.id}`],
+    );
+    expect(audits.map((a) => `${a.operator_id} ${a.action} ${a.target}`)).toEqual([
+      `alice PLATFORM_KEY_PROPOSED merchant:ALIPAY:${appId}`,
+      `alice PLATFORM_KEY_PROPOSE_REFUSED merchant:WECHATPAY:${PROVIDER}`,
+      `bob MERCHANT_CHANGE_APPROVED merchant:ALIPAY:${appId}`,
+    ]);
+    await bob.context.close();
     await context.close();
   });
 

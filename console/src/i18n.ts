@@ -248,6 +248,18 @@ const EN = {
   expiresSoon: 'Under 30 days',
   channelWide: 'Channel-wide',
   since: 'Since',
+  proposeActivation: 'Propose activation',
+  proposeActivationHelp:
+    'Activates this candidate beside the current key once another admin approves: both verify during the overlap, then the candidate alone.',
+  overlapHours: 'Overlap (hours, 0 to 168)',
+  badOverlap: 'Enter an overlap of 0 to 168 hours.',
+  newKeyId: "The new key's id (PUB_KEY_ID_…)",
+  activationProposed: 'Activation proposed: waiting for another admin',
+  platformKeys: 'Platform keys activated through the directory',
+  keyFingerprint: 'Fingerprint (SHA-256)',
+  keyId: 'Key id',
+  activeSince: 'Active since',
+  overlapUntil: 'Overlap until',
 };
 
 export type Key = keyof typeof EN;
@@ -496,6 +508,17 @@ const ZH: Record<Key, string> = {
   expiresSoon: '不足 30 天',
   channelWide: '渠道通用',
   since: '起始时间',
+  proposeActivation: '提议启用',
+  proposeActivationHelp: '另一位管理员批准后，此候选与当前密钥一同生效：重叠期内两者均可验签，之后仅用候选。',
+  overlapHours: '重叠期（小时，0 至 168）',
+  badOverlap: '请输入 0 至 168 小时的重叠期。',
+  newKeyId: '新公钥 ID（PUB_KEY_ID_…）',
+  activationProposed: '已提议启用：等待另一位管理员',
+  platformKeys: '通过商户目录启用的平台密钥',
+  keyFingerprint: '指纹（SHA-256）',
+  keyId: '密钥 ID',
+  activeSince: '生效时间',
+  overlapUntil: '重叠期至',
 };
 
 let current: Lang = localStorage.getItem(LANG_KEY) === 'zh' ? 'zh' : 'en';

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { Button, DatePicker, Descriptions, Input, Modal, Select, Space, Tag } from 'antd';
+import { Button, DatePicker, Descriptions, Input, InputNumber, Modal, Select, Space, Tag } from 'antd';
 import type { Dayjs } from 'dayjs';
 import { ApiError, post, query } from '../api';
 import { codeLabel, hasLabel } from '../catalogue';
@@ -56,11 +56,25 @@ interface Change {
   [field: string]: unknown;
 }
 
+/** A platform key or certificate an approved activation put in force: public material, listed without its PEM. */
+interface PlatformKey {
+  channel: string;
+  account: string;
+  kind: string;
+  fingerprint: string;
+  keyId: string | null;
+  changeId: string;
+  activatedAt: string;
+  /** Until then the key before it verifies beside it. */
+  overlapUntil: string;
+}
+
 interface Directory {
   version: string;
   applyWithinMs: number;
   accounts: Account[];
   pending: Change[];
+  platformKeys?: PlatformKey[];
 }
 
 interface DryRunReport {
@@ -89,6 +103,9 @@ interface Row {
 
 const HISTORY_PAGE = 100;
 const KEY_KINDS = ['publicKey', 'platformCert', 'publicCert'];
+/** The overlap an activation proposes unless the operator changes it, and the most the server takes (7 days). */
+const DEFAULT_OVERLAP_HOURS = 24;
+const MAX_OVERLAP_HOURS = 168;
 /** Fields every change has, shown in their own columns; any other is a detail of its kind. */
 const KNOWN_FIELDS = new Set([
   'id',
@@ -102,8 +119,8 @@ const KNOWN_FIELDS = new Set([
   'reason',
   'createdAt',
 ]);
-/** Never shown, whatever a new kind of change answers. */
-const SECRET_FIELD = /secret|private|password|passphrase|apiv[23]key/i;
+/** Never shown, whatever a new kind of change answers: secrets, and a candidate key's PEM (public, but no detail). */
+const SECRET_FIELD = /secret|private|password|passphrase|apiv[23]key|pem$/i;
 
 const accountPath = (channel: string, account: string) =>
   `/admin/merchants/${encodeURIComponent(channel)}/${encodeURIComponent(account)}`;
@@ -331,7 +348,40 @@ export function MerchantsPage({ route }: { route: Route }) {
                 )),
               ]}
             />
-            <KeyDryRun accounts={d.accounts} />
+            <DataTable<PlatformKey>
+              caption={t('platformKeys')}
+              rowKey={(k) => `${k.channel}:${k.account}:${k.kind}`}
+              rows={d.platformKeys ?? []}
+              columns={[
+                { title: t('channel'), width: 110, render: (_, k) => <Code value={k.channel} /> },
+                { title: t('account'), width: 170, render: (_, k) => <Id value={k.account} /> },
+                { title: t('keyKind'), width: 160, render: (_, k) => <Code value={k.kind} /> },
+                {
+                  title: t('keyFingerprint'),
+                  render: (_, k) => (
+                    <span data-testid="key-fingerprint">
+                      <Id value={k.fingerprint} />
+                      {k.keyId ? (
+                        <small className="key-id">
+                          {t('keyId')} {k.keyId}
+                        </small>
+                      ) : null}
+                    </span>
+                  ),
+                },
+                { title: t('activeSince'), width: 200, render: (_, k) => <Time iso={k.activatedAt} /> },
+                {
+                  title: t('overlapUntil'),
+                  width: 200,
+                  render: (_, k) => (
+                    <span data-testid="overlap-until">
+                      <Time iso={k.overlapUntil} />
+                    </span>
+                  ),
+                },
+              ]}
+            />
+            <KeyDryRun accounts={d.accounts} onProposed={reload} />
           </>
         )}
       </Show>
@@ -565,14 +615,26 @@ function AddSubMerchant({
   );
 }
 
-/** A candidate platform key or certificate tried against an account's recent notifications: four counts, nothing changed. */
-function KeyDryRun({ accounts }: { accounts: Account[] }) {
+/** What a dry run tried, kept with its report: the activation proposes this candidate, whatever the form holds since. */
+interface Tried {
+  channel: string;
+  account: string;
+  kind: string;
+  pem: string;
+}
+
+/**
+ * A candidate platform key or certificate tried against an account's recent notifications: four
+ * counts, nothing changed. After a dry run, the candidate tried can be proposed for activation, with
+ * its overlap window; another admin approves it in the proposals above (onProposed reads them again).
+ */
+function KeyDryRun({ accounts, onProposed }: { accounts: Account[]; onProposed: () => void }) {
   const disabled = !canAct(useOperator());
   const [target, setTarget] = useState(accounts[0] ? `${accounts[0].channel}:${accounts[0].account}` : '');
   const [kind, setKind] = useState(KEY_KINDS[0]);
   const [pem, setPem] = useState('');
   const [since, setSince] = useState<Dayjs | null>(null);
-  const [report, setReport] = useState<DryRunReport | null>(null);
+  const [report, setReport] = useState<{ report: DryRunReport; tried: Tried } | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const submit = async (event: React.FormEvent) => {
     event.preventDefault();
@@ -580,14 +642,14 @@ function KeyDryRun({ accounts }: { accounts: Account[] }) {
     setProblem(null);
     if (!pem.trim()) return setProblem(t('candidateRequired'));
     const [channel, account] = [target.slice(0, target.indexOf(':')), target.slice(target.indexOf(':') + 1)];
+    const tried = { channel, account, kind, pem: pem.trim() };
     try {
-      setReport(
-        await post<DryRunReport>(`${accountPath(channel, account)}/key-dry-run`, {
-          kind,
-          candidatePem: pem.trim(),
-          ...(since ? { since: since.toISOString() } : {}),
-        }),
-      );
+      const answer = await post<DryRunReport>(`${accountPath(channel, account)}/key-dry-run`, {
+        kind,
+        candidatePem: tried.pem,
+        ...(since ? { since: since.toISOString() } : {}),
+      });
+      setReport({ report: answer, tried });
     } catch (error) {
       setProblem((error as ApiError).message);
     }
@@ -654,27 +716,106 @@ function KeyDryRun({ accounts }: { accounts: Account[] }) {
       </form>
       <Problem text={problem} />
       {report ? (
-        <div role="status" data-testid="dry-run-report">
-          <Descriptions
-            size="small"
-            bordered
-            column={2}
-            items={[
-              { label: t('currentOnly'), children: <span data-testid="currentOnly">{report.currentOnly}</span> },
-              { label: t('candidateOnly'), children: <span data-testid="candidateOnly">{report.candidateOnly}</span> },
-              { label: t('both'), children: <span data-testid="both">{report.both}</span> },
-              { label: t('neither'), children: <span data-testid="neither">{report.neither}</span> },
-              { label: t('examined'), children: report.examined },
-              { label: t('since'), children: <Time iso={report.since} /> },
-              {
-                label: t('fingerprint'),
-                span: 2,
-                children: <Id value={report.candidateFingerprint} />,
-              },
-            ]}
-          />
-        </div>
+        <>
+          <DryRunCounts report={report.report} />
+          <ProposeActivation tried={report.tried} onProposed={onProposed} />
+        </>
       ) : null}
+    </section>
+  );
+}
+
+function DryRunCounts({ report }: { report: DryRunReport }) {
+  return (
+    <div role="status" data-testid="dry-run-report">
+      <Descriptions
+        size="small"
+        bordered
+        column={2}
+        items={[
+          { label: t('currentOnly'), children: <span data-testid="currentOnly">{report.currentOnly}</span> },
+          { label: t('candidateOnly'), children: <span data-testid="candidateOnly">{report.candidateOnly}</span> },
+          { label: t('both'), children: <span data-testid="both">{report.both}</span> },
+          { label: t('neither'), children: <span data-testid="neither">{report.neither}</span> },
+          { label: t('examined'), children: report.examined },
+          { label: t('since'), children: <Time iso={report.since} /> },
+          {
+            label: t('fingerprint'),
+            span: 2,
+            children: <Id value={report.candidateFingerprint} />,
+          },
+        ]}
+      />
+    </div>
+  );
+}
+
+/**
+ * Proposes the candidate a dry run tried (the same PEM and kind: the server refuses one it has no
+ * recent dry run of), with its overlap in hours and, for WeChat Pay's public key mode, the new key's
+ * id. The server's words on a refusal; on a 202, the proposal waits above for another admin.
+ */
+function ProposeActivation({ tried, onProposed }: { tried: Tried; onProposed: () => void }) {
+  const disabled = !canAct(useOperator());
+  const [hours, setHours] = useState<number | null>(DEFAULT_OVERLAP_HOURS);
+  const [keyId, setKeyId] = useState('');
+  const [said, setSaid] = useState<string | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+  const named = tried.channel === 'WECHATPAY' && tried.kind === 'publicKey';
+  const propose = async (event: React.FormEvent) => {
+    event.preventDefault();
+    setSaid(null);
+    setProblem(null);
+    if (hours === null || !(hours >= 0 && hours <= MAX_OVERLAP_HOURS)) return setProblem(t('badOverlap'));
+    try {
+      await post(`${accountPath(tried.channel, tried.account)}/platform-keys`, {
+        kind: tried.kind,
+        candidatePem: tried.pem,
+        overlapSeconds: Math.round(hours * 3600),
+        ...(named && keyId.trim() ? { keyId: keyId.trim() } : {}),
+      });
+      setSaid(`${t('activationProposed')}: ${targetName(tried.channel, tried.account)}`);
+      onProposed();
+    } catch (error) {
+      setProblem((error as ApiError).message);
+    }
+  };
+  return (
+    <section aria-labelledby="propose-activation">
+      <h3 id="propose-activation">{t('proposeActivation')}</h3>
+      <p className="help">{t('proposeActivationHelp')}</p>
+      <form className="filters" onSubmit={(e) => void propose(e)}>
+        <span className="field">
+          <label htmlFor="activation-overlap">{t('overlapHours')}</label>
+          <InputNumber<number>
+            id="activation-overlap"
+            min={0}
+            max={MAX_OVERLAP_HOURS}
+            value={hours}
+            disabled={disabled}
+            onChange={setHours}
+          />
+        </span>
+        {named ? (
+          <span className="field">
+            <label htmlFor="activation-key-id">{t('newKeyId')}</label>
+            <Input
+              id="activation-key-id"
+              value={keyId}
+              maxLength={64}
+              disabled={disabled}
+              spellCheck={false}
+              placeholder="PUB_KEY_ID_…"
+              onChange={(e) => setKeyId(e.target.value)}
+            />
+          </span>
+        ) : null}
+        <Button type="primary" htmlType="submit" disabled={disabled}>
+          {t('proposeActivation')}
+        </Button>
+      </form>
+      {said ? <Said>{said}</Said> : null}
+      <Problem text={problem} />
     </section>
   );
 }
