@@ -32,6 +32,16 @@ class WechatpayAccountEntry {
   @Length(32, 32, { message: '$property must be exactly 32 characters (the APIv2 API key)' })
   apiV2Key?: string;
 
+  /** The APIv3 key's file, in place of apiV3Key: re-read when it changes on disk. */
+  @IsOptional()
+  @IsString()
+  apiV3KeyPath?: string;
+
+  /** The APIv2 key's file, in place of apiV2Key. */
+  @IsOptional()
+  @IsString()
+  apiV2KeyPath?: string;
+
   @IsOptional()
   @ValidateNested()
   @Type(() => PlatformPublicKeyEntry)
@@ -71,10 +81,20 @@ export const wechatpayAccounts: AccountsSection<WechatpayAccountEntry, Wechatpay
   schema: WechatpayAccountEntry,
   idField: 'mchid',
   toAccount(entry, where) {
-    const v3Set = entry.apiV3Key !== undefined || entry.platformPublicKey || entry.platformCertPaths?.length;
+    for (const [key, path] of [
+      ['apiV3Key', 'apiV3KeyPath'],
+      ['apiV2Key', 'apiV2KeyPath'],
+    ] as const) {
+      if (entry[key] !== undefined && entry[path] !== undefined) {
+        throw accountsFileError(`${where} has ${key} and ${path} (set one of them)`);
+      }
+    }
+    const v3Key = entry.apiV3Key ?? entry.apiV3KeyPath;
+    const v2Key = entry.apiV2Key ?? entry.apiV2KeyPath;
+    const v3Set = v3Key !== undefined || entry.platformPublicKey || entry.platformCertPaths?.length;
     // An APIv2-only entry (apiV2Key, nothing of APIv3) is complete without them.
-    if (v3Set || entry.apiV2Key === undefined) {
-      if (entry.apiV3Key === undefined) throw accountsFileError(`${where} needs apiV3Key (or only apiV2Key)`);
+    if (v3Set || v2Key === undefined) {
+      if (v3Key === undefined) throw accountsFileError(`${where} needs apiV3Key (or only apiV2Key)`);
       if (!entry.platformPublicKey && !entry.platformCertPaths?.length) {
         throw accountsFileError(`${where} needs platformPublicKey or platformCertPaths`);
       }
@@ -87,6 +107,8 @@ export const wechatpayAccounts: AccountsSection<WechatpayAccountEntry, Wechatpay
       appids: entry.appids ?? [],
       apiV3Key: entry.apiV3Key,
       apiV2Key: entry.apiV2Key,
+      ...(entry.apiV3KeyPath !== undefined ? { apiV3KeyPath: entry.apiV3KeyPath } : {}),
+      ...(entry.apiV2KeyPath !== undefined ? { apiV2KeyPath: entry.apiV2KeyPath } : {}),
       publicKey: entry.platformPublicKey && { id: entry.platformPublicKey.id, path: entry.platformPublicKey.path },
       platformCertPaths: entry.platformCertPaths ?? [],
       merchantPrivateKeyPath: entry.merchantPrivateKeyPath,

@@ -1,5 +1,5 @@
 import { IsOptional, IsString, Length, Matches } from 'class-validator';
-import { requireAll, validateEnv } from '../../platform/config/env-validation';
+import { ConfigurationError, requireAll, validateEnv } from '../../platform/config/env-validation';
 import { readAccountsSection, refuseBesideFile } from '../accounts-file';
 import { HttpUrl } from '../channel-calls.config';
 import { SingleValue } from '../single-value';
@@ -24,6 +24,11 @@ class WechatpayEnv {
   @Length(32, 32, { message: 'WECHATPAY_APIV3_KEY must be exactly 32 characters (AES-256 key)' })
   WECHATPAY_APIV3_KEY?: string;
 
+  /** The APIv3 key's file form: re-read when it changes on disk (ChannelKeyFiles). */
+  @IsOptional()
+  @SingleValue()
+  WECHATPAY_APIV3_KEY_PATH?: string;
+
   @IsOptional()
   @Matches(/^PUB_KEY_ID_\w+$/, { message: 'WECHATPAY_PUBLIC_KEY_ID must start with PUB_KEY_ID_' })
   WECHATPAY_PUBLIC_KEY_ID?: string;
@@ -44,6 +49,11 @@ class WechatpayEnv {
   @IsOptional()
   @Length(32, 32, { message: 'WECHATPAY_APIV2_KEY must be exactly 32 characters (the APIv2 API key)' })
   WECHATPAY_APIV2_KEY?: string;
+
+  /** The APIv2 key's file form: re-read when it changes on disk (ChannelKeyFiles). */
+  @IsOptional()
+  @SingleValue()
+  WECHATPAY_APIV2_KEY_PATH?: string;
 }
 
 /** The API's settings; the merchant key's two variables describe the shorthand's account. */
@@ -98,8 +108,15 @@ export interface WechatpayConfig {
   appids: string[];
   /** Absent on an APIv2-only account (apiV2Key set). */
   apiV3Key?: string;
+  /**
+   * The APIv3 key's file (in place of apiV3Key): the channel's build reads it into apiV3Key, and
+   * ChannelKeyFiles watches it as it does the account's other key files.
+   */
+  apiV3KeyPath?: string;
   /** The APIv2 API key: signs the account's XML notifications (POST /notify/wechatpay-v2) and v2 API calls. */
   apiV2Key?: string;
+  /** The APIv2 key's file (in place of apiV2Key), read and watched as apiV3KeyPath is. */
+  apiV2KeyPath?: string;
   /** Platform public key mode: the key id WeChat sends as Wechatpay-Serial. */
   publicKey?: { id: string; path: string };
   /**
@@ -127,19 +144,20 @@ export interface WechatpayAccount extends WechatpayConfig {
 /** Undefined when no WeChat Pay variable is set: the env shorthand names no account. */
 export function loadWechatpayConfig(env: NodeJS.ProcessEnv = process.env): WechatpayConfig | undefined {
   const vars = validateEnv(WechatpayEnv, env);
+  const v3Key = onlyOneOf(vars, 'WECHATPAY_APIV3_KEY', 'WECHATPAY_APIV3_KEY_PATH');
+  const v2Key = onlyOneOf(vars, 'WECHATPAY_APIV2_KEY', 'WECHATPAY_APIV2_KEY_PATH');
   const keyVars = [vars.WECHATPAY_PUBLIC_KEY_PATH, vars.WECHATPAY_PLATFORM_CERT_PATHS];
-  const v3Set = [vars.WECHATPAY_APIV3_KEY, vars.WECHATPAY_PUBLIC_KEY_ID, ...keyVars].some((v) => v !== undefined);
-  if (
-    !v3Set &&
-    vars.WECHATPAY_MCHID === undefined &&
-    vars.WECHATPAY_APIV2_KEY === undefined &&
-    vars.WECHATPAY_SUB_MCHIDS === undefined
-  )
+  const v3Set = [v3Key, vars.WECHATPAY_PUBLIC_KEY_ID, ...keyVars].some((v) => v !== undefined);
+  if (!v3Set && vars.WECHATPAY_MCHID === undefined && v2Key === undefined && vars.WECHATPAY_SUB_MCHIDS === undefined)
     return undefined;
 
   // An APIv2-only account (WECHATPAY_APIV2_KEY, no APIv3 variable) is complete without the APIv3 ones.
-  const v2Only = !v3Set && vars.WECHATPAY_APIV2_KEY !== undefined;
-  requireAll('WeChat Pay', { ...vars }, v2Only ? ['WECHATPAY_MCHID'] : ['WECHATPAY_MCHID', 'WECHATPAY_APIV3_KEY']);
+  const v2Only = !v3Set && v2Key !== undefined;
+  requireAll(
+    'WeChat Pay',
+    { ...vars, WECHATPAY_APIV3_KEY: v3Key },
+    v2Only ? ['WECHATPAY_MCHID'] : ['WECHATPAY_MCHID', 'WECHATPAY_APIV3_KEY'],
+  );
   if (!v2Only && keyVars.every((v) => v === undefined)) {
     requireAll('WeChat Pay', { ...vars }, ['WECHATPAY_PUBLIC_KEY_PATH']);
   }
@@ -150,7 +168,9 @@ export function loadWechatpayConfig(env: NodeJS.ProcessEnv = process.env): Wecha
     mchid: vars.WECHATPAY_MCHID!,
     appids: [...new Set([...splitList(vars.WECHATPAY_APPIDS), ...splitList(vars.WECHATPAY_APPID)])],
     apiV3Key: vars.WECHATPAY_APIV3_KEY,
+    ...(vars.WECHATPAY_APIV3_KEY_PATH !== undefined ? { apiV3KeyPath: vars.WECHATPAY_APIV3_KEY_PATH } : {}),
     apiV2Key: vars.WECHATPAY_APIV2_KEY,
+    ...(vars.WECHATPAY_APIV2_KEY_PATH !== undefined ? { apiV2KeyPath: vars.WECHATPAY_APIV2_KEY_PATH } : {}),
     publicKey: vars.WECHATPAY_PUBLIC_KEY_ID
       ? { id: vars.WECHATPAY_PUBLIC_KEY_ID, path: vars.WECHATPAY_PUBLIC_KEY_PATH! }
       : undefined,
@@ -198,16 +218,26 @@ const ACCOUNT_VARIABLES = [
   'WECHATPAY_APPID',
   'WECHATPAY_APPIDS',
   'WECHATPAY_APIV3_KEY',
+  'WECHATPAY_APIV3_KEY_PATH',
   'WECHATPAY_PUBLIC_KEY_ID',
   'WECHATPAY_PUBLIC_KEY_PATH',
   'WECHATPAY_PLATFORM_CERT_PATHS',
   'WECHATPAY_APIV2_KEY',
+  'WECHATPAY_APIV2_KEY_PATH',
   'WECHATPAY_MERCHANT_PRIVATE_KEY_PATH',
   'WECHATPAY_MERCHANT_SERIAL_NO',
   'WECHATPAY_SUB_MCHIDS',
   'WECHATPAY_APIV2_CERT_PATH',
   'WECHATPAY_APIV2_CERT_PASSWORD',
 ];
+
+/** The key or its file, whichever is set; both set is a start error naming the two. */
+function onlyOneOf(vars: WechatpayEnv, key: keyof WechatpayEnv, path: keyof WechatpayEnv): string | undefined {
+  if (vars[key] !== undefined && vars[path] !== undefined) {
+    throw new ConfigurationError(`Invalid configuration: ${key} and ${path} are both set (set one of them)`);
+  }
+  return vars[key] ?? vars[path];
+}
 
 function splitList(value: string | undefined): string[] {
   return (value ?? '')

@@ -8,6 +8,7 @@ import { loadWechatpayOptions, WechatpayOptions } from './wechatpay.config';
 import { WechatpayVerifier } from './wechatpay.verifier';
 import { createWechatpayV2 } from './v2/wechatpay-v2';
 import { withAddedSubMerchants } from './wechatpay.partner';
+import { withApiKeysRead } from './wechatpay.api-keys';
 
 /** WeChat Pay (APIv3; APIv2's XML notifications, and its calls for accounts with only an APIv2 key), as the registration list knows it. */
 export const wechatpayChannel: ChannelRegistration<WechatpayOptions> = {
@@ -15,7 +16,9 @@ export const wechatpayChannel: ChannelRegistration<WechatpayOptions> = {
   paymentMethods: WECHATPAY_PAYMENT_METHODS.map((m) => m.name),
   loadOptions: loadWechatpayOptions,
   accounts: wechatpayAccounts,
-  create({ accounts, api }, calls, clock) {
+  create({ accounts: configured, api }, calls, clock) {
+    // The API keys' files read here, on every build: the adapter is the only place that holds the keys.
+    const accounts = withApiKeysRead(configured);
     const verifier = new WechatpayVerifier(accounts, clock);
     const client = new WechatpayClient(
       accounts,
