@@ -140,6 +140,16 @@ describe(readAnyAccountsFile.name, () => {
       { wechatpay: [{ ...WECHATPAY_ACCOUNT, merchantSerialNo: '0xZZ' }] },
       'wechatpay[0].merchantSerialNo must be the certificate serial in hex',
     ],
+    [
+      'an APIv3 key and its file both',
+      { wechatpay: [{ ...WECHATPAY_ACCOUNT, apiV3KeyPath: '/run/keys/apiv3.key' }] },
+      'wechatpay[0] has apiV3Key and apiV3KeyPath',
+    ],
+    [
+      'an APIv2 key and its file both',
+      { wechatpay: [{ ...WECHATPAY_ACCOUNT, apiV2Key: 'b'.repeat(32), apiV2KeyPath: '/run/keys/apiv2.key' }] },
+      'wechatpay[0] has apiV2Key and apiV2KeyPath',
+    ],
     ['an unknown field', { wechatpay: [{ ...WECHATPAY_ACCOUNT, apiKey: 'x' }] }, 'wechatpay[0].apiKey'],
     [
       'the second entry wrong',
@@ -158,6 +168,21 @@ describe(readAnyAccountsFile.name, () => {
     const error = errorOf(json(document));
     expect(error).toContain('PAYMENT_ACCOUNTS_FILE');
     expect(error).toContain(message);
+  });
+
+  it('should take the APIv3 and APIv2 keys as files (apiV3KeyPath, apiV2KeyPath) in place of the strings', () => {
+    const { apiV3Key: _key, ...withoutKey } = WECHATPAY_ACCOUNT;
+    const withFiles = { ...withoutKey, apiV3KeyPath: '/run/keys/apiv3.key', apiV2KeyPath: '/run/keys/apiv2.key' };
+    const [account] = readAccountsFile(json({ wechatpay: [withFiles] }))!.wechatpay;
+    expect(account).toMatchObject({ apiV3KeyPath: '/run/keys/apiv3.key', apiV2KeyPath: '/run/keys/apiv2.key' });
+    expect(account.apiV3Key).toBeUndefined();
+    // An APIv2-only entry by its key file.
+    const [v2Only] = readAccountsFile(
+      json({ wechatpay: [{ mchid: '1900009191', apiV2KeyPath: '/run/keys/apiv2.key' }] }),
+    )!.wechatpay;
+    expect(v2Only).toMatchObject({ mchid: '1900009191', apiV2KeyPath: '/run/keys/apiv2.key' });
+    // Without either form of the APIv3 key, an entry with platform keys is incomplete.
+    expect(errorOf(json({ wechatpay: [withoutKey] }))).toContain('wechatpay[0] needs apiV3Key');
   });
 
   it('should refuse a file it cannot read or parse, naming it', () => {

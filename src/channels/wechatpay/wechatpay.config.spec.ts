@@ -100,6 +100,33 @@ describe(loadWechatpayConfig.name, () => {
     ]);
   });
 
+  it('should take the APIv3 and APIv2 keys as files (WECHATPAY_APIV3_KEY_PATH, WECHATPAY_APIV2_KEY_PATH)', () => {
+    const { WECHATPAY_APIV3_KEY: _key, ...withoutKey } = SHORTHAND;
+    const config = loadWechatpayConfig({
+      ...withoutKey,
+      WECHATPAY_APIV3_KEY_PATH: '/run/keys/apiv3.key',
+      WECHATPAY_APIV2_KEY_PATH: '/run/keys/apiv2.key',
+    });
+    expect(config).toMatchObject({ apiV3KeyPath: '/run/keys/apiv3.key', apiV2KeyPath: '/run/keys/apiv2.key' });
+    expect(config?.apiV3Key).toBeUndefined();
+    expect(config?.apiV2Key).toBeUndefined();
+    // The string form names no file.
+    expect(loadWechatpayConfig(SHORTHAND)).not.toHaveProperty('apiV3KeyPath');
+    // An APIv2-only account by its key file.
+    expect(
+      loadWechatpayConfig({ WECHATPAY_MCHID: '1900009191', WECHATPAY_APIV2_KEY_PATH: '/run/keys/apiv2.key' }),
+    ).toMatchObject({ mchid: '1900009191', apiV2KeyPath: '/run/keys/apiv2.key' });
+  });
+
+  it.each([
+    ['WECHATPAY_APIV3_KEY', 'WECHATPAY_APIV3_KEY_PATH'],
+    ['WECHATPAY_APIV2_KEY', 'WECHATPAY_APIV2_KEY_PATH'],
+  ])('should refuse %s and %s both set, naming them', (key, path) => {
+    const env = { ...SHORTHAND, [key]: 'k'.repeat(32), [path]: '/run/keys/api.key' };
+    expect(() => loadWechatpayConfig(env)).toThrow(ConfigurationError);
+    expect(() => loadWechatpayConfig(env)).toThrow(`${key} and ${path} are both set`);
+  });
+
   it('should refuse a partial configuration, naming what is missing', () => {
     expect(() => loadWechatpayConfig({ WECHATPAY_MCHID: '1900009191' })).toThrow(/WECHATPAY_APIV3_KEY/);
     const { WECHATPAY_PUBLIC_KEY_ID, ...noKeyId } = SHORTHAND;
