@@ -66,7 +66,8 @@ function transactionsSent(instance: Replica): string[][] {
     if (statements.some((s) => ENDS.test(s))) open.delete(connection);
   }
   const relayOnly = (t: string[]) =>
-    t.every((s) => OPENS.test(s) || ENDS.test(s) || /\boutbox_event\b/.test(s)) &&
+    // The relay's claim reads which enabled webhook endpoints want the events it marks.
+    t.every((s) => OPENS.test(s) || ENDS.test(s) || /\b(outbox_event|webhook_endpoint)\b/.test(s)) &&
     t.some((s) => /\boutbox_event\b/.test(s));
   return transactions.filter((t) => !relayOnly(t));
 }
