@@ -226,6 +226,10 @@ describe('channel key files re-read while the service runs', () => {
 
   it('should report how many recent notifications verify under the current key, a candidate, or both, and change nothing', async () => {
     const since = new Date(Date.now() - 1);
+    // Other suites of this worker's database dry-run the same test account: count only this test's audit rows.
+    const [[{ lastAudit }]] = await pool.query<RowDataPacket[]>(
+      'SELECT COALESCE(MAX(id), 0) AS lastAudit FROM admin_audit',
+    );
     await paysOnEveryReplica(alipay.privateKey);
     // Alipay switched to its next key before the Secret did: its notifications are refused and kept.
     const next = generateRsaKeyPair();
@@ -256,8 +260,8 @@ describe('channel key files re-read while the service runs', () => {
     });
     expect(await dryRun(alipay.publicKeyPem)).toMatchObject({ examined: 5, both: 2, neither: 3 });
     const [audits] = await pool.query<RowDataPacket[]>(
-      'SELECT COUNT(*) AS n FROM admin_audit WHERE action = ? AND target = ?',
-      ['PLATFORM_KEY_DRY_RUN', `merchant:${Channel.Alipay}:${platforms.alipay.appId}`],
+      'SELECT COUNT(*) AS n FROM admin_audit WHERE action = ? AND target = ? AND id > ?',
+      ['PLATFORM_KEY_DRY_RUN', `merchant:${Channel.Alipay}:${platforms.alipay.appId}`, lastAudit],
     );
     expect(Number(audits[0].n)).toBe(2);
 
