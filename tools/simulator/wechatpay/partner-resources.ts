@@ -4,6 +4,7 @@
  * envelope, its encryption and its signature are APIv3's (platform-signers.ts), with the provider's keys.
  */
 import { beijingRfc3339 } from '../signing';
+import { refundResourceBody } from './wechatpay-signer';
 
 export interface PartnerNames {
   spMchid: string;
@@ -61,17 +62,5 @@ export interface PartnerRefundParams extends PartnerNames {
 
 /** A decrypted partner refund resource (REFUND.SUCCESS / REFUND.ABNORMAL / REFUND.CLOSED). */
 export function wechatpayPartnerRefund(p: PartnerRefundParams): object {
-  const status = p.refundStatus ?? 'SUCCESS';
-  return {
-    sp_mchid: p.spMchid,
-    sub_mchid: p.subMchid,
-    out_trade_no: p.outTradeNo,
-    transaction_id: p.transactionId,
-    out_refund_no: p.outRefundNo,
-    refund_id: p.refundId,
-    refund_status: status,
-    ...(status === 'SUCCESS' ? { success_time: beijingRfc3339(new Date()) } : {}),
-    user_received_account: '招商银行信用卡0403',
-    amount: { total: p.total, refund: p.refund, payer_total: p.total, payer_refund: p.refund },
-  };
+  return { sp_mchid: p.spMchid, sub_mchid: p.subMchid, ...refundResourceBody(p) };
 }

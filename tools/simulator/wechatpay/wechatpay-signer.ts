@@ -174,9 +174,13 @@ export interface WechatpayRefundParams {
 
 /** A decrypted refund resource (original_type 'refund'), sent with REFUND.SUCCESS / REFUND.ABNORMAL / REFUND.CLOSED. */
 export function wechatpayRefund(p: WechatpayRefundParams): object {
+  return { mchid: p.mchid, ...refundResourceBody(p) };
+}
+
+/** A refund resource's fields after its merchant's (direct: mchid; partner: sp_mchid and sub_mchid). */
+export function refundResourceBody(p: Omit<WechatpayRefundParams, 'mchid'>): object {
   const status = p.refundStatus ?? 'SUCCESS';
   return {
-    mchid: p.mchid,
     out_trade_no: p.outTradeNo,
     transaction_id: p.transactionId,
     out_refund_no: p.outRefundNo,
