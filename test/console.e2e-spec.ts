@@ -137,6 +137,21 @@ const dialogOpened = (page: Page) =>
     10_000,
   );
 
+/**
+ * Confirms the approval dialog open on `page` (once its opening animation is over, so the click
+ * lands on the button), and returns the server's answer to the approval it sends: a test that
+ * then waits for the queue to change fails on that answer, not on a row that stayed.
+ */
+async function confirmApproval(page: Page): Promise<{ status: number; body: string }> {
+  await dialogOpened(page);
+  const answered = page.waitForResponse((r) => r.request().method() === 'POST' && /\/approve$/.test(r.url()), {
+    timeout: 30_000,
+  });
+  await page.getByRole('dialog', { name: 'Confirm the approval' }).getByRole('button', { name: 'Approve' }).click();
+  const response = await answered;
+  return { status: response.status(), body: await response.text() };
+}
+
 /** The screenshots docs/console.md shows. */
 const IN_DOCS = new Set([
   'anomaly-refund',
@@ -328,7 +343,7 @@ describe('operators in the browser', () => {
     const bobConfirms = bob.page.getByRole('dialog', { name: 'Confirm the approval' });
     await bobConfirms.getByText('alice').waitFor();
     await screenshot(bob.page, 'approval-confirm');
-    await bobConfirms.getByRole('button', { name: 'Approve' }).click();
+    await expect(confirmApproval(bob.page)).resolves.toMatchObject({ status: 200 });
     await queue.getByRole('row', { name: new RegExp(asked.refund_no) }).waitFor({ state: 'detached' });
     const decided = bob.page
       .getByRole('table', { name: 'Recent decisions' })
@@ -526,10 +541,7 @@ describe('operators in the browser', () => {
       .getByRole('row', { name: new RegExp(again.refund_no) })
       .getByRole('button', { name: 'Approve' })
       .click();
-    await bob.page
-      .getByRole('dialog', { name: 'Confirm the approval' })
-      .getByRole('button', { name: 'Approve' })
-      .click();
+    await expect(confirmApproval(bob.page)).resolves.toMatchObject({ status: 200 });
     await queue.getByRole('row', { name: new RegExp(again.refund_no) }).waitFor({ state: 'detached' });
     await eventually(
       'the channel to accept the refund asked again',
