@@ -173,13 +173,13 @@ export class AdminController {
   @Get('deliveries/:id/decrypted')
   @ApiOperation({
     summary:
-      "A delivery's encrypted part (WeChat Pay APIv3's resource) decrypted with its account's key; " +
+      "A delivery's encrypted part (the resource of a channel that encrypts one) decrypted with its account's key; " +
       "for an admin exact and audited (RESOURCE_READ_DECRYPTED), for a viewer with the payer's identifiers masked (viewer)",
   })
   @ApiOkResponse({ type: DecryptedContentView })
   @ApiErrors(
-    [400, 'no configured APIv3 key decrypts it (Undecryptable)'],
-    [404, 'unknown delivery, its bytes pruned, or nothing encrypted in it (Alipay, UnionPay, WeChat Pay APIv2)'],
+    [400, "no key of the delivery's account decrypts it (Undecryptable)"],
+    [404, 'unknown delivery, its bytes pruned, or nothing encrypted in it (its channel encrypts nothing)'],
   )
   @AdminAccess(AdminRole.Viewer)
   @UseInterceptors(OperatorReadLimit)
