@@ -318,13 +318,17 @@ it('should disable an endpoint whose every attempt failed for WEBHOOK_DISABLE_AF
 it('should sign with both secrets for a day after a rotation, so a receiver can verify with either', async () => {
   const receiver = await newReceiver();
   const endpoint = await createEndpoint(receiver);
+  const rounds = roundsOf('claimAndSend', ...replicas.map((r) => r.get(WebhookDispatcher)));
   const { secret: newSecret } = await endpoints((e) => e.rotateSecret(endpoint.id));
+  // A dispatcher's round reads the endpoints' secrets once, before its claims: one that began
+  // before the rotation would sign with the old secret alone. Every round from here on read both.
+  await rounds('the rotation');
 
   receiver.secrets = [endpoint.secret];
   const [first] = await payAll(stormPayments(1, 'WR', 700));
-  await eventually('the message verified with the old secret', () => receiver.acceptedIds().has(first), 10_000);
+  await eventually('the message verified with the old secret', () => receiver.acceptedIds().has(first), 60_000);
   receiver.secrets = [newSecret];
   const [second] = await payAll(stormPayments(1, 'WR', 800));
-  await eventually('the message verified with the new secret', () => receiver.acceptedIds().has(second), 10_000);
+  await eventually('the message verified with the new secret', () => receiver.acceptedIds().has(second), 60_000);
   expect(receiver.accepted().every((r) => r.signatures === 2)).toBe(true);
 });
