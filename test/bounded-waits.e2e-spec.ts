@@ -66,14 +66,15 @@ describe('bounded waits: HTTP limits', () => {
     const capped = await startApp({
       ...platforms.env,
       HTTP_MAX_CONNECTIONS: '3',
-      HTTP_HEADERS_TIMEOUT_MS: '5000',
-      HTTP_REQUEST_TIMEOUT_MS: '5000',
+      // Far longer than the wait below: only the connection cap can close a connection within it.
+      HTTP_HEADERS_TIMEOUT_MS: '120000',
+      HTTP_REQUEST_TIMEOUT_MS: '120000',
     });
     try {
       const allowed = await Promise.all([1, 2, 3].map(() => open(port(capped))));
       const extra = await open(port(capped));
 
-      await eventually('the extra connection to be closed', () => extra.closed, 4000);
+      await eventually('the extra connection to be closed', () => extra.closed, 60_000);
       expect(allowed.map((s) => s.closed)).toEqual([false, false, false]);
       for (const s of allowed) s.destroy();
     } finally {

@@ -109,7 +109,7 @@ describe('a statement the database refuses for a configuration mistake', () => {
     expect(answer.body).not.toMatch(/temporarily unavailable/);
     const cause =
       /the database refused a statement.*Table '[^']*payment_anomaly' doesn't exist \(ER_NO_SUCH_TABLE, errno 1146\)/;
-    await eventually('the log line naming the cause', () => cause.test(output), 10_000);
+    await eventually('the log line naming the cause', () => cause.test(output), 60_000);
     expect(output).toMatch(cause);
   });
 });

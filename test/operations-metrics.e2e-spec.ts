@@ -248,7 +248,7 @@ describe('gauges and logs operators alert on', () => {
     await eventually(
       'the log lines of both orders',
       () => linesOf(orderNo).length === 2 && linesOf(mismatchOrder).length === 1,
-      10_000,
+      60_000,
     );
     expect(linesOf(orderNo).map((l) => [l.level, l.channel, l.transactionId, l.outcome])).toEqual([
       [30, 'WECHATPAY', transactionId, 'PAID'],

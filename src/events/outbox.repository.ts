@@ -26,6 +26,15 @@ export class OutboxRepository {
     @Inject(eventsConfig.KEY) private readonly config: ConfigType<typeof eventsConfig>,
   ) {}
 
+  /** The event's payload while the outbox still holds it, in the caller's transaction. */
+  async payload(eventId: string): Promise<unknown> {
+    const [outbox]: Array<{ payload: unknown }> = await this.txHost.tx.query(
+      'SELECT payload FROM outbox_event WHERE event_id = ?',
+      [eventId],
+    );
+    return outbox?.payload;
+  }
+
   /** Appends an event in the caller's transaction; the relay publishes it after commit. */
   async append(event: PaymentEvent): Promise<void> {
     await this.txHost.tx.query(

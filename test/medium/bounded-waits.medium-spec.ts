@@ -18,6 +18,8 @@ import { count, notificationsOnly, uniqueId } from '../support/test-app';
  */
 const QUERY_TIMEOUT_MS = 1000;
 const ACQUIRE_TIMEOUT_MS = 500;
+/** How long the retries outside the stall under test go on: a safety net, as a platform retries for hours. */
+const RETRY_FOR_MS = 20_000;
 const DELIVERIES = 24;
 const TINY_POOL = {
   DATABASE_POOL_SIZE: '4',
@@ -59,25 +61,27 @@ function deliver(instance: Replica, p: Payment, i: number): Promise<PlatformRepl
 const isAck = (a: PlatformReply) => a.status === 204 || (a.status === 200 && a.body === 'success');
 
 /**
- * Delivers as a platform does outside the stall under test: again after a 503, a few times. On a
- * loaded machine the tiny pool's 1 s query timeout can turn one delivery away.
+ * Delivers as a platform does outside the stall under test: again after a 503, every 200 ms for up
+ * to RETRY_FOR_MS. On a loaded machine the tiny pool's 1 s query timeout can turn deliveries away.
  */
 async function deliverUntilAcked(instance: Replica, p: Payment, i: number): Promise<PlatformReply> {
+  const deadline = Date.now() + RETRY_FOR_MS;
   let answer = await deliver(instance, p, i);
-  for (let attempt = 1; attempt < 5 && answer.status === 503; attempt++) {
+  while (answer.status === 503 && Date.now() <= deadline) {
     await sleep(200);
     answer = await deliver(instance, p, i);
   }
   return answer;
 }
 
-/** Registers an order as the order service would outside the stall under test: again after a timeout, a few times. */
+/** Registers an order as the order service would outside the stall under test: again after a timeout, for a while. */
 async function registerUntilCreated(instance: Replica, orderNo: string): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
+  const deadline = Date.now() + RETRY_FOR_MS;
+  for (;;) {
     try {
       return void (await instance.make.order({ orderNo, amount: 1234 }));
     } catch (error) {
-      if (attempt >= 5) throw error;
+      if (Date.now() > deadline) throw error;
       await sleep(200);
     }
   }

@@ -66,7 +66,7 @@ describe(CommittedPayments.name, () => {
   async function connected(url: string, overrides: Partial<RedisConfig> = {}): Promise<Replica> {
     const r = replica(url, overrides);
     replicas.push(r);
-    await eventually('the replica connected to Redis', () => r.redis.connected, 10_000);
+    await eventually('the replica connected to Redis', () => r.redis.connected, 60_000);
     return r;
   }
 
@@ -196,7 +196,7 @@ describe(CommittedPayments.name, () => {
         await stalled.sut.markCommitted(q);
         return (await server.command('EXISTS', paidKey(q))) === 1;
       },
-      10_000,
+      60_000,
     );
     expect(await b.sut.isCommitted(q)).toBe(true);
   });
@@ -207,7 +207,7 @@ describe(CommittedPayments.name, () => {
     replicas.push(nobody);
     const p = payment();
 
-    await eventually('several connection failures', async () => (await nobody.errors('connection')) >= 3, 10_000);
+    await eventually('several connection failures', async () => (await nobody.errors('connection')) >= 3, 60_000);
     expect(await nobody.sut.isCommitted(p)).toBe(false);
     expect((await nobody.sut.claimFirst(p)).heldElsewhere).toBe(false);
     expect(await nobody.sut.waitForFirst(p)).toBe(false);

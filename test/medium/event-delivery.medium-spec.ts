@@ -530,7 +530,7 @@ describe('on a fresh broker, before any event was published', () => {
     // No example handlers: no consumer channel of the instance declares anything, and nothing is published.
     ctx = await instance(eventsEnv(exchange, TEST_RABBITMQ_URL), false);
 
-    await eventually('the exchange declared', () => exchangeExists(exchange), 10000);
+    await eventually('the exchange declared', () => exchangeExists(exchange), 60_000);
   });
 });
 

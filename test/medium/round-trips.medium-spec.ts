@@ -9,6 +9,7 @@ import { OrderStatusChange } from '../../src/order/order-status-change.entity';
 import { requireTransactionAlive } from '../../src/platform/database/transaction-alive';
 import { Medium, Replica, startMedium } from '../support/medium';
 import { INTAKE_MODULES } from '../support/medium-intake';
+import { eventually, sleep } from '../support/eventually';
 import { SentCommands } from '../support/sent-commands';
 import { count, notificationsOnly, uniqueId } from '../support/test-app';
 
@@ -138,15 +139,27 @@ describe('round trips of a payment', () => {
     const nonces = repeats.map((r) => r.headers['wechatpay-nonce']);
     const sentBefore = sent.sent.length;
 
-    // The first repeat's INSERT waits on the lock; the others arrive 20 ms apart, each a group of its own.
+    // The first repeat's INSERT waits on the lock (sent, and the table locked); the others arrive
+    // 20 ms apart, each a group of its own, and the lock goes only once every one of them is in a
+    // group waiting for the next INSERT: what the machine's speed decides is only how they group.
+    const log = running.get(DeliveryLog) as unknown as { formed: Array<{ group: unknown[] }> };
+    const inFormedGroups = () => log.formed.reduce((n, formed) => n + formed.group.length, 0);
     const lock = await pool.getConnection();
     const answers: Promise<{ status: number }>[] = [];
     try {
       await lock.query('LOCK TABLES callback_delivery WRITE');
-      for (const repeat of repeats) {
+      const [first, ...others] = repeats;
+      answers.push(running.wechatpay(first));
+      await eventually('the first repeat INSERT to be sent', () =>
+        sent.sent
+          .slice(sentBefore)
+          .some((c) => c.text.startsWith('INSERT INTO callback_delivery') && c.text.includes(nonces[0])),
+      );
+      for (const repeat of others) {
         answers.push(running.wechatpay(repeat));
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await sleep(20);
       }
+      await eventually('the other repeats to wait for the next INSERT', () => inFormedGroups() === others.length);
     } finally {
       await lock.query('UNLOCK TABLES');
       lock.release();

@@ -33,9 +33,22 @@ export interface RecordedAttempt {
   status: DeliveryStatus;
 }
 
+/** A delivery to write for an endpoint that never had the event (a resend). */
+export interface NewDelivery {
+  endpointId: string;
+  eventId: string;
+  eventType: string;
+  orderNo: string;
+  body: string;
+}
+
 type Row = Record<string, unknown>;
 
-/** The deliveries' state in the database: fan-out, claims, outcomes. Each method runs in its own transaction. */
+/**
+ * The deliveries' state in the database: fan-out, claims and outcomes, each in a transaction of its
+ * own; and what an operator does to an endpoint's deliveries (resend, recover, the endpoint's
+ * removal), in the caller's transaction.
+ */
 @Injectable()
 export class WebhookDeliveries {
   constructor(
@@ -195,6 +208,65 @@ export class WebhookDeliveries {
       const endpointDisabled = await this.updateEndpointHealth(claim.endpointId, result.succeeded, now);
       return { status, endpointDisabled };
     });
+  }
+
+  /** The endpoint's delivery of the event back to PENDING, due now, with a fresh round of the schedule; false when it has none, or it is PENDING already. */
+  async requeue(endpointId: string, eventId: string, now: Date): Promise<boolean> {
+    const requeued: WriteResult = await this.txHost.tx.query(
+      `UPDATE webhook_delivery SET status = ?, next_attempt_at = ?, schedule_start = attempts, finished_at = NULL
+       WHERE endpoint_id = ? AND event_id = ? AND status <> ?`,
+      [DeliveryStatus.Pending, now, endpointId, eventId, DeliveryStatus.Pending],
+    );
+    return requeued.affectedRows === 1;
+  }
+
+  async statusOf(endpointId: string, eventId: string): Promise<string | undefined> {
+    const [existing]: Row[] = await this.txHost.tx.query(
+      'SELECT status FROM webhook_delivery WHERE endpoint_id = ? AND event_id = ?',
+      [endpointId, eventId],
+    );
+    return existing ? String(existing.status) : undefined;
+  }
+
+  async insert(delivery: NewDelivery, now: Date): Promise<void> {
+    await this.txHost.tx.query(
+      `INSERT INTO webhook_delivery
+         (endpoint_id, event_id, event_type, order_no, body, status, attempts, schedule_start, next_attempt_at, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, 0, 0, ?, ?)`,
+      [
+        delivery.endpointId,
+        delivery.eventId,
+        delivery.eventType,
+        delivery.orderNo,
+        delivery.body,
+        DeliveryStatus.Pending,
+        now,
+        now,
+      ],
+    );
+  }
+
+  /** The ids of the endpoint's FAILED deliveries created since `since`, oldest first. */
+  async failedSince(endpointId: string, since: Date): Promise<unknown[]> {
+    const rows: Row[] = await this.txHost.tx.query(
+      `SELECT id FROM webhook_delivery WHERE endpoint_id = ? AND status = ? AND created_at >= ? ORDER BY id`,
+      [endpointId, DeliveryStatus.Failed, since],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** These FAILED deliveries back to PENDING, due at `due`, with a fresh round of the schedule. */
+  async requeueFailed(deliveryIds: unknown[], due: Date): Promise<void> {
+    await this.txHost.tx.query(
+      `UPDATE webhook_delivery SET status = ?, next_attempt_at = ?, schedule_start = attempts, finished_at = NULL
+       WHERE id IN (?) AND status = ?`,
+      [DeliveryStatus.Pending, due, deliveryIds, DeliveryStatus.Failed],
+    );
+  }
+
+  /** Every delivery of the endpoint. */
+  async deleteOfEndpoint(endpointId: string): Promise<void> {
+    await this.txHost.tx.query('DELETE FROM webhook_delivery WHERE endpoint_id = ?', [endpointId]);
   }
 
   private nextStatus(claim: ClaimedDelivery, result: SendResult): DeliveryStatus {

@@ -3,10 +3,12 @@ import { ConfigType } from '@nestjs/config';
 import { Propagation, Transactional } from '@nestjs-cls/transactional';
 import { DomainError } from '../../domain/domain-error';
 import { TransactionRunner } from '../../platform/transaction/transaction.runner';
+import { OutboxRepository } from '../outbox.repository';
 import { webhooksConfig } from './webhooks.config';
 import { PaymentEvent } from '../payment-events';
 import { urlProblem } from './address-guard';
-import { parseJson } from './webhook-deliveries.repository';
+import { WebhookAttemptRepository } from './webhook-attempt.repository';
+import { parseJson, WebhookDeliveries } from './webhook-deliveries.repository';
 import { DeliveryStatus } from './webhook-delivery.entity';
 import { Row, WebhookEndpointRepository } from './webhook-endpoint.repository';
 import { messageBody, newSigningSecret } from './webhook-signature';
@@ -31,12 +33,15 @@ export type Alongside<T> = (result: T) => Promise<void>;
 /**
  * The admin's use cases on endpoints. Each write opens ONE transaction of its own (Propagation.Never),
  * serialised on the endpoint's row, with the caller's audit row (alongside); the statements are
- * WebhookEndpointRepository's.
+ * the repositories' of their tables: the endpoint's, its deliveries', its attempts' and the outbox's.
  */
 @Injectable()
 export class WebhookEndpoints {
   constructor(
     private readonly endpoints: WebhookEndpointRepository,
+    private readonly deliveries: WebhookDeliveries,
+    private readonly attemptRows: WebhookAttemptRepository,
+    private readonly outbox: OutboxRepository,
     private readonly transactions: TransactionRunner,
     @Inject(webhooksConfig.KEY) private readonly config: ConfigType<typeof webhooksConfig>,
   ) {}
@@ -108,6 +113,8 @@ export class WebhookEndpoints {
     return this.commit(async () => {
       const endpoint = await this.get(id);
       await this.lock(id);
+      await this.attemptRows.deleteOfEndpoint(id);
+      await this.deliveries.deleteOfEndpoint(id);
       await this.endpoints.delete(id);
       return endpoint;
     }, alongside);
@@ -124,7 +131,7 @@ export class WebhookEndpoints {
       to: query.to ? new Date(query.to) : undefined,
       cursor: query.cursor,
     };
-    const rows = await this.endpoints.attempts(id, filter, limit + 1);
+    const rows = await this.attemptRows.ofEndpoint(id, filter, limit + 1);
     const page = rows.slice(0, limit);
     return {
       items: page.map((r) => ({
@@ -155,11 +162,11 @@ export class WebhookEndpoints {
     return this.commit(async () => {
       await this.lock(id);
       const now = new Date();
-      if (await this.endpoints.requeue(id, eventId, now))
+      if (await this.deliveries.requeue(id, eventId, now))
         return { eventId, status: DeliveryStatus.Pending, queued: true };
-      const existing = await this.endpoints.deliveryStatus(id, eventId);
+      const existing = await this.deliveries.statusOf(id, eventId);
       if (existing !== undefined) return { eventId, status: existing, queued: false };
-      const payload = await this.endpoints.outboxPayload(eventId);
+      const payload = await this.outbox.payload(eventId);
       if (payload === undefined) {
         throw new DomainError('NotFound', `event ${eventId} not found (or already pruned from the outbox)`);
       }
@@ -171,7 +178,7 @@ export class WebhookEndpoints {
         orderNo: event.orderNo,
         body: messageBody(event),
       };
-      await this.endpoints.insertDelivery(delivery, now);
+      await this.deliveries.insert(delivery, now);
       return { eventId, status: DeliveryStatus.Pending, queued: true };
     }, alongside);
   }
@@ -184,12 +191,12 @@ export class WebhookEndpoints {
   recover(id: string, since: Date, alongside?: Alongside<RecoverView>): Promise<RecoverView> {
     return this.commit(async () => {
       await this.lock(id);
-      const ids = await this.endpoints.failedSince(id, since);
+      const ids = await this.deliveries.failedSince(id, since);
       const now = Date.now();
       let lastDue = new Date(now);
       for (let i = 0; i < ids.length; i += RECOVER_PER_SECOND) {
         lastDue = new Date(now + (i / RECOVER_PER_SECOND) * 1000);
-        await this.endpoints.requeueFailed(ids.slice(i, i + RECOVER_PER_SECOND), lastDue);
+        await this.deliveries.requeueFailed(ids.slice(i, i + RECOVER_PER_SECOND), lastDue);
       }
       return { queued: ids.length, lastDueAt: lastDue.toISOString() };
     }, alongside);

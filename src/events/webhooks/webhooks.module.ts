@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
+import { EventsModule } from '../events.module';
 import { webhooksConfig } from './webhooks.config';
+import { WebhookAttemptRepository } from './webhook-attempt.repository';
 import { WebhookDeliveries } from './webhook-deliveries.repository';
 import { WebhookDispatcher } from './webhook-dispatcher';
 import { WebhookEndpointRepository } from './webhook-endpoint.repository';
@@ -15,10 +17,11 @@ import { WEBHOOK_GAUGES } from './webhook-gauges';
  * (WebhookEndpointsController), as the dead letters' are.
  */
 @Module({
-  imports: [ConfigModule.forFeature(webhooksConfig)],
+  imports: [ConfigModule.forFeature(webhooksConfig), EventsModule],
   providers: [
     WebhookDeliveries,
     WebhookEndpointRepository,
+    WebhookAttemptRepository,
     WebhookEndpoints,
     WebhookFanOut,
     WebhookDispatcher,
