@@ -18,6 +18,7 @@ import {
   AccountMaterialDto,
   AddSubMerchantDto,
   RewrapReportView,
+  RewrapSecretsDto,
   DisableMerchantDto,
   DryRunReportView,
   KeyDryRunDto,
@@ -109,16 +110,23 @@ export class MerchantsController {
       "Seal every secret of the directory under MERCHANT_SECRETS_KEYS_FILE's first key (after a new key was put first) (admin)",
   })
   @ApiOkResponse({ type: RewrapReportView })
-  @ApiErrors([403, 'a viewer token'], [409, 'MERCHANT_SECRETS_KEYS_FILE is not configured'])
+  @ApiErrors(
+    [400, 'a malformed body'],
+    [403, 'a viewer token'],
+    [409, 'MERCHANT_SECRETS_KEYS_FILE is not configured, or its first key is not the keyId given'],
+  )
   @AdminAccess(AdminRole.Admin)
   @AuditedWrite('MERCHANT_SECRETS_REWRAP', () => 'merchant-secrets')
-  rewrapSecrets(@CurrentOperator() operator: AuthenticatedOperator): Promise<RewrapReport> {
-    return this.accounts.rewrap(operator.operatorId, (report) =>
+  rewrapSecrets(
+    @Body() dto: RewrapSecretsDto,
+    @CurrentOperator() operator: AuthenticatedOperator,
+  ): Promise<RewrapReport> {
+    return this.accounts.rewrap(operator.operatorId, dto.keyId, (report) =>
       this.audit.record({
         operatorId: operator.operatorId,
         action: 'MERCHANT_SECRETS_REWRAPPED',
         target: 'merchant-secrets',
-        requestBody: null,
+        requestBody: { keyId: dto.keyId ?? null },
         result: report,
       }),
     );

@@ -416,14 +416,15 @@ describe('accounts through the merchant directory', () => {
     const rows = await count('SELECT COUNT(*) AS n FROM merchant_secret');
     expect(rows).toBeGreaterThanOrEqual(3);
     const reports: RewrapReport[] = await Promise.all([
-      accountChanges(replica(A)).rewrap('alice'),
-      accountChanges(replica(B)).rewrap('bob'),
+      accountChanges(replica(A)).rewrap('alice', 'k2'),
+      accountChanges(replica(B)).rewrap('bob', undefined),
     ]);
     expect(reports.map((r) => r.keyId)).toEqual(['k2', 'k2']);
     expect(reports.reduce((n, r) => n + r.rewrapped, 0)).toBe(rows);
     expect(reports.reduce((n, r) => n + r.failed, 0)).toBe(0);
     expect(await count("SELECT COUNT(*) AS n FROM merchant_secret WHERE key_id = 'k2'")).toBe(rows);
-    expect((await accountChanges(replica(A)).rewrap('alice')).rewrapped).toBe(0);
+    expect((await accountChanges(replica(A)).rewrap('alice', undefined)).rewrapped).toBe(0);
+    expect(await domainFailure(accountChanges(replica(A)).rewrap('alice', 'k1'))).toMatchObject({ status: 409 });
 
     // The old line removed: a replica started afresh opens every account with the new key alone.
     writeFileSync(keysFile, readFileSync(keysFile, 'utf8').split('\n')[0] + '\n');
@@ -434,7 +435,9 @@ describe('accounts through the merchant directory', () => {
     await fresh.close();
   });
 
-  it('should leave out an account whose secret was tampered with, and keep the others paying', async () => {
+  it('should leave out an account whose secret was tampered with, and keep the others of its channel paying', async () => {
+    const other = createAlipayAccount('2021000117607172', '2088531891667172');
+    await accountChanges(replica(A)).add(Channel.Alipay, alipayMaterial(other), 'alice');
     const [rows] = await pool.query<RowDataPacket[]>(
       "SELECT c.secret_id FROM merchant_change c WHERE c.channel = 'ALIPAY' AND c.account_id = ? AND c.action = 'ACCOUNT_ADDED'",
       [alipay.appId],
@@ -442,6 +445,8 @@ describe('accounts through the merchant directory', () => {
     await pool.query('UPDATE merchant_secret SET tag = UNHEX(REPEAT(?, 16)) WHERE id = ?', ['00', rows[0].secret_id]);
     const fresh = await setup.another({ MERCHANT_SECRETS_KEYS_FILE: keysFile });
     expect(holds(fresh, Channel.Alipay, alipay.appId)).toBe(false);
+    expect(await alipayPays(fresh, alipay)).toBe(false);
+    expect(await alipayPays(fresh, other)).toBe(true);
     expect(holds(fresh, Channel.Wechatpay, wechat.mchid)).toBe(true);
     expect(holds(fresh, Channel.Alipay, platforms.alipay.appId)).toBe(true);
     await fresh.close();

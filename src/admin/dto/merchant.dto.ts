@@ -247,3 +247,16 @@ export class RewrapReportView {
   @ApiProperty({ description: 'Under a key the file no longer holds, or not authentic: left as they are' })
   failed: number;
 }
+
+/** A rewrap, optionally checked against the key the operator expects to seal under. */
+export class RewrapSecretsDto {
+  @ApiPropertyOptional({
+    example: 'k2',
+    description:
+      "The key id expected first in MERCHANT_SECRETS_KEYS_FILE: refused (409) when the file's first line is another, e.g. a replica that has not seen the new file yet",
+  })
+  @OptionalField()
+  @IsString()
+  @Matches(/^[A-Za-z0-9_.-]{1,32}$/, { message: 'keyId must be 1 to 32 letters, digits, _ . or -' })
+  keyId?: string;
+}

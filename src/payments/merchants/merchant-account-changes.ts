@@ -106,8 +106,18 @@ export class MerchantAccountChanges {
    * compare-and-set on its old key id, in one transaction with the audit row.
    */
   @Transactional(Propagation.Never)
-  rewrap(operatorId: string, alongside?: (report: RewrapReport) => Promise<void>): Promise<RewrapReport> {
+  async rewrap(
+    operatorId: string,
+    expectedKeyId: string | undefined,
+    alongside?: (report: RewrapReport) => Promise<void>,
+  ): Promise<RewrapReport> {
     const ring = this.keys.required();
+    if (expectedKeyId !== undefined && expectedKeyId !== ring.current.id) {
+      throw new DomainError(
+        'MerchantConflict',
+        `the first key of MERCHANT_SECRETS_KEYS_FILE is ${ring.current.id} on this replica, not ${expectedKeyId}: nothing rewrapped`,
+      );
+    }
     return this.transactions.run(async () => {
       const report: RewrapReport = { keyId: ring.current.id, rewrapped: 0, alreadyDone: 0, failed: 0 };
       for (const row of await this.secrets.notUnder(ring.current.id)) {
