@@ -24,6 +24,7 @@ import {
 } from '../../tools/simulator/platform-signers';
 import { eventually } from '../support/eventually';
 import { domainFailure, Medium, MediumContext, Replica, startMedium } from '../support/medium';
+import { metric } from '../support/medium-intake';
 import { acked, Intake } from '../support/medium-notify';
 import {
   AlipayTestAccount,
@@ -446,6 +447,11 @@ describe('accounts through the merchant directory', () => {
     const fresh = await setup.another({ MERCHANT_SECRETS_KEYS_FILE: keysFile });
     expect(holds(fresh, Channel.Alipay, alipay.appId)).toBe(false);
     expect(await alipayPays(fresh, alipay)).toBe(false);
+    // Seen: listed as not applied on that replica, and counted.
+    expect(fresh.get(MerchantChanges).list()).toContainEqual(
+      expect.objectContaining({ channel: Channel.Alipay, account: alipay.appId, source: 'directory', applied: false }),
+    );
+    expect(await metric('payment_directory_accounts_left_out', { channel: Channel.Alipay })).toBe(1);
     expect(await alipayPays(fresh, other)).toBe(true);
     expect(holds(fresh, Channel.Wechatpay, wechat.mchid)).toBe(true);
     expect(holds(fresh, Channel.Alipay, platforms.alipay.appId)).toBe(true);

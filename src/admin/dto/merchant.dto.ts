@@ -97,6 +97,11 @@ export class ListedAccountView {
   facts?: unknown;
   @ApiPropertyOptional({ description: 'A directory account: the change that put its entry in force' })
   changeId?: string;
+  @ApiPropertyOptional({
+    description:
+      'A directory account: false while this replica left it out (its secret did not decrypt, or the channel refused it; the log says why)',
+  })
+  applied?: boolean;
   @ApiProperty() disabled: boolean;
   @ApiProperty({ type: [ListedSubMerchantView] }) subMerchants: ListedSubMerchantView[];
 }

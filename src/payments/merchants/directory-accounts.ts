@@ -3,6 +3,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectMetric } from '@willsoto/nestjs-prometheus';
+import { Gauge } from 'prom-client';
+import { DIRECTORY_ACCOUNTS_LEFT_OUT } from '../../platform/metrics/metrics.module';
 import { AccountMaterial, accountOfMaterial, MaterialError } from '../../channels/account-material';
 import { ChannelBuild, CHANNEL_BUILDS } from '../../channels/channel-builds';
 import { ChannelKeyFiles } from '../credentials/channel-key-files';
@@ -59,7 +62,16 @@ export class DirectoryAccounts {
     private readonly keyFiles: ChannelKeyFiles,
     private readonly keys: MerchantSecretKeys,
     private readonly secrets: MerchantSecretRepository,
+    @InjectMetric(DIRECTORY_ACCOUNTS_LEFT_OUT) private readonly leftOutGauge: Gauge<string>,
   ) {}
+
+  /** By channel: the directory's accounts this replica left out, by account id. */
+  private readonly leftOut = new Map<string, string[]>();
+
+  /** The directory's accounts of the channel this replica could not put in place. */
+  leftOutOf(channel: string): readonly string[] {
+    return this.leftOut.get(channel) ?? [];
+  }
 
   build(channel: string): ChannelBuild | undefined {
     return this.builds.find((b) => b.channel === channel);
@@ -103,6 +115,7 @@ export class DirectoryAccounts {
     const sealed = await this.secrets.byIds(accounts.map((a) => a.secretId));
     const ring = this.keys.current();
     const taken = new Map<string, object>();
+    const leftOut: string[] = [];
     for (const { account, secretId } of accounts) {
       try {
         const secret = sealed.get(secretId);
@@ -118,8 +131,11 @@ export class DirectoryAccounts {
         // The reasons name keys, fields and files, never a secret's content.
         const reason = error instanceof MaterialError || error instanceof Error ? error.message : String(error);
         this.logger.error(`${channel} account ${account} of the directory left out (secret ${secretId}): ${reason}`);
+        leftOut.push(account);
       }
     }
+    this.leftOut.set(channel, leftOut);
+    this.leftOutGauge.set({ channel }, leftOut.length);
     try {
       this.keyFiles.applyDirectoryAccounts(channel, [...taken.values()]);
       this.held.set(channel, taken);

@@ -48,6 +48,8 @@ export interface ListedAccount {
   /** A directory account's public facts (AccountFacts), and the change that put them in force. */
   facts?: unknown;
   changeId?: string;
+  /** A directory account: false while this replica left it out (its secret did not decrypt, the channel refused it). */
+  applied?: boolean;
   disabled: boolean;
   subMerchants: Array<{
     subMerchantId: string;
@@ -256,8 +258,8 @@ export class MerchantChanges {
   /** Every account of every channel, with its sub-merchants and what the directory says of them. */
   list(): ListedAccount[] {
     const { subMerchants, accounts } = this.directory.current;
-    return this.channels.all.flatMap((channel) =>
-      channel.accountIds().map((account) => {
+    const held = this.channels.all.flatMap((channel) =>
+      channel.accountIds().map((account): ListedAccount => {
         const added = (subMerchants.get(channel.channel) ?? []).filter((s) => s.account === account);
         const fromDirectory = accounts.get(targetKey(channel.channel, account));
         return {
@@ -268,6 +270,7 @@ export class MerchantChanges {
                 source: 'directory' as const,
                 facts: JSON.parse(fromDirectory.facts) as unknown,
                 changeId: fromDirectory.changeId,
+                applied: true,
               }
             : { source: 'configuration' as const }),
           disabled: this.directory.isDisabled(channel.channel, account),
@@ -283,6 +286,20 @@ export class MerchantChanges {
         };
       }),
     );
+    // A directory account this replica could not put in place is listed too, so that it is seen.
+    const leftOut = [...accounts.values()]
+      .filter((a) => !held.some((h) => h.channel === a.channel && h.account === a.account))
+      .map((a): ListedAccount => ({
+        channel: a.channel,
+        account: a.account,
+        source: 'directory',
+        facts: JSON.parse(a.facts) as unknown,
+        changeId: a.changeId,
+        applied: false,
+        disabled: this.directory.isDisabled(a.channel, a.account),
+        subMerchants: [],
+      }));
+    return [...held, ...leftOut];
   }
 
   history(limit: number, beforeId?: string): Promise<MerchantChange[]> {

@@ -36,9 +36,7 @@ describe('sealing the directory secrets', () => {
 
   it('should refuse a secret moved to another account (the binding is the AAD)', () => {
     const sealed = seal(ring, secret, binding);
-    expect(() => unseal(ring, sealed, secretBinding('WECHATPAY', '1900009192'))).toThrow(
-      /not authentic under key k2/,
-    );
+    expect(() => unseal(ring, sealed, secretBinding('WECHATPAY', '1900009192'))).toThrow(/not authentic under key k2/);
     expect(() => unseal(ring, sealed, secretBinding('ALIPAY', '1900009191'))).toThrow(UnsealError);
   });
 
