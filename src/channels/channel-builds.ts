@@ -27,13 +27,14 @@ export interface ChannelBuild {
   ): PaymentChannel;
   /**
    * An adapter for a dry run, never put in place: verifying at `clock`'s time (a stored delivery's),
-   * with the directory's keys in force, and one key file replaced when told (a candidate key).
+   * with the directory's keys and accounts in force, and one key file replaced when told (a candidate key).
    */
   trial(
     clock: Clock,
     added: readonly AddedSubMerchant[],
     replaced?: ReplacedFile,
     keys?: readonly DirectoryKeyFile[],
+    accounts?: readonly object[],
   ): PaymentChannel;
 }
 

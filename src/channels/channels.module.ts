@@ -47,8 +47,8 @@ function withAccounts(options: unknown, accounts: readonly object[]): unknown {
                 calls,
                 clock,
               ),
-            trial: (trialClock, added, replaced, keys = []) => {
-              const inForce = withDirectoryKeys(options[i], r.accounts.idField, keys);
+            trial: (trialClock, added, replaced, keys = [], accounts = []) => {
+              const inForce = withDirectoryKeys(withAccounts(options[i], accounts), r.accounts.idField, keys);
               const base = replaced ? withFileReplaced(inForce, r.accounts.idField, replaced) : inForce;
               return r.create(withAdded(base, added), calls, trialClock);
             },

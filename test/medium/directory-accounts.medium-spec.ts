@@ -14,6 +14,7 @@ import { MerchantAccountChanges, RewrapReport } from '../../src/payments/merchan
 import { MerchantChange } from '../../src/payments/merchants/merchant-change.entity';
 import { MerchantChanges } from '../../src/payments/merchants/merchant-changes';
 import { MerchantDirectory } from '../../src/payments/merchants/merchant-directory';
+import { PlatformKeyDryRun } from '../../src/payments/merchants/platform-key-dry-run';
 import {
   alipayDelivery,
   alipayTradeParams,
@@ -254,6 +255,15 @@ describe('accounts through the merchant directory', () => {
     await accountChanges(replica(A)).add(Channel.Alipay, alipayMaterial(alipay), 'alice');
     await eventually('replica B to hold the app', () => holds(replica(B), Channel.Alipay, alipay.appId), 10_000);
     expect(await alipayPays(B, alipay)).toBe(true);
+    // A dry run of the configured app's key reads the channel with the directory's app in it: its notifications verify.
+    const dryRun = await replica(B).get(PlatformKeyDryRun).run({
+      channel: Channel.Alipay,
+      account: platforms.alipay.appId,
+      kind: 'publicKey',
+      pem: generateRsaKeyPair().publicKeyPem,
+      operatorId: 'alice',
+    });
+    expect(dryRun).toMatchObject({ examined: 2, neither: 0 });
     const stored = [...(await everyValue('merchant_change')), ...(await everyValue('merchant_secret'))];
     const body = Buffer.from(pemBodyLine(readFileSync(alipay.appPrivateKeyPath, 'utf8')), 'utf8');
     expect(stored.filter((v) => v.includes(body))).toEqual([]);
