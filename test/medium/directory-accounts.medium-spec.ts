@@ -309,6 +309,15 @@ describe('accounts through the merchant directory', () => {
       { status: 400, message: expect.stringContaining('the account is refused') as unknown as string },
     ],
     [
+      'an Alipay app without its seller id (the check the configuration gets at start)',
+      () => {
+        const m = alipayMaterial(createAlipayAccount('2021000117607179', '2088531891667179'));
+        const { sellerId: _seller, ...entry } = m.entry;
+        return [Channel.Alipay, { ...m, entry }];
+      },
+      { status: 400, message: expect.stringContaining('has no seller id') as unknown as string },
+    ],
+    [
       'an account of the configuration',
       () => {
         const m = wechatMaterial(createWechatpayAccount(platforms.wechatpay.mchid, []));
