@@ -411,6 +411,24 @@ describe('accounts through the merchant directory', () => {
     ]);
   });
 
+  it('should disable and enable a directory account with the routes of any account', async () => {
+    const proposal = await replica(A)
+      .get(MerchantChanges)
+      .proposeDisable({ channel: Channel.Wechatpay, account: wechat.mchid }, 'contract ended', 'alice');
+    const approval = await replica(B).get(MerchantChanges).approve(proposal.id, 'bob');
+    await eventually('every replica at the approval', () =>
+      setup.replicas.every((ctx) => BigInt(ctx.get(MerchantDirectory).current.version) >= BigInt(approval.id)),
+    );
+    expect(await wechatPays(B, wechat)).toBe(false);
+    const enabled = await replica(A)
+      .get(MerchantChanges)
+      .enable({ channel: Channel.Wechatpay, account: wechat.mchid }, 'alice');
+    await eventually('every replica enabled', () =>
+      setup.replicas.every((ctx) => BigInt(ctx.get(MerchantDirectory).current.version) >= BigInt(enabled.id)),
+    );
+    expect(await wechatPays(B, wechat)).toBe(true);
+  });
+
   it('should refuse to change an account of the configuration through the directory', async () => {
     const before = await written();
     const material = wechatMaterial({ ...wechat, mchid: platforms.wechatpay.mchid });
