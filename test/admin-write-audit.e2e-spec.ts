@@ -639,3 +639,36 @@ describe("an account's audit rows", () => {
     for (const secret of secrets) expect(listed).not.toContain(secret);
   });
 });
+
+describe("a directory account's change", () => {
+  it("should be a proposal whose proposer's approval is refused and audited, and another admin's applies", async () => {
+    const added = await directoryAccount();
+    const body = { ...added, files: { ...added.files, 'platformPublicKey.path': generateRsaKeyPair().publicKeyPem } };
+    const since = await lastAuditId();
+    const proposed = await client.admin('PUT', `${merchantPath}/${added.entry.mchid}`, admin(), body);
+    expect(proposed.status).toBe(202);
+    const { id } = proposed.json<{ id: string }>();
+    const own = await client.admin('POST', `/admin/merchant-changes/${id}/approve`, admin());
+    expect(own.status).toBe(403);
+    const approved = await client.admin('POST', `/admin/merchant-changes/${id}/approve`, admin2());
+    expect(approved.status).toBe(200);
+    const approval = approved.json<{ id: string }>().id;
+    await eventually('the approved entry to be in force', async () =>
+      (await client.admin('GET', '/admin/merchants', admin()))
+        .json<{ accounts: Array<{ account: string; changeId?: string }> }>()
+        .accounts.some((a) => a.account === added.entry.mchid && a.changeId === approval),
+    );
+    // The configuration's account is changed in the configuration only.
+    const configured = await client.admin('PUT', `${merchantPath}/${platforms.wechatpay.mchid}`, admin(), {
+      ...body,
+      entry: { ...body.entry, mchid: platforms.wechatpay.mchid },
+    });
+    expect(configured.status).toBe(409);
+    expect((await auditsSince(since)).map((r) => [r.operator, r.action, r.status])).toEqual([
+      ['alice', 'MERCHANT_ACCOUNT_CHANGE_PROPOSED', undefined],
+      ['alice', 'MERCHANT_CHANGE_APPROVE_REFUSED', 403],
+      ['bob', 'MERCHANT_CHANGE_APPROVED', undefined],
+      ['alice', 'MERCHANT_ACCOUNT_CHANGE_REFUSED', 409],
+    ]);
+  });
+});
