@@ -33,6 +33,7 @@ import { RefundModule } from './refund/refund.module';
 import { ReconciliationModule } from './reconciliation/reconciliation.module';
 import { AdminAudit } from './operators/audit/admin-audit.entity';
 import { MerchantChange } from './payments/merchants/merchant-change.entity';
+import { MerchantSecret } from './payments/merchants/merchant-secret.entity';
 import { OutboxEvent } from './events/outbox-event.entity';
 import { HandlerRetry } from './events/subscribers/handler-retry.entity';
 import { ProcessedEvent } from './events/subscribers/processed-event.entity';
@@ -80,6 +81,7 @@ export const ENTITIES = [
   RefusedNotification,
   RefusedNotificationHour,
   MerchantChange,
+  MerchantSecret,
 ];
 
 /** The modules whose routes the OpenAPI document describes: the ones people call. */

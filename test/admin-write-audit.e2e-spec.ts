@@ -1,5 +1,7 @@
-import { createHash, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer } from '@nestjs/core';
@@ -12,6 +14,8 @@ import {
   randomAlphanumeric,
   yuan,
 } from '../tools/simulator/platform-signers';
+import { createWechatpayAccount } from './support/merchant-accounts';
+import { eventually } from './support/eventually';
 import { paidOrder } from './support/paid-orders';
 import { useOwnDatabase } from './support/test-database';
 import {
@@ -42,13 +46,19 @@ let client: TestClient;
 let pool: Pool;
 let dropDatabase: () => Promise<void>;
 let mallory: string;
+/** MERCHANT_SECRETS_KEYS_FILE: a rewrap's case puts a new key first. */
+let keysFile: string;
+const keyLine = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;
 
 beforeAll(async () => {
   // Sub-merchants are disabled here: they must not reach another suite's notifications.
   dropDatabase = await useOwnDatabase();
   platforms = await createTestPlatforms();
   mallory = randomAlphanumeric(40);
+  keysFile = join(mkdtempSync(join(tmpdir(), 'pcs-secrets-keys-')), 'keys');
+  writeFileSync(keysFile, `${keyLine('k0')}\n`);
   app = await startApp({
+    MERCHANT_SECRETS_KEYS_FILE: keysFile,
     ...platforms.env,
     ADMIN_TOKENS: `${platforms.env.ADMIN_TOKENS},${MALLORY}:${mallory}:admin`,
     REFUND_APPROVAL_THRESHOLD: String(THRESHOLD),
@@ -208,6 +218,30 @@ async function disableProposal(subMerchantId: string): Promise<string> {
 }
 
 const merchantChanges = () => one('SELECT id, action FROM merchant_change ORDER BY id');
+const merchantSecrets = () => one('SELECT id, key_id FROM merchant_secret ORDER BY id');
+
+/** A new WeChat Pay merchant's entry and files, as POST /admin/merchants/WECHATPAY/accounts takes them. */
+function newAccountBody(mchid = `17${String(Date.now()).slice(-8)}${Math.floor(Math.random() * 100)}`) {
+  const account = createWechatpayAccount(mchid, []);
+  return {
+    entry: {
+      mchid,
+      apiV3Key: account.apiV3Key,
+      platformPublicKey: { id: account.signer.serial },
+      merchantSerialNo: account.merchantSerialNo,
+    },
+    files: {
+      'platformPublicKey.path': readFileSync(account.publicKeyPath, 'utf8'),
+      merchantPrivateKeyPath: readFileSync(account.merchantPrivateKeyPath, 'utf8'),
+    },
+  };
+}
+
+async function directoryAccount(): Promise<ReturnType<typeof newAccountBody>> {
+  const body = newAccountBody();
+  expect((await client.admin('POST', `${merchantPath}/accounts`, admin(), body)).status).toBe(201);
+  return body;
+}
 
 async function webhookEndpoint(): Promise<string> {
   // Refunds closed only: the payments paid here fan out to no delivery of it.
@@ -410,6 +444,31 @@ const SUCCESSES: Record<string, SuccessCase> = {
       return { path: `/admin/merchant-changes/${id}/reject`, body: { reason: 'no' }, state: merchantChanges };
     },
   },
+  'POST /admin/merchants/:channel/accounts': {
+    status: 201,
+    action: 'MERCHANT_ACCOUNT_ADDED',
+    prepare: () =>
+      Promise.resolve({ path: `${merchantPath}/accounts`, body: newAccountBody(), state: merchantChanges }),
+  },
+  'PUT /admin/merchants/:channel/:account': {
+    status: 202,
+    action: 'MERCHANT_ACCOUNT_CHANGE_PROPOSED',
+    prepare: async () => {
+      const added = await directoryAccount();
+      const body = { ...added, files: { ...added.files, 'platformPublicKey.path': generateRsaKeyPair().publicKeyPem } };
+      return { path: `${merchantPath}/${added.entry.mchid}`, body, state: merchantChanges };
+    },
+  },
+  'POST /admin/merchant-secrets/rewrap': {
+    status: 200,
+    action: 'MERCHANT_SECRETS_REWRAPPED',
+    prepare: async () => {
+      await directoryAccount();
+      const keyId = `k${Date.now()}`;
+      writeFileSync(keysFile, `${keyLine(keyId)}\n${readFileSync(keysFile, 'utf8')}`);
+      return { path: '/admin/merchant-secrets/rewrap', body: { keyId }, state: merchantSecrets };
+    },
+  },
   'POST /admin/webhook-endpoints': {
     status: 201,
     action: 'WEBHOOK_ENDPOINT_CREATED',
@@ -541,5 +600,75 @@ describe('every admin write route', () => {
       }
     }
     expect(failures).toEqual([]);
+  });
+});
+
+describe("an account's audit rows", () => {
+  it('should keep its public facts only, refused or done, never its keys', async () => {
+    const body = newAccountBody();
+    const secrets = [
+      body.entry.apiV3Key,
+      body.files.merchantPrivateKeyPath.split('\n').filter((l) => l && !l.startsWith('-----'))[2],
+    ];
+    const since = await lastAuditId();
+    const malformed = { ...body, entry: { ...body.entry, merchantSerialNo: 'not hex' } };
+    const refused = await client.admin('POST', `${merchantPath}/accounts`, admin(), malformed);
+    expect(refused.status).toBe(400);
+    expect(refused.body).toContain('entry.merchantSerialNo must be the certificate serial in hex');
+    expect((await client.admin('POST', `${merchantPath}/accounts`, admin(), body)).status).toBe(201);
+
+    const [rows] = await pool.query<Array<RowDataPacket & { action: string; request_body: unknown; result: unknown }>>(
+      'SELECT action, request_body, result FROM admin_audit WHERE id > ? ORDER BY id',
+      [since],
+    );
+    expect(rows.map((r) => r.action)).toEqual(['MERCHANT_ACCOUNT_ADD_REFUSED', 'MERCHANT_ACCOUNT_ADDED']);
+    for (const row of rows) {
+      const text = JSON.stringify([row.request_body, row.result]);
+      expect(text).toContain(body.entry.mchid);
+      for (const secret of secrets) expect(text).not.toContain(secret);
+    }
+    // Listed once the directory's poll applied it (within applyWithinMs), public facts only.
+    let listed = '';
+    await eventually('the account to be listed', async () => {
+      const answer = await client.admin('GET', '/admin/merchants', admin());
+      listed = answer.body;
+      return answer
+        .json<{ accounts: Array<{ account: string; source: string }> }>()
+        .accounts.some((a) => a.account === body.entry.mchid && a.source === 'directory');
+    });
+    for (const secret of secrets) expect(listed).not.toContain(secret);
+  });
+});
+
+describe("a directory account's change", () => {
+  it("should be a proposal whose proposer's approval is refused and audited, and another admin's applies", async () => {
+    const added = await directoryAccount();
+    const body = { ...added, files: { ...added.files, 'platformPublicKey.path': generateRsaKeyPair().publicKeyPem } };
+    const since = await lastAuditId();
+    const proposed = await client.admin('PUT', `${merchantPath}/${added.entry.mchid}`, admin(), body);
+    expect(proposed.status).toBe(202);
+    const { id } = proposed.json<{ id: string }>();
+    const own = await client.admin('POST', `/admin/merchant-changes/${id}/approve`, admin());
+    expect(own.status).toBe(403);
+    const approved = await client.admin('POST', `/admin/merchant-changes/${id}/approve`, admin2());
+    expect(approved.status).toBe(200);
+    const approval = approved.json<{ id: string }>().id;
+    await eventually('the approved entry to be in force', async () =>
+      (await client.admin('GET', '/admin/merchants', admin()))
+        .json<{ accounts: Array<{ account: string; changeId?: string }> }>()
+        .accounts.some((a) => a.account === added.entry.mchid && a.changeId === approval),
+    );
+    // The configuration's account is changed in the configuration only.
+    const configured = await client.admin('PUT', `${merchantPath}/${platforms.wechatpay.mchid}`, admin(), {
+      ...body,
+      entry: { ...body.entry, mchid: platforms.wechatpay.mchid },
+    });
+    expect(configured.status).toBe(409);
+    expect((await auditsSince(since)).map((r) => [r.operator, r.action, r.status])).toEqual([
+      ['alice', 'MERCHANT_ACCOUNT_CHANGE_PROPOSED', undefined],
+      ['alice', 'MERCHANT_CHANGE_APPROVE_REFUSED', 403],
+      ['bob', 'MERCHANT_CHANGE_APPROVED', undefined],
+      ['alice', 'MERCHANT_ACCOUNT_CHANGE_REFUSED', 409],
+    ]);
   });
 });

@@ -1,5 +1,5 @@
 import { FastifyRequest } from 'fastify';
-import { Body, Controller, Get, HttpCode, Param, Post, Query, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Put, Query, UseInterceptors } from '@nestjs/common';
 import { ApiBearerAuth, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminAccess, AuthenticatedOperator, CurrentOperator } from '../operators/admin-auth.guard';
 import { AdminRole } from '../operators/admin.config';
@@ -8,12 +8,17 @@ import { AuditedWrite } from '../operators/audit/audited-write';
 import { OperatorReadLimit } from '../operators/operator-read-limit.interceptor';
 import { MerchantChange } from '../payments/merchants/merchant-change.entity';
 import { MerchantChanges } from '../payments/merchants/merchant-changes';
+import { auditedFactsOf } from '../payments/merchants/directory-accounts';
+import { MerchantAccountChanges, RewrapReport } from '../payments/merchants/merchant-account-changes';
 import { MerchantDirectory } from '../payments/merchants/merchant-directory';
 import { DryRunReport, PlatformKeyDryRun } from '../payments/merchants/platform-key-dry-run';
 import { ApiErrors } from '../platform/http/error.view';
 import { ReasonDto } from './dto/admin-queries.dto';
 import {
+  AccountMaterialDto,
   AddSubMerchantDto,
+  RewrapReportView,
+  RewrapSecretsDto,
   DisableMerchantDto,
   DryRunReportView,
   KeyDryRunDto,
@@ -44,7 +49,88 @@ export class MerchantsController {
     private readonly directory: MerchantDirectory,
     private readonly audit: AuditLog,
     private readonly dryRuns: PlatformKeyDryRun,
+    private readonly accounts: MerchantAccountChanges,
   ) {}
+
+  @Post('merchants/:channel/accounts')
+  @ApiOperation({
+    summary:
+      "Add an account: one entry of the channel's accounts-file section, its files' content beside it; its secrets are stored encrypted, every replica takes it within a second (admin)",
+  })
+  @ApiCreatedResponse({ type: MerchantChangeView })
+  @ApiErrors(
+    [400, "a malformed entry (the accounts file's message naming the field), a file that is no key the channel takes"],
+    [403, 'a viewer token'],
+    [404, 'unknown channel'],
+    [409, 'the account exists (configuration or directory), or MERCHANT_SECRETS_KEYS_FILE is not configured'],
+  )
+  @AdminAccess(AdminRole.Admin)
+  @AuditedWrite('MERCHANT_ACCOUNT_ADD', merchantTarget, accountBody)
+  addAccount(
+    @Param('channel') channel: string,
+    @Body() dto: AccountMaterialDto,
+    @CurrentOperator() operator: AuthenticatedOperator,
+  ): Promise<MerchantChange> {
+    const material = { entry: dto.entry, files: (dto.files ?? {}) as never };
+    return this.accounts.add(channel, material, operator.operatorId, (change) =>
+      this.record(operator, 'MERCHANT_ACCOUNT_ADDED', { facts: change.accountFacts }, change),
+    );
+  }
+
+  @Put('merchants/:channel/:account')
+  @HttpCode(202)
+  @ApiOperation({
+    summary: "Propose to replace a directory account's entry and files (its keys); another admin approves (admin)",
+  })
+  @ApiCreatedResponse({ type: MerchantChangeView })
+  @ApiErrors(
+    [400, "a malformed entry, another account's id, a file that is no key the channel takes"],
+    [403, 'a viewer token'],
+    [404, 'unknown channel or account'],
+    [409, 'an account of the configuration (changed there only), or MERCHANT_SECRETS_KEYS_FILE is not configured'],
+  )
+  @AdminAccess(AdminRole.Admin)
+  @AuditedWrite('MERCHANT_ACCOUNT_CHANGE', merchantTarget, accountBody)
+  proposeAccountChange(
+    @Param('channel') channel: string,
+    @Param('account') account: string,
+    @Body() dto: AccountMaterialDto,
+    @CurrentOperator() operator: AuthenticatedOperator,
+  ): Promise<MerchantChange> {
+    const material = { entry: dto.entry, files: (dto.files ?? {}) as never };
+    return this.accounts.proposeChange({ channel, account }, material, operator.operatorId, (change) =>
+      this.record(operator, 'MERCHANT_ACCOUNT_CHANGE_PROPOSED', { facts: change.accountFacts }, change),
+    );
+  }
+
+  @Post('merchant-secrets/rewrap')
+  @HttpCode(200)
+  @ApiOperation({
+    summary:
+      "Seal every secret of the directory under MERCHANT_SECRETS_KEYS_FILE's first key (after a new key was put first) (admin)",
+  })
+  @ApiOkResponse({ type: RewrapReportView })
+  @ApiErrors(
+    [400, 'a malformed body'],
+    [403, 'a viewer token'],
+    [409, 'MERCHANT_SECRETS_KEYS_FILE is not configured, or its first key is not the keyId given'],
+  )
+  @AdminAccess(AdminRole.Admin)
+  @AuditedWrite('MERCHANT_SECRETS_REWRAP', () => 'merchant-secrets')
+  rewrapSecrets(
+    @Body() dto: RewrapSecretsDto,
+    @CurrentOperator() operator: AuthenticatedOperator,
+  ): Promise<RewrapReport> {
+    return this.accounts.rewrap(operator.operatorId, dto.keyId, (report) =>
+      this.audit.record({
+        operatorId: operator.operatorId,
+        action: 'MERCHANT_SECRETS_REWRAPPED',
+        target: 'merchant-secrets',
+        requestBody: { keyId: dto.keyId ?? null },
+        result: report,
+      }),
+    );
+  }
 
   @Post('merchants/:channel/:account/key-dry-run')
   @HttpCode(200)
@@ -282,6 +368,11 @@ function merchantTarget(request: FastifyRequest): string {
   const { channel, account } = request.params as { channel?: string; account?: string };
   const sub = (request.body as { subMerchantId?: unknown } | undefined)?.subMerchantId;
   return `merchant:${channel ?? ''}:${account ?? ''}${typeof sub === 'string' ? `:${sub}` : ''}`.slice(0, 128);
+}
+
+/** An account's body as its audit rows keep it: the public facts, never the entry's secrets or the files. */
+function accountBody(request: FastifyRequest): unknown {
+  return { facts: auditedFactsOf(request.body) };
 }
 
 function changeTarget(request: FastifyRequest): string {

@@ -81,6 +81,24 @@ export function accountsFileError(message: string): ConfigurationError {
   return new ConfigurationError(`Invalid configuration: ${VARIABLE}: ${message}`);
 }
 
+/**
+ * One entry of a channel's section, checked as the file's are (the same validator, the same
+ * messages, naming the field after `where`): the channel's account, or a ConfigurationError.
+ */
+export function accountOfEntry<Entry extends object, Account>(
+  section: AccountsSection<Entry, Account>,
+  raw: unknown,
+  where: string,
+): Account {
+  const [entry] = entries({ [where]: [raw] }, where, section.schema, () => where);
+  return section.toAccount(entry, where);
+}
+
+/** An accountsFileError's message without its prefix: what the admin API answers. */
+export function withoutAccountsFilePrefix(message: string): string {
+  return message.replace(/^Invalid configuration:\s*/, '').replace(`${VARIABLE}: `, '');
+}
+
 function parseDocument(path: string): Record<string, unknown> {
   let text: string;
   try {
@@ -101,11 +119,16 @@ function parseDocument(path: string): Record<string, unknown> {
   return document as Record<string, unknown>;
 }
 
-function entries<T extends object>(document: Record<string, unknown>, channel: string, schema: new () => T): T[] {
+function entries<T extends object>(
+  document: Record<string, unknown>,
+  channel: string,
+  schema: new () => T,
+  whereOf = (index: number) => `${channel}[${index}]`,
+): T[] {
   const list = document[channel] ?? [];
   if (!Array.isArray(list)) throw accountsFileError(`${channel} must be a list of accounts`);
   return list.map((raw: unknown, index) => {
-    const where = `${channel}[${index}]`;
+    const where = whereOf(index);
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
       throw accountsFileError(`${where} must be an object`);
     const entry = plainToInstance(schema, raw);

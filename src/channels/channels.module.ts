@@ -14,6 +14,13 @@ const channelOptions = CHANNEL_REGISTRATIONS.map((r) =>
   registerAs(`channel.${r.channel}`, () => r.loadOptions(process.env) as object),
 );
 
+/** The options with the merchant directory's accounts after the configured ones (every channel's options list its `accounts`). */
+function withAccounts(options: unknown, accounts: readonly object[]): unknown {
+  if (accounts.length === 0) return options;
+  const base = options as { accounts: unknown[] };
+  return { ...base, accounts: [...base.accounts, ...accounts] };
+}
+
 /**
  * Builds every registered channel's adapter from its own options, under one token; and keeps how
  * to build it again (CHANNEL_BUILDS), for when its key files change.
@@ -31,12 +38,17 @@ const channelOptions = CHANNEL_REGISTRATIONS.map((r) =>
             added.length > 0 && r.withSubMerchants ? r.withSubMerchants(base, added) : base;
           return {
             channel: r.channel,
+            section: r.accounts,
             files: credentialFilesOf(options[i], r.accounts.idField),
             takesSubMerchants: r.withSubMerchants !== undefined,
-            build: (added = [], keys = []) =>
-              r.create(withAdded(withDirectoryKeys(options[i], r.accounts.idField, keys), added), calls, clock),
-            trial: (trialClock, added, replaced, keys = []) => {
-              const inForce = withDirectoryKeys(options[i], r.accounts.idField, keys);
+            build: (added = [], keys = [], accounts = []) =>
+              r.create(
+                withAdded(withDirectoryKeys(withAccounts(options[i], accounts), r.accounts.idField, keys), added),
+                calls,
+                clock,
+              ),
+            trial: (trialClock, added, replaced, keys = [], accounts = []) => {
+              const inForce = withDirectoryKeys(withAccounts(options[i], accounts), r.accounts.idField, keys);
               const base = replaced ? withFileReplaced(inForce, r.accounts.idField, replaced) : inForce;
               return r.create(withAdded(base, added), calls, trialClock);
             },

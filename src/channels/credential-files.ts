@@ -23,6 +23,13 @@ export interface CredentialExpiry {
 
 const PATH_OPTION = /^(.*?)(Path|Paths)$/;
 
+/** Whether an option names a file (`…Path`), a list of files (`…Paths`), or neither (a key's `{id, path}` names it by `path`). */
+export function fileOptionOf(name: string): 'one' | 'list' | undefined {
+  const match = PATH_OPTION.exec(name);
+  if (!match || match[1] === '') return undefined;
+  return match[2] === 'Path' ? 'one' : 'list';
+}
+
 /** A key file of an account put in place of the configured one (or ones), for a trial. */
 export interface ReplacedFile {
   account: string;

@@ -18,6 +18,7 @@ import { loadRefundConfig, refundConfig } from '../refund/refund.config';
 import { fourEyesConfig, loadFourEyesConfig } from '../operators/four-eyes.config';
 import { loadServerConfig, serverConfig } from '../platform/config/server.config';
 import { loadWebhooksConfig, webhooksConfig } from '../events/webhooks/webhooks.config';
+import { loadMerchantSecretsConfig, merchantSecretsConfig } from '../payments/merchants/merchant-secrets.config';
 import { ConfigurationError, ConfigurationPart } from '../platform/config/env-validation';
 
 /**
@@ -35,6 +36,7 @@ export const CONFIGURATION: readonly ConfigurationPart[] = [
   { token: fourEyesConfig.KEY, load: loadFourEyesConfig },
   { token: paymentQueryConfig.KEY, load: loadPaymentQueryConfig },
   { token: adminConfig.KEY, load: loadAdminConfig },
+  { token: merchantSecretsConfig.KEY, load: loadMerchantSecretsConfig },
   { token: orderConfig.KEY, load: loadOrderConfig },
   { token: retentionConfig.KEY, load: loadRetentionConfig },
   { token: refusedNotificationsConfig.KEY, load: loadRefusedNotificationsConfig },

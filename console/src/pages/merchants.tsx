@@ -33,6 +33,8 @@ interface SubMerchant {
 interface Account {
   channel: string;
   account: string;
+  /** Where the account comes from: the configuration, or added through the directory (its public facts only). */
+  source?: 'configuration' | 'directory';
   disabled: boolean;
   subMerchants: SubMerchant[];
 }
@@ -96,6 +98,8 @@ interface Row {
   channel: string;
   account: string;
   sub: SubMerchant | null;
+  /** The account's source (an account row), or the sub-merchant's. */
+  source: 'configuration' | 'directory';
   disabled: boolean;
   /** A service provider's account: one configured with sub-merchants, the only kind that takes more. */
   provider: boolean;
@@ -118,6 +122,9 @@ const KNOWN_FIELDS = new Set([
   'operatorId',
   'reason',
   'createdAt',
+  // An account's change: its facts are listed with the account; the sealed secret is named by id only.
+  'accountFacts',
+  'secretId',
 ]);
 /** Never shown, whatever a new kind of change answers: secrets, and a candidate key's PEM (public, but no detail). */
 const SECRET_FIELD = /secret|private|password|passphrase|apiv[23]key|pem$/i;
@@ -134,6 +141,7 @@ function rowsOf(accounts: Account[]): Row[] {
       channel: a.channel,
       account: a.account,
       sub: null,
+      source: a.source ?? 'configuration',
       disabled: a.disabled,
       provider: a.subMerchants.length > 0,
     },
@@ -142,6 +150,7 @@ function rowsOf(accounts: Account[]): Row[] {
       channel: a.channel,
       account: a.account,
       sub: s,
+      source: s.source,
       disabled: s.disabled,
       provider: false,
     })),
@@ -269,12 +278,7 @@ export function MerchantsPage({ route }: { route: Route }) {
                 {
                   title: t('source'),
                   width: 110,
-                  render: (_, r) =>
-                    r.sub
-                      ? r.sub.source === 'directory'
-                        ? t('sourceDirectory')
-                        : t('sourceConfiguration')
-                      : t('sourceConfiguration'),
+                  render: (_, r) => (r.source === 'directory' ? t('sourceDirectory') : t('sourceConfiguration')),
                 },
                 {
                   title: t('state'),

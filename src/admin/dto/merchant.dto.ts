@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsInt, IsISO8601, IsString, Length, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsISO8601, IsObject, IsString, Length, Matches, Max, Min } from 'class-validator';
 import { OptionalField } from '../../platform/http/optional';
 import { MerchantAction } from '../../payments/merchants/merchant-change.entity';
 import { MAX_OVERLAP_SECONDS, PLATFORM_KEY_KINDS } from '../../payments/merchants/merchant-changes';
@@ -62,6 +62,19 @@ export class MerchantChangeView {
   candidateFingerprint: string | null;
   @ApiProperty({ nullable: true, type: Number, description: 'PLATFORM_KEY_PROPOSED: the overlap window, seconds' })
   overlapSeconds: number | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'ACCOUNT_ADDED, ACCOUNT_CHANGE_PROPOSED: the sealed secret (merchant_secret)',
+  })
+  secretId: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description:
+      "ACCOUNT_ADDED, ACCOUNT_CHANGE_PROPOSED: the account's public facts, JSON (options, public values, public keys' fingerprints)",
+  })
+  accountFacts: string | null;
   @ApiProperty() createdAt: Date;
 }
 
@@ -75,6 +88,20 @@ export class ListedSubMerchantView {
 export class ListedAccountView {
   @ApiProperty() channel: string;
   @ApiProperty() account: string;
+  @ApiProperty({ enum: ['configuration', 'directory'] }) source: 'configuration' | 'directory';
+  @ApiPropertyOptional({
+    type: Object,
+    description:
+      "A directory account's public facts: its options by name, its public values, its public keys' fingerprints",
+  })
+  facts?: unknown;
+  @ApiPropertyOptional({ description: 'A directory account: the change that put its entry in force' })
+  changeId?: string;
+  @ApiPropertyOptional({
+    description:
+      'A directory account: false while this replica left it out (its secret did not decrypt, or the channel refused it; the log says why)',
+  })
+  applied?: boolean;
   @ApiProperty() disabled: boolean;
   @ApiProperty({ type: [ListedSubMerchantView] }) subMerchants: ListedSubMerchantView[];
 }
@@ -179,4 +206,62 @@ export class DryRunReportView {
   candidateOnly: number;
   @ApiProperty() both: number;
   @ApiProperty({ description: 'Verified by neither key (of any account of the channel)' }) neither: number;
+}
+
+/**
+ * An account through the directory: one entry of the channel's section of PAYMENT_ACCOUNTS_FILE,
+ * with each file's content in `files` in place of its path.
+ */
+export class AccountMaterialDto {
+  @ApiProperty({
+    type: Object,
+    example: {
+      mchid: '1900009191',
+      appids: ['wx8888888888888888'],
+      apiV3Key: '…32 characters…',
+      platformPublicKey: { id: 'PUB_KEY_ID_0119000091912024' },
+      merchantSerialNo: '3775B6A45ACD588826D15E583A95F5DD********',
+    },
+    description:
+      "One entry of the channel's section of PAYMENT_ACCOUNTS_FILE (the same fields and checks), without its file paths",
+  })
+  @IsObject({ message: 'entry must be an object: one entry of the accounts file' })
+  entry: Record<string, unknown>;
+
+  @ApiPropertyOptional({
+    type: Object,
+    example: {
+      'platformPublicKey.path': '-----BEGIN PUBLIC KEY-----…',
+      merchantPrivateKeyPath: '-----BEGIN PRIVATE KEY-----…',
+    },
+    description:
+      'Each file option of the entry (…Path; …Paths: a list; <option>.path) → the file\'s content: its text, or {"base64": …} for a binary .p12/.pfx',
+  })
+  @OptionalField()
+  @IsObject({ message: "files must be an object: option → the file's content" })
+  files?: Record<string, unknown>;
+}
+
+export class RewrapReportView {
+  @ApiProperty({
+    description: 'The key every secret is sealed under now: the first line of MERCHANT_SECRETS_KEYS_FILE',
+  })
+  keyId: string;
+  @ApiProperty() rewrapped: number;
+  @ApiProperty({ description: 'Rewrapped by another rewrap at the same time' }) alreadyDone: number;
+  @ApiProperty({ description: 'Under a key the file no longer holds, or not authentic: left as they are' })
+  failed: number;
+}
+
+/** A rewrap, optionally checked against the key the operator expects to seal under. */
+export class RewrapSecretsDto {
+  @ApiPropertyOptional({
+    example: 'k2',
+    description:
+      "The key id expected first in MERCHANT_SECRETS_KEYS_FILE: refused (409) when the file's first line is another, e.g. a replica that has not seen the new file yet",
+  })
+  @OptionalField()
+  @IsString()
+  @Matches(/^[A-Za-z0-9_.-]{1,32}$/, { message: 'keyId must be 1 to 32 letters, digits, _ . or -' })
+  keyId?: string;
 }

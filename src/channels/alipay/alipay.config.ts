@@ -65,7 +65,7 @@ class AlipaySellerCheckEnv {
  * Alipay's guide asks merchants to check seller_id: an app without one is refused at start, unless
  * the operator explicitly waives the check (ALIPAY_SELLER_CHECK_WAIVED=true, named on the start line).
  */
-function refuseUncheckedSellers(accounts: AlipayAccount[], waived: boolean): void {
+export function refuseUncheckedSellers(accounts: readonly AlipayAccount[], waived: boolean): void {
   const unchecked = accounts.find((account) => !account.sellerId);
   if (unchecked === undefined || waived) return;
   throw new ConfigurationError(

@@ -4,7 +4,7 @@ import { ALIPAY_PAYMENT_METHODS } from './alipay.payments';
 import { alipayAccounts } from './alipay.accounts';
 import { AlipayChannel } from './alipay.channel';
 import { AlipayClient } from './alipay.client';
-import { AlipayOptions, loadAlipayOptions } from './alipay.config';
+import { AlipayOptions, loadAlipayOptions, refuseUncheckedSellers } from './alipay.config';
 import { AlipayVerifier } from './alipay.verifier';
 
 /** Alipay openapi, as the registration list knows it. */
@@ -14,6 +14,8 @@ export const alipayChannel: ChannelRegistration<AlipayOptions> = {
   loadOptions: loadAlipayOptions,
   accounts: alipayAccounts,
   create({ accounts, gatewayUrl, notifyMaxAgeSeconds, sellerCheckWaived }, calls, clock) {
+    // The configuration's apps were checked at start; an app added through the merchant directory is checked here.
+    refuseUncheckedSellers(accounts, sellerCheckWaived === true);
     const verifier = new AlipayVerifier(accounts, { notifyMaxAgeSeconds }, clock);
     const client = new AlipayClient(
       accounts,

@@ -21,6 +21,8 @@ const AUDITED_KEY = 'audited-write';
 export interface AuditedWriteSpec {
   action: string;
   target(request: FastifyRequest): string;
+  /** What a refusal's row keeps of the body, where the body holds secrets; the body itself unless told. */
+  requestBody?(request: FastifyRequest): unknown;
 }
 
 /**
@@ -29,9 +31,13 @@ export interface AuditedWriteSpec {
  * What it did is audited by its use case, in the change's transaction. A test lists every admin
  * write route and fails on one without it.
  */
-export const AuditedWrite = (action: string, target: (request: FastifyRequest) => string) =>
+export const AuditedWrite = (
+  action: string,
+  target: (request: FastifyRequest) => string,
+  requestBody?: (request: FastifyRequest) => unknown,
+) =>
   applyDecorators(
-    SetMetadata(AUDITED_KEY, { action, target } satisfies AuditedWriteSpec),
+    SetMetadata(AUDITED_KEY, { action, target, requestBody } satisfies AuditedWriteSpec),
     UseInterceptors(AuditRefusals),
   );
 
@@ -53,7 +59,7 @@ export function recordRefusal(
     operatorId,
     action: `${spec.action}_REFUSED`,
     target: spec.target(request),
-    requestBody: request.body ?? null,
+    requestBody: spec.requestBody ? spec.requestBody(request) : (request.body ?? null),
     result: { refused: { status, code, reason: error.message } },
   });
 }

@@ -56,6 +56,8 @@ export class ChannelKeyFiles extends PollingWorker {
   private readonly added = new Map<string, readonly AddedSubMerchant[]>();
   /** The platform keys the merchant directory activated, by channel, as the files every rebuild takes. */
   private readonly keys = new Map<string, readonly DirectoryKey[]>();
+  /** The accounts the merchant directory added, by channel (its section's accounts, their files written privately): every rebuild takes them. */
+  private readonly accounts = new Map<string, readonly object[]>();
   /** A private directory for the directory keys' PEMs, which the channels read as files. */
   private keyDir: string | undefined;
 
@@ -126,7 +128,7 @@ export class ChannelKeyFiles extends PollingWorker {
   applySubMerchants(channel: string, added: readonly AddedSubMerchant[], dryRun = false): void {
     const build = this.builds.find((b) => b.channel === channel);
     if (!build) return;
-    const adapter = build.build(added, this.inForce(build, this.keys.get(channel)));
+    const adapter = build.build(added, this.inForce(build, this.keys.get(channel)), this.accounts.get(channel));
     if (dryRun) return;
     this.channels.replace(adapter);
     this.added.set(channel, added);
@@ -141,10 +143,30 @@ export class ChannelKeyFiles extends PollingWorker {
   applyDirectoryKeys(channel: string, keys: readonly DirectoryKey[], dryRun = false): void {
     const build = this.builds.find((b) => b.channel === channel);
     if (!build) return;
-    const adapter = build.build(this.added.get(channel), this.inForce(build, keys));
+    const adapter = build.build(this.added.get(channel), this.inForce(build, keys), this.accounts.get(channel));
     if (dryRun) return;
     this.channels.replace(adapter);
     this.keys.set(channel, keys);
+  }
+
+  /**
+   * The channel built again with the accounts the merchant directory added (each its section's
+   * account, with the paths of its files), beside the configured ones, and put in place; throws a
+   * ConfigurationError (a file that is no key, an account the channel refuses) and keeps the
+   * adapter in use. With `dryRun`, only checks that they would build.
+   */
+  applyDirectoryAccounts(channel: string, accounts: readonly object[], dryRun = false): void {
+    const build = this.builds.find((b) => b.channel === channel);
+    if (!build) return;
+    const adapter = build.build(this.added.get(channel), this.inForce(build, this.keys.get(channel)), accounts);
+    if (dryRun) return;
+    this.channels.replace(adapter);
+    this.accounts.set(channel, accounts);
+  }
+
+  /** The directory accounts the channel holds now. */
+  directoryAccounts(channel: string): readonly object[] {
+    return this.accounts.get(channel) ?? [];
   }
 
   /**
@@ -194,7 +216,11 @@ export class ChannelKeyFiles extends PollingWorker {
 
   /** The channel's adapter built again from its files and put in place; its certificates' expiries. */
   private rebuild(build: ChannelBuild): CredentialExpiry[] {
-    const adapter = build.build(this.added.get(build.channel), this.inForce(build, this.keys.get(build.channel)));
+    const adapter = build.build(
+      this.added.get(build.channel),
+      this.inForce(build, this.keys.get(build.channel)),
+      this.accounts.get(build.channel),
+    );
     this.channels.replace(adapter);
     return certificateExpiries(build.files);
   }

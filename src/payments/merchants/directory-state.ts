@@ -13,6 +13,20 @@ export interface DirectoryState {
   pending: readonly MerchantChange[];
   /** By keyTarget(): the platform key or certificate last activated for an account's key file. */
   platformKeys: ReadonlyMap<string, ActivatedKey>;
+  /** By targetKey(channel, account): the accounts added through the directory, each with its sealed secret in force. */
+  accounts: ReadonlyMap<string, DirectoryAccount>;
+}
+
+/** An account added through the directory: its public facts, and the merchant_secret row that holds its entry and files. */
+export interface DirectoryAccount {
+  channel: string;
+  account: string;
+  secretId: string;
+  /** JSON of AccountFacts: no secret. */
+  facts: string;
+  /** The change that put this secret in force (ACCOUNT_ADDED, or the APPROVED of an ACCOUNT_CHANGE_PROPOSED), and when. */
+  changeId: string;
+  since: Date;
 }
 
 /** A platform key or certificate a second admin approved: in place of the account's key file of `kind`. */
@@ -38,6 +52,7 @@ export const EMPTY_DIRECTORY: DirectoryState = {
   subMerchants: new Map(),
   pending: [],
   platformKeys: new Map(),
+  accounts: new Map(),
 };
 
 /** An account's key file of `kind`, as one key. */
@@ -56,6 +71,7 @@ export function replayChanges(changes: readonly MerchantChange[]): DirectoryStat
   const subMerchants = new Map<string, AddedSubMerchant[]>();
   const pending = new Map<string, MerchantChange>();
   const platformKeys = new Map<string, ActivatedKey>();
+  const accounts = new Map<string, DirectoryAccount>();
   let version = '0';
   for (const change of changes) {
     version = change.id;
@@ -73,8 +89,12 @@ export function replayChanges(changes: readonly MerchantChange[]): DirectoryStat
       case MerchantAction.Enabled:
         disabled.delete(key);
         break;
+      case MerchantAction.AccountAdded:
+        if (!accounts.has(key)) accounts.set(key, accountOf(change, change));
+        break;
       case MerchantAction.DisableProposed:
       case MerchantAction.PlatformKeyProposed:
+      case MerchantAction.AccountChangeProposed:
         pending.set(change.id, change);
         break;
       case MerchantAction.Approved: {
@@ -82,7 +102,9 @@ export function replayChanges(changes: readonly MerchantChange[]): DirectoryStat
         if (!proposal) break;
         pending.delete(proposal.id);
         if (proposal.action === MerchantAction.DisableProposed) disabled.add(key);
-        else activate(platformKeys, proposal, change);
+        else if (proposal.action === MerchantAction.AccountChangeProposed) {
+          if (accounts.has(key)) accounts.set(key, accountOf(proposal, change));
+        } else activate(platformKeys, proposal, change);
         break;
       }
       case MerchantAction.KeyDryRun:
@@ -93,7 +115,18 @@ export function replayChanges(changes: readonly MerchantChange[]): DirectoryStat
         break;
     }
   }
-  return { version, disabled, subMerchants, pending: [...pending.values()], platformKeys };
+  return { version, disabled, subMerchants, pending: [...pending.values()], platformKeys, accounts };
+}
+
+function accountOf(change: MerchantChange, inForceBy: MerchantChange): DirectoryAccount {
+  return {
+    channel: change.channel,
+    account: change.accountId,
+    secretId: change.secretId ?? '',
+    facts: change.accountFacts ?? '{}',
+    changeId: inForceBy.id,
+    since: new Date(inForceBy.createdAt),
+  };
 }
 
 function activate(keys: Map<string, ActivatedKey>, proposal: MerchantChange, approval: MerchantChange): void {

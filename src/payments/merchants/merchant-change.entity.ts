@@ -4,7 +4,9 @@ import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
  * What an operator did to the merchant directory. SUB_MERCHANT_ADDED and ENABLED apply at once;
  * DISABLE_PROPOSED and PLATFORM_KEY_PROPOSED apply only once another admin's APPROVED row decides
  * them (REJECTED: never). KEY_DRY_RUN changes nothing: it records that a candidate key was tried,
- * which a PLATFORM_KEY_PROPOSED of that candidate needs.
+ * which a PLATFORM_KEY_PROPOSED of that candidate needs. ACCOUNT_ADDED (at once) and
+ * ACCOUNT_CHANGE_PROPOSED (once approved) put an account's entry and key files in place: the
+ * row keeps its public facts, its secrets are sealed in merchant_secret (secret_id).
  */
 export const MerchantAction = {
   SubMerchantAdded: 'SUB_MERCHANT_ADDED',
@@ -12,6 +14,8 @@ export const MerchantAction = {
   DisableProposed: 'DISABLE_PROPOSED',
   KeyDryRun: 'KEY_DRY_RUN',
   PlatformKeyProposed: 'PLATFORM_KEY_PROPOSED',
+  AccountAdded: 'ACCOUNT_ADDED',
+  AccountChangeProposed: 'ACCOUNT_CHANGE_PROPOSED',
   Approved: 'APPROVED',
   Rejected: 'REJECTED',
 } as const;
@@ -21,6 +25,7 @@ export type MerchantAction = (typeof MerchantAction)[keyof typeof MerchantAction
 export const PROPOSALS: readonly MerchantAction[] = [
   MerchantAction.DisableProposed,
   MerchantAction.PlatformKeyProposed,
+  MerchantAction.AccountChangeProposed,
 ];
 
 /**
@@ -77,6 +82,17 @@ export class MerchantChange {
   /** PLATFORM_KEY_PROPOSED: how long after the approval the current key verifies beside the candidate. */
   @Column({ name: 'overlap_seconds', type: 'int', nullable: true })
   overlapSeconds: number | null;
+
+  /** ACCOUNT_ADDED, ACCOUNT_CHANGE_PROPOSED: the sealed entry and key files (merchant_secret). */
+  @Column({ name: 'secret_id', type: 'bigint', nullable: true })
+  secretId: string | null;
+
+  /**
+   * ACCOUNT_ADDED, ACCOUNT_CHANGE_PROPOSED: the account's public facts, JSON (AccountFacts: its app
+   * ids, its files' fingerprints, its merchant serial number); never a secret.
+   */
+  @Column({ name: 'account_facts', type: 'text', nullable: true })
+  accountFacts: string | null;
 
   /** APPROVED, REJECTED: the proposal (DISABLE_PROPOSED, PLATFORM_KEY_PROPOSED) decided. */
   @Column({ name: 'decides_change_id', type: 'bigint', nullable: true })

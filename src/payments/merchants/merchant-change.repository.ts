@@ -9,7 +9,15 @@ export type NewMerchantChange = Pick<MerchantChange, 'channel' | 'accountId' | '
   Partial<
     Pick<
       MerchantChange,
-      'subAppId' | 'reason' | 'keyKind' | 'keyId' | 'candidatePem' | 'candidateFingerprint' | 'overlapSeconds'
+      | 'subAppId'
+      | 'reason'
+      | 'keyKind'
+      | 'keyId'
+      | 'candidatePem'
+      | 'candidateFingerprint'
+      | 'overlapSeconds'
+      | 'secretId'
+      | 'accountFacts'
     >
   > & { operatorId: string };
 
@@ -58,6 +66,8 @@ export class MerchantChangeRepository {
       candidatePem: null,
       candidateFingerprint: null,
       overlapSeconds: null,
+      secretId: null,
+      accountFacts: null,
       createdAt: new Date(),
       ...change,
     };

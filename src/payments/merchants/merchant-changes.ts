@@ -4,7 +4,7 @@ import { PaymentChannels } from '../../channels/payment-channels';
 import { DomainError } from '../../domain/domain-error';
 import { ChannelKeyFiles } from '../credentials/channel-key-files';
 import { MerchantAction, MerchantChange, MerchantDecision, PROPOSALS } from './merchant-change.entity';
-import { ActivatedKey, keyTarget } from './directory-state';
+import { ActivatedKey, keyTarget, targetKey } from './directory-state';
 import { fingerprintOf } from './platform-key-dry-run';
 import { MerchantChangeRepository } from './merchant-change.repository';
 import { DIRECTORY_POLL_MS, MerchantDirectory } from './merchant-directory';
@@ -43,6 +43,13 @@ export interface PlatformKeyProposal {
 export interface ListedAccount {
   channel: string;
   account: string;
+  /** configuration: the environment or PAYMENT_ACCOUNTS_FILE; directory: added through the admin API. */
+  source: 'configuration' | 'directory';
+  /** A directory account's public facts (AccountFacts), and the change that put them in force. */
+  facts?: unknown;
+  changeId?: string;
+  /** A directory account: false while this replica left it out (its secret did not decrypt, the channel refused it). */
+  applied?: boolean;
   disabled: boolean;
   subMerchants: Array<{
     subMerchantId: string;
@@ -250,13 +257,22 @@ export class MerchantChanges {
 
   /** Every account of every channel, with its sub-merchants and what the directory says of them. */
   list(): ListedAccount[] {
-    const { subMerchants } = this.directory.current;
-    return this.channels.all.flatMap((channel) =>
-      channel.accountIds().map((account) => {
+    const { subMerchants, accounts } = this.directory.current;
+    const held = this.channels.all.flatMap((channel) =>
+      channel.accountIds().map((account): ListedAccount => {
         const added = (subMerchants.get(channel.channel) ?? []).filter((s) => s.account === account);
+        const fromDirectory = accounts.get(targetKey(channel.channel, account));
         return {
           channel: channel.channel,
           account,
+          ...(fromDirectory
+            ? {
+                source: 'directory' as const,
+                facts: JSON.parse(fromDirectory.facts) as unknown,
+                changeId: fromDirectory.changeId,
+                applied: true,
+              }
+            : { source: 'configuration' as const }),
           disabled: this.directory.isDisabled(channel.channel, account),
           subMerchants: channel.subMerchantIds(account).map((subMerchantId) => {
             const fromDirectory = added.find((s) => s.subMerchantId === subMerchantId);
@@ -270,6 +286,20 @@ export class MerchantChanges {
         };
       }),
     );
+    // A directory account this replica could not put in place is listed too, so that it is seen.
+    const leftOut = [...accounts.values()]
+      .filter((a) => !held.some((h) => h.channel === a.channel && h.account === a.account))
+      .map((a): ListedAccount => ({
+        channel: a.channel,
+        account: a.account,
+        source: 'directory',
+        facts: JSON.parse(a.facts) as unknown,
+        changeId: a.changeId,
+        applied: false,
+        disabled: this.directory.isDisabled(a.channel, a.account),
+        subMerchants: [],
+      }));
+    return [...held, ...leftOut];
   }
 
   history(limit: number, beforeId?: string): Promise<MerchantChange[]> {

@@ -3,6 +3,7 @@ import { DomainError } from '../../domain/domain-error';
 import { VerifiedNotification } from '../../domain/notification';
 import { PollingWorker } from '../../platform/lifecycle/polling-worker';
 import { ChannelKeyFiles } from '../credentials/channel-key-files';
+import { DirectoryAccounts } from './directory-accounts';
 import { MerchantChangeRepository } from './merchant-change.repository';
 import { DirectoryState, EMPTY_DIRECTORY, keysAt, replayChanges, targetKey } from './directory-state';
 
@@ -20,7 +21,7 @@ export const DIRECTORY_POLL_MS = 1000;
 /**
  * The merchant directory in memory, on every replica. Each DIRECTORY_POLL_MS one query reads the
  * directory's version (the largest id of merchant_change, which is append-only); when it moved,
- * the history is read and replayed, the channels with other sub-merchants are built again
+ * the history is read and replayed, the channels with other accounts (DirectoryAccounts) or sub-merchants are built again
  * (ChannelKeyFiles), and the new state replaces the old in one assignment. A notification's
  * verification reads only this state (refuseIfDisabled), never the database. While the database
  * is away the poll fails, says so in the log, and the replica keeps the directory it last read;
@@ -37,6 +38,7 @@ export class MerchantDirectory extends PollingWorker implements OnModuleInit {
     private readonly changes: MerchantChangeRepository,
     private readonly keyFiles: ChannelKeyFiles,
     private readonly clock: DirectoryClock,
+    private readonly accounts: DirectoryAccounts,
   ) {
     super();
   }
@@ -101,9 +103,15 @@ export class MerchantDirectory extends PollingWorker implements OnModuleInit {
   protected async pollOnce(): Promise<boolean> {
     this.applyKeys();
     const version = await this.changes.version();
-    if (version === this.state.version) return false;
+    if (version === this.state.version) {
+      // A directory account whose secret did not open is tried again once the keys file changed.
+      await this.accounts.apply(this.state);
+      return false;
+    }
     const next = replayChanges(await this.changes.all());
     if (BigInt(next.version) < BigInt(this.state.version)) return false;
+    // The accounts first: a sub-merchant or a key may be one of theirs.
+    await this.accounts.apply(next);
     for (const [channel, added] of next.subMerchants) {
       if (sameSubMerchants(added, this.state.subMerchants.get(channel) ?? [])) continue;
       try {

@@ -1,4 +1,10 @@
 import { Module } from '@nestjs/common';
+import { ConfigModule } from '@nestjs/config';
+import { DirectoryAccounts } from './directory-accounts';
+import { MerchantAccountChanges } from './merchant-account-changes';
+import { MerchantSecretKeys } from './merchant-secret-keys';
+import { MerchantSecretRepository } from './merchant-secret.repository';
+import { merchantSecretsConfig } from './merchant-secrets.config';
 import { ChannelsModule } from '../../channels/channels.module';
 import { CredentialsModule } from '../credentials/credentials.module';
 import { MerchantChangeRepository } from './merchant-change.repository';
@@ -10,8 +16,24 @@ import { RefusedNotificationModule } from '../refused-notification/refused-notif
 
 /** The merchant directory: what operators add, disable and enable at runtime, beside the configuration's accounts. */
 @Module({
-  imports: [ChannelsModule, CredentialsModule, IdempotencyModule, RefusedNotificationModule],
-  providers: [MerchantChangeRepository, DirectoryClock, MerchantDirectory, MerchantChanges, PlatformKeyDryRun],
-  exports: [DirectoryClock, MerchantDirectory, MerchantChanges, PlatformKeyDryRun],
+  imports: [
+    ConfigModule.forFeature(merchantSecretsConfig),
+    ChannelsModule,
+    CredentialsModule,
+    IdempotencyModule,
+    RefusedNotificationModule,
+  ],
+  providers: [
+    MerchantChangeRepository,
+    MerchantSecretRepository,
+    MerchantSecretKeys,
+    DirectoryAccounts,
+    DirectoryClock,
+    MerchantDirectory,
+    MerchantChanges,
+    MerchantAccountChanges,
+    PlatformKeyDryRun,
+  ],
+  exports: [DirectoryClock, MerchantDirectory, MerchantChanges, MerchantAccountChanges, PlatformKeyDryRun],
 })
 export class MerchantsModule {}

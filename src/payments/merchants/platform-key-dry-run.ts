@@ -96,9 +96,11 @@ export class PlatformKeyDryRun {
       // The current keys are the channel's in force, the directory's with them; the candidate takes the place of the account's of that kind.
       const keys = this.keyFiles.directoryKeyFiles(candidate.channel);
       const others = keys.filter((k) => !(k.account === candidate.account && k.kind === candidate.kind));
-      const current = build.trial(clock, added, undefined, keys);
+      // The directory's accounts verify as they do now: their notifications are not the candidate's `neither`.
+      const accounts = this.keyFiles.directoryAccounts(candidate.channel);
+      const current = build.trial(clock, added, undefined, keys, accounts);
       const replaced = { account: candidate.account, kind: candidate.kind, path };
-      const tried = trial(() => build.trial(clock, added, replaced, others));
+      const tried = trial(() => build.trial(clock, added, replaced, others, accounts));
       return count(stored, candidate.account, current, tried, (receivedAt) => (at = receivedAt.getTime()));
     });
     const report = {

@@ -28,6 +28,7 @@ export const WEBHOOK_ENDPOINTS_DISABLED = 'webhook_endpoints_disabled_for_failin
 export const CREDENTIAL_FILES_REFUSED = 'payment_credential_files_refused';
 export const CREDENTIAL_RELOADS_TOTAL = 'payment_credential_reloads_total';
 export const CREDENTIAL_EXPIRY = 'payment_credential_expiry_seconds';
+export const DIRECTORY_ACCOUNTS_LEFT_OUT = 'payment_directory_accounts_left_out';
 
 @Global()
 @Module({
@@ -122,6 +123,13 @@ export const CREDENTIAL_EXPIRY = 'payment_credential_expiry_seconds';
         'and a restart would fail), 0 once a valid version is applied; by channel',
       labelNames: ['channel'],
     }),
+    makeGaugeProvider({
+      name: DIRECTORY_ACCOUNTS_LEFT_OUT,
+      help:
+        'Accounts added through the merchant directory that this instance left out (their secret did not decrypt: ' +
+        'a key id not in MERCHANT_SECRETS_KEYS_FILE, a tampered row; or the channel refused the account); by channel',
+      labelNames: ['channel'],
+    }),
     makeCounterProvider({
       name: CREDENTIAL_RELOADS_TOTAL,
       help: "Re-reads of a channel's key and certificate files after they changed on disk, by channel and outcome (applied, refused)",
@@ -153,6 +161,7 @@ export const CREDENTIAL_EXPIRY = 'payment_credential_expiry_seconds';
     getToken(CREDENTIAL_FILES_REFUSED),
     getToken(CREDENTIAL_RELOADS_TOTAL),
     getToken(CREDENTIAL_EXPIRY),
+    getToken(DIRECTORY_ACCOUNTS_LEFT_OUT),
   ],
 })
 export class MetricsModule {}
