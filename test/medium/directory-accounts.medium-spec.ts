@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool, RowDataPacket } from 'mysql2/promise';
@@ -186,6 +186,18 @@ function textOf(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** The files of every replica's private directory of decrypted account files that hold one of the material's private keys. */
+function decryptedCopies(material: AccountMaterial): string[] {
+  const privateKeys = Object.entries(material.files)
+    .filter(([option]) => /PrivateKey/.test(option))
+    .map(([, content]) => content as string);
+  return readdirSync(tmpdir())
+    .filter((name) => name.startsWith('pcs-directory-accounts-'))
+    .flatMap((dir) => readdirSync(join(tmpdir(), dir)).map((file) => join(tmpdir(), dir, file)))
+    // Another suite's replica may delete one of its own between the listing and the read.
+    .filter((path) => existsSync(path) && privateKeys.includes(readFileSync(path, 'utf8')));
+}
+
 /** A line of the PEM's base64 body, from its middle. */
 const pemBodyLine = (pem: string) => pem.split('\n').filter((l) => l && !l.startsWith('-----'))[3];
 
@@ -205,7 +217,8 @@ describe('accounts through the merchant directory', () => {
       secretId: expect.stringMatching(/^\d+$/) as unknown as string,
     });
     await eventually('replica B to hold the account', () => holds(replica(B), Channel.Wechatpay, wechat.mchid), 10_000);
-    expect(Date.now() - committed).toBeLessThanOrEqual(MerchantChanges.applyWithinMs + 500);
+    // The stated delay: one poll and its query, with room for a loaded machine (as the sub-merchants' test).
+    expect(Date.now() - committed).toBeLessThan(5 * MerchantChanges.applyWithinMs);
     expect(await wechatPays(B, wechat)).toBe(true);
     expect(await wechatPays(A, wechat)).toBe(true);
     // The configured account keeps paying beside it.
@@ -334,11 +347,13 @@ describe('accounts through the merchant directory', () => {
       () => [Channel.Wechatpay, wechatMaterial(wechat)],
       { code: 'MerchantConflict', status: 409 },
     ],
-  ])('should refuse %s, and write nothing', async (_, input, failure) => {
+  ])('should refuse %s, and write nothing', async (what, input, failure) => {
     const before = await written();
     const [channel, material] = input();
     expect(await domainFailure(accountChanges().add(channel, material, 'alice'))).toMatchObject(failure);
     expect(await written()).toEqual(before);
+    // Nor does it leave a decrypted copy of its private key on disk (but for the account held already).
+    if (what !== 'an account the directory added already') expect(decryptedCopies(material)).toEqual([]);
   });
 
   it('should refuse to add an account without MERCHANT_SECRETS_KEYS_FILE, naming it, and write nothing', async () => {

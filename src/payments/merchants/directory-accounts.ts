@@ -1,5 +1,5 @@
 import { createHash, createPublicKey } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
@@ -142,6 +142,27 @@ export class DirectoryAccounts {
       this.logger.log(`${channel} accounts of the directory applied: ${[...taken.keys()].join(', ') || 'none'}`);
     } catch (error) {
       this.logger.error(`${channel} accounts of the directory not applied: ${(error as Error).message}`);
+    }
+    this.sweep();
+  }
+
+  /**
+   * Deletes the decrypted files no account in place names: those of an account left out, replaced,
+   * refused or only checked. The ones in place stay, as a channel reads some when it calls (a
+   * PKCS#12 for a refund) and all of them when it is built again. Call it only where no file
+   * written is still to be read: a write and the build that reads it are one synchronous stretch.
+   */
+  sweep(): void {
+    if (!this.dir) return;
+    const named = new Set<string>();
+    const collect = (value: unknown): void => {
+      if (typeof value === 'string') named.add(value);
+      else if (value && typeof value === 'object') Object.values(value).forEach(collect);
+    };
+    for (const accounts of this.held.values()) for (const account of accounts.values()) collect(account);
+    for (const file of readdirSync(this.dir)) {
+      const path = join(this.dir, file);
+      if (!named.has(path)) rmSync(path, { force: true });
     }
   }
 

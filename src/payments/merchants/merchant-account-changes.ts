@@ -59,12 +59,11 @@ export class MerchantAccountChanges {
     await this.directory.refresh();
     const build = this.buildOf(channel);
     const ring = this.keys.required();
-    const option = this.checked(build, material);
-    const account = accountIdOf(build.section, material);
-    if (this.inDirectory(channel, account) || this.channels.get(channel)?.accountIds().includes(account)) {
-      throw new DomainError('MerchantConflict', `account ${account} of ${channel} exists already`);
-    }
-    this.builds(build, account, option);
+    const account = this.tried(build, material, (named) => {
+      if (this.inDirectory(channel, named) || this.channels.get(channel)?.accountIds().includes(named)) {
+        throw new DomainError('MerchantConflict', `account ${named} of ${channel} exists already`);
+      }
+    });
     return this.write(ring, MerchantAction.AccountAdded, channel, account, material, operatorId, alongside);
   }
 
@@ -89,15 +88,14 @@ export class MerchantAccountChanges {
       throw new DomainError('NotFound', `no account ${account} of channel ${channel}`);
     }
     const ring = this.keys.required();
-    const option = this.checked(build, material);
-    const named = accountIdOf(build.section, material);
-    if (named !== account) {
-      throw new DomainError(
-        'MalformedRequest',
-        `entry.${build.section.idField} must be ${account}, the account changed`,
-      );
-    }
-    this.builds(build, account, option);
+    this.tried(build, material, (named) => {
+      if (named !== account) {
+        throw new DomainError(
+          'MalformedRequest',
+          `entry.${build.section.idField} must be ${account}, the account changed`,
+        );
+      }
+    });
     return this.write(ring, MerchantAction.AccountChangeProposed, channel, account, material, operatorId, alongside);
   }
 
@@ -175,6 +173,23 @@ export class MerchantAccountChanges {
     const build = this.accounts.build(channel);
     if (!build) throw new DomainError('NotFound', `no channel ${channel}`);
     return build;
+  }
+
+  /**
+   * The id of the account the material makes, once `accepted` (a check of that id) passed and the
+   * channel built with it. The decrypted files it took are deleted whatever the outcome: they are
+   * written again on every replica that applies the account.
+   */
+  private tried(build: ChannelBuild, material: AccountMaterial, accepted: (account: string) => void): string {
+    try {
+      const option = this.checked(build, material);
+      const account = accountIdOf(build.section, material);
+      accepted(account);
+      this.builds(build, account, option);
+      return account;
+    } finally {
+      this.accounts.sweep();
+    }
   }
 
   /** The material as the channel's account: a 400 naming the field the accounts file's validator names. */
