@@ -274,4 +274,38 @@ describe('channel key files re-read while the service runs', () => {
     });
     expect(await domainFailure(dryRun(next.publicKeyPem, 'rootCert'))).toMatchObject({ code: 'NotFound', status: 404 });
   });
+  it("should hold the expiry of a platform certificate the directory activated in place of its file's, and the file's again once it is gone", async () => {
+    const expiry = () =>
+      metric('payment_credential_expiry_seconds', {
+        channel: Channel.Wechatpay,
+        account: platforms.wechatpay.mchid,
+        kind: 'platformCert',
+      });
+    const fileExpiry = await expiry();
+    // Sooner than the file's: the gauge must follow the certificate in force, not the latest of the two.
+    const notAfter = new Date(Math.floor(Date.now() / 1000 + 10 * 86_400) * 1000);
+    const activated = await generateCertificate(generateRsaKeyPair(), 'AB03', { notAfter });
+    const directoryKeys = (pem?: string) => {
+      for (const ctx of setup.replicas) {
+        ctx
+          .get(ChannelKeyFiles)
+          .applyDirectoryKeys(
+            Channel.Wechatpay,
+            pem ? [{ account: platforms.wechatpay.mchid, kind: 'platformCert', pem, activatedAt: new Date() }] : [],
+          );
+      }
+    };
+    directoryKeys(activated);
+    expect(await expiry()).toBe(notAfter.getTime() / 1000);
+    for (const ctx of setup.replicas) {
+      expect((await ctx.get(OperationsOverviewQuery).read()).expiringCredentials[0]).toEqual({
+        channel: Channel.Wechatpay,
+        account: platforms.wechatpay.mchid,
+        kind: 'platformCert',
+        validTo: notAfter.toISOString(),
+      });
+    }
+    directoryKeys();
+    expect(await expiry()).toBe(fileExpiry);
+  });
 });

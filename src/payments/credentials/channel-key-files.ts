@@ -7,7 +7,13 @@ import { InjectMetric } from '@willsoto/nestjs-prometheus';
 import { Counter, Gauge } from 'prom-client';
 import { ChannelBuild, CHANNEL_BUILDS } from '../../channels/channel-builds';
 import { AddedSubMerchant } from '../../channels/channel-registration';
-import { certificateExpiries, CredentialExpiry, DirectoryKeyFile } from '../../channels/credential-files';
+import {
+  certificateExpiries,
+  CredentialExpiry,
+  CredentialFile,
+  credentialFilesOf,
+  DirectoryKeyFile,
+} from '../../channels/credential-files';
 import { PaymentChannels } from '../../channels/payment-channels';
 import { PollingWorker } from '../../platform/lifecycle/polling-worker';
 import {
@@ -30,6 +36,13 @@ export interface DirectoryKey {
   beside?: { pem?: string; keyId?: string };
   /** When a second admin approved it: a key file changed after that takes its place again (the newer wins). */
   activatedAt: Date;
+}
+
+/** What the merchant directory holds for a channel, which every build of it takes. */
+interface DirectoryPart {
+  added: readonly AddedSubMerchant[];
+  keys: readonly DirectoryKey[];
+  accounts: readonly object[];
 }
 
 /** A certificate the service holds, and when it expires. */
@@ -126,12 +139,7 @@ export class ChannelKeyFiles extends PollingWorker {
    * With `dryRun`, only checks that they would.
    */
   applySubMerchants(channel: string, added: readonly AddedSubMerchant[], dryRun = false): void {
-    const build = this.builds.find((b) => b.channel === channel);
-    if (!build) return;
-    const adapter = build.build(added, this.inForce(build, this.keys.get(channel)), this.accounts.get(channel));
-    if (dryRun) return;
-    this.channels.replace(adapter);
-    this.added.set(channel, added);
+    this.rebuildWith(channel, { added }, dryRun);
   }
 
   /**
@@ -141,12 +149,7 @@ export class ChannelKeyFiles extends PollingWorker {
    * checks that they would build.
    */
   applyDirectoryKeys(channel: string, keys: readonly DirectoryKey[], dryRun = false): void {
-    const build = this.builds.find((b) => b.channel === channel);
-    if (!build) return;
-    const adapter = build.build(this.added.get(channel), this.inForce(build, keys), this.accounts.get(channel));
-    if (dryRun) return;
-    this.channels.replace(adapter);
-    this.keys.set(channel, keys);
+    this.rebuildWith(channel, { keys }, dryRun);
   }
 
   /**
@@ -156,12 +159,29 @@ export class ChannelKeyFiles extends PollingWorker {
    * adapter in use. With `dryRun`, only checks that they would build.
    */
   applyDirectoryAccounts(channel: string, accounts: readonly object[], dryRun = false): void {
+    this.rebuildWith(channel, { accounts }, dryRun);
+  }
+
+  /**
+   * The channel built with what the directory holds for it, `change` in place of its part; unless
+   * `dryRun`, put in place, the part recorded for every later rebuild, its certificates' expiries held.
+   */
+  private rebuildWith(channel: string, change: Partial<DirectoryPart>, dryRun: boolean): void {
     const build = this.builds.find((b) => b.channel === channel);
     if (!build) return;
-    const adapter = build.build(this.added.get(channel), this.inForce(build, this.keys.get(channel)), accounts);
+    const part: DirectoryPart = {
+      added: change.added ?? this.added.get(channel) ?? [],
+      keys: change.keys ?? this.keys.get(channel) ?? [],
+      accounts: change.accounts ?? this.accounts.get(channel) ?? [],
+    };
+    const keyFiles = this.inForce(build, part.keys);
+    const adapter = build.build(part.added, keyFiles, part.accounts);
     if (dryRun) return;
     this.channels.replace(adapter);
-    this.accounts.set(channel, accounts);
+    this.added.set(channel, part.added);
+    this.keys.set(channel, part.keys);
+    this.accounts.set(channel, part.accounts);
+    this.hold(channel, this.expiriesOf(build, keyFiles, part.accounts));
   }
 
   /** The directory accounts the channel holds now. */
@@ -216,13 +236,35 @@ export class ChannelKeyFiles extends PollingWorker {
 
   /** The channel's adapter built again from its files and put in place; its certificates' expiries. */
   private rebuild(build: ChannelBuild): CredentialExpiry[] {
-    const adapter = build.build(
-      this.added.get(build.channel),
-      this.inForce(build, this.keys.get(build.channel)),
-      this.accounts.get(build.channel),
+    const keyFiles = this.inForce(build, this.keys.get(build.channel));
+    const accounts = this.accounts.get(build.channel) ?? [];
+    this.channels.replace(build.build(this.added.get(build.channel), keyFiles, accounts));
+    return this.expiriesOf(build, keyFiles, accounts);
+  }
+
+  /**
+   * Every certificate the channel holds: its key files' (those no directory key took the place
+   * of), the directory's platform certificates in force (and those beside them in an overlap
+   * window), and the files of the accounts it added.
+   */
+  private expiriesOf(
+    build: ChannelBuild,
+    keyFiles: readonly DirectoryKeyFile[],
+    accounts: readonly object[],
+  ): CredentialExpiry[] {
+    const directoryKeys: CredentialFile[] = keyFiles.flatMap(({ account, kind, path, beside }) => [
+      { account, kind, path },
+      ...(beside?.path ? [{ account, kind, path: beside.path }] : []),
+    ]);
+    // A key file a directory key took the place of is not held, but beside it in its overlap window.
+    const files = build.files.filter(
+      (file) =>
+        !keyFiles.some(
+          (key) => key.account === file.account && key.kind === file.kind && !(key.beside && !key.beside.path),
+        ),
     );
-    this.channels.replace(adapter);
-    return certificateExpiries(build.files);
+    const addedAccounts = credentialFilesOf({ accounts }, build.section.idField);
+    return certificateExpiries([...files, ...directoryKeys, ...addedAccounts]);
   }
 
   private hold(channel: string, expiries: CredentialExpiry[]): void {
