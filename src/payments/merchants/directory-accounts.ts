@@ -99,7 +99,7 @@ export class DirectoryAccounts {
     for (const account of state.accounts.values()) {
       byChannel.set(account.channel, [...(byChannel.get(account.channel) ?? []), account]);
     }
-    const keysVersion = this.keys.version();
+    const keysVersion = await this.keys.version();
     for (const channel of new Set([...byChannel.keys(), ...this.applied.keys()])) {
       const accounts = byChannel.get(channel) ?? [];
       const stamp = JSON.stringify([keysVersion, accounts.map((a) => [a.account, a.secretId])]);
@@ -113,7 +113,7 @@ export class DirectoryAccounts {
     const build = this.build(channel);
     if (!build) return;
     const sealed = await this.secrets.byIds(accounts.map((a) => a.secretId));
-    const ring = this.keys.current();
+    const ring = await this.keys.current();
     const taken = new Map<string, object>();
     const leftOut: string[] = [];
     for (const { account, secretId } of accounts) {

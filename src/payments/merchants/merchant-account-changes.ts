@@ -13,7 +13,7 @@ import { Alongside } from './merchant-changes';
 import { MerchantDirectory } from './merchant-directory';
 import { MerchantSecretKeys } from './merchant-secret-keys';
 import { MerchantSecretRepository } from './merchant-secret.repository';
-import { seal, secretBinding, UnsealError, unseal } from './secret-sealing';
+import { seal, SecretKeyRing, secretBinding, UnsealError, unseal } from './secret-sealing';
 
 /** What a rewrap of the directory's secrets did: how many it sealed under the current key, and how many it could not open. */
 export interface RewrapReport {
@@ -58,7 +58,7 @@ export class MerchantAccountChanges {
   ): Promise<MerchantChange> {
     await this.directory.refresh();
     const build = this.buildOf(channel);
-    const ring = this.keys.required();
+    const ring = await this.keys.required();
     const account = this.tried(build, material, (named) => {
       if (this.inDirectory(channel, named) || this.channels.get(channel)?.accountIds().includes(named)) {
         throw new DomainError('MerchantConflict', `account ${named} of ${channel} exists already`);
@@ -87,7 +87,7 @@ export class MerchantAccountChanges {
       }
       throw new DomainError('NotFound', `no account ${account} of channel ${channel}`);
     }
-    const ring = this.keys.required();
+    const ring = await this.keys.required();
     this.tried(build, material, (named) => {
       if (named !== account) {
         throw new DomainError(
@@ -109,7 +109,7 @@ export class MerchantAccountChanges {
     expectedKeyId: string | undefined,
     alongside?: (report: RewrapReport) => Promise<void>,
   ): Promise<RewrapReport> {
-    const ring = this.keys.required();
+    const ring = await this.keys.required();
     if (expectedKeyId !== undefined && expectedKeyId !== ring.current.id) {
       throw new DomainError(
         'MerchantConflict',
@@ -143,7 +143,7 @@ export class MerchantAccountChanges {
   }
 
   private async write(
-    ring: ReturnType<MerchantSecretKeys['required']>,
+    ring: SecretKeyRing,
     action: MerchantAction,
     channel: string,
     account: string,

@@ -1,6 +1,6 @@
-import { statSync } from 'node:fs';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DomainError } from '../../domain/domain-error';
+import { WatchedFiles } from '../../platform/config/watched-files';
 import {
   MERCHANT_SECRETS_KEYS_FILE,
   MerchantSecretsConfig,
@@ -10,43 +10,41 @@ import {
 import { SecretKeyRing } from './secret-sealing';
 
 /**
- * The keys of MERCHANT_SECRETS_KEYS_FILE, re-read when the file changes: each use stats it (through
- * symbolic links, as a Secret's `..data` swap), and a new version is read and checked. A version
- * that fails (a line that is no key) is refused: the keys of the last good version stay, and the
- * log names the file and the line, never a key.
+ * The keys of MERCHANT_SECRETS_KEYS_FILE, re-read when the file changes (WatchedFiles, as the key
+ * files and ADMIN_TOKENS_FILE are): each use stats it, and a new version is read and checked. A
+ * version that fails (a line that is no key) is refused: the keys of the last good version stay,
+ * and the log names the file and the line, never a key.
  */
 @Injectable()
 export class MerchantSecretKeys {
   private readonly logger = new Logger(MerchantSecretKeys.name);
+  private readonly file: WatchedFiles<SecretKeyRing> | undefined;
   private ring: SecretKeyRing | undefined;
-  private stamp = '';
+  /** How many versions of the file were seen, read or refused. */
+  private versions = 0;
 
-  constructor(@Inject(merchantSecretsConfig.KEY) private readonly config: MerchantSecretsConfig) {}
+  constructor(@Inject(merchantSecretsConfig.KEY) private readonly config: MerchantSecretsConfig) {
+    const path = config.keysFile;
+    this.file = path ? new WatchedFiles([path], () => readKeyRing(path)) : undefined;
+  }
 
   /** The keys as the file holds them now; undefined when the variable is not set (or the file never read). */
-  current(): SecretKeyRing | undefined {
-    const path = this.config.keysFile;
-    if (!path) return undefined;
-    const stamp = stampOf(path);
-    if (stamp !== this.stamp) {
-      this.stamp = stamp;
-      try {
-        this.ring = readKeyRing(path);
-        this.logger.log(
-          `${MERCHANT_SECRETS_KEYS_FILE} read: ${this.ring.byId.size} keys, ${this.ring.current.id} encrypts`,
-        );
-      } catch (error) {
-        this.logger.error(
-          `${MERCHANT_SECRETS_KEYS_FILE} not re-read, its last good keys stay: ${(error as Error).message}`,
-        );
-      }
+  async current(): Promise<SecretKeyRing | undefined> {
+    const look = await this.file?.look();
+    if (look?.outcome === 'applied') {
+      this.versions++;
+      this.ring = look.value;
+      this.logger.log(`${MERCHANT_SECRETS_KEYS_FILE} read: ${this.ring.byId.size} keys, ${this.ring.current.id} encrypts`);
+    } else if (look?.outcome === 'refused') {
+      this.versions++;
+      this.logger.error(`${MERCHANT_SECRETS_KEYS_FILE} not re-read, its last good keys stay: ${look.reason}`);
     }
     return this.ring;
   }
 
   /** The keys for a write that seals a secret: a 409 naming the variable without them (nothing is written). */
-  required(): SecretKeyRing {
-    const ring = this.current();
+  async required(): Promise<SecretKeyRing> {
+    const ring = await this.current();
     if (ring) return ring;
     throw new DomainError(
       'MerchantConflict',
@@ -57,17 +55,8 @@ export class MerchantSecretKeys {
   }
 
   /** The file's version as last seen: a directory account that did not decrypt is tried again once it changes. */
-  version(): string {
-    this.current();
-    return this.stamp;
-  }
-}
-
-function stampOf(path: string): string {
-  try {
-    const { ino, size, mtimeMs, ctimeMs } = statSync(path);
-    return `${ino}:${size}:${mtimeMs}:${ctimeMs}`;
-  } catch (error) {
-    return `unreadable:${(error as NodeJS.ErrnoException).code ?? 'unknown'}`;
+  async version(): Promise<number> {
+    await this.current();
+    return this.versions;
   }
 }
