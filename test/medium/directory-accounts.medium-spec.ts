@@ -191,11 +191,13 @@ function decryptedCopies(material: AccountMaterial): string[] {
   const privateKeys = Object.entries(material.files)
     .filter(([option]) => /PrivateKey/.test(option))
     .map(([, content]) => content as string);
-  return readdirSync(tmpdir())
-    .filter((name) => name.startsWith('pcs-directory-accounts-'))
-    .flatMap((dir) => readdirSync(join(tmpdir(), dir)).map((file) => join(tmpdir(), dir, file)))
-    // Another suite's replica may delete one of its own between the listing and the read.
-    .filter((path) => existsSync(path) && privateKeys.includes(readFileSync(path, 'utf8')));
+  return (
+    readdirSync(tmpdir())
+      .filter((name) => name.startsWith('pcs-directory-accounts-'))
+      .flatMap((dir) => readdirSync(join(tmpdir(), dir)).map((file) => join(tmpdir(), dir, file)))
+      // Another suite's replica may delete one of its own between the listing and the read.
+      .filter((path) => existsSync(path) && privateKeys.includes(readFileSync(path, 'utf8')))
+  );
 }
 
 /** A line of the PEM's base64 body, from its middle. */

@@ -34,7 +34,9 @@ export class MerchantSecretKeys {
     if (look?.outcome === 'applied') {
       this.versions++;
       this.ring = look.value;
-      this.logger.log(`${MERCHANT_SECRETS_KEYS_FILE} read: ${this.ring.byId.size} keys, ${this.ring.current.id} encrypts`);
+      this.logger.log(
+        `${MERCHANT_SECRETS_KEYS_FILE} read: ${this.ring.byId.size} keys, ${this.ring.current.id} encrypts`,
+      );
     } else if (look?.outcome === 'refused') {
       this.versions++;
       this.logger.error(`${MERCHANT_SECRETS_KEYS_FILE} not re-read, its last good keys stay: ${look.reason}`);
