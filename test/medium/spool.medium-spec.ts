@@ -228,7 +228,11 @@ describe('the durable spool (SPOOL_DIR)', () => {
     expect(await paymentEffects(pool, [other])).toMatchObject({ paidOrders: 1, ordersNotExactlyOnce: [] });
     expect(await paymentEffects(pool, [early])).toMatchObject({ callbacks: 0, deliveries: 0 });
     expect(readdirSync(join(spoolDir, 'parked'))).toHaveLength(1);
-    expect(await metric('payment_spool_deliveries', { state: 'parked' })).toBe(1);
+    // The gauges are published at the end of the replayer's round, which may still be going on.
+    await eventually(
+      'the gauge to count it parked',
+      async () => (await metric('payment_spool_deliveries', { state: 'parked' })) === 1,
+    );
     expect(await metric('payment_spool_replayed_total', { outcome: 'PARKED' })).toBeGreaterThan(0);
 
     await app.make.order({ orderNo: early.orderNo, amount: early.amount });

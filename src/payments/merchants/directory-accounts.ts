@@ -52,6 +52,8 @@ const PUBLIC_NESTED = ['platformPublicKey.id'];
 export class DirectoryAccounts {
   private readonly logger = new Logger(DirectoryAccounts.name);
   private dir: string | undefined;
+  /** The option each decrypted file was given as, by its path: how a refusal names it. */
+  private readonly optionOf = new Map<string, string>();
   /** By channel: what was applied last (accounts and secrets, and the keys file's version), to build again only on a change. */
   private readonly applied = new Map<string, string>();
   /** By channel, by account: the accounts as the channel holds them. */
@@ -79,7 +81,22 @@ export class DirectoryAccounts {
 
   /** The material as the channel's account, its files written privately; a MaterialError naming what is wrong. */
   accountOf(build: ChannelBuild, material: AccountMaterial): object {
-    return accountOfMaterial(build.section, material, (option, bytes) => this.write(bytes));
+    return accountOfMaterial(build.section, material, (option, bytes) => {
+      const path = this.write(bytes);
+      this.optionOf.set(path, option);
+      return path;
+    });
+  }
+
+  /**
+   * A channel's refusal of an account in the terms of the request: each decrypted file's path on
+   * this replica named by its option (`files.platformPublicKey.path`), without the environment
+   * variable a configured account's file would have.
+   */
+  inRequestTerms(message: string): string {
+    let said = message.replace(/^Invalid configuration:\s*/, '').replace(/^[A-Z][A-Z0-9_]*: /, '');
+    for (const [path, option] of this.optionOf) said = said.split(path).join(`files.${option}`);
+    return said;
   }
 
   /**
@@ -162,7 +179,9 @@ export class DirectoryAccounts {
     for (const accounts of this.held.values()) for (const account of accounts.values()) collect(account);
     for (const file of readdirSync(this.dir)) {
       const path = join(this.dir, file);
-      if (!named.has(path)) rmSync(path, { force: true });
+      if (named.has(path)) continue;
+      rmSync(path, { force: true });
+      this.optionOf.delete(path);
     }
   }
 

@@ -207,7 +207,7 @@ export class MerchantAccountChanges {
     try {
       this.accounts.check(build, account, option);
     } catch (error) {
-      const reason = (error as Error).message.replace(/^Invalid configuration:\s*/, '');
+      const reason = this.accounts.inRequestTerms((error as Error).message);
       throw new DomainError('MalformedRequest', `the account is refused: ${reason}`);
     }
   }
