@@ -1,8 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool, RowDataPacket } from 'mysql2/promise';
-import { BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
+import { BrowserContext, BrowserContextOptions, Locator, Page } from 'playwright-core';
 import { parse } from 'csv-parse/sync';
 import { FakePlatform } from '../tools/simulator/fake-platform';
 import {
@@ -30,7 +31,7 @@ import {
 } from './support/browser';
 import { eventually } from './support/eventually';
 import { WebhookReceiver } from './support/webhook-receiver';
-import { createWechatpayAccount } from './support/merchant-accounts';
+import { createWechatpayAccount, WechatpayTestAccount } from './support/merchant-accounts';
 import { FakePlatformSuite, startFakePlatformSuite } from './support/fake-platform-suite';
 import { count, RunningApp, startApp, TestClient, TestPlatforms, uniqueId } from './support/test-app';
 
@@ -54,6 +55,8 @@ let app: RunningApp;
 let client: TestClient;
 let pool: Pool;
 let chromium: RunningBrowser;
+/** MERCHANT_SECRETS_KEYS_FILE of both apps (one database): the accounts added through the console are sealed under its key. */
+let keysFile: string;
 /** Every URL any page asked for, to prove no token ever travels in one. */
 const requestedUrls: string[] = [];
 /** What the pages' consoles said: a CSP violation shows up here. */
@@ -64,8 +67,11 @@ beforeAll(async () => {
   // WeChat answers PROCESSING: only the refund notice settles the refund.
   suite = await startFakePlatformSuite({ defaultRefund: 'processing' });
   ({ platforms, fake, pool } = suite);
+  keysFile = join(mkdtempSync(join(tmpdir(), 'pcs-console-secrets-keys-')), 'keys');
+  writeFileSync(keysFile, `k1:${randomBytes(32).toString('base64')}\n`, { mode: 0o600 });
   app = await suite.startApp({
     ...suite.env,
+    MERCHANT_SECRETS_KEYS_FILE: keysFile,
     REFUND_POLL_INTERVAL_MS: '50',
     REFUND_APPROVAL_THRESHOLD: String(THRESHOLD),
     PUBLIC_BASE_URL: 'https://pay.example.com',
@@ -1287,6 +1293,7 @@ describe('the merchant directory in the browser', () => {
         WECHATPAY_PUBLIC_KEY_ID: account.signer.serial,
         WECHATPAY_PUBLIC_KEY_PATH: account.publicKeyPath,
         WECHATPAY_PLATFORM_CERT_PATHS: certPath,
+        MERCHANT_SECRETS_KEYS_FILE: keysFile,
       });
     } finally {
       for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
@@ -1614,6 +1621,168 @@ describe('the merchant directory in the browser', () => {
     await context.close();
   });
 
+  it("should add a WeChat Pay account through the form that then pays, its keys never stored in the clear, refuse a bad PEM in the server's words, and change its keys once a second admin approves", async () => {
+    const mchid = `19${String(Date.now()).slice(-8)}`;
+    const appid = `wx${mchid.slice(-8)}ac000001`;
+    const first = createWechatpayAccount(mchid, [appid]);
+    const next = createWechatpayAccount(mchid, [appid]);
+    const pem = (path: string) => readFileSync(path, 'utf8');
+    /** A new order paid (or not) by a payment notification of the account signed with `account`'s keys. */
+    const pays = async (account: WechatpayTestAccount): Promise<boolean> => {
+      const orderNo = uniqueId('DA');
+      expect((await client.registerOrder({ orderNo, amount: 100, channel: 'WECHATPAY' })).status).toBe(201);
+      const answer = await client.postWechatpay(
+        client.wechatpayPayment(
+          { mchid, appid, outTradeNo: orderNo, transactionId: uniqueId('T'), total: 100 },
+          { signer: account.signer },
+        ),
+      );
+      const [[order]] = await pool.query<RowDataPacket[]>('SELECT status FROM payment_order WHERE order_no = ?', [
+        orderNo,
+      ]);
+      return answer.status === 204 && order.status === 'PAID';
+    };
+    /** Every value of the rows the directory and the audit keep of this account, as bytes. */
+    const stored = async () => {
+      const values: Buffer[] = [];
+      for (const sql of [
+        'SELECT * FROM merchant_change WHERE account_id = ?',
+        'SELECT s.* FROM merchant_secret s JOIN merchant_change c ON c.secret_id = s.id WHERE c.account_id = ?',
+        'SELECT * FROM admin_audit WHERE target LIKE ?',
+      ]) {
+        const [rows] = await pool.query<RowDataPacket[]>(sql, [sql.includes('LIKE') ? `%${mchid}%` : mchid]);
+        for (const row of rows)
+          for (const v of Object.values(row))
+            if (v !== null) values.push(Buffer.isBuffer(v) ? v : Buffer.from(String(v)));
+      }
+      return values;
+    };
+    const cleartext = async (account: WechatpayTestAccount) => {
+      const secrets = [account.apiV3Key, pem(account.merchantPrivateKeyPath).split('\n')[1]];
+      return (await stored()).filter((v) => secrets.some((secret) => v.includes(secret)));
+    };
+    const directoryAccount = async () =>
+      (await client.admin('GET', '/admin/merchants', platforms.admins.viewer))
+        .json<{ accounts: Array<{ channel: string; account: string; source: string; applied?: boolean }> }>()
+        .accounts.find((a) => a.channel === 'WECHATPAY' && a.account === mchid);
+    expect(await pays(first)).toBe(false);
+
+    const alice = await operatorPage(platforms.admins.admin);
+    await go(alice.page, '#/merchants', 'Merchants');
+    const fill = async (form: Locator, account: WechatpayTestAccount, platformKeyPem: string) => {
+      await form.getByLabel('Merchant id (mchid)').fill(mchid);
+      await form.getByLabel('App ids (appid; several separated by commas)').fill(appid);
+      await form.getByLabel('APIv3 key').fill(account.apiV3Key);
+      await form.getByLabel("Merchant certificate's serial number").fill(account.merchantSerialNo);
+      await form.getByLabel('Platform public key id (PUB_KEY_ID_…)').fill(account.signer.serial);
+      await form.getByLabel('Platform public key (PEM)').fill(platformKeyPem);
+      await form.getByLabel('Merchant private key (PEM)').fill(pem(account.merchantPrivateKeyPath));
+    };
+
+    // A platform key that is no key: the server's 400, in its words, in the form; nothing added.
+    await alice.page.getByRole('button', { name: 'Add an account' }).click();
+    const adding = alice.page.getByRole('dialog', { name: 'Add an account' });
+    await fill(adding, first, '-----BEGIN PUBLIC KEY-----\nbm90IGEga2V5\n-----END PUBLIC KEY-----\n');
+    const refused = alice.page.waitForResponse((r) => r.request().method() === 'POST' && /\/accounts$/.test(r.url()));
+    await adding.getByRole('button', { name: 'Add an account' }).click();
+    const refusal = await refused;
+    expect(refusal.status()).toBe(400);
+    const { message } = (await refusal.json()) as { message: string };
+    expect(message).toMatch(/is not a PEM public key/);
+    await adding.getByRole('alert').getByText(message).waitFor();
+    expect(await directoryAccount()).toBeUndefined();
+    expect(await count(pool, 'SELECT COUNT(*) AS n FROM merchant_change WHERE account_id = ?', [mchid])).toBe(0);
+
+    // The right key in the same form: added at once, listed from the directory, and it pays.
+    await adding.getByLabel('Platform public key (PEM)').fill(pem(first.publicKeyPath));
+    await adding.getByRole('button', { name: 'Add an account' }).click();
+    await adding.waitFor({ state: 'detached' });
+    await alice.page.getByRole('status').getByText(`Account added: WeChat Pay ${mchid}`).waitFor();
+    const accounts = alice.page.getByRole('table', { name: 'Accounts and sub-merchants' });
+    const row = accounts.getByRole('row', { name: new RegExp(mchid) });
+    await row.getByText('Directory').waitFor();
+    await eventually('the account to be applied', async () => (await directoryAccount())?.applied === true, 10_000);
+    expect(await directoryAccount()).toMatchObject({ source: 'directory', applied: true });
+    expect(await pays(first)).toBe(true);
+    expect(await cleartext(first)).toEqual([]);
+    // Closed, the form kept nothing: opened again, it is empty.
+    await alice.page.getByRole('button', { name: 'Add an account' }).click();
+    expect(await adding.getByLabel('APIv3 key').inputValue()).toBe('');
+    expect(await adding.getByLabel('Merchant private key (PEM)').inputValue()).toBe('');
+    await adding.getByRole('button', { name: 'Cancel' }).click();
+    await adding.waitFor({ state: 'detached' });
+
+    // A change of its keys: prefilled with its public facts, every secret typed again; a proposal.
+    const name = `WeChat Pay ${mchid}`;
+    await row.getByRole('button', { name: `Propose a change of keys ${name}` }).click();
+    const changing = alice.page.getByRole('dialog', { name: `Propose a change of keys ${name}` });
+    expect(await changing.getByLabel('Merchant id (mchid)').inputValue()).toBe(mchid);
+    expect(await changing.getByLabel('Merchant id (mchid)').isDisabled()).toBe(true);
+    expect(await changing.getByLabel('App ids (appid; several separated by commas)').inputValue()).toBe(appid);
+    expect(await changing.getByLabel('Platform public key id (PUB_KEY_ID_…)').inputValue()).toBe(first.signer.serial);
+    expect(await changing.getByLabel('APIv3 key').inputValue()).toBe('');
+    await changing.getByLabel('APIv3 key').fill(next.apiV3Key);
+    await changing.getByLabel("Merchant certificate's serial number").fill(next.merchantSerialNo);
+    await changing.getByLabel('Platform public key id (PUB_KEY_ID_…)').fill(next.signer.serial);
+    await changing.getByLabel('Platform public key (PEM)').fill(pem(next.publicKeyPath));
+    await changing.getByLabel('Merchant private key (PEM)').fill(pem(next.merchantPrivateKeyPath));
+    await changing.getByRole('button', { name: 'Propose a change of keys' }).click();
+    await changing.waitFor({ state: 'detached' });
+    await alice.page.getByRole('status').getByText(`Change proposed: waiting for another admin: ${name}`).waitFor();
+    const proposal = alice.page
+      .getByRole('table', { name: 'Waiting for a second admin' })
+      .getByRole('row', { name: new RegExp(mchid) });
+    await proposal.getByText(en('ACCOUNT_CHANGE_PROPOSED')).waitFor();
+    const [[{ id }]] = await pool.query<RowDataPacket[]>(
+      "SELECT id FROM merchant_change WHERE account_id = ? AND action = 'ACCOUNT_CHANGE_PROPOSED'",
+      [mchid],
+    );
+
+    // Her own approval: refused, in the server's words; the first keys still pay.
+    await proposal.getByRole('button', { name: `Approve #${id}` }).click();
+    await alice.page
+      .getByRole('dialog', { name: 'Approve this change' })
+      .getByRole('button', { name: 'Approve' })
+      .click();
+    await alice.page
+      .getByRole('alert')
+      .getByText(`#${id}: operator alice proposed change ${id} and cannot approve it; another admin must`)
+      .waitFor();
+    expect(await pays(first)).toBe(true);
+
+    // Bob approves: the new keys pay, the first no longer; neither set of secrets stored in the clear.
+    const bob = await operatorPage(platforms.admins.admin2);
+    await go(bob.page, '#/merchants', 'Merchants');
+    const bobsQueue = bob.page.getByRole('table', { name: 'Waiting for a second admin' });
+    await bobsQueue.getByRole('button', { name: `Approve #${id}` }).click();
+    const approved = bob.page.waitForResponse((r) => r.request().method() === 'POST' && /\/approve$/.test(r.url()));
+    await bob.page
+      .getByRole('dialog', { name: 'Approve this change' })
+      .getByRole('button', { name: 'Approve' })
+      .click();
+    expect((await approved).status()).toBe(200);
+    await bobsQueue.getByRole('row', { name: new RegExp(mchid) }).waitFor({ state: 'detached' });
+    await eventually('the new keys to pay', () => pays(next), 10_000);
+    expect(await pays(first)).toBe(false);
+    expect(await cleartext(first)).toEqual([]);
+    expect(await cleartext(next)).toEqual([]);
+    const [audits] = await pool.query<RowDataPacket[]>(
+      `SELECT operator_id, action FROM admin_audit
+        WHERE target IN (?, ?) OR (target = 'merchant:WECHATPAY:' AND JSON_SEARCH(request_body, 'one', ?) IS NOT NULL)
+        ORDER BY id`,
+      [`merchant:WECHATPAY:${mchid}`, `merchant-change:${id}`, mchid],
+    );
+    expect(audits.map((a) => `${a.operator_id} ${a.action}`)).toEqual([
+      'alice MERCHANT_ACCOUNT_ADD_REFUSED',
+      'alice MERCHANT_ACCOUNT_ADDED',
+      'alice MERCHANT_ACCOUNT_CHANGE_PROPOSED',
+      'alice MERCHANT_CHANGE_APPROVE_REFUSED',
+      'bob MERCHANT_CHANGE_APPROVED',
+    ]);
+    await alice.context.close();
+    await bob.context.close();
+  });
+
   it('should show a viewer the directory with every control disabled', async () => {
     const { context, page } = await providerPage(platforms.admins.viewer);
     await page.getByText('Viewer: you can see everything and change nothing.').waitFor();
@@ -1625,6 +1794,7 @@ describe('the merchant directory in the browser', () => {
     expect(buttons.length).toBeGreaterThanOrEqual(3);
     for (const button of buttons) expect(await button.isDisabled()).toBe(true);
     expect(await page.getByRole('button', { name: 'Run the dry run' }).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Add an account' }).isDisabled()).toBe(true);
     expect(await page.getByLabel('Candidate (PEM: a public key or a certificate)').isDisabled()).toBe(true);
     await context.close();
   });

@@ -25,7 +25,11 @@ export function whenUnauthenticated(handler: () => void): void {
   onUnauthenticated = handler;
 }
 
-export async function api<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T> {
+export async function api<T>(
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+  path: string,
+  body?: unknown,
+): Promise<T> {
   const headers: Record<string, string> = { authorization: `Bearer ${session.token() ?? ''}` };
   if (body !== undefined) headers['content-type'] = 'application/json';
   let response: Response;
@@ -50,6 +54,7 @@ export async function api<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: 
 
 export const get = <T>(path: string): Promise<T> => api<T>('GET', path);
 export const post = <T>(path: string, body: unknown = {}): Promise<T> => api<T>('POST', path, body);
+export const put = <T>(path: string, body: unknown): Promise<T> => api<T>('PUT', path, body);
 export const patch = <T>(path: string, body: unknown): Promise<T> => api<T>('PATCH', path, body);
 
 function safeJson(text: string): unknown {

@@ -260,6 +260,33 @@ const EN = {
   keyId: 'Key id',
   activeSince: 'Active since',
   overlapUntil: 'Overlap until',
+  addAccount: 'Add an account',
+  addAccountHelp:
+    "One entry of the channel's accounts file, its files pasted as text. It applies on every replica within seconds; its secrets are stored encrypted and never shown again.",
+  proposeAccountChange: 'Propose a change of keys',
+  proposeAccountChangeHelp:
+    "Replaces the account's entry and keys once another admin approves. Type every secret and paste every file again: none is ever shown back.",
+  accountAdded: 'Account added',
+  accountChangeProposed: 'Change proposed: waiting for another admin',
+  accountChannel: 'Channel',
+  fieldMchid: 'Merchant id (mchid)',
+  fieldAppids: 'App ids (appid; several separated by commas)',
+  fieldApiV3Key: 'APIv3 key',
+  fieldMerchantSerialNo: "Merchant certificate's serial number",
+  fieldPlatformPublicKeyId: 'Platform public key id (PUB_KEY_ID_…)',
+  fieldPlatformPublicKey: 'Platform public key (PEM)',
+  fieldMerchantPrivateKey: 'Merchant private key (PEM)',
+  fieldAppId: 'App id (app_id)',
+  fieldSellerId: 'Seller id (2088…)',
+  fieldAlipayPublicKey: 'Alipay public key (PEM)',
+  fieldAppPrivateKey: 'App private key (PEM)',
+  moreEntry: 'Other options of the entry (JSON object, optional)',
+  moreEntryHelp: 'As in the accounts file, e.g. {"apiV2Key": "…"}; for a channel without fields here, the whole entry.',
+  moreFiles: 'Other files (JSON object, optional)',
+  moreFilesHelp:
+    'Option → the file\'s text, or {"base64": "…"} for a .p12 or .pfx; a …Paths option takes a list. E.g. {"platformCertPaths": ["-----BEGIN CERTIFICATE-----…"]}',
+  badJson: 'is not a JSON object',
+  retypeSecrets: 'Secrets and files are never shown: type them again.',
 };
 
 export type Key = keyof typeof EN;
@@ -519,6 +546,32 @@ const ZH: Record<Key, string> = {
   keyId: '密钥 ID',
   activeSince: '生效时间',
   overlapUntil: '重叠期至',
+  addAccount: '添加账号',
+  addAccountHelp: '渠道账号文件中的一项，文件以文本粘贴。几秒内所有副本生效；密钥加密保存，不再显示。',
+  proposeAccountChange: '提议变更密钥',
+  proposeAccountChangeHelp:
+    '另一位管理员批准后替换该账号的配置项与密钥。请重新输入所有密钥并粘贴所有文件：它们从不回显。',
+  accountAdded: '已添加账号',
+  accountChangeProposed: '已提议变更：等待另一位管理员',
+  accountChannel: '渠道',
+  fieldMchid: '商户号（mchid）',
+  fieldAppids: '应用 ID（appid；多个以逗号分隔）',
+  fieldApiV3Key: 'APIv3 密钥',
+  fieldMerchantSerialNo: '商户证书序列号',
+  fieldPlatformPublicKeyId: '平台公钥 ID（PUB_KEY_ID_…）',
+  fieldPlatformPublicKey: '平台公钥（PEM）',
+  fieldMerchantPrivateKey: '商户私钥（PEM）',
+  fieldAppId: '应用 ID（app_id）',
+  fieldSellerId: '卖家 ID（2088…）',
+  fieldAlipayPublicKey: '支付宝公钥（PEM）',
+  fieldAppPrivateKey: '应用私钥（PEM）',
+  moreEntry: '配置项的其他选项（JSON 对象，可选）',
+  moreEntryHelp: '与账号文件相同，例如 {"apiV2Key": "…"}；此处没有字段的渠道，填写整个配置项。',
+  moreFiles: '其他文件（JSON 对象，可选）',
+  moreFilesHelp:
+    '选项 → 文件文本，.p12 或 .pfx 为 {"base64": "…"}；…Paths 选项为列表。例如 {"platformCertPaths": ["-----BEGIN CERTIFICATE-----…"]}',
+  badJson: '不是 JSON 对象',
+  retypeSecrets: '密钥与文件从不显示：请重新输入。',
 };
 
 let current: Lang = localStorage.getItem(LANG_KEY) === 'zh' ? 'zh' : 'en';

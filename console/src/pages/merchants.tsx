@@ -1,9 +1,9 @@
 import { useState } from 'react';
-import { Button, DatePicker, Descriptions, Input, InputNumber, Modal, Select, Space, Tag } from 'antd';
+import { Button, DatePicker, Descriptions, Form, Input, InputNumber, Modal, Select, Space, Tag } from 'antd';
 import type { Dayjs } from 'dayjs';
-import { ApiError, post, query } from '../api';
+import { ApiError, post, put, query } from '../api';
 import { codeLabel, hasLabel } from '../catalogue';
-import { lang, t } from '../i18n';
+import { Key, lang, t } from '../i18n';
 import { Route } from '../router';
 import {
   actionsColumn,
@@ -22,6 +22,7 @@ import {
   useOperator,
   ViewerNote,
 } from '../ui';
+import { useVocabulary } from '../vocabulary';
 
 interface SubMerchant {
   subMerchantId: string;
@@ -35,8 +36,16 @@ interface Account {
   account: string;
   /** Where the account comes from: the configuration, or added through the directory (its public facts only). */
   source?: 'configuration' | 'directory';
+  /** An account of the directory: its public facts (ids, app ids, fingerprints), never a secret. */
+  facts?: AccountFacts;
   disabled: boolean;
   subMerchants: SubMerchant[];
+}
+
+/** What the directory keeps in the clear of an account it added: its options by name, the public ones' values. */
+interface AccountFacts {
+  options: string[];
+  public: Record<string, unknown>;
 }
 
 /**
@@ -103,6 +112,8 @@ interface Row {
   disabled: boolean;
   /** A service provider's account: one configured with sub-merchants, the only kind that takes more. */
   provider: boolean;
+  /** An account row of the directory: its public facts, to prefill a change of its keys. */
+  facts?: AccountFacts;
 }
 
 const HISTORY_PAGE = 100;
@@ -144,6 +155,7 @@ function rowsOf(accounts: Account[]): Row[] {
       source: a.source ?? 'configuration',
       disabled: a.disabled,
       provider: a.subMerchants.length > 0,
+      facts: a.facts,
     },
     ...a.subMerchants.map((s) => ({
       key: `${a.channel}:${a.account}:${s.subMerchantId}`,
@@ -214,6 +226,8 @@ export function MerchantsPage({ route }: { route: Route }) {
   const [disabling, setDisabling] = useState<Row | null>(null);
   const [approving, setApproving] = useState<Change | null>(null);
   const [rejecting, setRejecting] = useState<Change | null>(null);
+  /** The account form open: adding one (null), or proposing a change of a directory account's keys. */
+  const [accountForm, setAccountForm] = useState<{ changing: Row | null } | null>(null);
 
   /**
    * Read again now, and again while every replica (this one too) applies the change: the listing is
@@ -263,6 +277,11 @@ export function MerchantsPage({ route }: { route: Route }) {
             <p className="help">
               {t('merchantApplyNote')} {d.applyWithinMs} ms · {t('merchantVersion')} {d.version}
             </p>
+            <p>
+              <Button disabled={disabled} onClick={() => setAccountForm({ changing: null })}>
+                {t('addAccount')}
+              </Button>
+            </p>
             <DataTable<Row>
               caption={t('merchantAccounts')}
               rowKey={(r) => r.key}
@@ -307,6 +326,14 @@ export function MerchantsPage({ route }: { route: Route }) {
                           onClick={() => setDisabling(r)}
                         />
                       )}
+                      {!r.sub && r.source === 'directory' ? (
+                        <RowButton
+                          label={t('proposeAccountChange')}
+                          id={name}
+                          disabled={disabled}
+                          onClick={() => setAccountForm({ changing: r })}
+                        />
+                      ) : null}
                       {r.provider ? (
                         <RowButton
                           label={t('addSubMerchant')}
@@ -431,6 +458,19 @@ export function MerchantsPage({ route }: { route: Route }) {
               t('subMerchantAdded'),
             );
             if (added) setAdding(null);
+          }}
+        />
+      ) : null}
+      {accountForm ? (
+        <AccountForm
+          changing={accountForm.changing}
+          onCancel={() => setAccountForm(null)}
+          onDone={(message) => {
+            // Closed: the form, and every secret typed into it, is gone.
+            setAccountForm(null);
+            setProblem(null);
+            setSaid(message);
+            reload();
           }}
         />
       ) : null}
@@ -614,6 +654,235 @@ function AddSubMerchant({
         <label htmlFor="sub-app-id">{t('subAppId')}</label>
         <Input id="sub-app-id" value={subAppId} maxLength={64} onChange={(e) => setSubAppId(e.target.value)} />
       </p>
+      <Problem text={problem} />
+    </Modal>
+  );
+}
+
+/** One option of an accounts-file entry the form asks for: `a.b` is field b of the entry's object a. */
+interface EntryField {
+  option: string;
+  label: Key;
+  kind: 'text' | 'list' | 'secret';
+  /** The account's id: fixed when its keys are changed. */
+  id?: boolean;
+}
+
+/** A file option of the entry, pasted as text (PEM). */
+interface FileField {
+  option: string;
+  label: Key;
+}
+
+/**
+ * The fields the form shows, by channel: the common entry of WeChat Pay (APIv3, platform public
+ * key mode) and of Alipay (public key mode). Any other option, and every option of a channel not
+ * listed, goes in the JSON areas under them, as the accounts file names it.
+ */
+const ACCOUNT_FIELDS: Record<string, { entry: EntryField[]; files: FileField[] }> = {
+  WECHATPAY: {
+    entry: [
+      { option: 'mchid', label: 'fieldMchid', kind: 'text', id: true },
+      { option: 'appids', label: 'fieldAppids', kind: 'list' },
+      { option: 'apiV3Key', label: 'fieldApiV3Key', kind: 'secret' },
+      { option: 'merchantSerialNo', label: 'fieldMerchantSerialNo', kind: 'text' },
+      { option: 'platformPublicKey.id', label: 'fieldPlatformPublicKeyId', kind: 'text' },
+    ],
+    files: [
+      { option: 'platformPublicKey.path', label: 'fieldPlatformPublicKey' },
+      { option: 'merchantPrivateKeyPath', label: 'fieldMerchantPrivateKey' },
+    ],
+  },
+  ALIPAY: {
+    entry: [
+      { option: 'appId', label: 'fieldAppId', kind: 'text', id: true },
+      { option: 'sellerId', label: 'fieldSellerId', kind: 'text' },
+    ],
+    files: [
+      { option: 'alipayPublicKeyPath', label: 'fieldAlipayPublicKey' },
+      { option: 'appPrivateKeyPath', label: 'fieldAppPrivateKey' },
+    ],
+  },
+};
+const NO_FIELDS = { entry: [], files: [] };
+const fieldId = (option: string) => `account-${option.replace(/\./g, '-')}`;
+
+/** A JSON area's object, {} when empty; null when it holds anything else. */
+function jsonObject(text: string): Record<string, unknown> | null {
+  if (!text.trim()) return {};
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/** What the form holds as the API takes it: the entry (empty fields left out) and the files' text. */
+function materialOf(
+  fields: { entry: EntryField[]; files: FileField[] },
+  values: Record<string, string>,
+  more: { entry: string; files: string },
+): { entry: Record<string, unknown>; files: Record<string, unknown> } | string {
+  const moreEntry = jsonObject(more.entry);
+  if (!moreEntry) return `${t('moreEntry')}: ${t('badJson')}`;
+  const moreFiles = jsonObject(more.files);
+  if (!moreFiles) return `${t('moreFiles')}: ${t('badJson')}`;
+  const entry: Record<string, unknown> = {};
+  for (const field of fields.entry) {
+    const text = (values[field.option] ?? '').trim();
+    if (!text) continue;
+    const value = field.kind === 'list' ? text.split(/[\s,]+/).filter(Boolean) : text;
+    const [parent, child] = field.option.split('.');
+    if (child) entry[parent] = { ...(entry[parent] as object | undefined), [child]: value };
+    else entry[parent] = value;
+  }
+  const files: Record<string, unknown> = {};
+  for (const file of fields.files) if (values[file.option]?.trim()) files[file.option] = values[file.option];
+  return { entry: { ...entry, ...moreEntry }, files: { ...files, ...moreFiles } };
+}
+
+/**
+ * Adds an account of a channel (it applies at once), or proposes a change of a directory
+ * account's entry and keys (another admin approves it among the proposals). Prefilled, for a
+ * change, with the public facts the listing gives; secrets and files are typed again, sent once,
+ * and gone with the form when it closes. A refusal shows in the form, in the server's words.
+ */
+function AccountForm({
+  changing,
+  onCancel,
+  onDone,
+}: {
+  changing: Row | null;
+  onCancel: () => void;
+  onDone: (said: string) => void;
+}) {
+  const channels = useVocabulary().data?.channels ?? [];
+  const [channel, setChannel] = useState(changing?.channel ?? 'WECHATPAY');
+  const fields = ACCOUNT_FIELDS[channel] ?? NO_FIELDS;
+  const known = changing?.facts?.public ?? {};
+  const [values, setValues] = useState<Record<string, string>>(() =>
+    Object.fromEntries(
+      fields.entry
+        .filter((f) => f.kind !== 'secret' && known[f.option] !== undefined)
+        .map((f) => [
+          f.option,
+          Array.isArray(known[f.option]) ? (known[f.option] as string[]).join(', ') : String(known[f.option]),
+        ]),
+    ),
+  );
+  const [more, setMore] = useState({ entry: '', files: '' });
+  const [problem, setProblem] = useState<string | null>(null);
+  const [sending, setSending] = useState(false);
+  const set = (option: string, value: string) => setValues((v) => ({ ...v, [option]: value }));
+  const title = changing
+    ? `${t('proposeAccountChange')} ${targetName(changing.channel, changing.account)}`
+    : t('addAccount');
+  const submit = async () => {
+    setProblem(null);
+    const material = materialOf(fields, values, more);
+    if (typeof material === 'string') return setProblem(material);
+    setSending(true);
+    try {
+      if (changing) {
+        await put(accountPath(changing.channel, changing.account), material);
+        onDone(`${t('accountChangeProposed')}: ${targetName(changing.channel, changing.account)}`);
+      } else {
+        await post(`/admin/merchants/${encodeURIComponent(channel)}/accounts`, material);
+        const id = fields.entry.find((f) => f.id);
+        onDone(`${t('accountAdded')}: ${targetName(channel, id ? (values[id.option] ?? '').trim() : '')}`);
+      }
+    } catch (error) {
+      setProblem((error as ApiError).message);
+      setSending(false);
+    }
+  };
+  return (
+    <Modal
+      open
+      title={title}
+      onCancel={onCancel}
+      scrollLock={false}
+      width={720}
+      footer={
+        <Space>
+          <Button onClick={onCancel}>{t('cancel')}</Button>
+          <Button type="primary" loading={sending} onClick={() => void submit()}>
+            {changing ? t('proposeAccountChange') : t('addAccount')}
+          </Button>
+        </Space>
+      }
+    >
+      <p className="help">{changing ? t('proposeAccountChangeHelp') : t('addAccountHelp')}</p>
+      <Form layout="vertical" autoComplete="off">
+        <Form.Item label={t('accountChannel')} htmlFor="account-channel">
+          <Select
+            id="account-channel"
+            value={channel}
+            disabled={changing !== null}
+            onChange={(next) => {
+              setChannel(next);
+              setValues({});
+            }}
+            options={channels.map((c) => ({ value: c, label: codeLabel(c, lang()) }))}
+          />
+        </Form.Item>
+        {fields.entry.map((f) => (
+          <Form.Item key={f.option} label={t(f.label)} htmlFor={fieldId(f.option)}>
+            {f.kind === 'secret' ? (
+              <Input.Password
+                id={fieldId(f.option)}
+                value={values[f.option] ?? ''}
+                visibilityToggle={false}
+                autoComplete="new-password"
+                onChange={(e) => set(f.option, e.target.value)}
+              />
+            ) : (
+              <Input
+                id={fieldId(f.option)}
+                value={values[f.option] ?? ''}
+                disabled={changing !== null && f.id}
+                spellCheck={false}
+                onChange={(e) => set(f.option, e.target.value)}
+              />
+            )}
+          </Form.Item>
+        ))}
+        {fields.files.map((f) => (
+          <Form.Item key={f.option} label={t(f.label)} htmlFor={fieldId(f.option)}>
+            <Input.TextArea
+              id={fieldId(f.option)}
+              rows={3}
+              value={values[f.option] ?? ''}
+              spellCheck={false}
+              autoComplete="off"
+              placeholder="-----BEGIN …-----"
+              onChange={(e) => set(f.option, e.target.value)}
+            />
+          </Form.Item>
+        ))}
+        <Form.Item label={t('moreEntry')} htmlFor="account-more-entry" extra={t('moreEntryHelp')}>
+          <Input.TextArea
+            id="account-more-entry"
+            rows={2}
+            value={more.entry}
+            spellCheck={false}
+            onChange={(e) => setMore((m) => ({ ...m, entry: e.target.value }))}
+          />
+        </Form.Item>
+        <Form.Item label={t('moreFiles')} htmlFor="account-more-files" extra={t('moreFilesHelp')}>
+          <Input.TextArea
+            id="account-more-files"
+            rows={2}
+            value={more.files}
+            spellCheck={false}
+            onChange={(e) => setMore((m) => ({ ...m, files: e.target.value }))}
+          />
+        </Form.Item>
+      </Form>
+      {changing ? <p className="help">{t('retypeSecrets')}</p> : null}
       <Problem text={problem} />
     </Modal>
   );
