@@ -143,6 +143,14 @@ const dialogOpened = (page: Page) =>
     10_000,
   );
 
+/** The dialog once its opening animation is over: a click on one of its buttons during the zoom can be lost. */
+async function openedDialog(page: Page, name: string): Promise<Locator> {
+  const dialog = page.getByRole('dialog', { name });
+  await dialog.waitFor();
+  await dialogOpened(page);
+  return dialog;
+}
+
 /**
  * Confirms the approval dialog open on `page` (once its opening animation is over, so the click
  * lands on the button), and returns the server's answer to the approval it sends: a test that
@@ -317,7 +325,7 @@ describe('operators in the browser', () => {
     // Approving asks first: the amount and the threshold, in a modal dialog; Cancel sends nothing.
     const auditedBefore = await count(pool, 'SELECT COALESCE(MAX(id), 0) FROM admin_audit');
     await ownRow.getByRole('button', { name: 'Approve' }).click();
-    const confirm = alice.page.getByRole('dialog', { name: 'Confirm the approval' });
+    const confirm = await openedDialog(alice.page, 'Confirm the approval');
     await expect(confirm.getByTestId('confirm-amount').textContent()).resolves.toBe('80.00 CNY');
     await expect(confirm.getByTestId('confirm-threshold').textContent()).resolves.toMatch(/^\s*50\.00 CNY\s*$/);
     await expect(
@@ -346,7 +354,7 @@ describe('operators in the browser', () => {
       .getByRole('row', { name: new RegExp(asked.refund_no) })
       .getByRole('button', { name: 'Approve' })
       .click();
-    const bobConfirms = bob.page.getByRole('dialog', { name: 'Confirm the approval' });
+    const bobConfirms = await openedDialog(bob.page, 'Confirm the approval');
     await bobConfirms.getByText('alice').waitFor();
     await screenshot(bob.page, 'approval-confirm');
     await expect(confirmApproval(bob.page)).resolves.toMatchObject({ status: 200 });
@@ -504,7 +512,7 @@ describe('operators in the browser', () => {
       .getByRole('row', { name: new RegExp(asked.refund_no) })
       .getByRole('button', { name: 'Reject' })
       .click();
-    const rejecting = bob.page.getByRole('dialog', { name: `Reject ${asked.refund_no}` });
+    const rejecting = await openedDialog(bob.page, `Reject ${asked.refund_no}`);
     await rejecting.getByRole('button', { name: 'Reject' }).click();
     await rejecting.getByText('A reason is required.').waitFor();
     expect((await refundsOf(duplicateBy))[0].status).toBe('AWAITING_APPROVAL');
@@ -799,13 +807,13 @@ describe('operators in the browser', () => {
       };
       await go(page, '#/webhooks', 'Webhooks');
       await page.getByRole('button', { name: 'Add an endpoint' }).click();
-      const adding = page.getByRole('dialog', { name: 'Add an endpoint' });
+      const adding = await openedDialog(page, 'Add an endpoint');
       await adding.getByLabel('URL').fill(receiver.url);
       await adding.getByLabel('Description').fill('shop');
       await check('add endpoint');
       await adding.getByRole('button', { name: 'Save' }).click();
       // The secret, once: the receiver verifies with it.
-      const shown = page.getByRole('dialog', { name: 'The signing secret, shown this once' });
+      const shown = await openedDialog(page, 'The signing secret, shown this once');
       const secret = (await shown.getByTestId('secret').textContent())!.trim();
       expect(secret).toMatch(/^whsec_/);
       receiver.secrets = [secret];
@@ -874,7 +882,7 @@ describe('operators in the browser', () => {
       // Edit, disable, enable, rotate (the new secret shown once too).
       await go(page, '#/webhooks', 'Webhooks');
       await page.getByRole('button', { name: `Edit ${id}` }).click();
-      const editing = page.getByRole('dialog', { name: `Edit ${id}` });
+      const editing = await openedDialog(page, `Edit ${id}`);
       await editing.getByLabel('Description').fill('shop (orders)');
       await editing.getByRole('button', { name: 'Save' }).click();
       await page.getByRole('link', { name: `${id} · shop (orders)` }).waitFor();
@@ -884,7 +892,7 @@ describe('operators in the browser', () => {
       await page.getByRole('button', { name: `Enable ${id}` }).click();
       await page.getByRole('button', { name: `Disable ${id}` }).waitFor();
       await page.getByRole('button', { name: `Rotate secret ${id}` }).click();
-      await page.getByRole('dialog', { name: 'Rotate secret' }).getByRole('button', { name: 'Rotate secret' }).click();
+      await (await openedDialog(page, 'Rotate secret')).getByRole('button', { name: 'Rotate secret' }).click();
       const rotated = (await page.getByTestId('secret').textContent())!.trim();
       expect(rotated).toMatch(/^whsec_/);
       expect(rotated).not.toBe(secret);
@@ -1123,7 +1131,7 @@ describe('operators in the browser', () => {
       .first()
       .getByRole('button', { name: '批准' })
       .click();
-    const zh = page.getByRole('dialog', { name: '确认批准' });
+    const zh = await openedDialog(page, '确认批准');
     await expect(zh.getByTestId('confirm-amount').textContent()).resolves.toBe('80.00 CNY');
     await dialogOpened(page);
     const foundZh = await accessibilityViolations(page);
@@ -1339,7 +1347,7 @@ describe('the merchant directory in the browser', () => {
 
     // Added through the provider's row: no second admin needed.
     await alice.page.getByRole('button', { name: `Add a sub-merchant WeChat Pay ${PROVIDER}` }).click();
-    const adding = alice.page.getByRole('dialog', { name: `Add a sub-merchant WeChat Pay ${PROVIDER}` });
+    const adding = await openedDialog(alice.page, `Add a sub-merchant WeChat Pay ${PROVIDER}`);
     await adding.getByRole('button', { name: 'Add a sub-merchant' }).click();
     await adding.getByText('A sub-merchant id is required.').waitFor();
     await adding.getByLabel('Sub-merchant id (sub_mchid)').fill(sub);
@@ -1354,7 +1362,7 @@ describe('the merchant directory in the browser', () => {
     // Disabling is a proposal: a reason is required, and nothing is disabled yet.
     const name = `WeChat Pay ${PROVIDER} / ${sub}`;
     await added.getByRole('button', { name: `Propose to disable ${name}` }).click();
-    const proposing = alice.page.getByRole('dialog', { name: `Propose to disable ${name}` });
+    const proposing = await openedDialog(alice.page, `Propose to disable ${name}`);
     await proposing.getByRole('button', { name: 'Propose to disable' }).click();
     await proposing.getByText('A reason is required.').waitFor();
     await proposing.getByLabel('Reason').fill('contract ended (ticket 4747)');
@@ -1372,7 +1380,7 @@ describe('the merchant directory in the browser', () => {
 
     // The proposer's own approval: the server refuses it, and the page says what the server said.
     await proposal.getByRole('button', { name: `Approve #${id}` }).click();
-    const confirm = alice.page.getByRole('dialog', { name: 'Approve this change' });
+    const confirm = await openedDialog(alice.page, 'Approve this change');
     await confirm.getByText('contract ended (ticket 4747)').waitFor();
     await confirm.getByRole('button', { name: 'Approve' }).click();
     await alice.page
@@ -1385,10 +1393,7 @@ describe('the merchant directory in the browser', () => {
     const bob = await providerPage(platforms.admins.admin2);
     const bobsQueue = bob.page.getByRole('table', { name: 'Waiting for a second admin' });
     await bobsQueue.getByRole('button', { name: `Approve #${id}` }).click();
-    await bob.page
-      .getByRole('dialog', { name: 'Approve this change' })
-      .getByRole('button', { name: 'Approve' })
-      .click();
+    await (await openedDialog(bob.page, 'Approve this change')).getByRole('button', { name: 'Approve' }).click();
     const bobsRow = bob.page.getByRole('table', { name: 'Accounts and sub-merchants' }).getByRole('row', {
       name: new RegExp(sub),
     });
@@ -1580,10 +1585,7 @@ describe('the merchant directory in the browser', () => {
       .getByRole('table', { name: 'Waiting for a second admin' })
       .getByRole('button', { name: `Approve #${proposed.id}` })
       .click();
-    await bob.page
-      .getByRole('dialog', { name: 'Approve this change' })
-      .getByRole('button', { name: 'Approve' })
-      .click();
+    await (await openedDialog(bob.page, 'Approve this change')).getByRole('button', { name: 'Approve' }).click();
     const keys = bob.page.getByRole('table', { name: 'Platform keys activated through the directory' });
     const activated = keys.getByRole('row', { name: new RegExp(fingerprint) });
     await activated.waitFor();
@@ -1681,7 +1683,7 @@ describe('the merchant directory in the browser', () => {
 
     // A platform key that is no key: the server's 400, in its words, in the form; nothing added.
     await alice.page.getByRole('button', { name: 'Add an account' }).click();
-    const adding = alice.page.getByRole('dialog', { name: 'Add an account' });
+    const adding = await openedDialog(alice.page, 'Add an account');
     await fill(adding, first, '-----BEGIN PUBLIC KEY-----\nbm90IGEga2V5\n-----END PUBLIC KEY-----\n');
     const refused = alice.page.waitForResponse((r) => r.request().method() === 'POST' && /\/accounts$/.test(r.url()));
     await adding.getByRole('button', { name: 'Add an account' }).click();
@@ -1715,7 +1717,7 @@ describe('the merchant directory in the browser', () => {
     // A change of its keys: prefilled with its public facts, every secret typed again; a proposal.
     const name = `WeChat Pay ${mchid}`;
     await row.getByRole('button', { name: `Propose a change of keys ${name}` }).click();
-    const changing = alice.page.getByRole('dialog', { name: `Propose a change of keys ${name}` });
+    const changing = await openedDialog(alice.page, `Propose a change of keys ${name}`);
     expect(await changing.getByLabel('Merchant id (mchid)').inputValue()).toBe(mchid);
     expect(await changing.getByLabel('Merchant id (mchid)').isDisabled()).toBe(true);
     expect(await changing.getByLabel('App ids (appid; several separated by commas)').inputValue()).toBe(appid);
@@ -1740,10 +1742,7 @@ describe('the merchant directory in the browser', () => {
 
     // Her own approval: refused, in the server's words; the first keys still pay.
     await proposal.getByRole('button', { name: `Approve #${id}` }).click();
-    await alice.page
-      .getByRole('dialog', { name: 'Approve this change' })
-      .getByRole('button', { name: 'Approve' })
-      .click();
+    await (await openedDialog(alice.page, 'Approve this change')).getByRole('button', { name: 'Approve' }).click();
     await alice.page
       .getByRole('alert')
       .getByText(`#${id}: operator alice proposed change ${id} and cannot approve it; another admin must`)
@@ -1756,10 +1755,7 @@ describe('the merchant directory in the browser', () => {
     const bobsQueue = bob.page.getByRole('table', { name: 'Waiting for a second admin' });
     await bobsQueue.getByRole('button', { name: `Approve #${id}` }).click();
     const approved = bob.page.waitForResponse((r) => r.request().method() === 'POST' && /\/approve$/.test(r.url()));
-    await bob.page
-      .getByRole('dialog', { name: 'Approve this change' })
-      .getByRole('button', { name: 'Approve' })
-      .click();
+    await (await openedDialog(bob.page, 'Approve this change')).getByRole('button', { name: 'Approve' }).click();
     expect((await approved).status()).toBe(200);
     await bobsQueue.getByRole('row', { name: new RegExp(mchid) }).waitFor({ state: 'detached' });
     await eventually('the new keys to pay', () => pays(next), 10_000);
