@@ -863,24 +863,22 @@ function AccountForm({
             />
           </Form.Item>
         ))}
-        <Form.Item label={t('moreEntry')} htmlFor="account-more-entry" extra={t('moreEntryHelp')}>
-          <Input.TextArea
-            id="account-more-entry"
-            rows={2}
-            value={more.entry}
-            spellCheck={false}
-            onChange={(e) => setMore((m) => ({ ...m, entry: e.target.value }))}
-          />
-        </Form.Item>
-        <Form.Item label={t('moreFiles')} htmlFor="account-more-files" extra={t('moreFilesHelp')}>
-          <Input.TextArea
-            id="account-more-files"
-            rows={2}
-            value={more.files}
-            spellCheck={false}
-            onChange={(e) => setMore((m) => ({ ...m, files: e.target.value }))}
-          />
-        </Form.Item>
+        {(['entry', 'files'] as const).map((part) => (
+          <Form.Item
+            key={part}
+            label={t(part === 'entry' ? 'moreEntry' : 'moreFiles')}
+            htmlFor={`account-more-${part}`}
+            extra={t(part === 'entry' ? 'moreEntryHelp' : 'moreFilesHelp')}
+          >
+            <Input.TextArea
+              id={`account-more-${part}`}
+              rows={2}
+              value={more[part]}
+              spellCheck={false}
+              onChange={(e) => setMore((m) => ({ ...m, [part]: e.target.value }))}
+            />
+          </Form.Item>
+        ))}
       </Form>
       {changing ? <p className="help">{t('retypeSecrets')}</p> : null}
       <Problem text={problem} />
