@@ -337,11 +337,11 @@ describe('operators in the browser', () => {
     await confirm.waitFor({ state: 'detached' });
     expect(await count(pool, 'SELECT COUNT(*) FROM admin_audit WHERE id > ?', [auditedBefore])).toBe(0);
     await ownRow.getByRole('button', { name: 'Approve' }).click();
-    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    await (await openedDialog(alice.page, 'Confirm the approval')).getByRole('button', { name: 'Cancel' }).click();
     await confirm.waitFor({ state: 'detached' });
     expect(await count(pool, 'SELECT COUNT(*) FROM admin_audit WHERE id > ?', [auditedBefore])).toBe(0);
     await ownRow.getByRole('button', { name: 'Approve' }).click();
-    await confirm.getByRole('button', { name: 'Approve' }).click();
+    await (await openedDialog(alice.page, 'Confirm the approval')).getByRole('button', { name: 'Approve' }).click();
     await alice.page.getByRole('alert').filter({ hasText: asked.refund_no }).waitFor();
     expect((await refundsOf(duplicateBy))[0].status).toBe('AWAITING_APPROVAL');
 
@@ -1119,8 +1119,7 @@ describe('operators in the browser', () => {
     const violations: Record<string, unknown> = {};
     const row = page.getByRole('row', { name: new RegExp(duplicateBy) }).first();
     await row.getByRole('button', { name: 'Approve' }).click();
-    await page.getByRole('dialog', { name: 'Confirm the approval' }).waitFor();
-    await dialogOpened(page);
+    await openedDialog(page, 'Confirm the approval');
     const found = await accessibilityViolations(page);
     if (found.length > 0) violations.dialog = found;
     await page.keyboard.press('Escape');
