@@ -33,6 +33,7 @@ import { RefundModule } from './refund/refund.module';
 import { ReconciliationModule } from './reconciliation/reconciliation.module';
 import { AdminAudit } from './operators/audit/admin-audit.entity';
 import { MerchantChange } from './payments/merchants/merchant-change.entity';
+import { MerchantAdded } from './payments/merchants/merchant-added.entity';
 import { MerchantSecret } from './payments/merchants/merchant-secret.entity';
 import { OutboxEvent } from './events/outbox-event.entity';
 import { HandlerRetry } from './events/subscribers/handler-retry.entity';
@@ -82,6 +83,7 @@ export const ENTITIES = [
   RefusedNotificationHour,
   MerchantChange,
   MerchantSecret,
+  MerchantAdded,
 ];
 
 /** The modules whose routes the OpenAPI document describes: the ones people call. */

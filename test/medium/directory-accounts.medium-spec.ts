@@ -23,7 +23,7 @@ import {
   wechatpayTransaction,
   yuan,
 } from '../../tools/simulator/platform-signers';
-import { eventually } from '../support/eventually';
+import { eventually, sleep } from '../support/eventually';
 import { domainFailure, Medium, MediumContext, Replica, startMedium } from '../support/medium';
 import { metric } from '../support/medium-intake';
 import { acked, Intake } from '../support/medium-notify';
@@ -362,6 +362,57 @@ describe('accounts through the merchant directory', () => {
     expect(await written()).toEqual(before);
     // Nor does it leave a decrypted copy of its private key on disk (but for the account held already).
     if (what !== 'an account the directory added already') expect(decryptedCopies(material)).toEqual([]);
+  });
+
+  it('should add a new account id once of five adds at once on two replicas, the others 409 writing nothing, and pay with the keys of the one added', async () => {
+    const mchid = '1900007181';
+    const tries = [0, 1, 2, 3, 4].map(() => createWechatpayAccount(mchid, ['wx7a0000000000a081']));
+    const before = await written();
+    const audits = () =>
+      count("SELECT COUNT(*) AS n FROM admin_audit WHERE action = 'MERCHANT_ACCOUNT_ADDED' AND target = ?", [
+        `merchant:${Channel.Wechatpay}:${mchid}`,
+      ]);
+    // Each add's audit row takes a while: every add reads the directory and passes its check while the first's transaction is open.
+    const results = await Promise.allSettled(
+      tries.map((account, i) =>
+        accountChanges(replica(i % 2)).add(Channel.Wechatpay, wechatMaterial(account), `admin-${i}`, async (change) => {
+          await sleep(1000);
+          await audited(replica(i % 2), `admin-${i}`, 'MERCHANT_ACCOUNT_ADDED')(change);
+        }),
+      ),
+    );
+
+    const added = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    expect(added).toHaveLength(1);
+    for (const r of results.filter((r) => r.status === 'rejected')) {
+      expect(r.reason).toMatchObject({
+        code: 'MerchantConflict',
+        status: 409,
+        message: `account ${mchid} of WECHATPAY exists already`,
+      });
+    }
+    expect(await written()).toEqual({ changes: before.changes + 1, secrets: before.secrets + 1 });
+    expect(
+      await count("SELECT COUNT(*) AS n FROM merchant_change WHERE action = 'ACCOUNT_ADDED' AND account_id = ?", [
+        mchid,
+      ]),
+    ).toBe(1);
+    expect(await audits()).toBe(1);
+    const [claims] = await pool.query<RowDataPacket[]>(
+      'SELECT channel, account_id, sub_merchant_id, change_id FROM merchant_added WHERE account_id = ?',
+      [mchid],
+    );
+    expect(claims.map((c) => ({ ...c, change_id: String(c.change_id) }))).toEqual([
+      { channel: Channel.Wechatpay, account_id: mchid, sub_merchant_id: '', change_id: added[0].id },
+    ]);
+
+    // In force on both replicas: the keys of the add that was written, no other's.
+    const winner = tries[Number(added[0].operatorId.replace('admin-', ''))];
+    for (const i of [A, B]) {
+      await eventually(`replica ${i} to hold the account`, () => holds(replica(i), Channel.Wechatpay, mchid), 10_000);
+      expect(await wechatPays(i, winner)).toBe(true);
+      for (const loser of tries.filter((t) => t !== winner)) expect(await wechatPays(i, loser)).toBe(false);
+    }
   });
 
   it('should refuse to add an account without MERCHANT_SECRETS_KEYS_FILE, naming it, and write nothing', async () => {

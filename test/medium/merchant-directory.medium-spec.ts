@@ -1,21 +1,26 @@
 import { createHash } from 'node:crypto';
 import { Pool, RowDataPacket } from 'mysql2/promise';
+import { DataSource } from 'typeorm';
 import { AdminModule } from '../../src/admin/admin.module';
 import { Channel } from '../../src/domain/notification';
 import { NotifyModule } from '../../src/intake/notify.module';
 import { AuditLog } from '../../src/operators/audit/audit-log';
 import { OrderModule } from '../../src/order/order.module';
 import { PaymentOrderService } from '../../src/order/payment-order.service';
+import { loadDatabaseConfig } from '../../src/platform/config/database.config';
+import { buildDataSourceOptions } from '../../src/platform/database/data-source-options';
+import { MerchantAddedOnce1797810000000 } from '../../src/platform/database/migrations/1797810000000-MerchantAddedOnce';
 import { MerchantChange } from '../../src/payments/merchants/merchant-change.entity';
 import { MerchantChanges } from '../../src/payments/merchants/merchant-changes';
 import { DIRECTORY_POLL_MS, MerchantDirectory } from '../../src/payments/merchants/merchant-directory';
 import { wechatpayDelivery } from '../../tools/simulator/platform-signers';
 import { wechatpayPartnerTransaction } from '../../tools/simulator/wechatpay/partner-resources';
-import { eventually } from '../support/eventually';
+import { eventually, sleep } from '../support/eventually';
 import { domainFailure, Medium, MediumContext, startMedium } from '../support/medium';
 import { FORM, receive } from '../support/medium-intake';
 import { createWechatpayAccount, WechatpayTestAccount } from '../support/merchant-accounts';
 import { uniqueId } from '../support/test-app';
+import { assertTestDatabase, databaseUrl, TEST_DATABASE_PREFIX, withAdminConnection } from '../support/test-database';
 
 /**
  * The merchant directory on two replicas of the service sharing one database: what an operator
@@ -173,6 +178,58 @@ describe('the merchant directory at runtime', () => {
     expect(rows).toEqual([{ action: 'SUB_MERCHANT_ADDED', sub_app_id: SUB_APPID }]);
   });
 
+  it('should add a sub-merchant once of five adds at once on two replicas, the others 409 writing nothing, with the sub_appid of the one added', async () => {
+    const subMerchantId = '1900000888';
+    const subAppIdOf = (i: number) => `wxd678efh567hg700${i}`;
+    const changeRows = () =>
+      pool
+        .query<RowDataPacket[]>('SELECT id FROM merchant_change WHERE sub_merchant_id = ?', [subMerchantId])
+        .then(([rows]) => rows.map((r) => String(r.id)));
+    const auditsBefore = await auditCount('MERCHANT_SUB_MERCHANT_ADDED');
+    // Each add's audit row takes a while: every add reads the directory and passes its check while the first's transaction is open.
+    const results = await Promise.allSettled(
+      [0, 1, 2, 3, 4].map((i) => {
+        const ctx = setup.replicas[i % 2];
+        return changes(ctx).addSubMerchant(
+          { channel: Channel.Wechatpay, account: SP_MCHID, subMerchantId },
+          subAppIdOf(i),
+          `admin-${i}`,
+          async (change) => {
+            await sleep(1000);
+            await audited(ctx, `admin-${i}`, 'MERCHANT_SUB_MERCHANT_ADDED')(change);
+          },
+        );
+      }),
+    );
+
+    const added = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    expect(added).toHaveLength(1);
+    for (const r of results.filter((r) => r.status === 'rejected')) {
+      expect(r.reason).toMatchObject({
+        code: 'MerchantConflict',
+        status: 409,
+        message: `${subMerchantId} is a sub-merchant of ${SP_MCHID} already`,
+      });
+    }
+    expect(await changeRows()).toEqual([added[0].id]);
+    expect(await auditCount('MERCHANT_SUB_MERCHANT_ADDED')).toBe(auditsBefore + 1);
+    const [claims] = await pool.query<Array<RowDataPacket & { account_id: string; change_id: number }>>(
+      'SELECT account_id, change_id FROM merchant_added WHERE sub_merchant_id = ?',
+      [subMerchantId],
+    );
+    expect(claims.map((c) => [c.account_id, String(c.change_id)])).toEqual([[SP_MCHID, added[0].id]]);
+
+    await reachedEveryReplica(added[0].id);
+    for (const ctx of setup.replicas) {
+      expect(
+        changes(ctx)
+          .list()
+          .find((a) => a.account === SP_MCHID)
+          ?.subMerchants.filter((s) => s.subMerchantId === subMerchantId),
+      ).toEqual([{ subMerchantId, subAppId: added[0].subAppId, source: 'directory', disabled: false }]);
+    }
+  });
+
   it("should refuse a sub-merchant's notification naming another sub_appid than the one added", async () => {
     const p = await order(setup.ctx);
     const delivery = wechatpayDelivery(provider.signer, {
@@ -274,5 +331,79 @@ describe('the merchant directory at runtime', () => {
       const other = await order(ctx);
       expect((await wechatpay(ctx, partnerPayment(other, SUB_NEW))).status).toBe(204);
     }
+  });
+});
+
+describe('the migration that adds each account and sub-merchant once', () => {
+  const name = assertTestDatabase(uniqueId(`${TEST_DATABASE_PREFIX}added_`).toLowerCase());
+  const migration = new MerchantAddedOnce1797810000000();
+  let dataSource: DataSource;
+  const row = (id: number, accountId: string, subMerchantId: string, action: string) => [
+    id,
+    'WECHATPAY',
+    accountId,
+    subMerchantId,
+    action,
+    'alice',
+    new Date(),
+  ];
+
+  beforeAll(async () => {
+    await withAdminConnection((conn) =>
+      conn.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci`),
+    );
+    dataSource = await new DataSource(
+      buildDataSourceOptions({ ...loadDatabaseConfig(), url: databaseUrl(name) }),
+    ).initialize();
+    await dataSource.runMigrations();
+    // Back to the schema before it, with the history concurrent adds could write then.
+    await migration.down(dataSource.createQueryRunner());
+    await dataSource.query(
+      'INSERT INTO merchant_change (id, channel, account_id, sub_merchant_id, action, operator_id, created_at) VALUES ?',
+      [
+        [
+          row(11, '1900009001', '', 'ACCOUNT_ADDED'),
+          row(12, '1900009001', '', 'ACCOUNT_ADDED'),
+          row(13, '1900009001', '', 'ACCOUNT_CHANGE_PROPOSED'),
+          row(14, '1230000109', '1900000201', 'SUB_MERCHANT_ADDED'),
+          row(15, '1230000109', '1900000202', 'SUB_MERCHANT_ADDED'),
+          row(16, '1230000109', '1900000201', 'SUB_MERCHANT_ADDED'),
+          row(17, 'abcDEF', '', 'ACCOUNT_ADDED'),
+          row(18, 'ABCdef', '', 'ACCOUNT_ADDED'),
+          row(19, '1230000109', '1900000202', 'DISABLE_PROPOSED'),
+        ],
+      ],
+    );
+  });
+  afterAll(async () => {
+    await dataSource?.destroy();
+    await withAdminConnection((conn) => conn.query(`DROP DATABASE IF EXISTS \`${name}\``));
+  });
+
+  it('should keep the earliest of the adds the history holds twice, and ids that differ by case apart', async () => {
+    await migration.up(dataSource.createQueryRunner());
+
+    const claims = await dataSource.query<Array<Record<string, string>>>(
+      'SELECT channel, account_id, sub_merchant_id, change_id FROM merchant_added ORDER BY change_id',
+    );
+    expect(claims.map((c) => [c.account_id, c.sub_merchant_id, String(c.change_id)])).toEqual([
+      ['1900009001', '', '11'],
+      ['1230000109', '1900000201', '14'],
+      ['1230000109', '1900000202', '15'],
+      ['abcDEF', '', '17'],
+      ['ABCdef', '', '18'],
+    ]);
+    // Nothing of the history changed.
+    expect(
+      Number((await dataSource.query<Array<{ n: string }>>('SELECT COUNT(*) AS n FROM merchant_change'))[0].n),
+    ).toBe(9);
+  });
+
+  it('should drop the table going down', async () => {
+    await migration.down(dataSource.createQueryRunner());
+    const tables = await dataSource.query<unknown[]>(
+      "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'merchant_added'",
+    );
+    expect(tables).toEqual([]);
   });
 });

@@ -48,7 +48,11 @@ export class MerchantAccountChanges {
     private readonly transactions: TransactionRunner,
   ) {}
 
-  /** A new account of the channel, at once: its id must be in neither the configuration nor the directory. */
+  /**
+   * A new account of the channel, at once: its id must be in neither the configuration nor the
+   * directory. Of concurrent adds of one id, on any replicas, one commits (merchant_added's key);
+   * the others write nothing and are a 409 as well.
+   */
   @Transactional(Propagation.Never)
   async add(
     channel: string,
@@ -164,6 +168,10 @@ export class MerchantAccountChanges {
         accountFacts: JSON.stringify(factsOf({ entry: material.entry, files: material.files ?? {} })),
         operatorId,
       });
+      // The check above is the directory read before: the database's key decides between concurrent adds.
+      if (action === MerchantAction.AccountAdded && !(await this.changes.claimAdded(change))) {
+        throw new DomainError('MerchantConflict', `account ${account} of ${channel} exists already`);
+      }
       await alongside?.(change);
       return change;
     });

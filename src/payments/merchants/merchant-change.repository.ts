@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { DataSource } from 'typeorm';
-import { isDuplicateKey, WriteResult } from '../../platform/database/sql';
+import { isDuplicateKey, isDuplicateKeyOn, WriteResult } from '../../platform/database/sql';
 import { MerchantAction, MerchantChange, MerchantDecision, PROPOSALS } from './merchant-change.entity';
 
 export type NewMerchantChange = Pick<MerchantChange, 'channel' | 'accountId' | 'subMerchantId' | 'action'> &
@@ -73,6 +73,25 @@ export class MerchantChangeRepository {
     };
     const { identifiers } = await this.repo.insert(row);
     return { ...row, id: String(identifiers[0].id) };
+  }
+
+  /**
+   * Claims what an ACCOUNT_ADDED or SUB_MERCHANT_ADDED row adds (its channel, account and
+   * sub-merchant, '' for the account itself) for that row, in its transaction: false when it was
+   * added before, by a row committed already or by one committing now on any replica (the insert
+   * waits for that one). Then the caller's transaction must roll back, change row included.
+   */
+  async claimAdded(change: Pick<MerchantChange, 'id' | 'channel' | 'accountId' | 'subMerchantId'>): Promise<boolean> {
+    try {
+      await this.txHost.tx.query(
+        'INSERT INTO merchant_added (channel, account_id, sub_merchant_id, change_id) VALUES (?, ?, ?, ?)',
+        [change.channel, change.accountId, change.subMerchantId, change.id],
+      );
+      return true;
+    } catch (error) {
+      if (isDuplicateKeyOn(error, 'PRIMARY')) return false;
+      throw error;
+    }
   }
 
   /**

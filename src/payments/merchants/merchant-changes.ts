@@ -66,8 +66,9 @@ export interface ListedAccount {
  * sub-merchant) is a proposal that another admin approves; what cannot (adding a sub-merchant,
  * enabling again) applies at once. What a write checks (disabled already, a sub-merchant already)
  * is the directory read just before it: two concurrent writes may both pass, and both rows then
- * apply as one (the replay is idempotent: a sub-merchant added twice is one, enabling twice is
- * enabled), so no guarantee rests on the check.
+ * apply as one (the replay is idempotent: enabling twice is enabled), so no guarantee rests on the
+ * check. A sub-merchant (as an account, MerchantAccountChanges.add) is added once: its row's
+ * transaction claims it in merchant_added, whose key refuses a second.
  */
 @Injectable()
 export class MerchantChanges {
@@ -120,7 +121,17 @@ export class MerchantChanges {
       subAppId: subAppId ?? null,
       operatorId,
     };
-    return this.commit(() => this.changes.append(change), alongside);
+    return this.commit(async () => {
+      const added = await this.changes.append(change);
+      // The check above is the directory read before: the database's key decides between concurrent adds.
+      if (!(await this.changes.claimAdded(added))) {
+        throw new DomainError(
+          'MerchantConflict',
+          `${target.subMerchantId} is a sub-merchant of ${target.account} already`,
+        );
+      }
+      return added;
+    }, alongside);
   }
 
   /** A proposal to disable the account or sub-merchant: nothing changes until another admin approves it. */
