@@ -24,7 +24,7 @@ import {
   yuan,
 } from '../../tools/simulator/platform-signers';
 import { eventually, sleep } from '../support/eventually';
-import { domainFailure, Medium, MediumContext, Replica, startMedium } from '../support/medium';
+import { domainFailure, Medium, MediumContext, Replica, startMedium, theOneThatWon } from '../support/medium';
 import { metric } from '../support/medium-intake';
 import { acked, Intake } from '../support/medium-notify';
 import {
@@ -373,24 +373,15 @@ describe('accounts through the merchant directory', () => {
         `merchant:${Channel.Wechatpay}:${mchid}`,
       ]);
     // Each add's audit row takes a while: every add reads the directory and passes its check while the first's transaction is open.
-    const results = await Promise.allSettled(
+    const added = await theOneThatWon(
       tries.map((account, i) =>
         accountChanges(replica(i % 2)).add(Channel.Wechatpay, wechatMaterial(account), `admin-${i}`, async (change) => {
           await sleep(1000);
           await audited(replica(i % 2), `admin-${i}`, 'MERCHANT_ACCOUNT_ADDED')(change);
         }),
       ),
+      { code: 'MerchantConflict', status: 409, message: `account ${mchid} of WECHATPAY exists already` },
     );
-
-    const added = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
-    expect(added).toHaveLength(1);
-    for (const r of results.filter((r) => r.status === 'rejected')) {
-      expect(r.reason).toMatchObject({
-        code: 'MerchantConflict',
-        status: 409,
-        message: `account ${mchid} of WECHATPAY exists already`,
-      });
-    }
     expect(await written()).toEqual({ changes: before.changes + 1, secrets: before.secrets + 1 });
     expect(
       await count("SELECT COUNT(*) AS n FROM merchant_change WHERE action = 'ACCOUNT_ADDED' AND account_id = ?", [
@@ -403,11 +394,11 @@ describe('accounts through the merchant directory', () => {
       [mchid],
     );
     expect(claims.map((c) => ({ ...c, change_id: String(c.change_id) }))).toEqual([
-      { channel: Channel.Wechatpay, account_id: mchid, sub_merchant_id: '', change_id: added[0].id },
+      { channel: Channel.Wechatpay, account_id: mchid, sub_merchant_id: '', change_id: added.id },
     ]);
 
     // In force on both replicas: the keys of the add that was written, no other's.
-    const winner = tries[Number(added[0].operatorId.replace('admin-', ''))];
+    const winner = tries[Number(added.operatorId.replace('admin-', ''))];
     for (const i of [A, B]) {
       await eventually(`replica ${i} to hold the account`, () => holds(replica(i), Channel.Wechatpay, mchid), 10_000);
       expect(await wechatPays(i, winner)).toBe(true);

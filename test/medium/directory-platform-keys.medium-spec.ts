@@ -21,7 +21,7 @@ import {
   yuan,
 } from '../../tools/simulator/platform-signers';
 import { eventually } from '../support/eventually';
-import { domainFailure, Medium, MediumContext, startMedium } from '../support/medium';
+import { domainFailure, Medium, MediumContext, startMedium, theOneThatWon } from '../support/medium';
 import { FORM, receive } from '../support/medium-intake';
 import { createTestPlatforms, TestPlatforms, uniqueId } from '../support/test-app';
 
@@ -192,24 +192,23 @@ describe('a platform key rotated through the merchant directory', () => {
       code: 'Forbidden',
       status: 403,
     });
-    const results = await Promise.allSettled([
-      changes(setup.replicas[0]).approve(
-        proposed.id,
-        'bob',
-        audited(setup.replicas[0], 'bob', 'MERCHANT_CHANGE_APPROVED'),
-      ),
-      changes(setup.replicas[1]).approve(
-        proposed.id,
-        'carol',
-        audited(setup.replicas[1], 'carol', 'MERCHANT_CHANGE_APPROVED'),
-      ),
-    ]);
-    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
-    const lost = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
-    expect(lost.reason).toMatchObject({ code: 'MerchantConflict' });
+    const approval = await theOneThatWon(
+      [
+        changes(setup.replicas[0]).approve(
+          proposed.id,
+          'bob',
+          audited(setup.replicas[0], 'bob', 'MERCHANT_CHANGE_APPROVED'),
+        ),
+        changes(setup.replicas[1]).approve(
+          proposed.id,
+          'carol',
+          audited(setup.replicas[1], 'carol', 'MERCHANT_CHANGE_APPROVED'),
+        ),
+      ],
+      { code: 'MerchantConflict' },
+    );
     expect(await count('SELECT COUNT(*) AS n FROM merchant_change WHERE decides_change_id = ?', [proposed.id])).toBe(1);
     expect(await count('SELECT COUNT(*) AS n FROM admin_audit WHERE action = ?', ['MERCHANT_CHANGE_APPROVED'])).toBe(1);
-    const approval = (results.find((r) => r.status === 'fulfilled') as PromiseFulfilledResult<MerchantChange>).value;
 
     // The overlap window: both keys pay, on both replicas.
     await reachedEveryReplica(approval.id);

@@ -16,7 +16,7 @@ import { DIRECTORY_POLL_MS, MerchantDirectory } from '../../src/payments/merchan
 import { wechatpayDelivery } from '../../tools/simulator/platform-signers';
 import { wechatpayPartnerTransaction } from '../../tools/simulator/wechatpay/partner-resources';
 import { eventually, sleep } from '../support/eventually';
-import { domainFailure, Medium, MediumContext, startMedium } from '../support/medium';
+import { domainFailure, Medium, MediumContext, startMedium, theOneThatWon } from '../support/medium';
 import { FORM, receive } from '../support/medium-intake';
 import { createWechatpayAccount, WechatpayTestAccount } from '../support/merchant-accounts';
 import { uniqueId } from '../support/test-app';
@@ -187,7 +187,7 @@ describe('the merchant directory at runtime', () => {
         .then(([rows]) => rows.map((r) => String(r.id)));
     const auditsBefore = await auditCount('MERCHANT_SUB_MERCHANT_ADDED');
     // Each add's audit row takes a while: every add reads the directory and passes its check while the first's transaction is open.
-    const results = await Promise.allSettled(
+    const added = await theOneThatWon(
       [0, 1, 2, 3, 4].map((i) => {
         const ctx = setup.replicas[i % 2];
         return changes(ctx).addSubMerchant(
@@ -200,33 +200,25 @@ describe('the merchant directory at runtime', () => {
           },
         );
       }),
+      { code: 'MerchantConflict', status: 409, message: `${subMerchantId} is a sub-merchant of ${SP_MCHID} already` },
     );
 
-    const added = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
-    expect(added).toHaveLength(1);
-    for (const r of results.filter((r) => r.status === 'rejected')) {
-      expect(r.reason).toMatchObject({
-        code: 'MerchantConflict',
-        status: 409,
-        message: `${subMerchantId} is a sub-merchant of ${SP_MCHID} already`,
-      });
-    }
-    expect(await changeRows()).toEqual([added[0].id]);
+    expect(await changeRows()).toEqual([added.id]);
     expect(await auditCount('MERCHANT_SUB_MERCHANT_ADDED')).toBe(auditsBefore + 1);
     const [claims] = await pool.query<Array<RowDataPacket & { account_id: string; change_id: number }>>(
       'SELECT account_id, change_id FROM merchant_added WHERE sub_merchant_id = ?',
       [subMerchantId],
     );
-    expect(claims.map((c) => [c.account_id, String(c.change_id)])).toEqual([[SP_MCHID, added[0].id]]);
+    expect(claims.map((c) => [c.account_id, String(c.change_id)])).toEqual([[SP_MCHID, added.id]]);
 
-    await reachedEveryReplica(added[0].id);
+    await reachedEveryReplica(added.id);
     for (const ctx of setup.replicas) {
       expect(
         changes(ctx)
           .list()
           .find((a) => a.account === SP_MCHID)
           ?.subMerchants.filter((s) => s.subMerchantId === subMerchantId),
-      ).toEqual([{ subMerchantId, subAppId: added[0].subAppId, source: 'directory', disabled: false }]);
+      ).toEqual([{ subMerchantId, subAppId: added.subAppId, source: 'directory', disabled: false }]);
     }
   });
 
@@ -268,26 +260,27 @@ describe('the merchant directory at runtime', () => {
     });
 
     // Two other admins at once, on the two replicas: exactly one approval is written.
-    const results = await Promise.allSettled([
-      changes(setup.replicas[0]).approve(
-        proposal.id,
-        'bob',
-        audited(setup.replicas[0], 'bob', 'MERCHANT_CHANGE_APPROVED'),
-      ),
-      changes(setup.replicas[1]).approve(
-        proposal.id,
-        'carol',
-        audited(setup.replicas[1], 'carol', 'MERCHANT_CHANGE_APPROVED'),
-      ),
-    ]);
-    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    const approval = await theOneThatWon(
+      [
+        changes(setup.replicas[0]).approve(
+          proposal.id,
+          'bob',
+          audited(setup.replicas[0], 'bob', 'MERCHANT_CHANGE_APPROVED'),
+        ),
+        changes(setup.replicas[1]).approve(
+          proposal.id,
+          'carol',
+          audited(setup.replicas[1], 'carol', 'MERCHANT_CHANGE_APPROVED'),
+        ),
+      ],
+      { code: 'MerchantConflict' },
+    );
     const [decisions] = await pool.query<RowDataPacket[]>(
       'SELECT action FROM merchant_change WHERE decides_change_id = ?',
       [proposal.id],
     );
     expect(decisions).toEqual([{ action: 'APPROVED' }]);
     expect(await auditCount('MERCHANT_CHANGE_APPROVED')).toBe(1);
-    const approval = (results.find((r) => r.status === 'fulfilled') as PromiseFulfilledResult<MerchantChange>).value;
 
     await reachedEveryReplica(approval.id);
     for (const ctx of setup.replicas) {

@@ -243,6 +243,22 @@ export async function startMedium(env: MediumEnv = {}, options: MediumOptions = 
 }
 
 /** The DomainError a use case fails with: its code, what the HTTP layer answers for it, and its message. */
+/**
+ * Of concurrent attempts at what may happen once, the one that won: exactly one fulfilled, and
+ * every other refused with `refusal` (what the DomainError holds: its code, and its status or
+ * message where they are given).
+ */
+export async function theOneThatWon<T>(
+  attempts: Promise<T>[],
+  refusal: { code: string; status?: number; message?: string },
+): Promise<T> {
+  const results = await Promise.allSettled(attempts);
+  const won = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  expect(won).toHaveLength(1);
+  for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject(refusal);
+  return won[0];
+}
+
 export async function domainFailure(
   work: Promise<unknown>,
 ): Promise<{ code: string; status: number; message: string }> {
