@@ -60,14 +60,19 @@ async function blockCommits(): Promise<{ release(): Promise<void> }> {
  * rows: the payment has run every statement it had and now waits for its COMMIT alone.
  */
 async function commitWaiting(): Promise<void> {
-  await waitFor('a transaction that has written rows to wait for its commit', async () => {
-    const [rows] = await pool.query<RowDataPacket[]>(
-      `SELECT p.ID FROM information_schema.PROCESSLIST p
+  // Usually well under a second; seen to take 9 s, and once more than 15 s, before the payment reached its COMMIT.
+  await waitFor(
+    'a transaction that has written rows to wait for its commit',
+    async () => {
+      const [rows] = await pool.query<RowDataPacket[]>(
+        `SELECT p.ID FROM information_schema.PROCESSLIST p
          JOIN information_schema.INNODB_TRX t ON t.trx_mysql_thread_id = p.ID
         WHERE p.DB = DATABASE() AND p.STATE = 'Waiting for backup lock' AND t.trx_rows_modified > 0`,
-    );
-    return rows.length > 0;
-  });
+      );
+      return rows.length > 0;
+    },
+    60_000,
+  );
 }
 
 /** The reply, and whether it has come yet. */
